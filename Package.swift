@@ -1,0 +1,46 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+/// One settings list for every target: Swift 6 language mode plus explicit `any`.
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "WatchSync",
+    platforms: [.macOS(.v15)],
+    targets: [
+        // Pure: documents, the workout-status rule, mutations, the state-push payload.
+        .target(name: "WorkoutModel", swiftSettings: swiftSettings),
+        // Pure: frame codec, handshake and per-channel state machines (sans-IO).
+        .target(name: "LinkProtocol", swiftSettings: swiftSettings),
+        // System libcrypto (HMAC-SHA256, CSPRNG, constant-time compare); see README "System libraries".
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // I/O: sockets, timers, the durable outbox and slot files, pairing-key crypto.
+        .target(
+            name: "LinkRuntime",
+            dependencies: ["LinkProtocol", "COpenSSL"],
+            swiftSettings: swiftSettings
+        ),
+        // Test-only: manual clock, temporary directories, free ports, spawning daemons.
+        .target(name: "TestSupport", swiftSettings: swiftSettings),
+
+        .testTarget(
+            name: "WorkoutModelTests",
+            dependencies: ["WorkoutModel", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LinkProtocolTests",
+            dependencies: ["LinkProtocol", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LinkRuntimeTests",
+            dependencies: ["LinkRuntime", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "PackageChecks", dependencies: ["TestSupport"], swiftSettings: swiftSettings),
+    ]
+)
