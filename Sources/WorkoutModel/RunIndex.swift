@@ -1,0 +1,120 @@
+/// The phone's index of every run it knows, kept so a push never walks the whole history.
+///
+/// It holds one small `RunSummary` per run (not the documents), the set of active runs, and the
+/// completed runs sorted by end time. `pushSelection` touches only the active runs and the newest
+/// few completed ones, so its cost does not grow with history.
+package struct RunIndex: Sendable, Equatable {
+    /// A run's place in the index: enough to select it for a push.
+    package struct RunSummary: Equatable, Sendable {
+        package var id: DocumentID
+        package var status: WorkoutStatus
+        package var startedAt: Timestamp
+        package var endedAt: Timestamp?
+
+        package init(_ run: WorkoutDocument) {
+            id = run.id
+            status = run.status
+            startedAt = run.startedAt
+            endedAt = run.endedAt
+        }
+    }
+
+    private struct CompletedKey: Comparable {
+        var endedAt: Timestamp
+        var id: DocumentID
+        static func < (lhs: Self, rhs: Self) -> Bool { (lhs.endedAt, lhs.id) < (rhs.endedAt, rhs.id) }
+    }
+
+    package private(set) var summaries: [DocumentID: RunSummary] = [:]
+    package private(set) var activeIDs: Set<DocumentID> = []
+    /// Completed runs, ascending by (endedAt, id).
+    private var completed: [CompletedKey] = []
+
+    package init() {}
+
+    /// Builds the index from a whole scan at once: one sort instead of one insertion per run.
+    package init(_ runs: some Sequence<RunSummary>) {
+        for summary in runs {
+            summaries[summary.id] = summary
+        }
+        for summary in summaries.values {
+            if let endedAt = summary.endedAt, !summary.status.isActive {
+                completed.append(CompletedKey(endedAt: endedAt, id: summary.id))
+            } else {
+                activeIDs.insert(summary.id)
+            }
+        }
+        completed.sort()
+    }
+
+    package var count: Int { summaries.count }
+    package var completedCount: Int { completed.count }
+
+    /// Adds or replaces a run's summary.
+    package mutating func upsert(_ summary: RunSummary) {
+        remove(summary.id)
+        summaries[summary.id] = summary
+        if let endedAt = summary.endedAt, !summary.status.isActive {
+            let key = CompletedKey(endedAt: endedAt, id: summary.id)
+            completed.insert(key, at: insertionPoint(of: key))
+        } else {
+            activeIDs.insert(summary.id)
+        }
+    }
+
+    /// Forgets a run (deleted, or its file vanished).
+    package mutating func remove(_ id: DocumentID) {
+        guard let old = summaries.removeValue(forKey: id) else { return }
+        activeIDs.remove(id)
+        if let endedAt = old.endedAt {
+            let key = CompletedKey(endedAt: endedAt, id: id)
+            let index = insertionPoint(of: key)
+            if index < completed.count, completed[index] == key { completed.remove(at: index) }
+        }
+    }
+
+    /// The runs a push carries: every active run (uncapped, oldest start first), then up to
+    /// `policy.recentLimit` completed runs whose end is within `policy.recentWindow` of `now`
+    /// (inclusive: a run that ended exactly `recentWindow` ago still rides), newest end first.
+    package func pushSelection(now: Timestamp, policy: PushPolicy) -> [DocumentID] {
+        let active = activeIDs.compactMap { summaries[$0] }
+            .sorted { ($0.startedAt, $0.id) < ($1.startedAt, $1.id) }
+            .map(\.id)
+        let cutoff = now.advanced(by: .zero - policy.recentWindow)
+        var recent: [DocumentID] = []
+        var index = completed.count - 1
+        while index >= 0, recent.count < policy.recentLimit, completed[index].endedAt >= cutoff {
+            recent.append(completed[index].id)
+            index -= 1
+        }
+        return active + recent
+    }
+
+    /// Every completed run, oldest end first: the history a person sees, and exactly what "clear
+    /// history" tombstones (never a date cutoff, so a run that arrives after the clear survives).
+    package var completedIDs: [DocumentID] { completed.map(\.id) }
+
+    private func insertionPoint(of key: CompletedKey) -> Int {
+        var low = 0
+        var high = completed.count
+        while low < high {
+            let middle = (low + high) / 2
+            if completed[middle] < key { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+}
+
+/// How many completed runs a push carries and how far back they reach.
+package struct PushPolicy: Equatable, Sendable {
+    package var recentLimit: Int
+    package var recentWindow: Duration
+
+    /// Seed 000: up to 25 completed runs from the last 24 hours.
+    package static let standard = PushPolicy(recentLimit: 25, recentWindow: .seconds(24 * 3_600))
+
+    package init(recentLimit: Int, recentWindow: Duration) {
+        self.recentLimit = recentLimit
+        self.recentWindow = recentWindow
+    }
+}

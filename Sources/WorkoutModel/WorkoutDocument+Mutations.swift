@@ -1,0 +1,222 @@
+/// Why a person's edit to a run was refused. The document is left unchanged.
+package enum MutationError: Error, Equatable, Sendable, CustomStringConvertible {
+    case splitHasNoExercises(split: DocumentID)
+    case unknownLog(DocumentID)
+    case setOutOfRange(log: DocumentID, index: Int, count: Int)
+    case logAlreadyResolved(DocumentID)
+    case logNotResolved(DocumentID)
+    case setNotDone(log: DocumentID, index: Int)
+    case invalidValue(field: String, reason: String)
+    case runCompleted(DocumentID)
+    case alreadyPaused
+    case notPaused
+
+    package var description: String {
+        switch self {
+        case .splitHasNoExercises(let split): return "split \(split) has no exercises to run"
+        case .unknownLog(let log): return "no log \(log) in this run"
+        case .setOutOfRange(let log, let index, let count): return "log \(log) has \(count) sets; no set \(index + 1)"
+        case .logAlreadyResolved(let log): return "log \(log) is already completed or skipped; reopen it first"
+        case .logNotResolved(let log): return "log \(log) is not completed or skipped, so there is nothing to reopen"
+        case .setNotDone(let log, let index): return "set \(index + 1) of log \(log) is not done"
+        case .invalidValue(let field, let reason): return "\(field): \(reason)"
+        case .runCompleted(let run): return "run \(run) is completed; reopen a log to change it"
+        case .alreadyPaused: return "the run is already paused"
+        case .notPaused: return "the run is not paused"
+        }
+    }
+}
+
+extension WorkoutDocument {
+    /// Starts a run of `split`: a snapshot of its name and exercises, so later edits to the split never
+    /// rewrite this run. Log IDs are derived from the run ID (its last four hex digits replaced by the
+    /// log's index), which keeps them unique within the run without a random source.
+    package static func start(
+        from split: SplitDocument, id: DocumentID, at stamp: Timestamp
+    ) throws(MutationError) -> WorkoutDocument {
+        guard !split.exercises.isEmpty else { throw .splitHasNoExercises(split: split.id) }
+        let logs = split.exercises.enumerated().map { index, exercise in
+            ExerciseLog(
+                id: logID(run: id, index: index), exerciseName: exercise.name, equipment: exercise.equipment,
+                targetReps: exercise.targetReps, targetWeight: exercise.targetWeight, setCount: exercise.targetSets)
+        }
+        var run = WorkoutDocument(
+            id: id, splitID: split.id, splitName: split.name, startedAt: stamp, logs: logs, updatedAt: stamp)
+        run.recomputeStatus(at: stamp)
+        return run
+    }
+
+    /// Marks set `setIndex` of `logID` done with the reps and weight lifted (a redo overwrites them).
+    package mutating func completeSet(
+        logID: DocumentID, setIndex: Int, reps: Int, weight: Double, at stamp: Timestamp
+    ) throws(MutationError) {
+        guard reps >= 0 else { throw .invalidValue(field: "reps", reason: "must not be negative") }
+        guard weight.isFinite, weight >= 0 else {
+            throw .invalidValue(field: "weight", reason: "must be a finite, non-negative number")
+        }
+        let index = try logIndex(logID)
+        guard logs[index].sets.indices.contains(setIndex) else {
+            throw .setOutOfRange(log: logID, index: setIndex, count: logs[index].sets.count)
+        }
+        guard !logs[index].isResolved else { throw .logAlreadyResolved(logID) }
+        logs[index].sets[setIndex] = SetRecord(reps: reps, weight: weight, completedAt: stamp)
+        logs[index].resolution = Self.resolutionFromSets(logs[index].sets)
+        finish(at: stamp)
+    }
+
+    /// Clears a done set; the log falls back to in progress, or not started when no set is left done.
+    package mutating func undoSet(logID: DocumentID, setIndex: Int, at stamp: Timestamp) throws(MutationError) {
+        let index = try logIndex(logID)
+        guard logs[index].sets.indices.contains(setIndex) else {
+            throw .setOutOfRange(log: logID, index: setIndex, count: logs[index].sets.count)
+        }
+        guard logs[index].sets[setIndex].isDone else { throw .setNotDone(log: logID, index: setIndex) }
+        logs[index].sets[setIndex] = SetRecord()
+        if logs[index].resolution != .skipped {
+            logs[index].resolution = Self.resolutionFromSets(logs[index].sets)
+        }
+        finish(at: stamp)
+    }
+
+    /// Skips a log that is not resolved yet; its done sets are kept.
+    package mutating func skipLog(logID: DocumentID, at stamp: Timestamp) throws(MutationError) {
+        let index = try logIndex(logID)
+        guard !logs[index].isResolved else { throw .logAlreadyResolved(logID) }
+        logs[index].resolution = .skipped
+        finish(at: stamp)
+    }
+
+    /// Reopens a completed or skipped log so it can be changed; a completed run goes back to in progress.
+    package mutating func reopenLog(logID: DocumentID, at stamp: Timestamp) throws(MutationError) {
+        let index = try logIndex(logID)
+        guard logs[index].isResolved else { throw .logNotResolved(logID) }
+        logs[index].resolution = .inProgress
+        finish(at: stamp)
+    }
+
+    /// "Save Workout" / end keeping progress: every unfinished log is skipped, so the run resolves to
+    /// completed with its done sets kept. A no-op error on a run that is already completed.
+    package mutating func endKeepingProgress(at stamp: Timestamp) throws(MutationError) {
+        guard status != .completed else { throw .runCompleted(id) }
+        for index in logs.indices where !logs[index].isResolved {
+            logs[index].resolution = .skipped
+        }
+        finish(at: stamp)
+    }
+
+    /// Opens a pause; paused time is excluded from the active duration.
+    package mutating func pause(at stamp: Timestamp) throws(MutationError) {
+        guard status != .completed else { throw .runCompleted(id) }
+        guard !isPaused else { throw .alreadyPaused }
+        pauses.append(PauseInterval(start: stamp))
+        finish(at: stamp)
+    }
+
+    /// Closes the open pause.
+    package mutating func resume(at stamp: Timestamp) throws(MutationError) {
+        guard isPaused else { throw .notPaused }
+        pauses[pauses.count - 1].end = stamp
+        finish(at: stamp)
+    }
+
+    /// Records what the watch session measured when it finished and saved.
+    package mutating func recordMetrics(_ metrics: SessionMetrics, at stamp: Timestamp) {
+        self.metrics = metrics
+        finish(at: stamp)
+    }
+
+    /// The one shared status rule (seed 001). Every mutation calls it: a log is resolved when completed
+    /// or skipped; all resolved → completed with the end stamped (an open pause closes there); any
+    /// log started → in progress with the end cleared; otherwise not started. It also moves
+    /// `currentStateIndex` to the first unfinished set.
+    package mutating func recomputeStatus(at now: Timestamp) {
+        if !logs.isEmpty, logs.allSatisfy(\.isResolved) {
+            status = .completed
+            let end = endedAt ?? now
+            endedAt = end
+            if isPaused { pauses[pauses.count - 1].end = max(end, pauses[pauses.count - 1].start) }
+        } else if logs.contains(where: { $0.resolution != .notStarted }) {
+            status = .inProgress
+            endedAt = nil
+        } else {
+            status = .notStarted
+            endedAt = nil
+        }
+        currentStateIndex = firstUnfinishedSetIndex
+    }
+
+    /// Time from `startedAt` to `end` (or to `endedAt` when nil), with paused time taken out.
+    package func activeDuration(until end: Timestamp? = nil) -> Duration {
+        let until = end ?? endedAt ?? startedAt
+        var paused = Duration.zero
+        for pause in pauses {
+            let from = max(pause.start, startedAt)
+            let to = min(pause.end ?? until, until)
+            if to > from { paused += from.duration(to: to) }
+        }
+        return startedAt.duration(to: until) - paused
+    }
+
+    /// The metrics a finished session records for this run at `now`.
+    package func sessionMetrics(recordedAt now: Timestamp) -> SessionMetrics {
+        let done = logs.flatMap(\.sets).filter(\.isDone)
+        let volume = done.reduce(0.0) { $0 + Double($1.reps ?? 0) * ($1.weight ?? 0) }
+        return SessionMetrics(
+            activeSeconds: activeDuration(until: endedAt ?? now).seconds, setsCompleted: done.count,
+            totalVolume: volume, recordedAt: now)
+    }
+
+    /// The flow index of the first set that is neither done nor in a resolved log.
+    package var firstUnfinishedSetIndex: Int {
+        var index = 0
+        for log in logs {
+            if log.isResolved {
+                index += log.sets.count
+                continue
+            }
+            guard let open = log.sets.firstIndex(where: { !$0.isDone }) else {
+                index += log.sets.count
+                continue
+            }
+            return index + open
+        }
+        return index
+    }
+
+    /// The log and set at flow index `stateIndex`, or nil past the end.
+    package func position(ofStateIndex stateIndex: Int) -> (logIndex: Int, setIndex: Int)? {
+        var remaining = stateIndex
+        for (logIndex, log) in logs.enumerated() {
+            if remaining < log.sets.count { return (logIndex, remaining) }
+            remaining -= log.sets.count
+        }
+        return nil
+    }
+
+    private mutating func finish(at stamp: Timestamp) {
+        recomputeStatus(at: stamp)
+        updatedAt = stamp
+    }
+
+    private func logIndex(_ logID: DocumentID) throws(MutationError) -> Int {
+        guard let index = logs.firstIndex(where: { $0.id == logID }) else { throw .unknownLog(logID) }
+        return index
+    }
+
+    private static func resolutionFromSets(_ sets: [SetRecord]) -> LogResolution {
+        if sets.allSatisfy(\.isDone) { return .completed }
+        return sets.contains(where: \.isDone) ? .inProgress : .notStarted
+    }
+
+    private static func logID(run: DocumentID, index: Int) -> DocumentID {
+        // Sound: a split has at most a few hundred exercises, far below 0xFFFF, so four hex digits always
+        // suffice and the result keeps the 8-4-4-4-12 shape of the (valid) run ID.
+        precondition(index <= 0xFFFF, "a run cannot have more than 65,536 logs")
+        let hex = String(index, radix: 16, uppercase: true)
+        let suffix = String(repeating: "0", count: 4 - hex.count) + hex
+        guard let id = DocumentID(String(run.rawValue.dropLast(4)) + suffix) else {
+            preconditionFailure("a valid run ID with a hex suffix is a valid ID")
+        }
+        return id
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Modules that decide and must never do I/O (ARCHITECTURE.md §2, STYLE.md §1).
+let pureModules: Set<String> = ["WorkoutModel", "LinkProtocol"]
+/// Modules that are the I/O shell around them.
+let shellModules: Set<String> = ["LinkRuntime", "COpenSSL", "TestSupport"]
+
+/// What a pure module may not mention: platform I/O modules, the real clock, random sources, sleeps,
+/// files and sockets.
+let forbiddenInPureCode = [
+    "import Glibc", "import Musl", "import Darwin", "import Dispatch", "import Foundation\n", "import Foundation ",
+    "FileManager", "FileHandle", "Date()", "Date.now", "UUID()", "Task.sleep", "DispatchQueue", "ContinuousClock",
+    "SuspendingClock", "SystemRandomNumberGenerator", ".random(", "socket(", "fopen(", "Process(",
+]
+
+/// The forbidden tokens found in `source`, ignoring `//` comments.
+func purityViolations(in source: String) -> [String] {
+    let code = source.split(separator: "\n", omittingEmptySubsequences: false)
+        .map { line -> String in
+            guard let comment = line.range(of: "//") else { return String(line) }
+            return String(line[..<comment.lowerBound])
+        }
+        .joined(separator: "\n") + "\n"
+    return forbiddenInPureCode.filter { code.contains($0) }
+}
+
+@Suite("Package checks")
+struct PurityTests {
+    @Test("every Sources/ module is classified as pure or shell")
+    func everyModuleClassified() throws {
+        let modules = try FileManager.default.contentsOfDirectory(atPath: "\(SourceTree.root)/Sources")
+        let unclassified = Set(modules).subtracting(pureModules).subtracting(shellModules)
+        #expect(unclassified.isEmpty, "classify these modules in PurityTests.swift: \(unclassified.sorted())")
+    }
+
+    @Test("pure modules do no I/O, read no clock and draw no randomness")
+    func pureModulesArePure() throws {
+        var violations: [String] = []
+        for module in pureModules.sorted() {
+            let directory = "\(SourceTree.root)/Sources/\(module)"
+            let files = try FileManager.default.subpathsOfDirectory(atPath: directory)
+            for file in files where file.hasSuffix(".swift") {
+                let source = try String(contentsOfFile: "\(directory)/\(file)", encoding: .utf8)
+                for token in purityViolations(in: source) {
+                    violations.append("Sources/\(module)/\(file): \(token.debugDescription)")
+                }
+            }
+        }
+        #expect(violations.isEmpty, "pure modules must stay pure:\n\(violations.joined(separator: "\n"))")
+    }
+
+    @Test("the purity scan catches an I/O import and ignores comments")
+    func scanWorks() {
+        #expect(purityViolations(in: "import Glibc\nlet x = 1") == ["import Glibc"])
+        #expect(purityViolations(in: "import Foundation\n") == ["import Foundation\n"])
+        #expect(purityViolations(in: "import FoundationEssentials\n").isEmpty)
+        #expect(purityViolations(in: "let now = Date.now // comment").count == 1)
+        #expect(purityViolations(in: "// never calls Date() or UUID()\nlet a = 1").isEmpty)
+    }
+}
