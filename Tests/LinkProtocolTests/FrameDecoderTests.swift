@@ -107,7 +107,8 @@ struct FrameDecoderTests {
 
     @Test("a wrong-size fixed body is refused through the decoder")
     func malformedThroughDecoder() {
-        #expect(throws: FrameError.malformedBody(kind: .ping, reason: "body ends inside token (needs 8 bytes, 7 left)")) {
+        #expect(throws: FrameError.malformedBody(kind: .ping, reason: "body ends inside token (needs 8 bytes, 7 left)"))
+        {
             try Self.decode([[0, 0, 0, 8, 0x06, 1, 2, 3, 4, 5, 6, 7][...]])
         }
     }
@@ -125,7 +126,9 @@ struct FrameDecoderTests {
 
     @Test("a long stream fed in small reads decodes completely and leaves nothing behind")
     func longStream() throws {
-        let frames = (0..<20_000).map { LinkFrame.message(id: UInt64($0), wantsReply: $0 % 2 == 0, payload: [UInt8(truncatingIfNeeded: $0)]) }
+        let frames = (0..<20_000).map {
+            LinkFrame.message(id: UInt64($0), wantsReply: $0 % 2 == 0, payload: [UInt8(truncatingIfNeeded: $0)])
+        }
         let stream = frames.flatMap { $0.encoded() }
         var decoder = FrameDecoder()
         var decoded: [LinkFrame] = []

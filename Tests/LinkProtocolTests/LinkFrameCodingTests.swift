@@ -1,6 +1,5 @@
-import Testing
-
 import LinkProtocol
+import Testing
 
 @Suite("LinkFrame encoding and body decoding")
 struct LinkFrameCodingTests {
@@ -57,7 +56,8 @@ struct LinkFrameCodingTests {
     @Test(
         "a fixed-size body one byte short or long is malformed",
         arguments: [
-            LinkFrame.hello(version: 1, role: .watch, instance: FrameSamples.instance(1), nonce: FrameSamples.bytes32(2)),
+            LinkFrame.hello(
+                version: 1, role: .watch, instance: FrameSamples.instance(1), nonce: FrameSamples.bytes32(2)),
             .challenge(
                 version: 1,
                 role: .phone,
@@ -104,12 +104,27 @@ struct LinkFrameCodingTests {
             (0x05, [0, 0], .malformedBody(kind: .error, reason: "unknown error code 0")),
             (0x05, [0xFF, 0xFF, 0x41], .malformedBody(kind: .error, reason: "unknown error code 65535")),
             (0x05, [0, 1, 0xC3, 0x28], .malformedBody(kind: .error, reason: "reason is not valid UTF-8")),
-            (0x20, [0, 0, 0, 0, 0, 0, 0, 1, 0x02], .malformedBody(kind: .message, reason: "reserved flag bits set in 0x2")),
-            (0x23, [0, 0, 0, 0, 0, 0, 0, 1, 0, 99], .malformedBody(kind: .messageFailed, reason: "unknown failure code 99")),
-            (0x23, [0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0xFF], .malformedBody(kind: .messageFailed, reason: "reason is not valid UTF-8")),
+            (
+                0x20, [0, 0, 0, 0, 0, 0, 0, 1, 0x02],
+                .malformedBody(kind: .message, reason: "reserved flag bits set in 0x2")
+            ),
+            (
+                0x23, [0, 0, 0, 0, 0, 0, 0, 1, 0, 99],
+                .malformedBody(kind: .messageFailed, reason: "unknown failure code 99")
+            ),
+            (
+                0x23, [0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0xFF],
+                .malformedBody(kind: .messageFailed, reason: "reason is not valid UTF-8")
+            ),
             (0x50, [2], .malformedBody(kind: .appState, reason: "unknown app state 2")),
-            (0x10, [0, 0, 0], .malformedBody(kind: .context, reason: "body ends inside generation (needs 8 bytes, 3 left)")),
-            (0x02, [0, 1, 1] + instance + nonce + [1], .malformedBody(kind: .challenge, reason: "body ends inside proof (needs 32 bytes, 1 left)")),
+            (
+                0x10, [0, 0, 0],
+                .malformedBody(kind: .context, reason: "body ends inside generation (needs 8 bytes, 3 left)")
+            ),
+            (
+                0x02, [0, 1, 1] + instance + nonce + [1],
+                .malformedBody(kind: .challenge, reason: "body ends inside proof (needs 32 bytes, 1 left)")
+            ),
         ]
         for (kind, body, expected) in cases {
             #expect(throws: expected) { try LinkFrame.decode(kindByte: kind, body: body[...]) }
