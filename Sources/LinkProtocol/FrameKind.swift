@@ -1,0 +1,64 @@
+/// The one-byte kind that follows a frame's length and says how to read its body.
+///
+/// Kinds are grouped by channel in the high nibble: 0x0_ link control and handshake, 0x1_ context,
+/// 0x2_ messages, 0x3_ userInfo transfers, 0x4_ launch, 0x5_ app state. Any other byte is refused with
+/// ``FrameError/unknownKind(_:)``.
+package enum FrameKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    /// Handshake step 1, dialer to listener.
+    case hello = 0x01
+    /// Handshake step 2, listener to dialer.
+    case challenge = 0x02
+    /// Handshake step 3, dialer to listener.
+    case proof = 0x03
+    /// Handshake step 4, listener to dialer: the link is authenticated.
+    case welcome = 0x04
+    /// The sender is closing the link and says why.
+    case error = 0x05
+    /// Heartbeat request.
+    case ping = 0x06
+    /// Heartbeat answer.
+    case pong = 0x07
+    /// Application context (the latest complete state).
+    case context = 0x10
+    /// The receiver durably applied a context generation.
+    case contextAck = 0x11
+    /// A best-effort message.
+    case message = 0x20
+    /// The reply to a message that asked for one.
+    case messageReply = 0x21
+    /// Transport acknowledgement of a message that asked for no reply.
+    case messageDelivered = 0x22
+    /// The receiver could not handle a message.
+    case messageFailed = 0x23
+    /// One durable userInfo transfer.
+    case userInfo = 0x30
+    /// The receiver durably processed a userInfo transfer.
+    case userInfoAck = 0x31
+    /// Best-effort request to launch the watch app.
+    case launch = 0x40
+    /// The sender's app moved to the foreground or background.
+    case appState = 0x50
+
+    /// The case name, for logs and error messages.
+    package var description: String {
+        switch self {
+        case .hello: "hello"
+        case .challenge: "challenge"
+        case .proof: "proof"
+        case .welcome: "welcome"
+        case .error: "error"
+        case .ping: "ping"
+        case .pong: "pong"
+        case .context: "context"
+        case .contextAck: "contextAck"
+        case .message: "message"
+        case .messageReply: "messageReply"
+        case .messageDelivered: "messageDelivered"
+        case .messageFailed: "messageFailed"
+        case .userInfo: "userInfo"
+        case .userInfoAck: "userInfoAck"
+        case .launch: "launch"
+        case .appState: "appState"
+        }
+    }
+}

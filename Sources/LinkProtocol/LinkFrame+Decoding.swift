@@ -1,0 +1,98 @@
+extension LinkFrame {
+    /// Parses the body of a frame whose kind byte was `kindByte`; `body` is everything after the kind byte.
+    ///
+    /// Strict: see the table and rules on ``LinkFrame``. ``FrameDecoder`` calls this once it holds a whole
+    /// frame; it is exposed for tests and tools that already split the stream.
+    package static func decode(kindByte: UInt8, body: ArraySlice<UInt8>) throws(FrameError) -> LinkFrame {
+        guard let kind = FrameKind(rawValue: kindByte) else { throw .unknownKind(kindByte) }
+        var reader = ByteReader(kind: kind, body: body)
+        let frame: LinkFrame
+        switch kind {
+        case .hello:
+            frame = .hello(
+                version: try reader.readUInt16("version"),
+                role: try role(&reader),
+                instance: try reader.readInstanceID("instance"),
+                nonce: try reader.readBytes(nonceByteCount, "nonce")
+            )
+        case .challenge:
+            frame = .challenge(
+                version: try reader.readUInt16("version"),
+                role: try role(&reader),
+                instance: try reader.readInstanceID("instance"),
+                nonce: try reader.readBytes(nonceByteCount, "nonce"),
+                proof: try reader.readBytes(proofByteCount, "proof")
+            )
+        case .proof:
+            frame = .proof(try reader.readBytes(proofByteCount, "proof"))
+        case .welcome:
+            frame = .welcome
+        case .error:
+            let raw = try reader.readUInt16("code")
+            guard let code = LinkErrorCode(rawValue: raw) else {
+                throw .malformedBody(kind: kind, reason: "unknown error code \(raw)")
+            }
+            frame = .error(code: code, reason: try reader.readRestAsUTF8("reason"))
+        case .ping:
+            frame = .ping(token: try reader.readUInt64("token"))
+        case .pong:
+            frame = .pong(token: try reader.readUInt64("token"))
+        case .context:
+            frame = .context(
+                generation: try reader.readUInt64("generation"),
+                sender: try reader.readInstanceID("sender instance"),
+                payload: reader.readRest()
+            )
+        case .contextAck:
+            frame = .contextAck(
+                generation: try reader.readUInt64("generation"),
+                sender: try reader.readInstanceID("sender instance")
+            )
+        case .message:
+            let id = try reader.readUInt64("id")
+            let flags = try reader.readUInt8("flags")
+            guard flags & ~wantsReplyFlag == 0 else {
+                throw .malformedBody(kind: kind, reason: "reserved flag bits set in 0x\(String(flags, radix: 16))")
+            }
+            frame = .message(id: id, wantsReply: flags & wantsReplyFlag != 0, payload: reader.readRest())
+        case .messageReply:
+            frame = .messageReply(id: try reader.readUInt64("id"), payload: reader.readRest())
+        case .messageDelivered:
+            frame = .messageDelivered(id: try reader.readUInt64("id"))
+        case .messageFailed:
+            let id = try reader.readUInt64("id")
+            let raw = try reader.readUInt16("code")
+            guard let code = MessageFailureCode(rawValue: raw) else {
+                throw .malformedBody(kind: kind, reason: "unknown failure code \(raw)")
+            }
+            frame = .messageFailed(id: id, code: code, reason: try reader.readRestAsUTF8("reason"))
+        case .userInfo:
+            frame = .userInfo(
+                queue: try reader.readInstanceID("queue"),
+                sequence: try reader.readUInt64("sequence"),
+                payload: reader.readRest()
+            )
+        case .userInfoAck:
+            frame = .userInfoAck(queue: try reader.readInstanceID("queue"), sequence: try reader.readUInt64("sequence"))
+        case .launch:
+            frame = .launch(payload: reader.readRest())
+        case .appState:
+            let raw = try reader.readUInt8("state")
+            guard let state = AppState(rawValue: raw) else {
+                throw .malformedBody(kind: kind, reason: "unknown app state \(raw)")
+            }
+            frame = .appState(state)
+        }
+        try reader.expectEnd()
+        return frame
+    }
+
+    /// Reads a role byte, refusing values other than phone and watch.
+    private static func role(_ reader: inout ByteReader) throws(FrameError) -> LinkRole {
+        let raw = try reader.readUInt8("role")
+        guard let role = LinkRole(rawValue: raw) else {
+            throw .malformedBody(kind: reader.kind, reason: "unknown role \(raw)")
+        }
+        return role
+    }
+}

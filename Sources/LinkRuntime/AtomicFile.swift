@@ -1,0 +1,78 @@
+import Glibc
+
+/// Whole-file replacement that a crash can never leave half-written.
+///
+/// `write` puts the bytes in a temporary sibling named `.<name>.tmp-<random hex>`, fsyncs it,
+/// renames it over the target and fsyncs the directory, so after a crash the target holds either
+/// the old or the new contents. A crash before the rename leaves the temporary file behind;
+/// `sweepTemporaryFiles(in:)` removes those at start-up.
+package enum AtomicFile {
+    /// Marks a temporary file; a name is temporary when it starts with `.` and contains this.
+    static let temporaryMarker = ".tmp-"
+
+    /// Replaces the contents of `path` with `bytes` durably: when this returns, the new contents
+    /// survive a crash or power loss.
+    package static func write(_ bytes: [UInt8], to path: String) throws {
+        let (directory, name) = split(path)
+        var random = SystemRandomNumberGenerator()
+        let suffix = String(random.next() as UInt64, radix: 16)
+        let temporary = "\(directory)/.\(name)\(temporaryMarker)\(suffix)"
+        do {
+            let file = try FileDescriptor(opening: temporary, flags: O_WRONLY | O_CREAT | O_EXCL)
+            try file.write(bytes, at: 0)
+            try file.sync()
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+        guard rename(temporary, path) == 0 else {
+            let failure = SystemCallError.last("rename", path: path)
+            unlink(temporary)
+            throw failure
+        }
+        try fsyncDirectory(directory)
+    }
+
+    /// The contents of `path`, or nil when there is no such file.
+    package static func read(_ path: String) throws -> [UInt8]? {
+        let file: FileDescriptor
+        do {
+            file = try FileDescriptor(opening: path, flags: O_RDONLY)
+        } catch let error as SystemCallError where error.errno == ENOENT {
+            return nil
+        }
+        return try file.readAll()
+    }
+
+    /// Removes temporary files that an interrupted `write` left in `directory`; returns how many.
+    ///
+    /// Call it at start-up, before anything writes in the directory: a `write` running
+    /// concurrently in another thread would lose its temporary file.
+    @discardableResult
+    package static func sweepTemporaryFiles(in directory: String) throws -> Int {
+        var removed = 0
+        for name in try Directory.entryNames(in: directory) where isTemporary(name) {
+            try Directory.removeFile("\(directory)/\(name)")
+            removed += 1
+        }
+        if removed > 0 { try fsyncDirectory(directory) }
+        return removed
+    }
+
+    /// Makes the entries of `path` (creations, renames, removals) durable.
+    package static func fsyncDirectory(_ path: String) throws {
+        try Directory.sync(path)
+    }
+
+    /// Whether `name` is one of `write`'s temporary files.
+    static func isTemporary(_ name: String) -> Bool {
+        name.hasPrefix(".") && name.contains(temporaryMarker)
+    }
+
+    /// Splits a path into its directory (`.` when there is none) and last component.
+    private static func split(_ path: String) -> (directory: String, name: String) {
+        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
+        let directory = String(path[..<slash])
+        return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))
+    }
+}

@@ -1,0 +1,183 @@
+import Glibc
+
+/// Opening a log: identity, resolved marks and the scan of every segment.
+///
+/// What open accepts and refuses:
+/// - Temporary files from interrupted atomic writes are removed first.
+/// - Every record in a segment other than the last must verify and carry the next sequence;
+///   anything else is `corruptRecord` (those segments were synced whole before the next began).
+/// - In the last segment, the first record that does not verify (short header, short payload,
+///   bad checksum, unexpected sequence) is a torn tail *unless* some later offset, searched byte
+///   by byte, holds a verifying record with a higher sequence than the last good one: then the
+///   damage is in the middle and open fails with `corruptRecord` naming that first bad offset.
+///   A torn tail is cut off (`ftruncate` + `fsync`) and appends continue after the last good record.
+/// - Sequences missing between segments must all be resolved (their segment was deleted), else
+///   `missingRecords`.
+extension TransferLog {
+    static let queueIDFileName = "queue-id"
+    static let resolvedFileName = "resolved-sequences"
+    static let queueIDLength = 16
+    private static let segmentPrefix = "segment-"
+    private static let segmentSuffix = ".log"
+    private static let segmentDigits = 20
+
+    /// The path of the segment whose first sequence is `first`.
+    func segmentPath(_ first: UInt64) -> String {
+        Self.segmentPath(first, in: directory)
+    }
+
+    /// `segment-<first, zero-padded to 20 digits>.log` in `directory`.
+    static func segmentPath(_ first: UInt64, in directory: String) -> String {
+        let digits = String(first)
+        let padding = String(repeating: "0", count: segmentDigits - digits.count)
+        return "\(directory)/\(segmentPrefix)\(padding)\(digits)\(segmentSuffix)"
+    }
+
+    /// The first sequence encoded in a segment file name, or nil for any other name.
+    static func segmentFirstSequence(fromName name: String) -> UInt64? {
+        guard name.hasPrefix(segmentPrefix), name.hasSuffix(segmentSuffix) else { return nil }
+        let digits = name.dropFirst(segmentPrefix.count).dropLast(segmentSuffix.count)
+        guard digits.count == segmentDigits, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber) else {
+            return nil
+        }
+        return UInt64(digits)
+    }
+
+    /// Reads or creates the log's files in `directory` and rebuilds the in-memory state.
+    static func recover(directory: String) throws -> (queueID: [UInt8], state: State) {
+        try Directory.create(directory)
+        try AtomicFile.sweepTemporaryFiles(in: directory)
+        let names = try Directory.entryNames(in: directory)
+        var segments = names.compactMap(segmentFirstSequence(fromName:)).sorted()
+
+        let queueIDPath = "\(directory)/\(queueIDFileName)"
+        let resolvedPath = "\(directory)/\(resolvedFileName)"
+        let queueID: [UInt8]
+        if let stored = try AtomicFile.read(queueIDPath) {
+            guard stored.count == queueIDLength else {
+                throw StateFileError.malformed(file: queueIDPath, reason: "\(stored.count) bytes, expected \(queueIDLength)")
+            }
+            queueID = stored
+        } else {
+            // The ID is written before anything else, so other files without it mean lost identity.
+            guard segments.isEmpty, !names.contains(resolvedFileName) else {
+                throw TransferLogError.missingQueueID(file: queueIDPath)
+            }
+            var random = SystemRandomNumberGenerator()
+            queueID = (0..<queueIDLength).map { _ in UInt8.random(in: .min ... .max, using: &random) }
+            try AtomicFile.write(queueID, to: queueIDPath)
+        }
+        let resolved = try AtomicFile.read(resolvedPath).map { try ResolvedSequences(decoding: $0, file: resolvedPath) }
+            ?? ResolvedSequences()
+
+        var records: [TransferRecord] = []
+        var expected: UInt64 = 1
+        var activeBytes = 0
+        for (index, first) in segments.enumerated() {
+            let path = segmentPath(first, in: directory)
+            guard first >= expected else {
+                throw TransferLogError.corruptRecord(
+                    file: path, offset: 0, reason: "segment starts at \(first) but an earlier segment reaches \(expected - 1)")
+            }
+            if first > expected, !resolved.containsAll(expected...(first - 1)) {
+                throw TransferLogError.missingRecords(directory: directory, sequences: expected...(first - 1))
+            }
+            expected = first
+            let isLast = index == segments.count - 1
+            let file = try FileDescriptor(opening: path, flags: isLast ? O_RDWR : O_RDONLY)
+            let scan = try scanSegment(try file.readAll(), path: path, firstSequence: first, isLast: isLast)
+            records += scan.records.filter { !resolved.contains($0.sequence) }
+            expected = first + UInt64(scan.records.count)
+            if isLast {
+                if let tornAt = scan.tornTailOffset {
+                    try file.truncate(to: tornAt)
+                    try file.sync()
+                }
+                activeBytes = scan.validBytes
+            }
+        }
+
+        // Resolved marks above the last record mean synced records were lost. Refuse if any of
+        // the lost ones was still pending; otherwise start a fresh segment past the marks so
+        // sequences stay unique, and contiguous within each segment.
+        if resolved.highest >= expected, !resolved.containsAll(expected...resolved.highest) {
+            throw TransferLogError.missingRecords(directory: directory, sequences: expected...resolved.highest)
+        }
+        let nextSequence = max(expected, resolved.highest + 1)
+        if segments.isEmpty || nextSequence > expected {
+            _ = try FileDescriptor(opening: segmentPath(nextSequence, in: directory), flags: O_WRONLY | O_CREAT | O_EXCL)
+            try Directory.sync(directory)
+            segments.append(nextSequence)
+            activeBytes = 0
+        }
+        let activeFirst = segments[segments.count - 1]  // non-empty: created above when there was none
+        let active = try FileDescriptor(opening: segmentPath(activeFirst, in: directory), flags: O_WRONLY)
+        let state = State(
+            active: active, activeBytes: activeBytes, segmentFirstSequences: segments, nextSequence: nextSequence,
+            writtenThrough: nextSequence - 1, syncedThrough: nextSequence - 1, records: records, resolved: resolved
+        )
+        return (queueID, state)
+    }
+
+    /// The outcome of scanning one segment's bytes.
+    struct SegmentScan {
+        /// The whole, verified records in order.
+        var records: [TransferRecord] = []
+        /// Length of the prefix those records occupy.
+        var validBytes = 0
+        /// Where a torn tail starts (last segment only); nil when the file ends on a record boundary.
+        var tornTailOffset: Int?
+    }
+
+    /// Verifies every record in `bytes`, the contents of segment `path`; throws on corruption.
+    static func scanSegment(_ bytes: [UInt8], path: String, firstSequence: UInt64, isLast: Bool) throws -> SegmentScan {
+        var scan = SegmentScan()
+        var expected = firstSequence
+        while scan.validBytes < bytes.count {
+            let offset = scan.validBytes
+            let reason: String
+            switch TransferRecord.decode(bytes, at: offset) {
+            case .record(let record, let length) where record.sequence == expected:
+                scan.records.append(record)
+                scan.validBytes += length
+                expected += 1
+                continue
+            case .record(let record, _):
+                reason = "sequence \(record.sequence) where \(expected) was expected"
+            case .invalid(let invalidReason):
+                reason = invalidReason
+            }
+            guard isLast else {
+                throw TransferLogError.corruptRecord(file: path, offset: offset, reason: reason)
+            }
+            if let later = laterRecord(in: bytes, from: offset, above: expected - 1) {
+                throw TransferLogError.corruptRecord(
+                    file: path, offset: offset,
+                    reason: "\(reason); a valid record with sequence \(later.sequence) follows at offset \(later.offset)")
+            }
+            scan.tornTailOffset = offset
+            return scan
+        }
+        return scan
+    }
+
+    /// The first offset at or after `start` holding a verifying record with a sequence above
+    /// `lastGood`, searched byte by byte.
+    private static func laterRecord(in bytes: [UInt8], from start: Int, above lastGood: UInt64)
+        -> (offset: Int, sequence: UInt64)?
+    {
+        var offset = start
+        while bytes.count - offset >= TransferRecord.headerLength {
+            // Cheap filters before the checksum: most offsets fail on sequence or length.
+            let sequence = BigEndian.read(UInt64.self, from: bytes, at: offset + 4)
+            let length = Int(BigEndian.read(UInt32.self, from: bytes, at: offset))
+            if sequence > lastGood, length <= bytes.count - offset - TransferRecord.headerLength,
+                case .record = TransferRecord.decode(bytes, at: offset)
+            {
+                return (offset, sequence)
+            }
+            offset += 1
+        }
+        return nil
+    }
+}

@@ -1,0 +1,77 @@
+/// Acknowledging and cancelling transfers, and deleting segments nobody needs any more.
+extension TransferLog {
+    /// Records that the receiver durably processed `sequence`; durable before it returns.
+    ///
+    /// Idempotent: acknowledging an already resolved sequence does nothing (acks may be
+    /// redelivered). Throws `unknownSequence` for a sequence no completed append returned. If the
+    /// ack is stored but deleting a fully resolved segment fails, the error is thrown and the ack
+    /// stands; the deletion is retried on the next ack, cancel or open.
+    package func acknowledge(sequence: UInt64) throws {
+        condition.lock()
+        defer { condition.unlock() }
+        if let failure = state.failure { throw failure }
+        guard sequence >= 1, sequence <= state.syncedThrough else { throw TransferLogError.unknownSequence(sequence) }
+        try resolve(sequence)
+    }
+
+    /// Withdraws a pending transfer so it is never offered again; durable before it returns.
+    ///
+    /// Returns false, changing nothing, when `sequence` is not pending (already acknowledged,
+    /// cancelled, or never durably appended) — like WatchConnectivity, a delivered transfer cannot
+    /// be cancelled.
+    package func cancel(sequence: UInt64) throws -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        if let failure = state.failure { throw failure }
+        guard sequence >= 1, sequence <= state.syncedThrough, !state.resolved.contains(sequence) else { return false }
+        try resolve(sequence)
+        return true
+    }
+
+    /// Persists `sequence` as resolved, forgets its record and deletes segments that became
+    /// fully resolved. Lock held; the in-memory state changes only after the file write succeeded.
+    private func resolve(_ sequence: UInt64) throws {
+        guard !state.resolved.contains(sequence) else { return }
+        var resolved = state.resolved
+        resolved.insert(sequence)
+        try AtomicFile.write(resolved.encoded(), to: "\(directory)/\(Self.resolvedFileName)")
+        state.resolved = resolved
+        if let index = recordIndex(of: sequence) {
+            state.records.remove(at: index)
+        }
+        try deleteResolvedSegments()
+    }
+
+    /// Where the record with `sequence` sits in `state.records` (sorted), by binary search.
+    private func recordIndex(of sequence: UInt64) -> Int? {
+        var low = 0
+        var high = state.records.count
+        while low < high {
+            let middle = (low + high) / 2
+            if state.records[middle].sequence < sequence { low = middle + 1 } else { high = middle }
+        }
+        return low < state.records.count && state.records[low].sequence == sequence ? low : nil
+    }
+
+    /// Deletes every segment but the active one whose sequences are all resolved, then syncs the
+    /// directory. Lock held.
+    ///
+    /// A failed directory sync here is an ordinary error, not fatal: a deleted segment that comes
+    /// back after a crash holds only resolved records and is deleted again.
+    func deleteResolvedSegments() throws {
+        var deleted = false
+        var index = 0
+        while index < state.segmentFirstSequences.count - 1 {
+            let first = state.segmentFirstSequences[index]
+            let last = state.segmentFirstSequences[index + 1] - 1
+            if state.resolved.containsAll(first...last) {
+                try Directory.removeFile(segmentPath(first))
+                state.segmentFirstSequences.remove(at: index)
+                deleted = true
+            } else {
+                index += 1
+            }
+        }
+        if deleted { try Directory.sync(directory) }
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import LinkRuntime
+import TestSupport
+import Testing
+
+/// Crash recovery: torn tails are cut back to the last whole record, damage anywhere else refuses
+/// to open with the file and byte offset.
+@Suite("TransferLog recovery")
+struct TransferLogRecoveryTests {
+    static let firstSegment = "segment-00000000000000000001.log"
+
+    /// A closed single-segment log of `count` records with payloads of 0...6 bytes.
+    struct Template {
+        let dir: TemporaryDirectory
+        let queueID: [UInt8]
+        let segment: [UInt8]
+        let records: [TransferRecord]
+        /// `recordEnds[k]` is the segment length holding exactly the first `k` records.
+        let recordEnds: [Int]
+
+        init(count: Int) throws {
+            dir = try TemporaryDirectory("template")
+            let log = try TransferLog(directory: dir.path)
+            var records: [TransferRecord] = []
+            var ends = [0]
+            for index in 1...count {
+                let body = payload(index, length: index % 7)
+                let sequence = try log.append(body, enqueuedAtMicros: 1_700_000_000_000_000 + Int64(index))
+                records.append(TransferRecord(sequence: sequence, payload: body, enqueuedAtMicros: 1_700_000_000_000_000 + Int64(index)))
+                ends.append(ends.last! + 24 + body.count)
+            }
+            queueID = log.queueID
+            segment = try #require(try AtomicFile.read(dir.appending(TransferLogRecoveryTests.firstSegment)))
+            self.records = records
+            recordEnds = ends
+        }
+
+        /// Writes the queue ID and `segmentBytes` as the only segment into `directory` (no fsync: test data).
+        func install(_ segmentBytes: [UInt8], into directory: String) throws {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            #expect(FileManager.default.createFile(atPath: "\(directory)/queue-id", contents: Data(queueID)))
+            #expect(FileManager.default.createFile(
+                atPath: "\(directory)/\(TransferLogRecoveryTests.firstSegment)", contents: Data(segmentBytes)))
+        }
+    }
+
+    @Test("a log cut at every byte length recovers exactly the whole records and appends after them")
+    func truncatedAtEveryLength() throws {
+        let template = try Template(count: 100)
+        #expect(template.segment.count == template.recordEnds.last)
+        let scratch = try TemporaryDirectory("truncated")
+        for length in 0...template.segment.count {
+            let directory = scratch.appending("\(length)")
+            try template.install(Array(template.segment[..<length]), into: directory)
+            let whole = template.recordEnds.lastIndex { $0 <= length }!
+            let expected = Array(template.records[..<whole])
+
+            let log = try TransferLog(directory: directory)
+            #expect(log.pending() == expected, "cut at \(length)")
+            let next = try log.append([0xEE], enqueuedAtMicros: 42)
+            #expect(next == UInt64(whole + 1), "cut at \(length)")
+
+            let reopened = try TransferLog(directory: directory)
+            #expect(reopened.queueID == template.queueID)
+            #expect(
+                reopened.pending() == expected + [TransferRecord(sequence: next, payload: [0xEE], enqueuedAtMicros: 42)],
+                "cut at \(length)")
+            try FileManager.default.removeItem(atPath: directory)
+        }
+    }
+
+    @Test("a zero-filled tail is treated as torn and cut off")
+    func zeroFilledTail() throws {
+        let template = try Template(count: 100)
+        let dir = try TemporaryDirectory("zeros")
+        try template.install(template.segment + [UInt8](repeating: 0, count: 4096), into: dir.path)
+        let log = try TransferLog(directory: dir.path)
+        #expect(log.pending() == template.records)
+        #expect(try log.append([1], enqueuedAtMicros: 0) == 101)
+        #expect(try TransferLog(directory: dir.path).pending().count == 101)
+        let size = try FileManager.default.attributesOfItem(atPath: dir.appending(Self.firstSegment))[.size] as? Int
+        #expect(size == template.segment.count + 25)
+    }
+
+    @Test("a random-garbage tail is treated as torn and cut off", arguments: [1, 2, 3, 0xC0FFEE] as [UInt64])
+    func garbageTail(seed: UInt64) throws {
+        let template = try Template(count: 100)
+        let dir = try TemporaryDirectory("garbage")
+        var random = SplitMix64(seed: seed)
+        // Also cut the last record short so the garbage starts mid-record.
+        let cut = template.segment.count - 3
+        try template.install(Array(template.segment[..<cut]) + random.bytes(4096), into: dir.path)
+        let log = try TransferLog(directory: dir.path)
+        #expect(log.pending() == Array(template.records.dropLast()))
+        #expect(try log.append([1], enqueuedAtMicros: 0) == 100)
+        #expect(try TransferLog(directory: dir.path).pending().map(\.sequence) == Array(1...100))
+    }
+
+    @Test("a flipped bit in a middle record refuses to open, naming the file and that record's offset")
+    func flippedBitInMiddle() throws {
+        let template = try Template(count: 100)
+        let dir = try TemporaryDirectory("bitflip")
+        let offset = template.recordEnds[49]  // record 50 starts after 49 whole records
+        var bytes = template.segment
+        bytes[offset + 10] ^= 0x04  // inside the sequence field
+        try template.install(bytes, into: dir.path)
+        let error = try #require(throws: TransferLogError.self) { try TransferLog(directory: dir.path) }
+        guard case .corruptRecord(let file, let reportedOffset, let reason) = error else {
+            Issue.record("unexpected error \(error)")
+            return
+        }
+        #expect(file == dir.appending(Self.firstSegment))
+        #expect(reportedOffset == offset)
+        #expect(reason.contains("checksum mismatch"))
+        #expect(error.description.contains("byte offset \(offset)"))
+        // Nothing was truncated: the evidence stays for a person to look at.
+        #expect(try AtomicFile.read(dir.appending(Self.firstSegment)) == bytes)
+    }
+
+    @Test("a bad record in a segment other than the last refuses to open")
+    func corruptionInEarlierSegment() throws {
+        let dir = try TemporaryDirectory("segments")
+        do {
+            let log = try TransferLog(directory: dir.path, configuration: TransferLog.Configuration(segmentRolloverBytes: 200))
+            for index in 1...10 { _ = try log.append(payload(index, length: 26), enqueuedAtMicros: 0) }
+        }
+        // The last record of the first segment, as if its tail were torn.
+        let path = dir.appending(Self.firstSegment)
+        let bytes = try #require(try AtomicFile.read(path))
+        try AtomicFile.write(Array(bytes.dropLast()), to: path)
+        #expect(throws: TransferLogError.corruptRecord(file: path, offset: 150, reason: "payload length 26 exceeds the 25 bytes left")) {
+            try TransferLog(directory: dir.path)
+        }
+    }
+}
