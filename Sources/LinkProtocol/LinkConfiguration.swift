@@ -1,0 +1,82 @@
+/// The limits and timings of one link endpoint. Every limit carries its unit in its name or type.
+package struct LinkConfiguration: Sendable, Equatable {
+    package var role: LinkRole
+    /// Protocol version spoken in the handshake.
+    package var protocolVersion: UInt16 = 1
+    /// Largest frame (kind + body) accepted; a larger declared length closes the connection.
+    package var maximumFrameLength: Int = 1 << 20
+    /// A connection that has not authenticated within this is closed with `handshakeTimeout`.
+    package var handshakeTimeout: Duration = .seconds(5)
+    /// At most this many connections may be mid-handshake at once; more are refused.
+    package var maximumUnauthenticatedConnections: Int = 8
+    /// How often each side pings an established peer.
+    package var heartbeatInterval: Duration = .milliseconds(500)
+    /// The peer is declared unreachable (and the connection closed) after this many intervals of silence.
+    package var missedHeartbeatsBeforeUnreachable: Int = 4
+    /// A message that wants a reply (or a transport ack) fails with `messageReplyTimedOut` after this.
+    package var messageReplyTimeout: Duration = .seconds(5)
+    /// First redial delay after a failed dial or a lost connection (watch side); doubles up to the maximum.
+    package var initialRedialDelay: Duration = .milliseconds(100)
+    /// Cap on the redial delay, small so a healed partition reconnects within about a second.
+    package var maximumRedialDelay: Duration = .seconds(1)
+    /// Transfers sent but not yet acknowledged, at most (flow control for long queues).
+    package var transferWindow: Int = 128
+    /// WatchConnectivity's limits on payload sizes, in bytes.
+    package var maximumContextBytes: Int = 262_144
+    package var maximumMessageBytes: Int = 65_536
+    package var maximumUserInfoBytes: Int = 65_536
+
+    package init(role: LinkRole) {
+        self.role = role
+    }
+
+    /// Silence longer than this closes the connection.
+    package var peerSilenceLimit: Duration { heartbeatInterval * missedHeartbeatsBeforeUnreachable }
+}
+
+/// A point on the endpoint's monotonic clock: time since an arbitrary origin the shell chose at start.
+/// The engine never reads a clock; every event that needs the time carries one of these.
+package struct LinkInstant: Comparable, Hashable, Sendable, CustomStringConvertible {
+    package var sinceOrigin: Duration
+
+    package init(_ sinceOrigin: Duration) { self.sinceOrigin = sinceOrigin }
+
+    package static func < (lhs: LinkInstant, rhs: LinkInstant) -> Bool { lhs.sinceOrigin < rhs.sinceOrigin }
+
+    package func advanced(by duration: Duration) -> LinkInstant { LinkInstant(sinceOrigin + duration) }
+
+    package var description: String { "\(sinceOrigin)" }
+}
+
+/// Errors reported to the app, named after WatchConnectivity's `WCError`.
+package enum LinkError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// No handshake with the paired peer has ever completed (WCErrorCodeSessionNotActivated).
+    case sessionNotActivated
+    /// The counterpart is not reachable now; nothing was queued (WCErrorCodeNotReachable).
+    case notReachable
+    /// The payload exceeds the channel's limit (WCErrorCodePayloadTooLarge).
+    case payloadTooLarge(size: Int, limit: Int)
+    /// No reply or transport ack arrived in time (WCErrorCodeMessageReplyTimedOut).
+    case messageReplyTimedOut
+    /// The message could not be delivered or handled (WCErrorCodeDeliveryFailed).
+    case deliveryFailed(reason: String)
+    /// The transfer was cancelled before delivery (WCErrorCodeTransferCancelled).
+    case transferCancelled
+    /// The transfer has already been put on the wire and may have been delivered, so it cannot be cancelled.
+    case transferAlreadySent(sequence: UInt64)
+    /// No outstanding transfer has that sequence.
+    case unknownTransfer(sequence: UInt64)
+
+    package var description: String {
+        switch self {
+        case .sessionNotActivated: return "sessionNotActivated: no handshake with the paired peer has completed yet"
+        case .notReachable: return "notReachable: the counterpart is not reachable"
+        case .payloadTooLarge(let size, let limit): return "payloadTooLarge: \(size) bytes exceeds the \(limit)-byte limit"
+        case .messageReplyTimedOut: return "messageReplyTimedOut: no reply within the timeout"
+        case .deliveryFailed(let reason): return "deliveryFailed: \(reason)"
+        case .transferCancelled: return "transferCancelled"
+        case .transferAlreadySent(let sequence): return "transfer \(sequence) is already on the wire and cannot be cancelled"
+        case .unknownTransfer(let sequence): return "no outstanding transfer \(sequence)"
+        }
+    }
+}

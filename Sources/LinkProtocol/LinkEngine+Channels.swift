@@ -1,0 +1,226 @@
+/// One transfer waiting in the sender's durable outbox.
+package struct OutboundTransfer: Equatable, Sendable {
+    package var sequence: UInt64
+    package var payload: [UInt8]
+    /// Put on the wire at least once: it may have been delivered, so it can no longer be cancelled.
+    package var everSent: Bool
+    /// Sent on the current link and not yet acknowledged.
+    var inFlight: Bool
+}
+
+/// The sender side of transferUserInfo: the outbox's pending transfers, in order, and which are on
+/// the wire. The durable copy lives in the shell's log; this mirrors it.
+struct TransferOutbox: Sendable, Equatable {
+    let queue: InstanceID
+    private(set) var pending: [OutboundTransfer]
+
+    init(queue: InstanceID, pending: [(sequence: UInt64, payload: [UInt8])]) {
+        self.queue = queue
+        self.pending = pending.map { OutboundTransfer(sequence: $0.sequence, payload: $0.payload, everSent: true, inFlight: false) }
+    }
+
+    var inFlightCount: Int { pending.lazy.filter(\.inFlight).count }
+
+    mutating func append(sequence: UInt64, payload: [UInt8]) {
+        pending.append(OutboundTransfer(sequence: sequence, payload: payload, everSent: false, inFlight: false))
+    }
+
+    /// The next transfers to put on the wire, marking them in flight, up to `window` in flight.
+    mutating func takeSendable(window: Int) -> [OutboundTransfer] {
+        var budget = window - inFlightCount
+        var taken: [OutboundTransfer] = []
+        for index in pending.indices where budget > 0 && !pending[index].inFlight {
+            pending[index].inFlight = true
+            pending[index].everSent = true
+            taken.append(pending[index])
+            budget -= 1
+        }
+        return taken
+    }
+
+    /// Removes the transfer; returns whether it was pending.
+    mutating func remove(sequence: UInt64) -> OutboundTransfer? {
+        guard let index = pending.firstIndex(where: { $0.sequence == sequence }) else { return nil }
+        return pending.remove(at: index)
+    }
+
+    mutating func connectionLost() {
+        for index in pending.indices { pending[index].inFlight = false }
+    }
+}
+
+extension LinkEngine {
+    // MARK: Context (phone → watch)
+
+    mutating func contextUpdated(_ payload: [UInt8], into actions: inout [Action]) {
+        precondition(configuration.role == .phone, "only the phone updates the application context")
+        if let slot = contextSlot, slot.payload == payload { return }
+        let generation = (contextSlot?.generation ?? 0) + 1
+        let slot = ContextSlot(
+            generation: generation, payload: payload, acknowledgedGeneration: contextSlot?.acknowledgedGeneration ?? 0)
+        contextSlot = slot
+        actions.append(.persistContextSlot(slot))
+        sendContextIfUnacknowledged(into: &actions)
+    }
+
+    /// Sends the slot when linked and the watch has not acknowledged its generation. A newer slot sent
+    /// while an older one is in flight supersedes it; the watch ignores the older on arrival.
+    mutating func sendContextIfUnacknowledged(into actions: inout [Action]) {
+        guard configuration.role == .phone, let current = link, let slot = contextSlot,
+            slot.acknowledgedGeneration < slot.generation
+        else { return }
+        actions.append(.send(current.connection, .context(generation: slot.generation, sender: instance, payload: slot.payload)))
+    }
+
+    mutating func contextAcknowledged(generation: UInt64, sender: InstanceID, into actions: inout [Action]) {
+        guard sender == instance, var slot = contextSlot, generation > slot.acknowledgedGeneration else { return }
+        slot.acknowledgedGeneration = min(generation, slot.generation)
+        contextSlot = slot
+        actions.append(.persistContextSlot(slot))
+        actions.append(.notify(.contextAcknowledged(generation: slot.acknowledgedGeneration)))
+    }
+
+    /// The watch persists a newer context before the app sees it, then acknowledges. A generation at
+    /// or below the one applied from the same phone instance is only acknowledged; any generation from
+    /// a new instance (a reset phone) is accepted and replaces the old wholesale.
+    mutating func contextReceived(generation: UInt64, sender: InstanceID, payload: [UInt8], into actions: inout [Action]) {
+        guard let current = link else { return }
+        if let last = receivedContext, last.sender == sender, generation <= last.generation {
+            actions.append(.send(current.connection, .contextAck(generation: generation, sender: sender)))
+            return
+        }
+        let received = ReceivedContext(sender: sender, generation: generation, payload: payload)
+        receivedContext = received
+        actions.append(.persistReceivedContext(received))
+        actions.append(.notify(.contextReceived(received)))
+        actions.append(.send(current.connection, .contextAck(generation: generation, sender: sender)))
+    }
+
+    // MARK: Messages (both ways, reachable only)
+
+    mutating func messageSent(
+        id: UInt64, payload: [UInt8], wantsReply: Bool, now: LinkInstant, into actions: inout [Action]
+    ) {
+        if let error = admission(of: .message, bytes: payload.count) {
+            actions.append(.notify(.messageCompleted(id: id, .failed(error))))
+            return
+        }
+        guard isReachable, let current = link else {
+            actions.append(.notify(.messageCompleted(id: id, .failed(.notReachable))))
+            return
+        }
+        awaitingReply[id] = now.advanced(by: configuration.messageReplyTimeout)
+        actions.append(.send(current.connection, .message(id: id, wantsReply: wantsReply, payload: payload)))
+    }
+
+    mutating func messageAnswered(id: UInt64, _ answer: MessageAnswer, into actions: inout [Action]) {
+        guard let current = link else { return }
+        switch answer {
+        case .reply(let payload):
+            actions.append(.send(current.connection, .messageReply(id: id, payload: payload)))
+        case .handled:
+            actions.append(.send(current.connection, .messageDelivered(id: id)))
+        case .noHandler(let reason):
+            actions.append(.send(current.connection, .messageFailed(id: id, code: .deliveryFailed, reason: reason)))
+        }
+    }
+
+    /// Completes a send exactly once; a reply for a message that already timed out is dropped.
+    mutating func completeMessage(id: UInt64, _ outcome: MessageOutcome, into actions: inout [Action]) {
+        guard awaitingReply.removeValue(forKey: id) != nil else {
+            actions.append(.log("dropped late answer to message \(id)"))
+            return
+        }
+        actions.append(.notify(.messageCompleted(id: id, outcome)))
+    }
+
+    mutating func expireMessages(now: LinkInstant, into actions: inout [Action]) {
+        for (id, deadline) in awaitingReply.sorted(by: { $0.key < $1.key }) where deadline <= now {
+            awaitingReply[id] = nil
+            actions.append(.notify(.messageCompleted(id: id, .failed(.messageReplyTimedOut))))
+        }
+    }
+
+    // MARK: UserInfo (both ways, durable FIFO)
+
+    mutating func transferPersisted(sequence: UInt64, payload: [UInt8], into actions: inout [Action]) {
+        outbox.append(sequence: sequence, payload: payload)
+        sendTransfers(into: &actions)
+    }
+
+    /// Puts pending transfers on the wire in order, keeping at most `transferWindow` unacknowledged.
+    mutating func sendTransfers(into actions: inout [Action]) {
+        guard let current = link else { return }
+        for transfer in outbox.takeSendable(window: configuration.transferWindow) {
+            actions.append(
+                .send(current.connection, .userInfo(queue: outbox.queue, sequence: transfer.sequence, payload: transfer.payload)))
+        }
+    }
+
+    mutating func transferAcknowledged(_ key: TransferKey, into actions: inout [Action]) {
+        guard key.queue == outbox.queue, outbox.remove(sequence: key.sequence) != nil else { return }
+        actions.append(.removeTransfer(sequence: key.sequence, cancelled: false))
+        actions.append(.notify(.transferFinished(sequence: key.sequence)))
+        sendTransfers(into: &actions)
+    }
+
+    /// A duplicate (at or below the queue's mark) is acknowledged again without reaching the app; a
+    /// transfer the app is still processing is not delivered twice.
+    mutating func userInfoReceived(_ key: TransferKey, payload: [UInt8], into actions: inout [Action]) {
+        guard let current = link else { return }
+        if let mark = transferMarks[key.queue], key.sequence <= mark {
+            actions.append(.send(current.connection, .userInfoAck(queue: key.queue, sequence: key.sequence)))
+            return
+        }
+        guard deliveredToApp.insert(key).inserted else { return }
+        actions.append(.notify(.userInfoReceived(key, payload: payload)))
+    }
+
+    mutating func transferProcessed(_ key: TransferKey, into actions: inout [Action]) {
+        deliveredToApp.remove(key)
+        if let mark = transferMarks[key.queue], key.sequence <= mark { return }
+        transferMarks[key.queue] = key.sequence
+        actions.append(.persistTransferMark(key))
+        if let current = link {
+            actions.append(.send(current.connection, .userInfoAck(queue: key.queue, sequence: key.sequence)))
+        }
+    }
+
+    mutating func cancelTransfer(sequence: UInt64, into actions: inout [Action]) {
+        guard let transfer = outbox.pending.first(where: { $0.sequence == sequence }) else {
+            actions.append(.log("cancel of unknown transfer \(sequence) ignored"))
+            return
+        }
+        guard !transfer.everSent else {
+            actions.append(.log("transfer \(sequence) is already on the wire; not cancelled"))
+            return
+        }
+        _ = outbox.remove(sequence: sequence)
+        actions.append(.removeTransfer(sequence: sequence, cancelled: true))
+    }
+
+    /// Why cancelling `sequence` would be refused, or nil if it will be cancelled.
+    package func cancellationError(sequence: UInt64) -> LinkError? {
+        guard let transfer = outbox.pending.first(where: { $0.sequence == sequence }) else {
+            return .unknownTransfer(sequence: sequence)
+        }
+        return transfer.everSent ? .transferAlreadySent(sequence: sequence) : nil
+    }
+
+    // MARK: Launch and app state
+
+    mutating func launchRequested(_ payload: [UInt8], into actions: inout [Action]) {
+        guard configuration.role == .phone, let current = link else {
+            actions.append(.notify(.launchDropped))
+            actions.append(.log("launch dropped: the watch is not linked"))
+            return
+        }
+        actions.append(.send(current.connection, .launch(payload: payload)))
+    }
+
+    mutating func localAppStateChanged(foreground: Bool, into actions: inout [Action]) {
+        guard configuration.role == .watch, foreground != localAppForeground else { return }
+        localAppForeground = foreground
+        if let current = link { actions.append(.send(current.connection, .appState(foreground ? .foreground : .background))) }
+    }
+}

@@ -1,0 +1,309 @@
+/// A connection still in its handshake: nothing but handshake frames is accepted from it.
+struct PendingConnection: Sendable {
+    var handshake: Handshake
+    var decoder: FrameDecoder
+    var deadline: LinkInstant
+}
+
+/// The one authenticated connection: the link.
+struct EstablishedLink: Sendable {
+    var connection: ConnectionID
+    var peer: InstanceID
+    var decoder: FrameDecoder
+    var lastHeardAt: LinkInstant
+    var nextPingAt: LinkInstant
+    /// The watch app's state as last reported by the watch (phone side only; the watch reports on link-up).
+    var peerAppForeground: Bool
+}
+
+/// The watch's redial schedule: capped exponential backoff with jitter.
+struct RedialState: Sendable, Equatable {
+    /// Consecutive failed attempts since the last established link.
+    var failures = 0
+    /// When to dial next; nil while a dial is in flight or the link is up.
+    var nextDialAt: LinkInstant?
+    var dialInFlight = false
+}
+
+extension LinkEngine {
+    // MARK: Dialing (watch)
+
+    mutating func startDial(into actions: inout [Action]) {
+        guard !redial.dialInFlight, link == nil, handshaking.isEmpty else { return }
+        redial.dialInFlight = true
+        redial.nextDialAt = nil
+        actions.append(.dial)
+    }
+
+    mutating func dialFailed(reason: String, now: LinkInstant, into actions: inout [Action]) {
+        redial.dialInFlight = false
+        actions.append(.log("dial failed: \(reason)"))
+        scheduleRedial(now: now)
+    }
+
+    /// Next delay: `initial × 2^failures`, capped, then a uniform jitter in [½·delay, delay].
+    mutating func scheduleRedial(now: LinkInstant) {
+        guard configuration.role == .watch, link == nil, handshaking.isEmpty, !redial.dialInFlight else { return }
+        let exponent = min(redial.failures, 20)
+        var delay = configuration.initialRedialDelay * (1 << exponent)
+        if delay > configuration.maximumRedialDelay { delay = configuration.maximumRedialDelay }
+        let micros = max(Int64(1), delay.wholeMicrosecondsForLink)
+        let jittered = micros / 2 + Int64(random.next() % UInt64(micros / 2 + 1))
+        redial.failures += 1
+        redial.nextDialAt = now.advanced(by: .microseconds(jittered))
+    }
+
+    // MARK: Connections
+
+    mutating func connectionOpened(
+        _ connection: ConnectionID, nonce: [UInt8], now: LinkInstant, into actions: inout [Action]
+    ) {
+        if configuration.role == .watch { redial.dialInFlight = false }
+        guard handshaking.count < configuration.maximumUnauthenticatedConnections else {
+            actions.append(
+                .send(connection, .error(code: .tooManyConnections, reason: "too many connections mid-handshake")))
+            actions.append(.close(connection, reason: "too many unauthenticated connections"))
+            return
+        }
+        var handshake = Handshake(
+            configuration: Handshake.Configuration(
+                side: configuration.role == .watch ? .dialer : .listener, role: configuration.role, instance: instance,
+                version: configuration.protocolVersion, timeout: configuration.handshakeTimeout),
+            authenticator: authenticator)
+        var pending = PendingConnection(
+            handshake: handshake, decoder: FrameDecoder(maximumFrameLength: configuration.maximumFrameLength),
+            deadline: now.advanced(by: configuration.handshakeTimeout))
+        let handshakeActions = handshake.handle(.started(nonce: nonce))
+        pending.handshake = handshake
+        handshaking[connection] = pending
+        apply(handshakeActions, on: connection, now: now, into: &actions)
+    }
+
+    mutating func connectionClosed(_ connection: ConnectionID, now: LinkInstant, into actions: inout [Action]) {
+        if handshaking.removeValue(forKey: connection) != nil {
+            scheduleRedial(now: now)
+            return
+        }
+        guard let current = link, current.connection == connection else { return }
+        linkLost(reason: "connection closed", now: now, into: &actions)
+    }
+
+    /// Drops the link's per-connection state; messages in flight fail, transfers will be resent.
+    mutating func linkLost(reason: String, now: LinkInstant, into actions: inout [Action]) {
+        link = nil
+        actions.append(.notify(.linkLost(reason: reason)))
+        actions.append(.log("link lost: \(reason)"))
+        for id in awaitingReply.keys.sorted() {
+            actions.append(.notify(.messageCompleted(id: id, .failed(.deliveryFailed(reason: "link lost: \(reason)")))))
+        }
+        awaitingReply.removeAll()
+        deliveredToApp.removeAll()
+        outbox.connectionLost()
+        scheduleRedial(now: now)
+    }
+
+    mutating func bytesReceived(
+        _ connection: ConnectionID, _ bytes: [UInt8], now: LinkInstant, into actions: inout [Action]
+    ) {
+        if var pending = handshaking[connection] {
+            pending.decoder.feed(bytes)
+            handshaking[connection] = pending
+            drainHandshake(connection, now: now, into: &actions)
+        } else if link?.connection == connection {
+            link?.decoder.feed(bytes)
+            drainLink(now: now, into: &actions)
+        }
+    }
+
+    /// Feeds every complete frame of a handshaking connection to its handshake; once it authenticates,
+    /// the remaining bytes belong to the link.
+    private mutating func drainHandshake(_ connection: ConnectionID, now: LinkInstant, into actions: inout [Action]) {
+        while var pending = handshaking[connection] {
+            let frame: LinkFrame?
+            do {
+                frame = try pending.decoder.nextFrame()
+            } catch {
+                handshaking[connection] = nil
+                refuse(connection, error, into: &actions)
+                scheduleRedial(now: now)
+                return
+            }
+            guard let frame else {
+                handshaking[connection] = pending
+                return
+            }
+            let handshakeActions = pending.handshake.handle(.frameReceived(frame))
+            handshaking[connection] = pending
+            apply(handshakeActions, on: connection, now: now, into: &actions)
+        }
+        if link?.connection == connection { drainLink(now: now, into: &actions) }
+    }
+
+    /// Carries out a handshake's actions for `connection`.
+    private mutating func apply(
+        _ handshakeActions: [Handshake.Action], on connection: ConnectionID, now: LinkInstant,
+        into actions: inout [Action]
+    ) {
+        for action in handshakeActions {
+            switch action {
+            case .send(let frame):
+                actions.append(.send(connection, frame))
+            case .scheduleDeadline(let after):
+                handshaking[connection]?.deadline = now.advanced(by: after)
+            case .close(let code, let message):
+                handshaking[connection] = nil
+                actions.append(.close(connection, reason: "handshake failed (\(code)): \(message)"))
+                actions.append(.log("handshake on \(connection) failed (\(code)): \(message)"))
+                scheduleRedial(now: now)
+            case .authenticated(let peer):
+                guard let pending = handshaking.removeValue(forKey: connection) else { continue }
+                establish(connection, peer: peer.instance, decoder: pending.decoder, now: now, into: &actions)
+            }
+        }
+    }
+
+    /// Makes `connection` the link, replacing an older one, and starts every channel on it.
+    private mutating func establish(
+        _ connection: ConnectionID, peer: InstanceID, decoder: FrameDecoder, now: LinkInstant,
+        into actions: inout [Action]
+    ) {
+        if let old = link {
+            actions.append(.send(old.connection, .error(code: .replaced, reason: "a newer connection replaced this one")))
+            actions.append(.close(old.connection, reason: "replaced by \(connection)"))
+            linkLost(reason: "replaced by a newer connection", now: now, into: &actions)
+        }
+        redial = RedialState()
+        link = EstablishedLink(
+            connection: connection, peer: peer, decoder: decoder, lastHeardAt: now,
+            nextPingAt: now.advanced(by: configuration.heartbeatInterval), peerAppForeground: false)
+        if knownPeer == nil { actions.append(.notify(.activated(peer: peer))) }
+        if knownPeer != peer {
+            knownPeer = peer
+            actions.append(.persistPeer(peer))
+        }
+        actions.append(.notify(.linkEstablished(peer: peer)))
+        actions.append(.log("link established on \(connection) with \(configuration.role.counterpart) \(peer)"))
+        if configuration.role == .watch {
+            actions.append(.send(connection, .appState(localAppForeground ? .foreground : .background)))
+        }
+        sendContextIfUnacknowledged(into: &actions)
+        sendTransfers(into: &actions)
+    }
+
+    // MARK: Established link
+
+    /// Handles every complete frame buffered on the link.
+    mutating func drainLink(now: LinkInstant, into actions: inout [Action]) {
+        while var current = link {
+            let frame: LinkFrame?
+            do {
+                frame = try current.decoder.nextFrame()
+            } catch {
+                link = current
+                refuse(current.connection, error, into: &actions)
+                linkLost(reason: "protocol error: \(error)", now: now, into: &actions)
+                return
+            }
+            current.lastHeardAt = now
+            link = current
+            guard let frame else { return }
+            linkFrameReceived(frame, now: now, into: &actions)
+        }
+    }
+
+    /// Sends an error frame naming the decoding problem and closes the connection.
+    private func refuse(_ connection: ConnectionID, _ error: FrameError, into actions: inout [Action]) {
+        actions.append(.send(connection, .error(code: error.linkErrorCode, reason: "\(error)")))
+        actions.append(.close(connection, reason: "\(error)"))
+        actions.append(.log("closing \(connection): \(error)"))
+    }
+
+    /// A peer frame that is not allowed here: error frame, close, link lost.
+    mutating func violation(_ message: String, now: LinkInstant, into actions: inout [Action]) {
+        guard let current = link else { return }
+        actions.append(.send(current.connection, .error(code: .protocolViolation, reason: message)))
+        actions.append(.close(current.connection, reason: message))
+        linkLost(reason: "protocol violation: \(message)", now: now, into: &actions)
+    }
+
+    mutating func linkFrameReceived(_ frame: LinkFrame, now: LinkInstant, into actions: inout [Action]) {
+        let role = configuration.role
+        switch frame {
+        case .ping(let token):
+            if let current = link { actions.append(.send(current.connection, .pong(token: token))) }
+        case .pong:
+            break
+        case .error(let code, let reason):
+            guard let current = link else { return }
+            actions.append(.close(current.connection, reason: "peer error \(code): \(reason)"))
+            linkLost(reason: "peer sent error \(code): \(reason)", now: now, into: &actions)
+        case .appState(let state) where role == .phone:
+            let foreground = state == .foreground
+            guard link?.peerAppForeground != foreground else { return }
+            link?.peerAppForeground = foreground
+            actions.append(.notify(.peerAppStateChanged(foreground: foreground)))
+        case .context(let generation, let sender, let payload) where role == .watch:
+            contextReceived(generation: generation, sender: sender, payload: payload, into: &actions)
+        case .contextAck(let generation, let sender) where role == .phone:
+            contextAcknowledged(generation: generation, sender: sender, into: &actions)
+        case .message(let id, let wantsReply, let payload):
+            actions.append(.notify(.messageReceived(id: id, payload: payload, wantsReply: wantsReply)))
+        case .messageReply(let id, let payload):
+            completeMessage(id: id, .replied(payload), into: &actions)
+        case .messageDelivered(let id):
+            completeMessage(id: id, .delivered, into: &actions)
+        case .messageFailed(let id, _, let reason):
+            completeMessage(id: id, .failed(.deliveryFailed(reason: reason)), into: &actions)
+        case .userInfo(let queue, let sequence, let payload):
+            userInfoReceived(TransferKey(queue: queue, sequence: sequence), payload: payload, into: &actions)
+        case .userInfoAck(let queue, let sequence):
+            transferAcknowledged(TransferKey(queue: queue, sequence: sequence), into: &actions)
+        case .launch(let payload) where role == .watch:
+            actions.append(.notify(.launchReceived(payload: payload)))
+        case .hello, .challenge, .proof, .welcome:
+            violation("handshake frame after the handshake completed", now: now, into: &actions)
+        case .appState, .context, .contextAck, .launch:
+            violation("\(frame.kind) is not allowed towards the \(role)", now: now, into: &actions)
+        }
+    }
+
+    // MARK: Time
+
+    mutating func tick(now: LinkInstant, into actions: inout [Action]) {
+        scheduledWakeUp = nil
+        for (connection, pending) in handshaking.sorted(by: { $0.key.rawValue < $1.key.rawValue })
+        where pending.deadline <= now {
+            var handshake = pending.handshake
+            let handshakeActions = handshake.handle(.deadlinePassed)
+            handshaking[connection]?.handshake = handshake
+            apply(handshakeActions, on: connection, now: now, into: &actions)
+            if handshaking[connection] != nil {
+                // The handshake had nothing to say (should not happen); close it anyway at its deadline.
+                handshaking[connection] = nil
+                actions.append(.close(connection, reason: "handshake deadline passed"))
+            }
+        }
+        if let current = link {
+            if now >= current.lastHeardAt.advanced(by: configuration.peerSilenceLimit) {
+                actions.append(
+                    .close(current.connection, reason: "peer silent for \(configuration.peerSilenceLimit)"))
+                linkLost(reason: "heartbeat: no frame for \(configuration.peerSilenceLimit)", now: now, into: &actions)
+            } else if now >= current.nextPingAt {
+                actions.append(.send(current.connection, .ping(token: nextPingToken)))
+                nextPingToken += 1
+                let nextPing = now.advanced(by: configuration.heartbeatInterval)
+                link?.nextPingAt = nextPing
+            }
+        }
+        expireMessages(now: now, into: &actions)
+        if let dialAt = redial.nextDialAt, dialAt <= now { startDial(into: &actions) }
+    }
+}
+
+extension Duration {
+    /// Whole microseconds, truncated toward zero (LinkProtocol does not depend on WorkoutModel).
+    var wholeMicrosecondsForLink: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+    }
+}

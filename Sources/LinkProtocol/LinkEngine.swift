@@ -1,0 +1,241 @@
+/// The link endpoint's pure engine: one per daemon, alive for the whole process, across connections.
+///
+/// It owns the handshake of every connection, the heartbeat of the established one, reachability,
+/// redial backoff (watch side), and the four channels' state: the context slot (phone) and its
+/// receiver mark (watch), messages awaiting a reply, the durable transfer outbox and the receiver's
+/// dedup marks. Bytes and facts go in as `Event`s; what to do comes out as `Action`s.
+///
+/// The shell MUST: perform actions in order; complete every `persist…` action durably (fsync)
+/// before performing the next action; remove a transfer from the durable log on `removeTransfer`;
+/// deliver `notify` to the app; arm one wake-up for the latest `scheduleWakeUp` (replacing any
+/// earlier one) and feed `tick` when it fires; feed `connectionClosed` for every connection it
+/// closes or loses, exactly once; on `dial`, try to connect and feed `connectionOpened` or
+/// `dialFailed`. Admission checks (`admission(of:bytes:)`) are pure queries the shell asks before
+/// persisting a transfer or context.
+package struct LinkEngine: Sendable {
+    /// Facts fed into the engine.
+    package enum Event: Equatable, Sendable {
+        /// The daemon started (the watch dials at once).
+        case started(now: LinkInstant)
+        /// A TCP connection was accepted (phone) or a dial succeeded (watch); `nonce` is 32 fresh CSPRNG bytes.
+        case connectionOpened(ConnectionID, nonce: [UInt8], now: LinkInstant)
+        case bytesReceived(ConnectionID, [UInt8], now: LinkInstant)
+        case connectionClosed(ConnectionID, now: LinkInstant)
+        case dialFailed(reason: String, now: LinkInstant)
+        /// The wake-up the engine scheduled fired (early or late ticks are harmless).
+        case tick(now: LinkInstant)
+        /// The app replaced the application context (phone); admission already checked.
+        case contextUpdated(payload: [UInt8], now: LinkInstant)
+        /// The app sends a message with a shell-chosen, unique `id`.
+        case messageSent(id: UInt64, payload: [UInt8], wantsReply: Bool, now: LinkInstant)
+        /// The app answered a received message.
+        case messageAnswered(id: UInt64, MessageAnswer)
+        /// A transfer is on disk in the outbox (the caller has been answered).
+        case transferPersisted(sequence: UInt64, payload: [UInt8])
+        /// The app durably processed a received transfer.
+        case transferProcessed(TransferKey)
+        case transferCancelRequested(sequence: UInt64)
+        /// The phone asks the watch app to launch (best effort).
+        case launchRequested(payload: [UInt8])
+        /// The watch app went to the foreground (true, wrist up) or background (false, wrist down).
+        case localAppStateChanged(foreground: Bool)
+    }
+
+    /// What the shell must do, in order.
+    package enum Action: Equatable, Sendable {
+        case send(ConnectionID, LinkFrame)
+        /// Close the connection after flushing what was sent to it (an error frame, say).
+        case close(ConnectionID, reason: String)
+        case dial
+        case scheduleWakeUp(at: LinkInstant)
+        case persistPeer(InstanceID)
+        case persistContextSlot(ContextSlot)
+        case persistReceivedContext(ReceivedContext)
+        case persistTransferMark(TransferKey)
+        /// Delete the transfer from the durable outbox (acknowledged, or cancelled when `cancelled`).
+        case removeTransfer(sequence: UInt64, cancelled: Bool)
+        case notify(LinkNotification)
+        case log(String)
+    }
+
+    /// Which channel an admission check is for.
+    package enum Channel: Sendable {
+        case context
+        case message
+        case userInfo
+    }
+
+    package let configuration: LinkConfiguration
+    package let instance: InstanceID
+    let authenticator: any HandshakeAuthenticator
+
+    var knownPeer: InstanceID?
+    var handshaking: [ConnectionID: PendingConnection] = [:]
+    var link: EstablishedLink?
+    var localAppForeground = true
+    var redial = RedialState()
+    var contextSlot: ContextSlot?
+    var receivedContext: ReceivedContext?
+    var awaitingReply: [UInt64: LinkInstant] = [:]
+    var outbox: TransferOutbox
+    var transferMarks: [InstanceID: UInt64]
+    var deliveredToApp: Set<TransferKey> = []
+    var reportedReachable = false
+    var scheduledWakeUp: LinkInstant?
+    var nextPingToken: UInt64 = 1
+    var random: SplitMix64
+
+    /// Creates the engine from what the state directory held. `seed` drives redial jitter only.
+    package init(
+        configuration: LinkConfiguration, instance: InstanceID, authenticator: any HandshakeAuthenticator,
+        restored: RestoredLinkState, seed: UInt64
+    ) {
+        self.configuration = configuration
+        self.instance = instance
+        self.authenticator = authenticator
+        knownPeer = restored.knownPeer
+        contextSlot = restored.contextSlot
+        receivedContext = restored.receivedContext
+        transferMarks = restored.transferMarks
+        outbox = TransferOutbox(queue: restored.outboxQueue, pending: restored.pendingTransfers)
+        random = SplitMix64(seed: seed)
+    }
+
+    // MARK: Observable state
+
+    /// WCSession.activationState == .activated: a handshake with the paired peer has completed, now or
+    /// in an earlier run of this state directory.
+    package var isActivated: Bool { knownPeer != nil }
+
+    /// Connected, authenticated and heartbeats fresh; phone → watch also needs the watch app in the
+    /// foreground (the watch always reaches the phone while linked).
+    package var isReachable: Bool {
+        guard let link else { return false }
+        return configuration.role == .watch || link.peerAppForeground
+    }
+
+    /// Whether an authenticated connection is up (context and transfers flow whatever the app state).
+    package var isLinked: Bool { link != nil }
+
+    /// The peer's instance ID, once known.
+    package var peerInstance: InstanceID? { link?.peer ?? knownPeer }
+
+    /// The watch app's state as this side knows it (the phone learns it from the watch).
+    package var watchAppForeground: Bool {
+        configuration.role == .watch ? localAppForeground : (link?.peerAppForeground ?? false)
+    }
+
+    package var currentContextSlot: ContextSlot? { contextSlot }
+    package var lastReceivedContext: ReceivedContext? { receivedContext }
+    package var outstandingTransfers: [OutboundTransfer] { outbox.pending }
+    package var outboxQueue: InstanceID { outbox.queue }
+    package var handshakingConnectionCount: Int { handshaking.count }
+
+    /// Why a send on `channel` of `bytes` bytes would be refused now, or nil if it may proceed.
+    package func admission(of channel: Channel, bytes: Int) -> LinkError? {
+        guard isActivated else { return .sessionNotActivated }
+        let limit: Int
+        switch channel {
+        case .context: limit = configuration.maximumContextBytes
+        case .message: limit = configuration.maximumMessageBytes
+        case .userInfo: limit = configuration.maximumUserInfoBytes
+        }
+        return bytes > limit ? .payloadTooLarge(size: bytes, limit: limit) : nil
+    }
+
+    // MARK: Dispatch
+
+    /// Handles one event and returns the complete, ordered list of actions.
+    package mutating func handle(_ event: Event) -> [Action] {
+        var actions: [Action] = []
+        let now: LinkInstant?
+        switch event {
+        case .started(let at):
+            now = at
+            if configuration.role == .watch { startDial(into: &actions) }
+        case .connectionOpened(let connection, let nonce, let at):
+            now = at
+            connectionOpened(connection, nonce: nonce, now: at, into: &actions)
+        case .bytesReceived(let connection, let bytes, let at):
+            now = at
+            bytesReceived(connection, bytes, now: at, into: &actions)
+        case .connectionClosed(let connection, let at):
+            now = at
+            connectionClosed(connection, now: at, into: &actions)
+        case .dialFailed(let reason, let at):
+            now = at
+            dialFailed(reason: reason, now: at, into: &actions)
+        case .tick(let at):
+            now = at
+            tick(now: at, into: &actions)
+        case .contextUpdated(let payload, _):
+            now = nil
+            contextUpdated(payload, into: &actions)
+        case .messageSent(let id, let payload, let wantsReply, let at):
+            now = at
+            messageSent(id: id, payload: payload, wantsReply: wantsReply, now: at, into: &actions)
+        case .messageAnswered(let id, let answer):
+            now = nil
+            messageAnswered(id: id, answer, into: &actions)
+        case .transferPersisted(let sequence, let payload):
+            now = nil
+            transferPersisted(sequence: sequence, payload: payload, into: &actions)
+        case .transferProcessed(let key):
+            now = nil
+            transferProcessed(key, into: &actions)
+        case .transferCancelRequested(let sequence):
+            now = nil
+            cancelTransfer(sequence: sequence, into: &actions)
+        case .launchRequested(let payload):
+            now = nil
+            launchRequested(payload, into: &actions)
+        case .localAppStateChanged(let foreground):
+            now = nil
+            localAppStateChanged(foreground: foreground, into: &actions)
+        }
+        reportReachability(into: &actions)
+        if let now { rescheduleWakeUp(now: now, into: &actions) }
+        return actions
+    }
+
+    /// Emits `reachabilityChanged` exactly when `isReachable` differs from what was last reported.
+    mutating func reportReachability(into actions: inout [Action]) {
+        let reachable = isReachable
+        if reachable != reportedReachable {
+            reportedReachable = reachable
+            actions.append(.notify(.reachabilityChanged(reachable)))
+        }
+    }
+
+    /// Arms one wake-up for the earliest deadline any part of the engine is waiting for.
+    mutating func rescheduleWakeUp(now: LinkInstant, into actions: inout [Action]) {
+        var deadlines: [LinkInstant] = handshaking.values.map(\.deadline)
+        if let link {
+            deadlines.append(link.nextPingAt)
+            deadlines.append(link.lastHeardAt.advanced(by: configuration.peerSilenceLimit))
+        }
+        deadlines.append(contentsOf: awaitingReply.values)
+        if let redialAt = redial.nextDialAt { deadlines.append(redialAt) }
+        let earliest = deadlines.min()
+        if let earliest, earliest != scheduledWakeUp {
+            scheduledWakeUp = earliest
+            actions.append(.scheduleWakeUp(at: max(earliest, now)))
+        }
+    }
+}
+
+/// A small, seeded pseudo-random generator (SplitMix64) for redial jitter: the engine owns it, so a
+/// test that fixes the seed replays exactly.
+package struct SplitMix64: RandomNumberGenerator, Sendable, Equatable {
+    private var state: UInt64
+
+    package init(seed: UInt64) { state = seed }
+
+    package mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,126 @@
+/// Identifies one TCP connection for the lifetime of the process; chosen by the shell.
+package struct ConnectionID: Hashable, Sendable, CustomStringConvertible {
+    package var rawValue: Int
+    package init(_ rawValue: Int) { self.rawValue = rawValue }
+    package var description: String { "#\(rawValue)" }
+}
+
+/// Names one durable transfer: the sender's queue ID and the transfer's sequence in that queue.
+package struct TransferKey: Hashable, Sendable, CustomStringConvertible {
+    package var queue: InstanceID
+    package var sequence: UInt64
+    package init(queue: InstanceID, sequence: UInt64) {
+        self.queue = queue
+        self.sequence = sequence
+    }
+    package var description: String { "\(queue)/\(sequence)" }
+}
+
+/// The phone's context slot: the latest complete state, its generation (only ever grows) and the
+/// highest generation the watch acknowledged. The shell persists it atomically on every change.
+package struct ContextSlot: Equatable, Sendable {
+    package var generation: UInt64
+    package var payload: [UInt8]
+    package var acknowledgedGeneration: UInt64
+
+    package init(generation: UInt64, payload: [UInt8], acknowledgedGeneration: UInt64) {
+        self.generation = generation
+        self.payload = payload
+        self.acknowledgedGeneration = acknowledgedGeneration
+    }
+}
+
+/// The watch's last received context: which phone instance sent it, its generation and the payload.
+/// Persisted atomically before the app sees it; it survives the watch's restart.
+package struct ReceivedContext: Equatable, Sendable {
+    package var sender: InstanceID
+    package var generation: UInt64
+    package var payload: [UInt8]
+
+    package init(sender: InstanceID, generation: UInt64, payload: [UInt8]) {
+        self.sender = sender
+        self.generation = generation
+        self.payload = payload
+    }
+}
+
+/// What a daemon recovered from its state directory at start-up, handed to the session once.
+package struct RestoredLinkState: Equatable, Sendable {
+    /// The paired peer's instance ID from the last completed handshake; non-nil means activated.
+    package var knownPeer: InstanceID?
+    package var contextSlot: ContextSlot?
+    package var receivedContext: ReceivedContext?
+    /// The receiver's dedup high-water marks, per sender queue.
+    package var transferMarks: [InstanceID: UInt64]
+    /// The sender's outbox: its queue ID and the transfers not yet acknowledged, in order.
+    package var outboxQueue: InstanceID
+    package var pendingTransfers: [(sequence: UInt64, payload: [UInt8])]
+
+    package init(
+        knownPeer: InstanceID? = nil, contextSlot: ContextSlot? = nil, receivedContext: ReceivedContext? = nil,
+        transferMarks: [InstanceID: UInt64] = [:], outboxQueue: InstanceID,
+        pendingTransfers: [(sequence: UInt64, payload: [UInt8])] = []
+    ) {
+        self.knownPeer = knownPeer
+        self.contextSlot = contextSlot
+        self.receivedContext = receivedContext
+        self.transferMarks = transferMarks
+        self.outboxQueue = outboxQueue
+        self.pendingTransfers = pendingTransfers
+    }
+
+    package static func == (lhs: RestoredLinkState, rhs: RestoredLinkState) -> Bool {
+        lhs.knownPeer == rhs.knownPeer && lhs.contextSlot == rhs.contextSlot
+            && lhs.receivedContext == rhs.receivedContext && lhs.transferMarks == rhs.transferMarks
+            && lhs.outboxQueue == rhs.outboxQueue
+            && lhs.pendingTransfers.map(\.sequence) == rhs.pendingTransfers.map(\.sequence)
+            && lhs.pendingTransfers.map(\.payload) == rhs.pendingTransfers.map(\.payload)
+    }
+}
+
+/// How the app answered a message it received.
+package enum MessageAnswer: Equatable, Sendable {
+    /// Reply with a payload (the sender asked for one).
+    case reply([UInt8])
+    /// Handled; no reply payload.
+    case handled
+    /// The app has no handler for this message: the sender gets `deliveryFailed`.
+    case noHandler(reason: String)
+}
+
+/// How a sent message ended: exactly one of these per send.
+package enum MessageOutcome: Equatable, Sendable {
+    case replied([UInt8])
+    case delivered
+    case failed(LinkError)
+}
+
+/// What the session tells the app (the WCSessionDelegate analog).
+package enum LinkNotification: Equatable, Sendable {
+    /// The first handshake with the paired peer completed; sends are now possible.
+    case activated(peer: InstanceID)
+    /// `isReachable` changed; fires exactly once per real change.
+    case reachabilityChanged(Bool)
+    /// The watch app moved to the foreground (true) or background (false); seen by the phone.
+    case peerAppStateChanged(foreground: Bool)
+    /// A new application context arrived and is on disk.
+    case contextReceived(ReceivedContext)
+    /// The watch acknowledged this context generation.
+    case contextAcknowledged(generation: UInt64)
+    /// A message arrived; answer it with `Event.messageAnswered`.
+    case messageReceived(id: UInt64, payload: [UInt8], wantsReply: Bool)
+    /// A message this side sent ended.
+    case messageCompleted(id: UInt64, MessageOutcome)
+    /// A transfer arrived; process it durably, then send `Event.transferProcessed`.
+    case userInfoReceived(TransferKey, payload: [UInt8])
+    /// The peer durably processed this outbound transfer (didFinish).
+    case transferFinished(sequence: UInt64)
+    /// The phone asked the watch app to launch (HealthKit startWatchApp analog).
+    case launchReceived(payload: [UInt8])
+    /// A launch request was dropped because the watch is not linked (never queued, never retried).
+    case launchDropped
+    /// A connection authenticated and became the link.
+    case linkEstablished(peer: InstanceID)
+    /// The link went down.
+    case linkLost(reason: String)
+}
