@@ -1,0 +1,230 @@
+import LinkProtocol
+import Testing
+
+@Suite("Link engine: the four channels")
+struct LinkChannelTests {
+    private func linkedPair() -> LinkPair {
+        var pair = LinkPair()
+        pair.start()
+        pair.forget()
+        return pair
+    }
+
+    private func connection(_ pair: LinkPair) -> ConnectionID { ConnectionID(pair.open.sorted().first!) }
+
+    // MARK: Context
+
+    @Test("a context update while linked persists the slot, then sends it (complete action list)")
+    func contextWhileLinked() {
+        var pair = linkedPair()
+        var phone = pair.phone
+        let actions = phone.handle(.contextUpdated(payload: [1, 2, 3], now: pair.now))
+        let slot = ContextSlot(generation: 1, payload: [1, 2, 3], acknowledgedGeneration: 0)
+        #expect(actions == [
+            .persistContextSlot(slot),
+            .send(connection(pair), .context(generation: 1, sender: LinkPair.phoneInstance, payload: [1, 2, 3])),
+        ])
+        pair.handle(.phone, .contextUpdated(payload: [1, 2, 3], now: pair.now))
+        let received = ReceivedContext(sender: LinkPair.phoneInstance, generation: 1, payload: [1, 2, 3])
+        #expect(pair.recorded[.watch]! == [
+            .persistReceivedContext(received), .notify(.contextReceived(received)),
+            .send(connection(pair), .contextAck(generation: 1, sender: LinkPair.phoneInstance)),
+        ])
+        #expect(pair.phone.currentContextSlot?.acknowledgedGeneration == 1)
+    }
+
+    @Test("three updates while the watch is away yield exactly one delivery, of the third")
+    func latestWins() {
+        var pair = LinkPair(
+            phoneRestored: RestoredLinkState(knownPeer: LinkPair.watchInstance, outboxQueue: LinkPair.phoneQueue))
+        pair.watchCanDial = false
+        pair.start()
+        for value in 1...3 { pair.handle(.phone, .contextUpdated(payload: [UInt8(value)], now: pair.now)) }
+        #expect(pair.phone.currentContextSlot?.generation == 3)
+        pair.watchCanDial = true
+        pair.advance(by: .seconds(2))
+        let deliveries = pair.notifications(.watch).filter { if case .contextReceived = $0 { true } else { false } }
+        #expect(deliveries == [.contextReceived(ReceivedContext(sender: LinkPair.phoneInstance, generation: 3, payload: [3]))])
+    }
+
+    @Test("an update equal to the slot is not sent again, and an acknowledged slot is not resent on reconnect")
+    func noRedundantSends() {
+        var pair = linkedPair()
+        pair.handle(.phone, .contextUpdated(payload: [9], now: pair.now))
+        pair.forget()
+        pair.handle(.phone, .contextUpdated(payload: [9], now: pair.now))
+        #expect(pair.recorded[.phone]!.isEmpty)
+        pair.cutConnection()
+        pair.advance(by: .seconds(2))
+        #expect(pair.phone.isLinked)
+        #expect(!pair.framesSent[.phone]!.contains { $0.kind == .context })
+    }
+
+    @Test("the watch ignores an old generation from the same phone but accepts any from a new phone instance")
+    func generationsAndReset() {
+        let old = ReceivedContext(sender: LinkPair.phoneInstance, generation: 5, payload: [5])
+        var pair = LinkPair(
+            phoneRestored: RestoredLinkState(
+                knownPeer: LinkPair.watchInstance,
+                contextSlot: ContextSlot(generation: 4, payload: [4], acknowledgedGeneration: 0),
+                outboxQueue: LinkPair.phoneQueue),
+            watchRestored: RestoredLinkState(
+                knownPeer: LinkPair.phoneInstance, receivedContext: old, outboxQueue: LinkPair.watchQueue))
+        pair.start()
+        #expect(pair.watch.lastReceivedContext == old)
+        #expect(!pair.notifications(.watch).contains { if case .contextReceived = $0 { true } else { false } })
+        #expect(pair.phone.currentContextSlot?.acknowledgedGeneration == 4, "an ignored generation is still acknowledged")
+
+        let resetPhone = InstanceID(bytes: [UInt8](repeating: 0x99, count: 16))!
+        var reset = LinkPair(
+            phoneRestored: RestoredLinkState(
+                contextSlot: ContextSlot(generation: 1, payload: [1], acknowledgedGeneration: 0),
+                outboxQueue: LinkPair.phoneQueue),
+            watchRestored: RestoredLinkState(
+                knownPeer: LinkPair.phoneInstance, receivedContext: old, outboxQueue: LinkPair.watchQueue),
+            phoneInstance: resetPhone)
+        reset.start()
+        #expect(reset.watch.lastReceivedContext == ReceivedContext(sender: resetPhone, generation: 1, payload: [1]))
+    }
+
+    // MARK: Messages
+
+    @Test("a message gets exactly one outcome: reply, delivered, or deliveryFailed for no handler")
+    func messageOutcomes() {
+        var pair = linkedPair()
+        pair.handle(.watch, .messageSent(id: 1, payload: [1], wantsReply: true, now: pair.now))
+        #expect(pair.notifications(.phone) == [.messageReceived(id: 1, payload: [1], wantsReply: true)])
+        pair.handle(.phone, .messageAnswered(id: 1, .reply([42])))
+        pair.handle(.watch, .messageSent(id: 2, payload: [2], wantsReply: false, now: pair.now))
+        pair.handle(.phone, .messageAnswered(id: 2, .handled))
+        pair.handle(.watch, .messageSent(id: 3, payload: [3], wantsReply: false, now: pair.now))
+        pair.handle(.phone, .messageAnswered(id: 3, .noHandler(reason: "no handler for kind x")))
+        #expect(pair.notifications(.watch) == [
+            .messageCompleted(id: 1, .replied([42])), .messageCompleted(id: 2, .delivered),
+            .messageCompleted(id: 3, .failed(.deliveryFailed(reason: "no handler for kind x"))),
+        ])
+    }
+
+    @Test("phone → watch messages fail at once with notReachable while the watch app is in the background")
+    func notReachableWhenWristDown() {
+        var pair = linkedPair()
+        pair.handle(.watch, .localAppStateChanged(foreground: false))
+        pair.forget()
+        pair.handle(.phone, .messageSent(id: 7, payload: [7], wantsReply: true, now: pair.now))
+        #expect(pair.notifications(.phone) == [.messageCompleted(id: 7, .failed(.notReachable))])
+        #expect(pair.framesSent[.phone]!.isEmpty, "nothing is queued")
+        pair.handle(.watch, .localAppStateChanged(foreground: true))
+        #expect(!pair.notifications(.watch).contains { if case .messageReceived = $0 { true } else { false } })
+    }
+
+    @Test("no answer within the timeout fails with messageReplyTimedOut; a late reply is dropped")
+    func replyTimeout() {
+        var pair = linkedPair()
+        pair.handle(.watch, .messageSent(id: 5, payload: [], wantsReply: true, now: pair.now))
+        pair.advance(by: .seconds(5) + .milliseconds(20))
+        #expect(pair.notifications(.watch).contains(.messageCompleted(id: 5, .failed(.messageReplyTimedOut))))
+        pair.forget()
+        pair.handle(.phone, .messageAnswered(id: 5, .reply([1])))
+        #expect(pair.notifications(.watch).isEmpty)
+    }
+
+    @Test("a link drop mid-send fails the message instead of hanging")
+    func dropMidSend() {
+        var pair = linkedPair()
+        pair.handle(.watch, .messageSent(id: 9, payload: [], wantsReply: true, now: pair.now))
+        pair.cutConnection()
+        #expect(pair.notifications(.watch).contains {
+            if case .messageCompleted(9, .failed(.deliveryFailed)) = $0 { true } else { false }
+        })
+    }
+
+    // MARK: UserInfo
+
+    @Test("transfers queued while unlinked are delivered in order on link-up and removed on ack")
+    func transfersInOrder() {
+        var pair = LinkPair(
+            watchRestored: RestoredLinkState(
+                knownPeer: LinkPair.phoneInstance, outboxQueue: LinkPair.watchQueue,
+                pendingTransfers: [(1, [1]), (2, [2])]))
+        pair.watchCanDial = false
+        pair.start()
+        pair.handle(.watch, .transferPersisted(sequence: 3, payload: [3]))
+        pair.watchCanDial = true
+        pair.advance(by: .seconds(2))
+        let received = pair.notifications(.phone).compactMap { notification -> UInt64? in
+            if case .userInfoReceived(let key, _) = notification { return key.sequence }
+            return nil
+        }
+        #expect(received == [1, 2, 3])
+        for sequence in received {
+            pair.handle(.phone, .transferProcessed(TransferKey(queue: LinkPair.watchQueue, sequence: sequence)))
+        }
+        #expect(pair.watch.outstandingTransfers.isEmpty)
+        #expect(pair.recorded[.watch]!.filter { if case .removeTransfer = $0 { true } else { false } }.count == 3)
+        #expect(pair.notifications(.watch).contains(.transferFinished(sequence: 3)))
+    }
+
+    @Test("a transfer redelivered after a lost ack is acknowledged again but not delivered twice")
+    func dedup() {
+        var pair = linkedPair()
+        pair.dropAllFramesOfKind = .userInfoAck
+        pair.handle(.watch, .transferPersisted(sequence: 1, payload: [1]))
+        pair.handle(.phone, .transferProcessed(TransferKey(queue: LinkPair.watchQueue, sequence: 1)))
+        #expect(pair.recorded[.phone]!.contains(.persistTransferMark(TransferKey(queue: LinkPair.watchQueue, sequence: 1))))
+        pair.dropAllFramesOfKind = nil
+        pair.cutConnection()
+        pair.forget()
+        pair.advance(by: .seconds(2))
+        #expect(pair.framesSent[.watch]!.contains { $0.kind == .userInfo }, "resent after reconnect")
+        #expect(!pair.notifications(.phone).contains { if case .userInfoReceived = $0 { true } else { false } })
+        #expect(pair.watch.outstandingTransfers.isEmpty)
+    }
+
+    @Test("a transfer never put on the wire can be cancelled; the rest keep their order")
+    func cancel() {
+        var pair = LinkPair(
+            watchRestored: RestoredLinkState(knownPeer: LinkPair.phoneInstance, outboxQueue: LinkPair.watchQueue))
+        pair.watchCanDial = false
+        pair.start()
+        for sequence in UInt64(1)...3 { pair.handle(.watch, .transferPersisted(sequence: sequence, payload: [UInt8(sequence)])) }
+        #expect(pair.watch.cancellationError(sequence: 2) == nil)
+        pair.handle(.watch, .transferCancelRequested(sequence: 2))
+        #expect(pair.recorded[.watch]!.contains(.removeTransfer(sequence: 2, cancelled: true)))
+        pair.watchCanDial = true
+        pair.advance(by: .seconds(2))
+        let received = pair.notifications(.phone).compactMap { notification -> UInt64? in
+            if case .userInfoReceived(let key, _) = notification { return key.sequence }
+            return nil
+        }
+        #expect(received == [1, 3])
+        #expect(pair.watch.cancellationError(sequence: 1) == .transferAlreadySent(sequence: 1))
+        #expect(pair.watch.cancellationError(sequence: 2) == .unknownTransfer(sequence: 2))
+    }
+
+    @Test("at most the window of transfers is in flight; acks release more")
+    func window() {
+        var pair = LinkPair { $0.transferWindow = 2 }
+        pair.start()
+        for sequence in UInt64(1)...5 { pair.handle(.watch, .transferPersisted(sequence: sequence, payload: [])) }
+        #expect(pair.framesSent[.watch]!.filter { $0.kind == .userInfo }.count == 2)
+        pair.handle(.phone, .transferProcessed(TransferKey(queue: LinkPair.watchQueue, sequence: 1)))
+        #expect(pair.framesSent[.watch]!.filter { $0.kind == .userInfo }.count == 3)
+    }
+
+    // MARK: Launch
+
+    @Test("launch is delivered when linked and dropped, never queued, when not")
+    func launch() {
+        var pair = linkedPair()
+        pair.handle(.phone, .launchRequested(payload: [1]))
+        #expect(pair.notifications(.watch) == [.launchReceived(payload: [1])])
+        pair.cutConnection()
+        pair.watchCanDial = false
+        pair.forget()
+        pair.handle(.phone, .launchRequested(payload: [2]))
+        #expect(pair.notifications(.phone) == [.launchDropped])
+        pair.watchCanDial = true
+        pair.advance(by: .seconds(2))
+        #expect(!pair.notifications(.watch).contains(.launchReceived(payload: [2])))
+    }
+}
