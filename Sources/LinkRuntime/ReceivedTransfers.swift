@@ -28,6 +28,11 @@ package final class ReceivedTransfers: Sendable {
         marks.withLock { sequence <= $0[queueID, default: 0] }
     }
 
+    /// Every queue's mark, for handing to the link engine at start-up.
+    package var allMarks: [[UInt8]: UInt64] {
+        marks.withLock { $0 }
+    }
+
     /// The highest applied sequence for `queueID`, 0 if none.
     package func highestApplied(queueID: [UInt8]) -> UInt64 {
         marks.withLock { $0[queueID, default: 0] }

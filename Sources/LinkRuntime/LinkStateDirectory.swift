@@ -1,0 +1,131 @@
+import Foundation
+import LinkProtocol
+
+/// The link's durable state under a daemon's state directory, and how it is read back at start-up.
+///
+/// ```
+/// <state>/instance-id              this daemon's instance ID, 32 hex digits (kept for life; wiped = new)
+/// <state>/link/peer                the paired peer's instance ID, 32 hex digits (activation survives restart)
+/// <state>/link/context-slot        phone: u64 generation, u64 acknowledged generation, payload, u32 CRC32C
+/// <state>/link/received-context    watch: 16-byte sender, u64 generation, payload, u32 CRC32C
+/// <state>/link/transfer-marks      receiver's dedup marks (ReceivedTransfers)
+/// <state>/link/outbox/             sender's durable transferUserInfo queue (TransferLog)
+/// ```
+/// Every file is replaced atomically (AtomicFile); integers are big-endian. A file that exists but
+/// does not parse stops start-up with an error naming it: never a silent reset.
+package final class LinkStateDirectory: Sendable {
+    package let root: String
+    package let instance: InstanceID
+    package let outbox: TransferLog
+    package let receivedTransfers: ReceivedTransfers
+
+    private var linkDirectory: String { "\(root)/link" }
+    private var peerPath: String { "\(linkDirectory)/peer" }
+    private var slotPath: String { "\(linkDirectory)/context-slot" }
+    private var receivedPath: String { "\(linkDirectory)/received-context" }
+
+    /// Opens (creating when absent) the state under `root`. `newInstanceBytes` supplies 16 random
+    /// bytes when the directory has no instance ID yet.
+    package init(
+        root: String, outboxConfiguration: TransferLog.Configuration = .init(),
+        newInstanceBytes: () throws -> [UInt8]
+    ) throws {
+        self.root = root
+        try FileManager.default.createDirectory(atPath: "\(root)/link/outbox", withIntermediateDirectories: true)
+        try AtomicFile.sweepTemporaryFiles(in: root)
+        try AtomicFile.sweepTemporaryFiles(in: "\(root)/link")
+        let instancePath = "\(root)/instance-id"
+        if let bytes = try AtomicFile.read(instancePath) {
+            instance = try Self.parseInstance(bytes, file: instancePath)
+        } else {
+            guard let fresh = InstanceID(bytes: try newInstanceBytes()) else {
+                preconditionFailure("newInstanceBytes must return \(InstanceID.byteCount) bytes")
+            }
+            try AtomicFile.write(Array("\(fresh)\n".utf8), to: instancePath)
+            instance = fresh
+        }
+        outbox = try TransferLog(directory: "\(root)/link/outbox", configuration: outboxConfiguration)
+        receivedTransfers = try ReceivedTransfers(path: "\(root)/link/transfer-marks")
+    }
+
+    /// Everything the link engine needs from disk.
+    package func restore() throws -> RestoredLinkState {
+        var marks: [InstanceID: UInt64] = [:]
+        for (queue, mark) in receivedTransfers.allMarks {
+            if let id = InstanceID(bytes: queue) { marks[id] = mark }
+        }
+        guard let queue = InstanceID(bytes: outbox.queueID) else {
+            throw StateFileError.malformed(file: "\(root)/link/outbox/queue-id", reason: "not 16 bytes")
+        }
+        return RestoredLinkState(
+            knownPeer: try AtomicFile.read(peerPath).map { try Self.parseInstance($0, file: peerPath) },
+            contextSlot: try readSlot(), receivedContext: try readReceivedContext(), transferMarks: marks,
+            outboxQueue: queue,
+            pendingTransfers: outbox.pending().map { (sequence: $0.sequence, payload: $0.payload) })
+    }
+
+    package func persistPeer(_ peer: InstanceID) throws {
+        try AtomicFile.write(Array("\(peer)\n".utf8), to: peerPath)
+    }
+
+    package func persist(_ slot: ContextSlot) throws {
+        var bytes: [UInt8] = []
+        BigEndian.append(slot.generation, to: &bytes)
+        BigEndian.append(slot.acknowledgedGeneration, to: &bytes)
+        bytes += slot.payload
+        try AtomicFile.write(Self.sealed(bytes), to: slotPath)
+    }
+
+    package func persist(_ received: ReceivedContext) throws {
+        var bytes = received.sender.bytes
+        BigEndian.append(received.generation, to: &bytes)
+        bytes += received.payload
+        try AtomicFile.write(Self.sealed(bytes), to: receivedPath)
+    }
+
+    /// The last received context, as `receivedApplicationContext` (also readable with the daemon down).
+    package func readReceivedContext() throws -> ReceivedContext? {
+        guard let sealed = try AtomicFile.read(receivedPath) else { return nil }
+        let bytes = try Self.unsealed(sealed, file: receivedPath)
+        guard bytes.count >= 24, let sender = InstanceID(bytes: bytes[0..<16]) else {
+            throw StateFileError.malformed(file: receivedPath, reason: "shorter than its 24-byte header")
+        }
+        return ReceivedContext(sender: sender, generation: BigEndian.read(UInt64.self, from: bytes, at: 16), payload: Array(bytes[24...]))
+    }
+
+    private func readSlot() throws -> ContextSlot? {
+        guard let sealed = try AtomicFile.read(slotPath) else { return nil }
+        let bytes = try Self.unsealed(sealed, file: slotPath)
+        guard bytes.count >= 16 else {
+            throw StateFileError.malformed(file: slotPath, reason: "shorter than its 16-byte header")
+        }
+        return ContextSlot(
+            generation: BigEndian.read(UInt64.self, from: bytes, at: 0), payload: Array(bytes[16...]),
+            acknowledgedGeneration: BigEndian.read(UInt64.self, from: bytes, at: 8))
+    }
+
+    private static func parseInstance(_ bytes: [UInt8], file: String) throws -> InstanceID {
+        let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let id = InstanceID(hex: text) else {
+            throw StateFileError.malformed(file: file, reason: "expected 32 hex digits, found \(text.prefix(40).debugDescription)")
+        }
+        return id
+    }
+
+    private static func sealed(_ bytes: [UInt8]) -> [UInt8] {
+        var sealed = bytes
+        BigEndian.append(CRC32C.checksum(bytes), to: &sealed)
+        return sealed
+    }
+
+    private static func unsealed(_ bytes: [UInt8], file: String) throws -> [UInt8] {
+        guard bytes.count >= 4 else { throw StateFileError.malformed(file: file, reason: "shorter than its checksum") }
+        let body = Array(bytes.dropLast(4))
+        let stored = BigEndian.read(UInt32.self, from: bytes, at: bytes.count - 4)
+        guard CRC32C.checksum(body) == stored else {
+            throw StateFileError.malformed(file: file, reason: "checksum mismatch")
+        }
+        return body
+    }
+
+}
