@@ -23,6 +23,9 @@ let package = Package(
             dependencies: ["LinkProtocol", "COpenSSL"],
             swiftSettings: swiftSettings
         ),
+        // Pure: the watch's decisions — applying a pushed context to the cache, optimistic edits and
+        // how they are forwarded, and the workout-session coordinator (the S4/S6/S7 fix).
+        .target(name: "WatchEngine", dependencies: ["WorkoutModel"], swiftSettings: swiftSettings),
         // Test-only: manual clock, temporary directories, free ports, spawning daemons.
         .target(name: "TestSupport", swiftSettings: swiftSettings),
 
@@ -39,6 +42,11 @@ let package = Package(
         .testTarget(
             name: "LinkRuntimeTests",
             dependencies: ["LinkRuntime", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "WatchEngineTests",
+            dependencies: ["WatchEngine", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "PackageChecks", dependencies: ["TestSupport"], swiftSettings: swiftSettings),
