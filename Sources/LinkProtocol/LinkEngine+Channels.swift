@@ -52,9 +52,9 @@ struct TransferOutbox: Sendable, Equatable {
 extension LinkEngine {
     // MARK: Context (phone → watch)
 
-    mutating func contextUpdated(_ payload: [UInt8], into actions: inout [Action]) {
+    mutating func contextUpdated(_ payload: [UInt8], force: Bool, into actions: inout [Action]) {
         precondition(configuration.role == .phone, "only the phone updates the application context")
-        if let slot = contextSlot, slot.payload == payload { return }
+        if !force, let slot = contextSlot, slot.payload == payload { return }
         let generation = (contextSlot?.generation ?? 0) + 1
         let slot = ContextSlot(
             generation: generation, payload: payload, acknowledgedGeneration: contextSlot?.acknowledgedGeneration ?? 0)

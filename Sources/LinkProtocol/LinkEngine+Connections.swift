@@ -180,6 +180,12 @@ extension LinkEngine {
         if knownPeer != peer {
             knownPeer = peer
             actions.append(.persistPeer(peer))
+            // A different watch (wiped or replaced) has none of our contexts: forget the old acknowledgement.
+            if var slot = contextSlot, slot.acknowledgedGeneration != 0 {
+                slot.acknowledgedGeneration = 0
+                contextSlot = slot
+                actions.append(.persistContextSlot(slot))
+            }
         }
         actions.append(.notify(.linkEstablished(peer: peer)))
         actions.append(.log("link established on \(connection) with \(configuration.role.counterpart) \(peer)"))

@@ -24,8 +24,10 @@ package struct LinkEngine: Sendable {
         case dialFailed(reason: String, now: LinkInstant)
         /// The wake-up the engine scheduled fired (early or late ticks are harmless).
         case tick(now: LinkInstant)
-        /// The app replaced the application context (phone); admission already checked.
-        case contextUpdated(payload: [UInt8], now: LinkInstant)
+        /// The app replaced the application context (phone); admission already checked. An update
+        /// byte-equal to the slot is dropped unless `force`, which sends it again under a new generation
+        /// (the SyncEngine's re-push that makes the watch re-apply the authoritative state).
+        case contextUpdated(payload: [UInt8], force: Bool = false, now: LinkInstant)
         /// The app sends a message with a shell-chosen, unique `id`.
         case messageSent(id: UInt64, payload: [UInt8], wantsReply: Bool, now: LinkInstant)
         /// The app answered a received message.
@@ -168,9 +170,9 @@ package struct LinkEngine: Sendable {
         case .tick(let at):
             now = at
             tick(now: at, into: &actions)
-        case .contextUpdated(let payload, _):
+        case .contextUpdated(let payload, let force, _):
             now = nil
-            contextUpdated(payload, into: &actions)
+            contextUpdated(payload, force: force, into: &actions)
         case .messageSent(let id, let payload, let wantsReply, let at):
             now = at
             messageSent(id: id, payload: payload, wantsReply: wantsReply, now: at, into: &actions)

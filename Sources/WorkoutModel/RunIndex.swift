@@ -10,12 +10,15 @@ package struct RunIndex: Sendable, Equatable {
         package var status: WorkoutStatus
         package var startedAt: Timestamp
         package var endedAt: Timestamp?
+        /// The run's `updatedAt`, so the ingest gate can compare without loading the document.
+        package var updatedAt: Timestamp
 
         package init(_ run: WorkoutDocument) {
             id = run.id
             status = run.status
             startedAt = run.startedAt
             endedAt = run.endedAt
+            updatedAt = run.updatedAt
         }
     }
 

@@ -228,3 +228,29 @@ struct LinkChannelTests {
         #expect(!pair.notifications(.watch).contains(.launchReceived(payload: [2])))
     }
 }
+
+@Suite("Link engine: context re-push and new watches")
+struct LinkContextRepushTests {
+    @Test("a forced update of an unchanged payload is delivered again under a new generation")
+    func forcedRepush() {
+        var pair = LinkPair()
+        pair.start()
+        pair.handle(.phone, .contextUpdated(payload: [1], now: pair.now))
+        pair.forget()
+        pair.handle(.phone, .contextUpdated(payload: [1], force: true, now: pair.now))
+        #expect(pair.notifications(.watch) == [
+            .contextReceived(ReceivedContext(sender: LinkPair.phoneInstance, generation: 2, payload: [1]))
+        ])
+    }
+
+    @Test("a different watch instance gets the context even though the old watch acknowledged it")
+    func newWatchGetsContext() {
+        var pair = LinkPair(
+            phoneRestored: RestoredLinkState(
+                knownPeer: InstanceID(bytes: [UInt8](repeating: 0x55, count: 16))!,
+                contextSlot: ContextSlot(generation: 7, payload: [7], acknowledgedGeneration: 7),
+                outboxQueue: LinkPair.phoneQueue))
+        pair.start()
+        #expect(pair.watch.lastReceivedContext?.generation == 7)
+    }
+}
