@@ -23,6 +23,8 @@ let package = Package(
             dependencies: ["LinkProtocol", "COpenSSL"],
             swiftSettings: swiftSettings
         ),
+        // Pure: the phone's SyncEngine decisions — ingest gates, operations, tombstones, the state push.
+        .target(name: "SyncEngine", dependencies: ["WorkoutModel"], swiftSettings: swiftSettings),
         // Pure: the watch's decisions — applying a pushed context to the cache, optimistic edits and
         // how they are forwarded, and the workout-session coordinator (the S4/S6/S7 fix).
         .target(name: "WatchEngine", dependencies: ["WorkoutModel"], swiftSettings: swiftSettings),
@@ -42,6 +44,11 @@ let package = Package(
         .testTarget(
             name: "LinkRuntimeTests",
             dependencies: ["LinkRuntime", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SyncEngineTests",
+            dependencies: ["SyncEngine", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

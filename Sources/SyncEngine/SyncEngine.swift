@@ -1,0 +1,260 @@
+import WorkoutModel
+
+/// The phone's persistence orchestrator (seed 000's `SyncEngine`), as a pure engine.
+///
+/// It holds the phone's cache of the document directory — every split, a `RunIndex` summary of every
+/// run, the documents of the runs a push can carry, every tombstone — and decides: what to write
+/// when a person operates, whether a workout update from the watch is accepted (the intake gates),
+/// how external changes flow in, and when the state push goes out.
+///
+/// The shell MUST: feed every document of the initial scan with `documentScanned`, then
+/// `gatherFinished` (nothing is pushed before); perform actions in order, each write atomically
+/// before the next; feed `tombstoneWritten` once a `writeTombstone` has landed (until then the ID
+/// is a pending delete); send `pushContext` over the context channel (forced pushes bump the
+/// generation even when the payload is unchanged); feed `linkActivated`, `reachabilityRestored`
+/// and `requestSyncReceived` from the link; before an operation on a run for which
+/// `needsDocument(_:)` is true, load its file and feed it with `documentScanned`.
+package struct SyncEngine: Sendable {
+    /// What the shell must do, in order.
+    package enum Action: Equatable, Sendable {
+        case writeSplit(SplitDocument)
+        case removeSplitFile(DocumentID)
+        case writeWorkout(WorkoutDocument)
+        /// Remove the live file of a run (it lives under the year/month of `startedAt`).
+        case removeWorkoutFile(DocumentID, startedAt: Timestamp)
+        case writeTombstone(Tombstone)
+        /// Send the state push; `force` re-sends an unchanged state under a new generation.
+        case pushContext(ApplicationContext, force: Bool)
+        /// Best-effort HealthKit-style launch of the watch app for this run.
+        case launchWatchApp(runID: DocumentID)
+        /// Persist the phone's settings (its UserDefaults) in the state directory.
+        case persistSettings(Settings)
+        case log(String)
+    }
+
+    /// A document found by the scan, an external change or an on-demand load.
+    package enum ScannedDocument: Equatable, Sendable {
+        case split(SplitDocument)
+        case workout(WorkoutDocument)
+        case tombstone(Tombstone)
+    }
+
+    /// A change to the directory made by someone else (another device's sync, a person).
+    package enum ExternalChange: Equatable, Sendable {
+        case documentChanged(ScannedDocument)
+        /// A live workout file vanished without a stub: dropped from the cache, but not a delete.
+        case workoutRemoved(DocumentID)
+        case splitRemoved(DocumentID)
+    }
+
+    /// Facts fed into the engine.
+    package enum Event: Equatable, Sendable {
+        case documentScanned(ScannedDocument, now: Timestamp)
+        case gatherFinished(now: Timestamp)
+        case externalChange(ExternalChange, now: Timestamp)
+        case tombstoneWritten(DocumentID, now: Timestamp)
+        case linkActivated(now: Timestamp)
+        case reachabilityRestored(now: Timestamp)
+        case requestSyncReceived(now: Timestamp)
+    }
+
+    /// How `ingestFromWatch` decided; a message-delivered update is answered with it.
+    package enum IngestOutcome: String, Equatable, Sendable, Codable, CaseIterable {
+        /// Strictly newer: written, cached and echoed in the next push.
+        case accepted
+        /// The run has a tombstone: no write; re-pushed so the watch drops it.
+        case vetoedTombstoned
+        /// The run's delete is in flight (stub not yet on disk): same as a tombstone.
+        case vetoedPendingDelete
+        /// Strictly older than the phone's copy: no write; re-pushed to correct the watch.
+        case stale
+        /// Same `updatedAt` as the phone's copy: an echo or duplicate, ignored.
+        case duplicate
+    }
+
+    package var splits: [DocumentID: SplitDocument] = [:]
+    package var index = RunIndex()
+    /// Documents of the runs a push can carry (active, and completed within the recent window when
+    /// seen); older runs are only summarised in `index` so memory does not grow with history.
+    package var documents: [DocumentID: WorkoutDocument] = [:]
+    package var tombstones: [DocumentID: Tombstone] = [:]
+    /// Deletes decided whose stub has not landed on disk yet (the pending-delete veto).
+    package var pendingDeletes: [DocumentID: Tombstone] = [:]
+    package var settings: Settings
+    /// Whether settings were ever set by a person (a default-only state is pristine).
+    package var settingsCustomized: Bool
+    package var locks = EditLocks()
+    package var isGathered = false
+    package var isLinkActivated = false
+    package var lastPushed: ApplicationContext?
+    package var lastPushAt: Timestamp?
+    package var ingestCounts: [IngestOutcome: Int] = [:]
+    package let policy: PushPolicy
+    var stamper = EditStamper()
+    /// Live files found next to their own tombstone during the scan; removed once the scan is done.
+    var orphanedLiveFiles: [(DocumentID, Timestamp)] = []
+
+    /// `settings` come from the state directory (nil: never set, defaults apply).
+    package init(settings: Settings?, policy: PushPolicy = .standard) {
+        self.settings = settings ?? Settings()
+        settingsCustomized = settings != nil
+        self.policy = policy
+    }
+
+    /// Nothing a person made or deleted, default settings: never pushed (seed 002: a pristine state
+    /// pushed from a fresh or reset phone would empty the watch).
+    package var isPristine: Bool {
+        splits.isEmpty && index.count == 0 && tombstones.isEmpty && pendingDeletes.isEmpty && !settingsCustomized
+    }
+
+    /// Whether an operation on `runID` needs its document loaded from disk first.
+    package func needsDocument(_ runID: DocumentID) -> Bool {
+        index.summaries[runID] != nil && documents[runID] == nil
+    }
+
+    /// The phone's copy of a run, if it is in the working set.
+    package func run(_ id: DocumentID) -> WorkoutDocument? { documents[id] }
+
+    /// Handles one event; returns the complete, ordered action list.
+    package mutating func handle(_ event: Event) -> [Action] {
+        var actions: [Action] = []
+        switch event {
+        case .documentScanned(let document, let now):
+            scanned(document, now: now, into: &actions)
+        case .gatherFinished(let now):
+            isGathered = true
+            for (id, startedAt) in orphanedLiveFiles {
+                actions.append(.removeWorkoutFile(id, startedAt: startedAt))
+                actions.append(.log("removed live file of tombstoned run \(id)"))
+            }
+            orphanedLiveFiles = []
+            actions.append(
+                .log("initial gather finished: \(splits.count) splits, \(index.count) runs, \(tombstones.count) tombstones"))
+            push(now: now, force: false, reason: "initial gather", into: &actions)
+        case .externalChange(let change, let now):
+            externalChange(change, now: now, into: &actions)
+        case .tombstoneWritten(let id, _):
+            if let stub = pendingDeletes.removeValue(forKey: id) { tombstones[id] = stub }
+        case .linkActivated(let now):
+            isLinkActivated = true
+            push(now: now, force: false, reason: "activation", into: &actions)
+        case .reachabilityRestored(let now):
+            push(now: now, force: false, reason: "reachability restored", into: &actions)
+        case .requestSyncReceived(let now):
+            push(now: now, force: true, reason: "watch requestSync", into: &actions)
+        }
+        return actions
+    }
+
+    // MARK: Scanning and external changes
+
+    private mutating func scanned(_ document: ScannedDocument, now: Timestamp, into actions: inout [Action]) {
+        switch document {
+        case .split(let split):
+            guard tombstones[split.id] == nil else { return }
+            splits[split.id] = split
+        case .workout(let run):
+            stamper.observe(run.updatedAt)
+            if tombstones[run.id] != nil || pendingDeletes[run.id] != nil {
+                orphanedLiveFiles.append((run.id, run.startedAt))
+                return
+            }
+            cache(run, now: now)
+        case .tombstone(let stub):
+            tombstones[stub.id] = stub
+            if let summary = index.summaries[stub.id] {
+                forget(run: stub.id)
+                orphanedLiveFiles.append((stub.id, summary.startedAt))
+            }
+            if splits.removeValue(forKey: stub.id) != nil { actions.append(.removeSplitFile(stub.id)) }
+        }
+    }
+
+    private mutating func externalChange(_ change: ExternalChange, now: Timestamp, into actions: inout [Action]) {
+        switch change {
+        case .documentChanged(.workout(let run)):
+            if tombstones[run.id] != nil || pendingDeletes[run.id] != nil {
+                actions.append(.log("external copy of deleted run \(run.id) ignored; live file removed"))
+                actions.append(.removeWorkoutFile(run.id, startedAt: run.startedAt))
+                return
+            }
+            if documents[run.id] == run { return }  // our own write, seen by the watcher
+            stamper.observe(run.updatedAt)
+            cache(run, now: now)
+            actions.append(.log("external change: run \(run.id)"))
+        case .documentChanged(.split(let split)):
+            guard tombstones[split.id] == nil, splits[split.id] != split else { return }
+            splits[split.id] = split
+            actions.append(.log("external change: split \(split.id)"))
+        case .documentChanged(.tombstone(let stub)):
+            guard tombstones[stub.id] == nil else { return }
+            tombstones[stub.id] = stub
+            pendingDeletes[stub.id] = nil
+            if let summary = index.summaries[stub.id] {
+                forget(run: stub.id)
+                actions.append(.removeWorkoutFile(stub.id, startedAt: summary.startedAt))
+            }
+            if splits.removeValue(forKey: stub.id) != nil { actions.append(.removeSplitFile(stub.id)) }
+            actions.append(.log("external delete: stub for \(stub.id)"))
+        case .workoutRemoved(let id):
+            guard index.summaries[id] != nil else { return }
+            forget(run: id)
+            actions.append(.log("live file of run \(id) vanished without a stub: dropped from the cache, not deleted"))
+        case .splitRemoved(let id):
+            guard splits.removeValue(forKey: id) != nil else { return }
+            actions.append(.log("split file \(id) vanished: dropped from the cache"))
+        }
+        push(now: now, force: false, reason: "external change", into: &actions)
+    }
+
+    // MARK: Cache and push
+
+    /// Puts a run in the index, and in the working set when a push can carry it.
+    mutating func cache(_ run: WorkoutDocument, now: Timestamp) {
+        index.upsert(RunIndex.RunSummary(run))
+        if isPushable(run, now: now) {
+            documents[run.id] = run
+        } else {
+            documents[run.id] = nil
+        }
+    }
+
+    mutating func forget(run id: DocumentID) {
+        index.remove(id)
+        documents[id] = nil
+    }
+
+    private func isPushable(_ run: WorkoutDocument, now: Timestamp) -> Bool {
+        guard let endedAt = run.endedAt, !run.isActive else { return true }
+        return endedAt >= now.advanced(by: .zero - policy.recentWindow)
+    }
+
+    /// Builds the state push and emits it unless it equals the last one (or `force`).
+    mutating func push(now: Timestamp, force: Bool, reason: String, into actions: inout [Action]) {
+        guard isGathered else { return }
+        guard isLinkActivated else { return }
+        guard !isPristine else {
+            actions.append(.log("push skipped (\(reason)): pristine state is never pushed"))
+            return
+        }
+        let documents = self.documents
+        let context = ApplicationContext.build(
+            splits: splits.values, index: index, run: { documents[$0] }, settings: settings, editLocks: locks,
+            now: now, policy: policy)
+        evictAgedRuns(keeping: Set(context.workouts.map(\.id)))
+        if !force, context == lastPushed { return }
+        lastPushed = context
+        lastPushAt = now
+        actions.append(.pushContext(context, force: force))
+        actions.append(
+            .log("push (\(reason))\(force ? ", forced" : ""): \(context.splits.count) splits, \(context.workouts.count) runs"))
+    }
+
+    /// Drops documents of completed runs that no push carries any more (the index keeps their summary).
+    private mutating func evictAgedRuns(keeping pushed: Set<DocumentID>) {
+        guard documents.count > pushed.count + index.activeIDs.count else { return }
+        for (id, run) in documents where !run.isActive && !pushed.contains(id) {
+            documents[id] = nil
+        }
+    }
+}

@@ -1,0 +1,307 @@
+import SyncEngine
+import Testing
+import WorkoutModel
+
+let t0 = Timestamp(iso8601: "2026-11-29T12:00:00Z")!
+func at(_ seconds: Int) -> Timestamp { t0.advanced(by: .seconds(seconds)) }
+
+func id(_ n: Int) -> DocumentID {
+    var bytes = [UInt8](repeating: 0xCD, count: 16)
+    bytes[10] = 0x77
+    bytes[14] = UInt8(n >> 8 & 0xFF)
+    bytes[15] = UInt8(n & 0xFF)
+    return DocumentID(bytes: bytes)
+}
+
+let squat = ExerciseTemplate(name: "Squat", equipment: "barbell", targetSets: 2, targetReps: 5, targetWeight: 100)
+let row = ExerciseTemplate(name: "Row", equipment: "cable", targetSets: 1, targetReps: 10, targetWeight: 40)
+
+/// An engine that finished its gather and is linked, with one split (id 1).
+func readyEngine() throws -> SyncEngine {
+    var engine = SyncEngine(settings: nil)
+    _ = engine.handle(.gatherFinished(now: t0))
+    _ = engine.handle(.linkActivated(now: t0))
+    _ = try engine.perform(.createSplit(id: id(1), name: "Legs", exercises: [squat, row]), now: t0)
+    return engine
+}
+
+func pushes(_ actions: [SyncEngine.Action]) -> [(ApplicationContext, Bool)] {
+    actions.compactMap { if case .pushContext(let context, let force) = $0 { (context, force) } else { nil } }
+}
+
+func writtenRuns(_ actions: [SyncEngine.Action]) -> [WorkoutDocument] {
+    actions.compactMap { if case .writeWorkout(let run) = $0 { run } else { nil } }
+}
+
+@Suite("SyncEngine: ingestFromWatch gates")
+struct IngestTests {
+    private func engineWithRun() throws -> (SyncEngine, WorkoutDocument) {
+        var engine = try readyEngine()
+        let actions = try engine.perform(.startRun(splitID: id(1), runID: id(100), endingOthers: false), now: at(1))
+        return (engine, try #require(writtenRuns(actions).first))
+    }
+
+    @Test("strictly newer: recompute, write, cache, and push the authoritative echo")
+    func acceptsNewer() throws {
+        var (engine, run) = try engineWithRun()
+        var edited = run
+        try edited.completeSet(logID: run.logs[0].id, setIndex: 0, reps: 5, weight: 100, at: at(10))
+        edited.status = .notStarted  // a confused watch: the phone recomputes
+        let (outcome, actions) = engine.ingestFromWatch(edited, now: at(11))
+        #expect(outcome == .accepted)
+        let written = try #require(writtenRuns(actions).first)
+        #expect(written.status == .inProgress)
+        #expect(engine.run(run.id) == written)
+        #expect(pushes(actions).map(\.0.workouts) == [[written]])
+        #expect(pushes(actions).map(\.1) == [false])
+    }
+
+    @Test("equal updatedAt is a duplicate: no write, no push")
+    func ignoresEcho() throws {
+        var (engine, run) = try engineWithRun()
+        let (outcome, actions) = engine.ingestFromWatch(run, now: at(2))
+        #expect(outcome == .duplicate)
+        #expect(writtenRuns(actions).isEmpty)
+        #expect(pushes(actions).isEmpty)
+    }
+
+    @Test("strictly older: no write, forced re-push to correct the watch")
+    func repushesStale() throws {
+        var (engine, run) = try engineWithRun()
+        _ = try engine.perform(.completeSet(runID: run.id, logIndex: 0, setIndex: 0, reps: 5, weight: 100), now: at(20))
+        var stale = run
+        try stale.skipLog(logID: run.logs[1].id, at: at(15))
+        let (outcome, actions) = engine.ingestFromWatch(stale, now: at(21))
+        #expect(outcome == .stale)
+        #expect(writtenRuns(actions).isEmpty)
+        #expect(pushes(actions).map(\.1) == [true])
+        #expect(engine.run(run.id)?.logs[1].resolution == .notStarted)
+    }
+
+    @Test("tombstoned: vetoed, nothing written, forced re-push without the run")
+    func tombstoneVeto() throws {
+        var (engine, run) = try engineWithRun()
+        _ = try engine.perform(.discard(runID: run.id), now: at(5))
+        _ = engine.handle(.tombstoneWritten(run.id, now: at(5)))
+        var late = run
+        try late.completeSet(logID: run.logs[0].id, setIndex: 0, reps: 5, weight: 100, at: at(30))
+        let (outcome, actions) = engine.ingestFromWatch(late, now: at(31))
+        #expect(outcome == .vetoedTombstoned)
+        #expect(writtenRuns(actions).isEmpty)
+        let push = try #require(pushes(actions).first)
+        #expect(push.1)
+        #expect(push.0.workouts.isEmpty)
+        #expect(engine.index.summaries[run.id] == nil)
+    }
+
+    @Test("pending delete: vetoed while the stub has not landed; a tombstone veto afterwards")
+    func pendingDeleteVeto() throws {
+        var (engine, run) = try engineWithRun()
+        let discard = try engine.perform(.discard(runID: run.id), now: at(5))
+        #expect(discard.contains(.writeTombstone(Tombstone(id: run.id, kind: .workout, deletedAt: at(5)))))
+        #expect(discard.contains(.removeWorkoutFile(run.id, startedAt: run.startedAt)))
+        var late = run
+        try late.completeSet(logID: run.logs[0].id, setIndex: 0, reps: 5, weight: 100, at: at(30))
+        #expect(engine.ingestFromWatch(late, now: at(31)).outcome == .vetoedPendingDelete)
+        _ = engine.handle(.tombstoneWritten(run.id, now: at(32)))
+        #expect(engine.pendingDeletes.isEmpty)
+        #expect(engine.ingestFromWatch(late, now: at(33)).outcome == .vetoedTombstoned)
+        #expect(engine.ingestCounts == [.vetoedPendingDelete: 1, .vetoedTombstoned: 1])
+    }
+
+    @Test("an unknown run from the watch is accepted (it was finished there while the phone had no copy)")
+    func unknownAccepted() throws {
+        var engine = try readyEngine()
+        let run = try WorkoutDocument.start(from: SplitDocument(id: id(1), name: "Legs", exercises: [squat], updatedAt: t0), id: id(200), at: at(1))
+        #expect(engine.ingestFromWatch(run, now: at(2)).outcome == .accepted)
+    }
+}
+
+@Suite("SyncEngine: the state push")
+struct PushTests {
+    @Test("nothing is pushed before the initial gather finishes, and the pristine state never")
+    func gatherAndPristine() throws {
+        var engine = SyncEngine(settings: nil)
+        _ = engine.handle(.linkActivated(now: t0))
+        let split = SplitDocument(id: id(1), name: "Legs", exercises: [squat], updatedAt: t0)
+        #expect(pushes(engine.handle(.documentScanned(.split(split), now: t0))).isEmpty)
+        #expect(pushes(engine.handle(.requestSyncReceived(now: t0))).isEmpty)
+        let finished = engine.handle(.gatherFinished(now: t0))
+        #expect(pushes(finished).map(\.0.splits) == [[split]])
+
+        var empty = SyncEngine(settings: nil)
+        _ = empty.handle(.linkActivated(now: t0))
+        let actions = empty.handle(.gatherFinished(now: t0))
+        #expect(pushes(actions).isEmpty)
+        #expect(actions.contains { if case .log(let text) = $0 { text.contains("pristine") } else { false } })
+    }
+
+    @Test("every trigger pushes; a push equal in value to the last is skipped unless forced")
+    func triggers() throws {
+        var engine = try readyEngine()
+        #expect(pushes(engine.handle(.reachabilityRestored(now: at(1)))).isEmpty, "unchanged state")
+        #expect(pushes(engine.handle(.requestSyncReceived(now: at(2)))).map(\.1) == [true])
+        #expect(pushes(try engine.perform(.forcePush, now: at(3))).map(\.1) == [true])
+        #expect(pushes(try engine.perform(.setWorkoutLock(nil), now: at(4))).isEmpty)
+        let started = try engine.perform(.startRun(splitID: id(1), runID: id(5), endingOthers: false), now: at(5))
+        #expect(pushes(started).count == 1)
+        #expect(started.contains(.launchWatchApp(runID: id(5))))
+    }
+
+    @Test("a lock change is pushed at once; locks are not persisted and die with the engine")
+    func locks() throws {
+        var engine = try readyEngine()
+        _ = try engine.perform(.startRun(splitID: id(1), runID: id(5), endingOthers: false), now: at(1))
+        let locked = try engine.perform(.setWorkoutLock(id(5)), now: at(2))
+        #expect(pushes(locked).map(\.0.editLocks) == [EditLocks(editingWorkoutID: id(5))])
+        #expect(!locked.contains { if case .persistSettings = $0 { true } else { false } })
+        let splitLocked = try engine.perform(.setSplitLock(id(1)), now: at(3))
+        #expect(pushes(splitLocked).first?.0.editLocks == EditLocks(editingWorkoutID: id(5), editingSplitID: id(1)))
+        #expect(throws: OperationError.unknownRun(id(9))) { try engine.perform(.setWorkoutLock(id(9)), now: at(4)) }
+        let restarted = SyncEngine(settings: engine.settings)
+        #expect(restarted.locks == EditLocks())
+    }
+
+    @Test("only pushable runs stay in memory; old completed runs keep only their summary")
+    func workingSet() throws {
+        var engine = SyncEngine(settings: nil)
+        var old = try WorkoutDocument.start(
+            from: SplitDocument(id: id(1), name: "Legs", exercises: [squat], updatedAt: t0), id: id(300), at: t0)
+        try old.endKeepingProgress(at: at(60))
+        _ = engine.handle(.documentScanned(.workout(old), now: at(3 * 86_400)))
+        _ = engine.handle(.gatherFinished(now: at(3 * 86_400)))
+        #expect(engine.index.count == 1)
+        #expect(engine.documents.isEmpty)
+        #expect(engine.needsDocument(old.id))
+    }
+}
+
+@Suite("SyncEngine: operations")
+struct OperationTests {
+    @Test("starting a run snapshots the split; later split edits leave it alone")
+    func snapshot() throws {
+        var engine = try readyEngine()
+        _ = try engine.perform(.startRun(splitID: id(1), runID: id(5), endingOthers: false), now: at(1))
+        _ = try engine.perform(.editSplit(id: id(1), name: "Renamed", exercises: [row]), now: at(2))
+        let run = try #require(engine.run(id(5)))
+        #expect(run.splitName == "Legs")
+        #expect(run.logs.map(\.exerciseName) == ["Squat", "Row"])
+    }
+
+    @Test("starting while others are active can end them keeping progress first")
+    func endOthers() throws {
+        var engine = try readyEngine()
+        _ = try engine.perform(.startRun(splitID: id(1), runID: id(5), endingOthers: false), now: at(1))
+        _ = try engine.perform(.completeSet(runID: id(5), logIndex: 0, setIndex: 0, reps: 5, weight: 100), now: at(2))
+        let actions = try engine.perform(.startRun(splitID: id(1), runID: id(6), endingOthers: true), now: at(3))
+        #expect(writtenRuns(actions).map(\.id) == [id(5), id(6)])
+        #expect(engine.run(id(5))?.status == .completed)
+        #expect(engine.run(id(5))?.logs[0].sets[0].reps == 5)
+        #expect(engine.index.activeIDs == [id(6)])
+    }
+
+    @Test("clear history tombstones exactly the completed runs the phone has, never a date cutoff")
+    func clearHistory() throws {
+        var engine = try readyEngine()
+        _ = try engine.perform(.startRun(splitID: id(1), runID: id(5), endingOthers: false), now: at(1))
+        _ = try engine.perform(.endKeepingProgress(runID: id(5)), now: at(2))
+        _ = try engine.perform(.startRun(splitID: id(1), runID: id(6), endingOthers: false), now: at(3))
+        let actions = try engine.perform(.clearHistory, now: at(4))
+        let stubs = actions.compactMap { if case .writeTombstone(let stub) = $0 { stub.id } else { nil } }
+        #expect(stubs == [id(5)])
+        #expect(engine.index.activeIDs == [id(6)])
+        // A run finished on the watch before the clear but arriving after it survives.
+        var watchRun = try WorkoutDocument.start(
+            from: SplitDocument(id: id(1), name: "Legs", exercises: [squat], updatedAt: t0), id: id(7), at: at(0))
+        try watchRun.endKeepingProgress(at: at(3))
+        #expect(engine.ingestFromWatch(watchRun, now: at(10)).outcome == .accepted)
+        #expect(engine.index.completedIDs == [id(7)])
+    }
+
+    @Test("a refused operation changes nothing")
+    func refusals() throws {
+        var engine = try readyEngine()
+        let before = engine.splits
+        #expect(throws: OperationError.unknownSplit(id(9))) {
+            try engine.perform(.startRun(splitID: id(9), runID: id(5), endingOthers: false), now: at(1))
+        }
+        _ = try engine.perform(.startRun(splitID: id(1), runID: id(5), endingOthers: false), now: at(1))
+        let run = engine.run(id(5))
+        #expect(throws: OperationError.logIndexOutOfRange(run: id(5), index: 7, count: 2)) {
+            try engine.perform(.skipLog(runID: id(5), logIndex: 7), now: at(2))
+        }
+        #expect(throws: OperationError.refused(.notPaused)) { try engine.perform(.resume(runID: id(5)), now: at(2)) }
+        #expect(engine.run(id(5)) == run)
+        _ = try engine.perform(.discard(runID: id(5)), now: at(3))
+        #expect(throws: OperationError.deleted(id(5))) {
+            try engine.perform(.completeSet(runID: id(5), logIndex: 0, setIndex: 0, reps: 1, weight: 1), now: at(4))
+        }
+        #expect(engine.splits == before)
+        var gathering = SyncEngine(settings: nil)
+        #expect(throws: OperationError.stillGathering) { try gathering.perform(.forcePush, now: t0) }
+    }
+
+    @Test("phone edits are stamped strictly after every copy it has seen")
+    func stamps() throws {
+        var engine = try readyEngine()
+        _ = try engine.perform(.startRun(splitID: id(1), runID: id(5), endingOthers: false), now: at(1))
+        var watchCopy = try #require(engine.run(id(5)))
+        try watchCopy.pause(at: at(100))
+        _ = engine.ingestFromWatch(watchCopy, now: at(2))
+        let actions = try engine.perform(.resume(runID: id(5)), now: at(3))
+        #expect(try #require(writtenRuns(actions).first).updatedAt > at(100))
+    }
+
+    @Test("settings are persisted, pushed and validated")
+    func settings() throws {
+        var engine = try readyEngine()
+        let new = Settings(restSeconds: 60, doneCountdownSeconds: 3, weightUnit: .pounds)
+        let actions = try engine.perform(.setSettings(new), now: at(1))
+        #expect(actions.first == .persistSettings(new))
+        #expect(pushes(actions).first?.0.settings == new)
+        #expect(throws: OperationError.self) { try engine.perform(.setSettings(Settings(restSeconds: -5)), now: at(2)) }
+    }
+}
+
+@Suite("SyncEngine: scan and external changes")
+struct ExternalChangeTests {
+    @Test("an external run flows through the cache to a push; our own write seen again is ignored")
+    func externalRun() throws {
+        var engine = try readyEngine()
+        let run = try WorkoutDocument.start(
+            from: SplitDocument(id: id(1), name: "Legs", exercises: [squat], updatedAt: t0), id: id(50), at: at(1))
+        let actions = engine.handle(.externalChange(.documentChanged(.workout(run)), now: at(2)))
+        #expect(pushes(actions).first?.0.workouts == [run])
+        #expect(engine.handle(.externalChange(.documentChanged(.workout(run)), now: at(3))).isEmpty)
+    }
+
+    @Test("a live file removed without a stub is dropped but not deleted; a stub appearing is a delete")
+    func removals() throws {
+        var engine = try readyEngine()
+        _ = try engine.perform(.startRun(splitID: id(1), runID: id(5), endingOthers: false), now: at(1))
+        let run = try #require(engine.run(id(5)))
+        let dropped = engine.handle(.externalChange(.workoutRemoved(id(5)), now: at(2)))
+        #expect(pushes(dropped).first?.0.workouts == [])
+        #expect(engine.tombstones.isEmpty)
+        _ = engine.handle(.externalChange(.documentChanged(.workout(run)), now: at(3)))
+        let stub = Tombstone(id: id(5), kind: .workout, deletedAt: at(4))
+        let deleted = engine.handle(.externalChange(.documentChanged(.tombstone(stub)), now: at(4)))
+        #expect(deleted.contains(.removeWorkoutFile(id(5), startedAt: run.startedAt)))
+        #expect(engine.tombstones[id(5)] == stub)
+        let resurrect = engine.handle(.externalChange(.documentChanged(.workout(run)), now: at(5)))
+        #expect(resurrect.contains(.removeWorkoutFile(id(5), startedAt: run.startedAt)))
+        #expect(engine.index.count == 0)
+    }
+
+    @Test("a live file found next to its own stub during the scan is removed after the gather")
+    func orphanCleanup() throws {
+        var engine = SyncEngine(settings: nil)
+        let run = try WorkoutDocument.start(
+            from: SplitDocument(id: id(1), name: "Legs", exercises: [squat], updatedAt: t0), id: id(60), at: at(1))
+        _ = engine.handle(.documentScanned(.workout(run), now: at(2)))
+        _ = engine.handle(.documentScanned(.tombstone(Tombstone(id: id(60), kind: .workout, deletedAt: at(1))), now: at(2)))
+        let actions = engine.handle(.gatherFinished(now: at(2)))
+        #expect(actions.contains(.removeWorkoutFile(id(60), startedAt: run.startedAt)))
+        #expect(engine.index.count == 0)
+    }
+}
