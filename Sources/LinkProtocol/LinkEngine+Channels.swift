@@ -13,16 +13,30 @@ package struct OutboundTransfer: Equatable, Sendable {
 struct TransferOutbox: Sendable, Equatable {
     let queue: InstanceID
     private(set) var pending: [OutboundTransfer]
+    /// The next sequence to join `pending`; later ones reported early wait in `early`.
+    private var nextSequence: UInt64
+    private var early: [UInt64: [UInt8]] = [:]
 
-    init(queue: InstanceID, pending: [(sequence: UInt64, payload: [UInt8])]) {
+    init(queue: InstanceID, pending: [(sequence: UInt64, payload: [UInt8])], nextSequence: UInt64) {
         self.queue = queue
-        self.pending = pending.map { OutboundTransfer(sequence: $0.sequence, payload: $0.payload, everSent: true, inFlight: false) }
+        self.pending = pending.map {
+            OutboundTransfer(sequence: $0.sequence, payload: $0.payload, everSent: true, inFlight: false)
+        }
+        self.nextSequence = nextSequence
     }
 
     var inFlightCount: Int { pending.lazy.filter(\.inFlight).count }
 
+    /// Adds a persisted transfer. Concurrent producers finish their fsyncs in any order, so a
+    /// sequence reported before an earlier one waits until the gap is filled: the wire order is
+    /// always the sequence order the receiver's high-water mark relies on.
     mutating func append(sequence: UInt64, payload: [UInt8]) {
-        pending.append(OutboundTransfer(sequence: sequence, payload: payload, everSent: false, inFlight: false))
+        guard sequence >= nextSequence else { return }
+        early[sequence] = payload
+        while let ready = early.removeValue(forKey: nextSequence) {
+            pending.append(OutboundTransfer(sequence: nextSequence, payload: ready, everSent: false, inFlight: false))
+            nextSequence += 1
+        }
     }
 
     /// The next transfers to put on the wire, marking them in flight, up to `window` in flight.

@@ -99,7 +99,8 @@ package struct LinkEngine: Sendable {
         contextSlot = restored.contextSlot
         receivedContext = restored.receivedContext
         transferMarks = restored.transferMarks
-        outbox = TransferOutbox(queue: restored.outboxQueue, pending: restored.pendingTransfers)
+        outbox = TransferOutbox(
+            queue: restored.outboxQueue, pending: restored.pendingTransfers, nextSequence: restored.nextOutboxSequence)
         random = SplitMix64(seed: seed)
     }
 

@@ -55,11 +55,14 @@ package struct RestoredLinkState: Equatable, Sendable {
     /// The sender's outbox: its queue ID and the transfers not yet acknowledged, in order.
     package var outboxQueue: InstanceID
     package var pendingTransfers: [(sequence: UInt64, payload: [UInt8])]
+    /// The sequence the outbox will give its next transfer (transfers persisted concurrently are
+    /// reported out of order; the engine puts them back in sequence before sending).
+    package var nextOutboxSequence: UInt64
 
     package init(
         knownPeer: InstanceID? = nil, contextSlot: ContextSlot? = nil, receivedContext: ReceivedContext? = nil,
         transferMarks: [InstanceID: UInt64] = [:], outboxQueue: InstanceID,
-        pendingTransfers: [(sequence: UInt64, payload: [UInt8])] = []
+        pendingTransfers: [(sequence: UInt64, payload: [UInt8])] = [], nextOutboxSequence: UInt64? = nil
     ) {
         self.knownPeer = knownPeer
         self.contextSlot = contextSlot
@@ -67,12 +70,13 @@ package struct RestoredLinkState: Equatable, Sendable {
         self.transferMarks = transferMarks
         self.outboxQueue = outboxQueue
         self.pendingTransfers = pendingTransfers
+        self.nextOutboxSequence = nextOutboxSequence ?? ((pendingTransfers.last?.sequence ?? 0) + 1)
     }
 
     package static func == (lhs: RestoredLinkState, rhs: RestoredLinkState) -> Bool {
         lhs.knownPeer == rhs.knownPeer && lhs.contextSlot == rhs.contextSlot
             && lhs.receivedContext == rhs.receivedContext && lhs.transferMarks == rhs.transferMarks
-            && lhs.outboxQueue == rhs.outboxQueue
+            && lhs.outboxQueue == rhs.outboxQueue && lhs.nextOutboxSequence == rhs.nextOutboxSequence
             && lhs.pendingTransfers.map(\.sequence) == rhs.pendingTransfers.map(\.sequence)
             && lhs.pendingTransfers.map(\.payload) == rhs.pendingTransfers.map(\.payload)
     }

@@ -61,7 +61,8 @@ package final class LinkStateDirectory: Sendable {
             knownPeer: try AtomicFile.read(peerPath).map { try Self.parseInstance($0, file: peerPath) },
             contextSlot: try readSlot(), receivedContext: try readReceivedContext(), transferMarks: marks,
             outboxQueue: queue,
-            pendingTransfers: outbox.pending().map { (sequence: $0.sequence, payload: $0.payload) })
+            pendingTransfers: outbox.pending().map { (sequence: $0.sequence, payload: $0.payload) },
+            nextOutboxSequence: outbox.nextSequence)
     }
 
     package func persistPeer(_ peer: InstanceID) throws {

@@ -132,6 +132,13 @@ package final class TransferLog: @unchecked Sendable {
         return record.sequence
     }
 
+    /// The sequence the next append will get (sequences are never reused).
+    package var nextSequence: UInt64 {
+        condition.lock()
+        defer { condition.unlock() }
+        return state.nextSequence
+    }
+
     /// Transfers not yet acknowledged or cancelled, oldest first; only records already durable.
     package func pending() -> [TransferRecord] {
         condition.lock()

@@ -254,3 +254,21 @@ struct LinkContextRepushTests {
         #expect(pair.watch.lastReceivedContext?.generation == 7)
     }
 }
+
+@Suite("Link engine: transfer ordering")
+struct LinkTransferOrderTests {
+    @Test("transfers persisted out of order by concurrent producers go on the wire in sequence order")
+    func reorders() {
+        var pair = LinkPair()
+        pair.start()
+        pair.forget()
+        pair.handle(.watch, .transferPersisted(sequence: 2, payload: [2]))
+        #expect(pair.framesSent[.watch]!.isEmpty)
+        pair.handle(.watch, .transferPersisted(sequence: 1, payload: [1]))
+        let sent = pair.framesSent[.watch]!.compactMap { frame -> UInt64? in
+            if case .userInfo(_, let sequence, _) = frame { return sequence }
+            return nil
+        }
+        #expect(sent == [1, 2])
+    }
+}
