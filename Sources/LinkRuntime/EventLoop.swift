@@ -38,7 +38,8 @@ protocol LoopChannel: AnyObject {
 /// Call `shutdown()` when done: the thread keeps the loop alive until then.
 package final class EventLoop: @unchecked Sendable {
     // @unchecked Sendable is sound because the only state touched off the loop thread is `shared`
-    // (a Mutex), `loopThread` (an Atomic), `exited` (a semaphore) and immutable lets; every other
+    // (a Mutex), `loopThread` (an Atomic), `exited` (a semaphore), immutable lets and `thread`
+    // (written once in init before any other thread can see the loop, then only read); every other
     // stored property is only read or written on the loop thread, which `preconditionInLoop()` enforces.
 
     /// The loop's name, used for its thread and in error messages.
@@ -47,17 +48,25 @@ package final class EventLoop: @unchecked Sendable {
     /// The size of the buffer each read on a connection fills.
     package static let readBufferBytes = 64 * 1024
 
-    /// State shared with other threads: queued work and whether the loop still accepts it.
+    /// State shared with other threads: queued work, whether the loop still accepts it, and who
+    /// reaps the thread.
     private struct Shared {
         var acceptsWork = true
         var queue: [@Sendable () -> Void] = []
+        /// A `shutdown()` caller off the loop thread has taken on `pthread_join`.
+        var joinClaimed = false
+        /// The thread finished before anyone claimed the join, so it detached itself.
+        var threadDetached = false
     }
 
     private let shared = Mutex(Shared())
     /// The loop thread's `pthread_t` (0 until it starts), for `inLoop`.
     private let loopThread = Atomic<UInt>(0)
-    /// Signalled once when the loop thread has finished; `shutdown()` waits on it.
+    /// Signalled once the loop thread has been joined (or has detached itself); `shutdown()` callers
+    /// that did not join wait on it.
     private let exited = DispatchSemaphore(value: 0)
+    /// The loop thread, for `pthread_join`; assigned once in `init`, before the loop is shared.
+    private var thread = pthread_t()
     /// An eventfd other threads write to so that `poll` returns and the queue is run.
     private let wakeDescriptor: Int32
 
@@ -86,12 +95,22 @@ package final class EventLoop: @unchecked Sendable {
         guard descriptor >= 0 else { throw .systemCall(call: "eventfd (event loop \(name))", errno: errno) }
         wakeDescriptor = descriptor
         readBuffer = .allocate(byteCount: Self.readBufferBytes, alignment: 16)
-        let thread = Thread { [self] in
-            // Named from inside: Foundation only applies a name to the running thread on Linux.
-            Thread.current.name = name
-            run()
+        // A plain pthread rather than Foundation's Thread, so shutdown() can really join it.
+        // The thread holds a reference until it finishes, so the loop lives until shutdown().
+        let retained = Unmanaged.passRetained(self)
+        var thread = pthread_t()
+        let created = pthread_create(
+            &thread, nil,
+            { argument in
+                Unmanaged<EventLoop>.fromOpaque(argument!).takeRetainedValue().run()
+                return nil
+            }, retained.toOpaque())
+        guard created == 0 else {
+            retained.release()
+            _ = Glibc.close(descriptor)
+            throw .systemCall(call: "pthread_create (event loop \(name))", errno: created)
         }
-        thread.start()
+        self.thread = thread
     }
 
     deinit {
@@ -178,13 +197,22 @@ package final class EventLoop: @unchecked Sendable {
     /// itself it cannot wait for its own exit, so it returns at once and the loop stops after the
     /// current turn.
     package func shutdown() {
-        shared.withLock { shared in
-            guard shared.acceptsWork else { return }
-            shared.acceptsWork = false
-            wake()
+        let onLoop = inLoop
+        let joins = shared.withLock { shared -> Bool in
+            if shared.acceptsWork {
+                shared.acceptsWork = false
+                wake()
+            }
+            guard !onLoop, !shared.joinClaimed, !shared.threadDetached else { return false }
+            shared.joinClaimed = true
+            return true
         }
-        if inLoop { return }
-        exited.wait()
+        if onLoop { return }
+        if joins {
+            pthread_join(thread, nil)
+        } else {
+            exited.wait()
+        }
         // Pass the signal on so every other caller of shutdown() returns too.
         exited.signal()
     }
@@ -210,6 +238,7 @@ package final class EventLoop: @unchecked Sendable {
     /// The loop thread's body.
     private func run() {
         loopThread.store(pthread_self(), ordering: .releasing)
+        LinuxSystemCalls.setThreadName(name)
         var pollSet: [pollfd] = []
         var polled: [any LoopChannel] = []
         while shared.withLock({ $0.acceptsWork }) {
@@ -297,6 +326,17 @@ package final class EventLoop: @unchecked Sendable {
         } while !deferred.isEmpty
         timers.removeAll()
         _ = Glibc.close(wakeDescriptor)
-        exited.signal()
+        // A later thread may be given the same pthread_t; it must not pass for this loop's thread.
+        loopThread.store(0, ordering: .releasing)
+        // Nobody has promised to join (shutdown was only called on the loop): reap ourselves.
+        let detaches = shared.withLock { shared -> Bool in
+            guard !shared.joinClaimed else { return false }
+            shared.threadDetached = true
+            return true
+        }
+        if detaches {
+            pthread_detach(pthread_self())
+            exited.signal()
+        }
     }
 }

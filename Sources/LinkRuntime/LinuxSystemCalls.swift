@@ -11,6 +11,7 @@ enum LinuxSystemCalls {
             Int32, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?, Int32
         ) -> Int32
     private typealias EventFD = @convention(c) (UInt32, Int32) -> Int32
+    private typealias SetThreadName = @convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32
 
     /// `EFD_NONBLOCK` from `<sys/eventfd.h>` (equal to `O_NONBLOCK`).
     static let eventFDNonBlocking = O_NONBLOCK
@@ -19,6 +20,7 @@ enum LinuxSystemCalls {
 
     private static let accept4Function: Accept4 = lookUp("accept4")
     private static let eventFDFunction: EventFD = lookUp("eventfd")
+    private static let setThreadNameFunction: SetThreadName = lookUp("pthread_setname_np")
 
     /// `accept4(2)`: accepts with flags such as `SOCK_NONBLOCK | SOCK_CLOEXEC` applied atomically, so
     /// a process spawned concurrently never inherits the new descriptor.
@@ -29,6 +31,13 @@ enum LinuxSystemCalls {
     /// `eventfd(2)`: a counter descriptor another thread can write to in order to wake `poll`.
     static func eventfd(initialValue: UInt32, flags: Int32) -> Int32 {
         eventFDFunction(initialValue, flags)
+    }
+
+    /// Names the calling thread (visible in `top -H`, debuggers and /proc), truncated to the
+    /// kernel's 15 bytes.
+    static func setThreadName(_ name: String) {
+        let bytes = name.utf8.prefix(15).map { CChar(bitPattern: $0) } + [0]
+        _ = setThreadNameFunction(pthread_self(), bytes)
     }
 
     private static func lookUp<Function>(_ symbol: String) -> Function {
