@@ -128,10 +128,7 @@ final class RawSocket {
 
 /// The inodes of the TCP sockets (any state the kernel still lists them in) that use `port` on either end.
 func socketInodes(usingPort port: UInt16) throws -> Set<String> {
-    // Read to EOF by hand: procfs reports size 0, and a size-based read stops after one page.
-    let file = try #require(FileHandle(forReadingAtPath: "/proc/net/tcp"))
-    defer { try? file.close() }
-    let table = String(decoding: try file.readToEnd() ?? Data(), as: UTF8.self)
+    let table = try readProcFile("/proc/net/tcp")
     var inodes: Set<String> = []
     for line in table.split(separator: "\n").dropFirst() {
         let fields = line.split(separator: " ")
@@ -161,7 +158,7 @@ func openSocketInodes() throws -> Set<String> {
 func threadExists(named name: String) -> Bool {
     let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
     return tasks.contains { task in
-        let comm = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? ""
+        let comm = (try? readProcFile("/proc/self/task/\(task)/comm")) ?? ""
         return comm.trimmingCharacters(in: .whitespacesAndNewlines) == String(name.prefix(15))
     }
 }
@@ -169,4 +166,12 @@ func threadExists(named name: String) -> Bool {
 /// A short name unique to one test, so parallel tests' loop threads are told apart.
 func uniqueLoopName(_ prefix: String) -> String {
     "\(prefix)-\(UInt16.random(in: 0...UInt16.max))"
+}
+
+/// The whole text of a procfs file, read to EOF: procfs reports size 0, so size-based reads fall short.
+func readProcFile(_ path: String) throws -> String {
+    // Not #require: a thread's entry can vanish between listing and opening, which callers tolerate.
+    guard let file = FileHandle(forReadingAtPath: path) else { throw CocoaError(.fileReadNoSuchFile) }
+    defer { try? file.close() }
+    return String(decoding: try file.readToEnd() ?? Data(), as: UTF8.self)
 }

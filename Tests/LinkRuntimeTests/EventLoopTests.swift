@@ -64,7 +64,7 @@ struct EventLoopTests {
         let loop = try EventLoop(name: name)
         try await loop.submit { loop.shutdown() }
         loop.shutdown()
-        #expect(!threadExists(named: name))
+        await #expect(throws: SocketError.loopShutDown(loop: name)) { try await loop.submit { () } }
     }
 
     @Test("shutdown closes listeners and connections, reporting loopShutDown, and leaves no socket open")
