@@ -121,6 +121,33 @@ struct ConnectionTests {
         #expect(clientCloses.values == [.peerClosed])
     }
 
+    @Test("a peer reset is reported as reset, and writing to it raises no SIGPIPE")
+    func peerReset() async throws {
+        let loop = try EventLoop(name: "reset")
+        defer { loop.shutdown() }
+        let accepted = Recorder<Connection>()
+        let closes = Recorder<Connection.CloseReason>()
+        let listener = try await loop.submit {
+            try loop.listen(host: "127.0.0.1", port: 0) { connection in
+                connection.onClose = { closes.record($0) }
+                accepted.record(connection)
+            }
+        }
+        do {
+            let peer = try RawSocket()
+            try peer.connectLoopback(port: listener.port)
+            try await accepted.wait(for: "the accept") { !$0.isEmpty }
+            // Linger 0: close() sends RST instead of FIN.
+            var abort = linger(l_onoff: 1, l_linger: 0)
+            _ = setsockopt(peer.descriptor, SOL_SOCKET, SO_LINGER, &abort, socklen_t(MemoryLayout<linger>.size))
+        }
+        let server = try #require(accepted.values.first)
+        // Writes race the RST's arrival; whichever side notices first, the reason is the same.
+        loop.execute { server.write([1, 2, 3]) }
+        try await closes.wait(for: "the reset to be noticed") { !$0.isEmpty }
+        #expect(closes.values == [.reset])
+    }
+
     @Test("closeAfterFlush sends every queued byte before the FIN")
     func closeAfterFlushDeliversQueuedBytes() async throws {
         let loop = try EventLoop(name: "flush")
