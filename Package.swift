@@ -28,6 +28,8 @@ let package = Package(
         // Pure: the watch's decisions — applying a pushed context to the cache, optimistic edits and
         // how they are forwarded, and the workout-session coordinator (the S4/S6/S7 fix).
         .target(name: "WatchEngine", dependencies: ["WorkoutModel"], swiftSettings: swiftSettings),
+        // A bare link endpoint for tests and experiments: queues transfers, records what it applies.
+        .executableTarget(name: "linkpeer", dependencies: ["LinkRuntime"], swiftSettings: swiftSettings),
         // Test-only: manual clock, temporary directories, free ports, spawning daemons.
         .target(name: "TestSupport", swiftSettings: swiftSettings),
 

@@ -1,0 +1,371 @@
+import Foundation
+import LinkProtocol
+
+/// The link as an app sees it — the `WCSession` analog — running one `LinkEngine` on an `EventLoop`.
+///
+/// The endpoint is the engine's shell: it listens (phone) or dials (watch), feeds socket bytes,
+/// closes and timer expiry into the engine, and carries out the engine's actions in order: frames
+/// are written, `persist…` actions are written durably before the next action runs, notifications
+/// go to `onNotification`. Everything but `transferUserInfo`'s fsync runs on the loop thread; that
+/// append runs on a concurrent queue so concurrent producers share one `fdatasync` (group commit).
+///
+/// Loop-only API: `start`, `updateApplicationContext`, `sendMessage`, `answerMessage`,
+/// `transferUserInfo`, `transferProcessed`, `cancelTransfer`, `launch`, `setAppForeground`,
+/// `status`, `outstandingTransfers`, `stop`. Set `onNotification` and `log` before `start`.
+/// Events raised while actions are being carried out (an app calling back from a notification)
+/// are queued and handled right after, so actions are never interleaved.
+package final class LinkEndpoint: @unchecked Sendable {
+    // @unchecked: every mutable member is confined to `loop`'s thread (checked with preconditionInLoop);
+    // Sendable only lets the reference travel into `execute` closures that run there.
+
+    /// Where the peer is: the phone listens, the watch dials.
+    package enum Address: Sendable, Equatable {
+        case listen(host: String, port: UInt16)
+        case dial(host: String, port: UInt16)
+    }
+
+    package let loop: EventLoop
+    package let configuration: LinkConfiguration
+    package let state: LinkStateDirectory
+    private let address: Address
+    private var engine: LinkEngine
+    private var connections: [Int: Connection] = [:]
+    private var listener: Listener?
+    private var wakeTimer: TimerID?
+    private let origin = ContinuousClock.now
+    private var messageWaiters: [UInt64: (MessageOutcome) -> Void] = [:]
+    private var transferWaiters: [UInt64: (Result<UInt64, any Error>) -> Void] = [:]
+    private var nextTransferToken: UInt64 = 1
+    private var nextMessageID: UInt64 = 1
+    private var queuedEvents: [LinkEngine.Event] = []
+    private var isHandling = false
+    private var stopped = false
+    private let outboxQueue = DispatchQueue(label: "link.outbox", attributes: .concurrent)
+    /// How long a dial may take before it counts as failed (a partition drops SYNs silently).
+    package var connectTimeout: Duration = .seconds(1)
+
+    /// Called on the loop for every notification, in order.
+    package var onNotification: (LinkNotification) -> Void = { _ in }
+    /// One line per decision worth seeing (handshake failures, link up/down, dropped launches).
+    package var log: (String) -> Void = { _ in }
+    /// Called when a durable write fails: after a failed fsync nothing is known about the file, so
+    /// the daemon must stop and recover from disk (default: print and exit 75).
+    package var onFatal: (String) -> Void = { message in
+        FileHandle.standardError.write(Data("fatal: \(message)\n".utf8))
+        exit(75)
+    }
+
+    /// Builds the endpoint from the state directory (read now) and the pairing key.
+    package init(
+        configuration: LinkConfiguration, state: LinkStateDirectory, pairingKey: [UInt8], address: Address,
+        loop: EventLoop, seed: UInt64
+    ) throws {
+        self.loop = loop
+        self.configuration = configuration
+        self.state = state
+        self.address = address
+        engine = LinkEngine(
+            configuration: configuration, instance: state.instance,
+            authenticator: try PairingKeyAuthenticator(key: pairingKey), restored: try state.restore(), seed: seed)
+    }
+
+    // MARK: Lifecycle
+
+    /// Starts listening or dialling; returns the bound port when listening. Loop-only.
+    @discardableResult
+    package func start() throws -> UInt16? {
+        loop.preconditionInLoop()
+        var port: UInt16?
+        if case .listen(let host, let requested) = address {
+            let listener = try loop.listen(host: host, port: requested) { [unowned self] connection in
+                self.accepted(connection)
+            }
+            self.listener = listener
+            port = listener.port
+        }
+        handle(.started(now: now))
+        return port
+    }
+
+    /// Tells the peer we are going, closes every connection and the listener. Loop-only.
+    package func stop() {
+        loop.preconditionInLoop()
+        guard !stopped else { return }
+        stopped = true
+        listener?.close()
+        listener = nil
+        if let wakeTimer { loop.cancelTimer(wakeTimer) }
+        for connection in connections.values {
+            connection.write(LinkFrame.error(code: .shuttingDown, reason: "\(configuration.role) is shutting down").encoded())
+            connection.closeAfterFlush()
+        }
+    }
+
+    // MARK: App API (loop-only)
+
+    /// `updateApplicationContext`: replaces the context slot (persisted before this returns).
+    package func updateApplicationContext(_ payload: [UInt8], force: Bool = false) throws(LinkError) {
+        loop.preconditionInLoop()
+        if let error = engine.admission(of: .context, bytes: payload.count) { throw error }
+        handle(.contextUpdated(payload: payload, force: force, now: now))
+    }
+
+    /// `sendMessage`: exactly one outcome is passed to `completion`, on the loop.
+    package func sendMessage(
+        _ payload: [UInt8], wantsReply: Bool, completion: @escaping (MessageOutcome) -> Void
+    ) {
+        loop.preconditionInLoop()
+        let id = nextMessageID
+        nextMessageID += 1
+        messageWaiters[id] = completion
+        handle(.messageSent(id: id, payload: payload, wantsReply: wantsReply, now: now))
+    }
+
+    /// Answers a message received through `onNotification`.
+    package func answerMessage(id: UInt64, _ answer: MessageAnswer) {
+        loop.preconditionInLoop()
+        handle(.messageAnswered(id: id, answer))
+    }
+
+    /// `transferUserInfo`: `completion` gets the sequence once the transfer is on disk (fdatasync), or
+    /// the reason it was refused; called on the loop.
+    package func transferUserInfo(_ payload: [UInt8], completion: @escaping (Result<UInt64, any Error>) -> Void) {
+        loop.preconditionInLoop()
+        if let error = engine.admission(of: .userInfo, bytes: payload.count) {
+            completion(.failure(error))
+            return
+        }
+        let outbox = state.outbox
+        let enqueuedAt = Self.wallClockMicros()
+        // The completion stays on the loop; only its token crosses to the fsync queue and back.
+        let token = nextTransferToken
+        nextTransferToken += 1
+        transferWaiters[token] = completion
+        outboxQueue.async { [loop] in
+            let result: Result<UInt64, any Error> = Result { try outbox.append(payload, enqueuedAtMicros: enqueuedAt) }
+            loop.execute { [self] in
+                if case .success(let sequence) = result {
+                    handle(.transferPersisted(sequence: sequence, payload: payload))
+                }
+                transferWaiters.removeValue(forKey: token)?(result)
+            }
+        }
+    }
+
+    /// Tells the link a received transfer was processed durably: its mark is persisted, then acked.
+    package func transferProcessed(_ key: TransferKey) {
+        loop.preconditionInLoop()
+        handle(.transferProcessed(key))
+    }
+
+    /// Cancels a transfer that has never been put on the wire.
+    package func cancelTransfer(sequence: UInt64) throws(LinkError) {
+        loop.preconditionInLoop()
+        if let error = engine.cancellationError(sequence: sequence) { throw error }
+        handle(.transferCancelRequested(sequence: sequence))
+    }
+
+    /// The HealthKit-style launch: sent if linked, otherwise dropped (and `launchDropped` notified).
+    package func launch(_ payload: [UInt8]) {
+        loop.preconditionInLoop()
+        handle(.launchRequested(payload: payload))
+    }
+
+    /// Watch only: the watch app goes to the foreground (wrist up) or background (wrist down).
+    package func setAppForeground(_ foreground: Bool) {
+        loop.preconditionInLoop()
+        handle(.localAppStateChanged(foreground: foreground))
+    }
+
+    /// A snapshot of the session for status displays.
+    package func status() -> LinkStatus {
+        loop.preconditionInLoop()
+        let slot = engine.currentContextSlot
+        let received = engine.lastReceivedContext
+        return LinkStatus(
+            role: configuration.role, instance: state.instance, activated: engine.isActivated,
+            reachable: engine.isReachable, linked: engine.isLinked, peer: engine.peerInstance,
+            watchAppForeground: engine.watchAppForeground, contextGenerationSent: slot?.generation,
+            contextGenerationAcknowledged: slot?.acknowledgedGeneration, contextGenerationReceived: received?.generation,
+            contextSender: received?.sender, outboxDepth: engine.outstandingTransfers.count,
+            handshakingConnections: engine.handshakingConnectionCount)
+    }
+
+    /// Outstanding transfers with their age and size, oldest first.
+    package func outstandingTransfers() -> [OutstandingTransfer] {
+        loop.preconditionInLoop()
+        let nowMicros = Self.wallClockMicros()
+        let sent = Dictionary(uniqueKeysWithValues: engine.outstandingTransfers.map { ($0.sequence, $0.everSent) })
+        return state.outbox.pending().map { record in
+            OutstandingTransfer(
+                sequence: record.sequence, bytes: record.payload.count,
+                ageSeconds: Double(max(0, nowMicros - record.enqueuedAtMicros)) / 1_000_000,
+                sent: sent[record.sequence] ?? false)
+        }
+    }
+
+    // MARK: The shell
+
+    private var now: LinkInstant { LinkInstant(ContinuousClock.now - origin) }
+
+    private static func wallClockMicros() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1_000_000).rounded())
+    }
+
+    private func accepted(_ connection: Connection) {
+        register(connection)
+        openConnection(connection)
+    }
+
+    private func register(_ connection: Connection) {
+        connections[connection.id] = connection
+        let id = connection.id
+        connection.onRead = { [unowned self] bytes in
+            self.handle(.bytesReceived(ConnectionID(id), bytes, now: self.now))
+        }
+        connection.onClose = { [unowned self] reason in
+            self.connections[id] = nil
+            self.handle(.connectionClosed(ConnectionID(id), now: self.now))
+        }
+    }
+
+    private func openConnection(_ connection: Connection) {
+        let nonce: [UInt8]
+        do {
+            nonce = try SecureRandom.bytes(count: LinkFrame.nonceByteCount)
+        } catch {
+            log("refusing \(connection.remoteDescription): \(error)")
+            connection.close()
+            return
+        }
+        handle(.connectionOpened(ConnectionID(connection.id), nonce: nonce, now: now))
+    }
+
+    /// Feeds one event and carries out the actions; events raised meanwhile wait their turn.
+    private func handle(_ event: LinkEngine.Event) {
+        queuedEvents.append(event)
+        guard !isHandling else { return }
+        isHandling = true
+        defer { isHandling = false }
+        while !queuedEvents.isEmpty {
+            let next = queuedEvents.removeFirst()
+            for action in engine.handle(next) { perform(action) }
+        }
+    }
+
+    private func perform(_ action: LinkEngine.Action) {
+        switch action {
+        case .send(let connection, let frame):
+            connections[connection.rawValue]?.write(frame.encoded())
+        case .close(let connection, let reason):
+            log("closing connection \(connection): \(reason)")
+            connections[connection.rawValue]?.closeAfterFlush()
+        case .dial:
+            dial()
+        case .scheduleWakeUp(let at):
+            if let wakeTimer { loop.cancelTimer(wakeTimer) }
+            wakeTimer = loop.scheduleTimer(after: at.sinceOrigin - now.sinceOrigin) { [unowned self] in
+                self.wakeTimer = nil
+                self.handle(.tick(now: self.now))
+            }
+        case .persistPeer(let peer):
+            durably("persist peer") { try state.persistPeer(peer) }
+        case .persistContextSlot(let slot):
+            durably("persist context slot") { try state.persist(slot) }
+        case .persistReceivedContext(let received):
+            durably("persist received context") { try state.persist(received) }
+        case .persistTransferMark(let key):
+            durably("persist transfer mark") {
+                try state.receivedTransfers.markApplied(queueID: key.queue.bytes, sequence: key.sequence)
+            }
+        case .removeTransfer(let sequence, let cancelled):
+            durably("remove transfer \(sequence)") {
+                if cancelled {
+                    _ = try state.outbox.cancel(sequence: sequence)
+                } else {
+                    try state.outbox.acknowledge(sequence: sequence)
+                }
+            }
+        case .notify(let notification):
+            if case .messageCompleted(let id, let outcome) = notification,
+                let waiter = messageWaiters.removeValue(forKey: id)
+            {
+                waiter(outcome)
+            }
+            onNotification(notification)
+        case .log(let line):
+            log(line)
+        }
+    }
+
+    private func dial() {
+        guard case .dial(let host, let port) = address, !stopped else { return }
+        loop.connect(host: host, port: port, timeout: connectTimeout) { [unowned self] result in
+            switch result {
+            case .success(let connection):
+                guard !self.stopped else {
+                    connection.close()
+                    return
+                }
+                self.register(connection)
+                self.openConnection(connection)
+            case .failure(let error):
+                self.handle(.dialFailed(reason: "\(error)", now: self.now))
+            }
+        }
+    }
+
+    private func durably(_ what: String, _ write: () throws -> Void) {
+        do {
+            try write()
+        } catch {
+            onFatal("\(what) failed: \(error)")
+        }
+    }
+}
+
+/// What `status` reports about the link.
+package struct LinkStatus: Equatable, Sendable, Codable {
+    package var role: String
+    package var instance: String
+    package var activated: Bool
+    package var reachable: Bool
+    package var linked: Bool
+    package var peer: String?
+    package var watchAppForeground: Bool
+    package var contextGenerationSent: UInt64?
+    package var contextGenerationAcknowledged: UInt64?
+    package var contextGenerationReceived: UInt64?
+    package var contextSender: String?
+    package var outboxDepth: Int
+    package var handshakingConnections: Int
+
+    init(
+        role: LinkRole, instance: InstanceID, activated: Bool, reachable: Bool, linked: Bool, peer: InstanceID?,
+        watchAppForeground: Bool, contextGenerationSent: UInt64?, contextGenerationAcknowledged: UInt64?,
+        contextGenerationReceived: UInt64?, contextSender: InstanceID?, outboxDepth: Int, handshakingConnections: Int
+    ) {
+        self.role = role.description
+        self.instance = instance.description
+        self.activated = activated
+        self.reachable = reachable
+        self.linked = linked
+        self.peer = peer?.description
+        self.watchAppForeground = watchAppForeground
+        self.contextGenerationSent = contextGenerationSent
+        self.contextGenerationAcknowledged = contextGenerationAcknowledged
+        self.contextGenerationReceived = contextGenerationReceived
+        self.contextSender = contextSender?.description
+        self.outboxDepth = outboxDepth
+        self.handshakingConnections = handshakingConnections
+    }
+}
+
+/// One transfer still in the outbox, for `queue` listings.
+package struct OutstandingTransfer: Equatable, Sendable, Codable {
+    package var sequence: UInt64
+    package var bytes: Int
+    package var ageSeconds: Double
+    /// Put on the wire at least once (no longer cancellable).
+    package var sent: Bool
+}

@@ -1,0 +1,45 @@
+import Foundation
+import Glibc
+
+/// Loads the pairing key both daemons share from a file only its owner may read.
+///
+/// The key is the file's contents with trailing whitespace removed (`scripts/pairing-key` writes 64
+/// hex digits from the CSPRNG). A missing, empty or group/world-accessible file is refused with an
+/// error naming it: a key others can read authenticates anyone.
+package enum PairingKeyFile {
+    /// Why a key file was refused.
+    package enum Failure: Error, Equatable, CustomStringConvertible {
+        case missing(path: String)
+        case unreadable(path: String, errno: Int32)
+        case tooOpen(path: String, mode: UInt32)
+        case empty(path: String)
+
+        package var description: String {
+            switch self {
+            case .missing(let path):
+                return "pairing key file \(path) does not exist (create one with scripts/pairing-key \(path))"
+            case .unreadable(let path, let code):
+                return "pairing key file \(path) cannot be read: \(String(cString: strerror(code)))"
+            case .tooOpen(let path, let mode):
+                return "pairing key file \(path) has mode \(String(mode, radix: 8)); it must not be readable by group or others (chmod 600)"
+            case .empty(let path):
+                return "pairing key file \(path) is empty"
+            }
+        }
+    }
+
+    /// Reads and checks the key at `path`.
+    package static func load(_ path: String) throws(Failure) -> [UInt8] {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw errno == ENOENT ? .missing(path: path) : .unreadable(path: path, errno: errno)
+        }
+        let mode = UInt32(info.st_mode) & 0o777
+        guard mode & 0o077 == 0 else { throw .tooOpen(path: path, mode: mode) }
+        guard let data = FileManager.default.contents(atPath: path) else { throw .unreadable(path: path, errno: EACCES) }
+        var bytes = Array(data)
+        while let last = bytes.last, last == 0x0A || last == 0x0D || last == 0x20 || last == 0x09 { bytes.removeLast() }
+        guard !bytes.isEmpty else { throw .empty(path: path) }
+        return bytes
+    }
+}
