@@ -1,0 +1,132 @@
+import Foundation
+import Glibc
+import LinkProtocol
+import LinkRuntime
+import Synchronization
+import Testing
+import TestSupport
+
+/// A pairing key file (mode 0600) in `directory`, holding `key`.
+func writeKeyFile(in directory: TemporaryDirectory, key: String = "0123456789abcdef0123456789abcdef") throws -> String {
+    let path = directory.appending("pairing.key")
+    try Data("\(key)\n".utf8).write(to: URL(fileURLWithPath: path))
+    chmod(path, 0o600)
+    return path
+}
+
+/// One real link endpoint on its own event loop, with real state files, recording its notifications.
+/// Received messages are answered per `messageAnswer` (nil: never answered).
+final class TestEndpoint: Sendable {
+    let loop: EventLoop
+    let endpoint: LinkEndpoint
+    let notifications = Recorder<LinkNotification>()
+    let port: UInt16?
+    private let answer: AnswerBox
+
+    /// How received messages are answered; a class so the loop's closure can share it (Mutex inside).
+    final class AnswerBox: Sendable {
+        let value: Mutex<MessageAnswer?>
+        init(_ value: MessageAnswer?) { self.value = Mutex(value) }
+    }
+
+    init(
+        role: LinkRole, state: String, key: [UInt8], address: LinkEndpoint.Address,
+        messageAnswer: MessageAnswer? = .handled, configure: (inout LinkConfiguration) -> Void = { _ in }
+    ) async throws {
+        var configuration = LinkConfiguration(role: role)
+        configure(&configuration)
+        loop = try EventLoop(name: uniqueLoopName(role.description))
+        let directory = try LinkStateDirectory(root: state) { try SecureRandom.bytes(count: 16) }
+        endpoint = try LinkEndpoint(
+            configuration: configuration, state: directory, pairingKey: key, address: address, loop: loop, seed: 7)
+        answer = AnswerBox(messageAnswer)
+        let endpoint = self.endpoint
+        let notifications = self.notifications
+        let answer = self.answer
+        port = try await loop.submit {
+            endpoint.onNotification = { notification in
+                notifications.record(notification)
+                if case .messageReceived(let id, let payload, let wantsReply) = notification,
+                    let reply = answer.value.withLock({ $0 })
+                {
+                    if case .reply = reply, wantsReply {
+                        endpoint.answerMessage(id: id, .reply(payload))
+                    } else {
+                        endpoint.answerMessage(id: id, reply)
+                    }
+                }
+            }
+            return try endpoint.start()
+        }
+    }
+
+    /// Runs `work` with the endpoint on its loop.
+    func on<Value: Sendable>(_ work: @escaping @Sendable (LinkEndpoint) throws -> Value) async throws -> Value {
+        let endpoint = self.endpoint
+        return try await loop.submit { try work(endpoint) }
+    }
+
+    /// Sends a message and waits for its one outcome.
+    func send(_ payload: [UInt8], wantsReply: Bool = true) async -> MessageOutcome {
+        let endpoint = self.endpoint
+        return await withCheckedContinuation { continuation in
+            loop.execute {
+                endpoint.sendMessage(payload, wantsReply: wantsReply) { continuation.resume(returning: $0) }
+            }
+        }
+    }
+
+    /// Waits until the endpoint reports being linked (or not).
+    func waitUntil(linked: Bool) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: .seconds(30))
+        while try await on({ $0.status().linked }) != linked {
+            guard clock.now < deadline else { throw HangGuardExpired(waitingFor: "linked == \(linked)", recorded: 0) }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// Stops the endpoint and its loop (the process "exits").
+    func shutdown() {
+        let endpoint = self.endpoint
+        loop.execute { endpoint.stop() }
+        loop.shutdown()
+    }
+}
+
+/// A hand-driven link client over a blocking socket, for peers that misbehave on purpose.
+final class RawLinkClient {
+    let socket: RawSocket
+    var decoder = FrameDecoder()
+
+    init(port: UInt16) throws {
+        socket = try RawSocket()
+        var timeout = timeval(tv_sec: 15, tv_usec: 0)  // a hang guard, not an assertion
+        setsockopt(socket.descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        try socket.connectLoopback(port: port)
+    }
+
+    func send(_ bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { Glibc.send(socket.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    func send(_ frame: LinkFrame) { send(frame.encoded()) }
+
+    /// The next frame, or nil at end of stream.
+    func readFrame() throws -> LinkFrame? {
+        while true {
+            if let frame = try decoder.nextFrame() { return frame }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = buffer.withUnsafeMutableBytes { recv(socket.descriptor, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { return nil }
+            decoder.feed(buffer[..<count])
+        }
+    }
+
+    /// Reads frames until the peer closes; returns them all.
+    func readUntilClosed() throws -> [LinkFrame] {
+        var frames: [LinkFrame] = []
+        while let frame = try readFrame() { frames.append(frame) }
+        return frames
+    }
+}
