@@ -1,1 +1,143 @@
-// The watch's pure decisions: the cache applier, optimistic edits, the session coordinator.
+import WorkoutModel
+
+/// The watch's pure decision core: the cache and its applier, optimistic edits and how they are
+/// forwarded, the cold-launch sync request, and the workout-session coordinator, behind one
+/// `handle(_:) -> [Action]`.
+///
+/// The shell (watchd) MUST:
+/// - at start-up, build the engine from its cache files (`WatchCache(restoringWorkouts:splits:)`) and
+///   the last `SessionRecord`, then feed `started` with the persisted last context (or nil) before
+///   any other event;
+/// - persist every context that arrives BEFORE feeding `contextReceived` (the link does this), so
+///   the next start-up re-applies it;
+/// - perform actions in order: `persistWorkout`/`persistSplit` write the document's file atomically,
+///   `deleteWorkout`/`deleteSplit` remove it, `persistSession` writes the record atomically;
+/// - for `sendMessage`, send over the link's message channel (mapping the token to its own message
+///   ID) and report exactly one `messageDelivered` or `messageSendFailed` per token; for
+///   `transferUserInfo`, hand the payload to the durable transfer outbox;
+/// - feed `reachabilityChanged` on every change of the link's reachability;
+/// - answer the person who asked on `editRefused` (the edit did not happen).
+///
+/// Encode payloads with `WatchToPhoneMessage.encoded()`.
+package struct WatchEngine: Sendable {
+    /// Facts fed into the engine.
+    package enum Event: Equatable, Sendable {
+        /// watchd started; `lastContext` is the persisted last received context, if any.
+        case started(lastContext: [UInt8]?, now: Timestamp)
+        /// The phone became reachable (true) or not (false).
+        case reachabilityChanged(Bool)
+        /// A context arrived from the phone (already on disk).
+        case contextReceived([UInt8], now: Timestamp)
+        /// The phone asked to launch the watch app for a run; the payload is a `WorkoutLaunchRequest`.
+        case launchReceived(payload: [UInt8], now: Timestamp)
+        /// A person started the run's workout session on the watch.
+        case sessionStartRequested(runID: DocumentID, now: Timestamp)
+        /// A person edited a run on the watch.
+        case editRequested(WatchEdit, runID: DocumentID, now: Timestamp)
+        /// The message sent under this token reached the phone.
+        case messageDelivered(MessageToken)
+        /// The message sent under this token did not reach the phone.
+        case messageSendFailed(MessageToken, reason: String)
+        /// The system ended the workout session.
+        case sessionEndedBySystem(failure: String, now: Timestamp)
+        /// The ended session was acknowledged (status shown, person dismissed it).
+        case sessionCleared
+    }
+
+    /// What the shell must do, in order.
+    package enum Action: Equatable, Sendable {
+        /// Write the run's cache file (create or replace).
+        case persistWorkout(WorkoutDocument)
+        /// Remove the run's cache file.
+        case deleteWorkout(DocumentID)
+        case persistSplit(SplitDocument)
+        case deleteSplit(DocumentID)
+        /// Write the session record; fed back to `init` at start-up.
+        case persistSession(SessionRecord)
+        /// Send over the message channel (reachable-only); report the outcome under this token.
+        case sendMessage(MessageToken, WatchToPhoneMessage)
+        /// Queue in the durable transfer outbox (guaranteed, survives restarts, unordered vs messages).
+        case transferUserInfo(WatchToPhoneMessage)
+        /// Tell the person the edit was refused; the cache did not change.
+        case editRefused(runID: DocumentID, EditRefusal)
+        case log(String)
+    }
+
+    package internal(set) var cache: WatchCache
+    package internal(set) var editor: WatchEditor
+    package internal(set) var coordinator: WorkoutSessionCoordinator
+    /// Whether the phone is reachable (the link's `isReachable`).
+    package internal(set) var isReachable = false
+    /// Whether a context from the phone has been applied since this process started (the persisted one
+    /// re-applied at start-up does not count).
+    package internal(set) var receivedContextSinceStart = false
+    /// What the last applied context changed, for status.
+    package internal(set) var lastApplied: ContextApplyReport?
+    /// Why the last context was skipped, if the last one that arrived was.
+    package internal(set) var lastSkipped: DocumentError?
+    /// Messages sent and not yet reported delivered or failed.
+    package internal(set) var messagesInFlight: [MessageToken: WatchToPhoneMessage] = [:]
+    var nextToken = MessageToken(rawValue: 1)
+
+    /// Builds the engine from what the shell restored: the cache files and the last session record.
+    package init(cache: WatchCache = WatchCache(), session: SessionRecord? = nil) {
+        self.cache = cache
+        editor = WatchEditor()
+        coordinator = WorkoutSessionCoordinator(restoring: session)
+    }
+
+    /// The workout session's state, for status.
+    package var session: SessionState { coordinator.state }
+
+    /// Handles one event and returns what the shell must do, in order.
+    package mutating func handle(_ event: Event) -> [Action] {
+        switch event {
+        case .started(let lastContext, let now):
+            return started(lastContext: lastContext, now: now)
+        case .reachabilityChanged(let reachable):
+            let regained = reachable && !isReachable
+            isReachable = reachable
+            guard regained, !receivedContextSinceStart else { return [] }
+            return [.log("requesting a sync: no context received since start")] + send(.requestSync)
+        case .contextReceived(let bytes, let now):
+            return contextReceived(bytes, now: now)
+        case .launchReceived(let payload, let now):
+            let request: WorkoutLaunchRequest
+            do throws(DocumentError) {
+                request = try DocumentCoder.decode(WorkoutLaunchRequest.self, from: payload)
+            } catch {
+                return [.log("launch request ignored: \(error)")]
+            }
+            return startSession(runID: request.runID, origin: .phoneLaunch, now: now)
+        case .sessionStartRequested(let runID, let now):
+            return startSession(runID: runID, origin: .watch, now: now)
+        case .editRequested(let edit, let runID, let now):
+            return editRequested(edit, runID: runID, now: now)
+        case .messageDelivered(let token):
+            messagesInFlight[token] = nil
+            return []
+        case .messageSendFailed(let token, let reason):
+            return messageSendFailed(token, reason: reason)
+        case .sessionEndedBySystem(let failure, let now):
+            return sessionActions(coordinator.handle(.endedBySystem(failure: failure, now: now)))
+        case .sessionCleared:
+            return sessionActions(coordinator.handle(.cleared))
+        }
+    }
+}
+
+/// Names one `sendMessage` so the shell can report how it ended; issued by the engine from a counter.
+package struct MessageToken: Hashable, Comparable, Sendable, CustomStringConvertible {
+    package var rawValue: UInt64
+
+    package init(rawValue: UInt64) {
+        self.rawValue = rawValue
+    }
+
+    package static func < (lhs: MessageToken, rhs: MessageToken) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    package var description: String { "#\(rawValue)" }
+
+    /// The token after this one.
+    var next: MessageToken { MessageToken(rawValue: rawValue + 1) }
+}

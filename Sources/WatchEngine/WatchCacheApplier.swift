@@ -1,0 +1,123 @@
+import WorkoutModel
+
+/// Applies the phone's state push (the application context) to the watch's cache.
+///
+/// The rules (seed 000 §1, ARCHITECTURE §5):
+/// - every document sent is upserted, then every document absent is pruned: the pushed sets are
+///   authoritative, which is how a delete or discard on the phone reaches the watch;
+/// - a run whose newer local edit is still undelivered (its mark is later than the pushed
+///   `updatedAt`) keeps the local copy; a pushed copy at the same or a later stamp replaces it and
+///   clears the mark (the echo, or a newer phone edit);
+/// - a run absent from the push is pruned even with an undelivered edit: the phone deleted it, and
+///   tombstones win;
+/// - settings and edit locks are replaced by the pushed ones;
+/// - bytes that do not decode (not JSON, malformed, or a `schemaVersion` this build does not read)
+///   are skipped entirely — no upsert, no prune — so a bogus empty set never wipes real rows.
+///
+/// Applying the same context twice changes nothing the second time.
+package enum WatchCacheApplier {
+    /// Decodes `bytes` with `DocumentCoder` and applies the context; on a decode failure the cache is
+    /// left exactly as it was and the outcome says why it was skipped.
+    package static func apply(contextBytes bytes: [UInt8], to cache: inout WatchCache) -> ContextApplyOutcome {
+        let context: ApplicationContext
+        do throws(DocumentError) {
+            context = try DocumentCoder.decode(ApplicationContext.self, from: bytes)
+        } catch {
+            return .skipped(error)
+        }
+        return .applied(apply(context, to: &cache))
+    }
+
+    /// Applies a decoded context and reports what changed.
+    package static func apply(_ context: ApplicationContext, to cache: inout WatchCache) -> ContextApplyReport {
+        var report = ContextApplyReport()
+        let pushedRunIDs = Set(context.workouts.map(\.id))
+        for pushed in context.workouts {
+            if let mark = cache.undeliveredEdits[pushed.id] {
+                if pushed.updatedAt < mark {
+                    report.keptLocal.append(pushed.id)
+                    continue
+                }
+                cache.clearUndeliveredEdit(pushed.id)
+                report.confirmedEdits.append(pushed.id)
+            }
+            if cache.workouts[pushed.id] != pushed {
+                cache.storePushed(pushed)
+                report.upsertedWorkouts.append(pushed.id)
+            }
+        }
+        for id in cache.workouts.keys.sorted() where !pushedRunIDs.contains(id) {
+            cache.removeWorkout(id)
+            report.prunedWorkouts.append(id)
+        }
+
+        let pushedSplitIDs = Set(context.splits.map(\.id))
+        for split in context.splits where cache.splits[split.id] != split {
+            cache.storeSplit(split)
+            report.upsertedSplits.append(split.id)
+        }
+        for id in cache.splits.keys.sorted() where !pushedSplitIDs.contains(id) {
+            cache.removeSplit(id)
+            report.prunedSplits.append(id)
+        }
+
+        report.settingsChanged = cache.settings != context.settings
+        report.editLocksChanged = cache.editLocks != context.editLocks
+        cache.replaceSettings(context.settings, editLocks: context.editLocks)
+        report.sortIDs()
+        return report
+    }
+}
+
+/// How applying received context bytes ended.
+package enum ContextApplyOutcome: Equatable, Sendable {
+    /// The context decoded and was applied.
+    case applied(ContextApplyReport)
+    /// The context did not decode; the cache is untouched (no upsert, no prune).
+    case skipped(DocumentError)
+}
+
+/// What one applied context changed, for persistence, logs and status. Every list is sorted by ID.
+package struct ContextApplyReport: Equatable, Sendable {
+    /// Runs stored with the pushed copy because it differed from the cached one.
+    package var upsertedWorkouts: [DocumentID] = []
+    /// Runs removed because the push no longer carries them (undelivered edits included).
+    package var prunedWorkouts: [DocumentID] = []
+    /// Runs whose local copy was kept: its undelivered edit is newer than the pushed copy.
+    package var keptLocal: [DocumentID] = []
+    /// Runs whose undelivered-edit mark this push cleared (the pushed copy is as new or newer).
+    package var confirmedEdits: [DocumentID] = []
+    package var upsertedSplits: [DocumentID] = []
+    package var prunedSplits: [DocumentID] = []
+    package var settingsChanged = false
+    package var editLocksChanged = false
+
+    package init() {}
+
+    /// Whether the cache differs from before the apply (a kept local copy is not a change).
+    package var changedCache: Bool {
+        !upsertedWorkouts.isEmpty || !prunedWorkouts.isEmpty || !confirmedEdits.isEmpty
+            || !upsertedSplits.isEmpty || !prunedSplits.isEmpty || settingsChanged || editLocksChanged
+    }
+
+    /// One line for the log, e.g. `context applied: 1 run upserted, 1 pruned, 0 kept local; …`.
+    package var summary: String {
+        var parts = [
+            "runs \(upsertedWorkouts.count) upserted, \(prunedWorkouts.count) pruned, \(keptLocal.count) kept local",
+            "\(confirmedEdits.count) local edits confirmed",
+            "splits \(upsertedSplits.count) upserted, \(prunedSplits.count) pruned",
+        ]
+        if settingsChanged { parts.append("settings changed") }
+        if editLocksChanged { parts.append("edit locks changed") }
+        return "context applied: " + parts.joined(separator: "; ")
+    }
+
+    mutating func sortIDs() {
+        upsertedWorkouts.sort()
+        prunedWorkouts.sort()
+        keptLocal.sort()
+        confirmedEdits.sort()
+        upsertedSplits.sort()
+        prunedSplits.sort()
+    }
+}

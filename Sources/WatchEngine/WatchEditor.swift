@@ -1,0 +1,98 @@
+import WorkoutModel
+
+/// A change a person makes to a run on the watch; each maps to one `WorkoutDocument` mutation.
+package enum WatchEdit: Equatable, Sendable {
+    /// Mark set `setIndex` (0-based) of the log done with the reps and weight lifted.
+    case completeSet(logID: DocumentID, setIndex: Int, reps: Int, weight: Double)
+    /// Clear a done set.
+    case undoSet(logID: DocumentID, setIndex: Int)
+    case skipLog(logID: DocumentID)
+    case reopenLog(logID: DocumentID)
+    /// End the run keeping progress ("Save Workout"): unfinished logs are skipped, the run completes.
+    case finishRun
+    case pause
+    case resume
+}
+
+/// Why an edit on the watch was refused. A refused edit leaves the cache unchanged.
+package enum EditRefusal: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The watch has no such run (never pushed, or pruned since).
+    case unknownRun(DocumentID)
+    /// The phone has the run, or the split it came from, open in an editor (S8).
+    case editingOnPhone(DocumentID)
+    /// The model refused the mutation (a completed run, a set out of range, …).
+    case refusedByModel(run: DocumentID, MutationError)
+
+    package var description: String {
+        switch self {
+        case .unknownRun(let run): return "no run \(run) on this watch"
+        case .editingOnPhone(let run):
+            return "run \(run) is being edited on the phone; try again when it is closed there"
+        case .refusedByModel(let run, let error): return "run \(run): \(error)"
+        }
+    }
+}
+
+/// Applies a person's edits to the watch's cache optimistically and stamps them.
+///
+/// It owns the watch's `EditStamper`: before stamping it observes the run's current `updatedAt`, so
+/// the local stamp is strictly later than the phone's copy (and than every earlier local stamp) and
+/// the phone's `updatedAt` gate accepts it as newer. The stored document is marked as an undelivered
+/// local edit; forwarding it to the phone is the caller's job (`WatchEngine`).
+package struct WatchEditor: Equatable, Sendable {
+    package private(set) var stamper: EditStamper
+
+    package init(stamper: EditStamper = EditStamper()) {
+        self.stamper = stamper
+    }
+
+    /// Applies `edit` to the run and returns the stored document.
+    ///
+    /// Refuses — leaving the cache and the stamper untouched — when the run is unknown, parked by an
+    /// edit lock, or the model throws.
+    package mutating func apply(
+        _ edit: WatchEdit, toRun runID: DocumentID, in cache: inout WatchCache, at now: Timestamp
+    ) throws(EditRefusal) -> WorkoutDocument {
+        guard var run = cache.workouts[runID] else { throw .unknownRun(runID) }
+        guard !cache.isParked(run) else { throw .editingOnPhone(runID) }
+        var stamper = self.stamper
+        stamper.observe(run.updatedAt)
+        let stamp = stamper.stamp(at: now)
+        do throws(MutationError) {
+            switch edit {
+            case .completeSet(let logID, let setIndex, let reps, let weight):
+                try run.completeSet(logID: logID, setIndex: setIndex, reps: reps, weight: weight, at: stamp)
+            case .undoSet(let logID, let setIndex):
+                try run.undoSet(logID: logID, setIndex: setIndex, at: stamp)
+            case .skipLog(let logID):
+                try run.skipLog(logID: logID, at: stamp)
+            case .reopenLog(let logID):
+                try run.reopenLog(logID: logID, at: stamp)
+            case .finishRun:
+                try run.endKeepingProgress(at: stamp)
+            case .pause:
+                try run.pause(at: stamp)
+            case .resume:
+                try run.resume(at: stamp)
+            }
+        } catch {
+            throw .refusedByModel(run: runID, error)
+        }
+        self.stamper = stamper
+        cache.storeLocalEdit(run)
+        return run
+    }
+
+    /// Records what the workout session measured on the run (not a person's edit, so an edit lock does
+    /// not stop it: the session must end whatever the phone has open) and returns the stored document,
+    /// or nil when the run is not in the cache.
+    package mutating func recordMetrics(
+        _ metrics: SessionMetrics, onRun runID: DocumentID, in cache: inout WatchCache, at now: Timestamp
+    ) -> WorkoutDocument? {
+        guard var run = cache.workouts[runID] else { return nil }
+        stamper.observe(run.updatedAt)
+        run.recordMetrics(metrics, at: stamper.stamp(at: now))
+        cache.storeLocalEdit(run)
+        return run
+    }
+}

@@ -1,0 +1,95 @@
+import WorkoutModel
+
+/// What the watch sends the phone, over `sendMessage` or `transferUserInfo` (seed 000 §2).
+///
+/// Encoded with `DocumentCoder.encodeCompact` (sorted keys) and decoded with
+/// `DocumentCoder.decode(WatchToPhoneMessage.self, from:)`, which refuses an unknown `schemaVersion`
+/// before reading anything else. The JSON shape, version 1:
+///
+/// ```
+/// {"kind":"workoutUpdate","schemaVersion":1,"workout":{ …a whole WorkoutDocument… }}
+/// {"kind":"requestSync","schemaVersion":1}
+/// ```
+///
+/// - `workoutUpdate`: the whole document after an optimistic edit on the watch (or after the workout
+///   session recorded its metrics). The phone gates it by `updatedAt` (strictly newer is written,
+///   equal is an echo, older is answered with a fresh push) and by tombstones.
+/// - `requestSync`: the watch asks for a fresh full push (cold launch, S9). Best effort, message only.
+package enum WatchToPhoneMessage: VersionedDocument {
+    package static let currentSchemaVersion = 1
+
+    case workoutUpdate(WorkoutDocument)
+    case requestSync
+
+    /// The wire bytes: compact JSON with sorted keys.
+    package func encoded() -> [UInt8] { DocumentCoder.encodeCompact(self) }
+
+    /// The run a workout update carries, if any.
+    package var runID: DocumentID? {
+        if case .workoutUpdate(let run) = self { return run.id }
+        return nil
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case schemaVersion
+        case kind
+        case workout
+    }
+
+    private enum Kind: String, Codable {
+        case workoutUpdate
+        case requestSync
+    }
+
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        _ = try container.decode(Int.self, forKey: .schemaVersion)
+        switch try container.decode(Kind.self, forKey: .kind) {
+        case .workoutUpdate: self = .workoutUpdate(try container.decode(WorkoutDocument.self, forKey: .workout))
+        case .requestSync: self = .requestSync
+        }
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(Self.currentSchemaVersion, forKey: .schemaVersion)
+        switch self {
+        case .workoutUpdate(let run):
+            try container.encode(Kind.workoutUpdate, forKey: .kind)
+            try container.encode(run, forKey: .workout)
+        case .requestSync:
+            try container.encode(Kind.requestSync, forKey: .kind)
+        }
+    }
+
+    /// A carried workout must be of the document schema this build reads and pass its own checks.
+    package func validate() throws(DocumentError) {
+        guard case .workoutUpdate(let run) = self else { return }
+        guard run.schemaVersion == WorkoutDocument.currentSchemaVersion else {
+            throw .unsupportedSchemaVersion(
+                type: "WorkoutDocument", found: run.schemaVersion, supported: WorkoutDocument.currentSchemaVersion)
+        }
+        try run.validate()
+    }
+}
+
+/// The phone's request to launch the watch app for a run (the HealthKit `startWatchApp` analog),
+/// carried as the payload of the link's launch frame. Best effort: it may arrive before or after the
+/// context that carries the run (S1), or not at all.
+///
+/// JSON, version 1: `{"runID":"3F2504E0-4F89-11D3-9A0C-0305E82C3301","schemaVersion":1}`.
+package struct WorkoutLaunchRequest: VersionedDocument {
+    package static let currentSchemaVersion = 1
+
+    package var schemaVersion: Int
+    /// The run the phone just started; the watch starts its workout session for it.
+    package var runID: DocumentID
+
+    package init(runID: DocumentID) {
+        schemaVersion = Self.currentSchemaVersion
+        self.runID = runID
+    }
+
+    /// The wire bytes: compact JSON with sorted keys.
+    package func encoded() -> [UInt8] { DocumentCoder.encodeCompact(self) }
+}

@@ -1,0 +1,143 @@
+import WorkoutModel
+
+/// Owns the workout session's lifecycle and ends it from authoritative data — the fix for S4/S6/S7.
+///
+/// In the seed, the only app-driven exit from `running` was a view observing the active list go from
+/// non-empty to empty; a backgrounded or rebuilt watch app never saw that edge, so the session leaked
+/// and watchOS kept re-foregrounding the app. Here the session is ended by reconciling its state
+/// against the cache after EVERY change to it — each applied push, each local edit, and the eager
+/// re-apply at start-up — whatever the app state and however many changes were missed:
+///
+/// - running, run in the cache and active → keep running (and note the run has been seen);
+/// - running, run in the cache and completed → finish and save: the metrics
+///   (`WorkoutDocument.sessionMetrics(recordedAt:)`) go out in `saveMetrics`, the session ends;
+/// - running, run absent → discard, nothing saved — once the run has been seen, or when a context
+///   received from the phone after the start lacks it (the launch and its context race, S1; the
+///   persisted context re-applied at start-up, or a local edit of another run, cannot prove a run
+///   that was never seen is gone);
+/// - idle or ended → nothing: the session ends once, so metrics are saved once.
+///
+/// The owner MUST: feed `cacheChanged` after every change to the cache (including the start-up
+/// re-apply); perform `persistSession` durably and pass the last record back to `init` at start-up;
+/// on `saveMetrics`, record the metrics on the run and forward it to the phone before persisting the
+/// record that follows it (so a crash in between repeats the save rather than losing it).
+package struct WorkoutSessionCoordinator: Equatable, Sendable {
+    /// Facts fed into the coordinator.
+    package enum Event: Equatable, Sendable {
+        /// Someone asked for a session for the run (the phone's launch request, or a person on the watch);
+        /// `cache` is the watch's cache at that moment.
+        case startRequested(runID: DocumentID, origin: SessionOrigin, cache: WatchCache, now: Timestamp)
+        /// The cache changed (or was re-applied at start-up); reconcile the session against it.
+        case cacheChanged(WatchCache, source: CacheChangeSource, now: Timestamp)
+        /// The system ended the session (error, or stopped under the app).
+        case endedBySystem(failure: String, now: Timestamp)
+        /// The ended session was acknowledged and may be forgotten.
+        case cleared
+    }
+
+    /// What the owner must do, in order.
+    package enum Action: Equatable, Sendable {
+        /// Record these metrics on the run (stamped like an edit) and forward the run to the phone.
+        case saveMetrics(runID: DocumentID, SessionMetrics)
+        /// Write the record durably; it is fed back to `init` at start-up.
+        case persistSession(SessionRecord)
+        case log(String)
+    }
+
+    /// Why the cache changed.
+    package enum CacheChangeSource: Equatable, Sendable {
+        /// A context that just arrived from the phone was applied.
+        case receivedContext
+        /// The persisted last context was re-applied at start-up.
+        case restoredContext
+        /// A person's edit on the watch.
+        case localEdit
+    }
+
+    package private(set) var state: SessionState
+
+    /// Restores the state from the last persisted record (idle when there is none).
+    package init(restoring record: SessionRecord? = nil) {
+        state = record?.state ?? .idle
+    }
+
+    /// Handles one event and returns what to do, in order.
+    package mutating func handle(_ event: Event) -> [Action] {
+        switch event {
+        case .startRequested(let runID, let origin, let cache, let now):
+            return start(runID: runID, origin: origin, cache: cache, now: now)
+        case .cacheChanged(let cache, let source, let now):
+            return reconcile(with: cache, source: source, now: now)
+        case .endedBySystem(let failure, let now):
+            guard case .running(let session) = state else {
+                return [.log("session: system end (\(failure)) ignored: no session is running")]
+            }
+            return end(session, outcome: .systemFailure(reason: failure), at: now, before: [])
+        case .cleared:
+            guard case .ended = state else { return [] }
+            state = .idle
+            return [.persistSession(SessionRecord(state)), .log("session: cleared")]
+        }
+    }
+
+    /// Starts a session for the run, given what the cache knows about it. Idempotent while running.
+    ///
+    /// A launch for a run the cache does not hold yet starts anyway (its context may still be on the
+    /// way); a start for a run the cache holds as completed, or a watch-side start for an unknown run,
+    /// is refused: there is nothing left to run.
+    private mutating func start(
+        runID: DocumentID, origin: SessionOrigin, cache: WatchCache, now: Timestamp
+    ) -> [Action] {
+        if case .running(let session) = state {
+            return [.log("session: start for run \(runID) ignored: already running for run \(session.runID)")]
+        }
+        let run = cache.workouts[runID]
+        if let run, !run.isActive {
+            return [.log("session: start for run \(runID) ignored: the run is completed")]
+        }
+        if run == nil, origin == .watch {
+            return [.log("session: start for run \(runID) ignored: no such run on this watch")]
+        }
+        let session = RunningSession(runID: runID, startedAt: now, origin: origin, runSeen: run != nil)
+        state = .running(session)
+        let note = run == nil ? " (run not in the cache yet)" : ""
+        return [.persistSession(SessionRecord(state)), .log("session: running for run \(runID)\(note)")]
+    }
+
+    /// Reconciles a running session against the cache; see the type's documentation for the rules.
+    private mutating func reconcile(with cache: WatchCache, source: CacheChangeSource, now: Timestamp) -> [Action] {
+        guard case .running(var session) = state else { return [] }
+        guard let run = cache.workouts[session.runID] else {
+            guard session.runSeen || source == .receivedContext else { return [] }
+            return end(session, outcome: .discarded, at: now, before: [])
+        }
+        if run.isActive {
+            guard !session.runSeen else { return [] }
+            session.runSeen = true
+            state = .running(session)
+            return [.persistSession(SessionRecord(state))]
+        }
+        let metrics = run.sessionMetrics(recordedAt: now)
+        return end(
+            session, outcome: .finishedAndSaved(metrics: metrics), at: now,
+            before: [
+                .saveMetrics(runID: run.id, metrics)
+            ])
+    }
+
+    private mutating func end(
+        _ session: RunningSession, outcome: SessionOutcome, at now: Timestamp, before: [Action]
+    ) -> [Action] {
+        state = .ended(EndedSession(runID: session.runID, startedAt: session.startedAt, endedAt: now, outcome: outcome))
+        let why: String
+        switch outcome {
+        case .finishedAndSaved(let metrics):
+            why =
+                "finished and saved (\(metrics.setsCompleted) sets, volume \(metrics.totalVolume), "
+                + "active \(metrics.activeSeconds) s)"
+        case .discarded: why = "discarded: the run is no longer on the phone"
+        case .systemFailure(let reason): why = "ended by the system: \(reason)"
+        }
+        return before + [.persistSession(SessionRecord(state)), .log("session: run \(session.runID) \(why)")]
+    }
+}

@@ -1,0 +1,240 @@
+import Testing
+import WatchEngine
+import WorkoutModel
+
+/// The session fix (S4/S5/S6/S7) through the engine, as the shell sees it.
+@Suite("Watch engine: the workout session ends from authoritative data")
+struct WatchEngineSessionTests {
+    let launch = WorkoutLaunchRequest(runID: id(100)).encoded()
+
+    /// Started, holding run 100 from a received context, with a session running for it since `at(1)`.
+    func runningEngine(reachable: Bool, run: WorkoutDocument? = nil) throws -> WatchEngine {
+        var engine = WatchEngine()
+        _ = engine.handle(.started(lastContext: nil, now: t0))
+        _ = engine.handle(.contextReceived(bytes(context([try run ?? newRun(100)])), now: t0))
+        _ = engine.handle(.reachabilityChanged(reachable))
+        _ = engine.handle(.launchReceived(payload: launch, now: at(1)))
+        return engine
+    }
+
+    var runningState: SessionState {
+        .running(RunningSession(runID: id(100), startedAt: at(1), origin: .phoneLaunch, runSeen: true))
+    }
+
+    /// The run as the watch stores and forwards it after the session recorded `metrics` at `stamp`.
+    func withMetrics(_ run: WorkoutDocument, _ metrics: SessionMetrics, at stamp: Timestamp) -> WorkoutDocument {
+        var saved = run
+        saved.recordMetrics(metrics, at: stamp)
+        return saved
+    }
+
+    func finished(_ metrics: SessionMetrics, at now: Timestamp) -> [WatchEngine.Action] {
+        let ended = EndedSession(
+            runID: id(100), startedAt: at(1), endedAt: now, outcome: .finishedAndSaved(metrics: metrics))
+        return [
+            .persistSession(SessionRecord(.ended(ended))),
+            .log(
+                "session: run \(id(100)) finished and saved (\(metrics.setsCompleted) sets, "
+                    + "volume \(metrics.totalVolume), active \(metrics.activeSeconds) s)"),
+        ]
+    }
+
+    @Test("a launch starts the session; a second launch is ignored")
+    func launchStarts() throws {
+        var engine = WatchEngine()
+        _ = engine.handle(.started(lastContext: nil, now: t0))
+        _ = engine.handle(.contextReceived(bytes(context([try newRun(100)])), now: t0))
+        #expect(
+            engine.handle(.launchReceived(payload: launch, now: at(1)))
+                == [.persistSession(SessionRecord(runningState)), .log("session: running for run \(id(100))")])
+        #expect(
+            engine.handle(.launchReceived(payload: launch, now: at(2)))
+                == [.log("session: start for run \(id(100)) ignored: already running for run \(id(100))")])
+        #expect(engine.session == runningState)
+        let error = DocumentError.malformed(type: "WorkoutLaunchRequest", field: "runID", reason: "missing")
+        #expect(
+            engine.handle(.launchReceived(payload: Array(#"{"schemaVersion":1}"#.utf8), now: at(3)))
+                == [.log("launch request ignored: \(error)")])
+    }
+
+    @Test("S4: the phone completes the run while the watch app is in the background → finish and save, sent once")
+    func phoneCompletes() throws {
+        var engine = try runningEngine(reachable: true)
+        let completed = try newRun(100).completedOnPhone(at: at(100))
+
+        let actions = engine.handle(.contextReceived(bytes(context([completed])), now: at(130)))
+
+        let metrics = completed.sessionMetrics(recordedAt: at(130))
+        let saved = withMetrics(completed, metrics, at: at(130))
+        var report = ContextApplyReport()
+        report.upsertedWorkouts = [id(100)]
+        #expect(
+            actions
+                == [
+                    .log(report.summary), .persistWorkout(saved),
+                    .sendMessage(MessageToken(rawValue: 1), .workoutUpdate(saved)),
+                ] + finished(metrics, at: at(130)))
+        #expect(saved.metrics?.setsCompleted == 3)
+        #expect(saved.updatedAt > completed.updatedAt)
+
+        // The phone's echo carries the metrics; nothing more is sent, the session stays ended.
+        let echo = engine.handle(.contextReceived(bytes(context([saved])), now: at(131)))
+        var echoReport = ContextApplyReport()
+        echoReport.confirmedEdits = [id(100)]
+        #expect(echo == [.log(echoReport.summary)])
+        #expect(
+            engine.handle(.contextReceived(bytes(context([saved])), now: at(132))) == [
+                .log(ContextApplyReport().summary)
+            ])
+    }
+
+    @Test("S6: the phone saves early (end keeping progress) → the same finish and save, by transfer when unreachable")
+    func phoneSavesEarly() throws {
+        var engine = try runningEngine(reachable: false)
+        var ended = try newRun(100).setDoneOnPhone(log: 0, at: at(60))
+        try ended.endKeepingProgress(at: at(90))
+
+        let actions = engine.handle(.contextReceived(bytes(context([ended])), now: at(95)))
+
+        let metrics = ended.sessionMetrics(recordedAt: at(95))
+        #expect(metrics == SessionMetrics(activeSeconds: 90, setsCompleted: 1, totalVolume: 500, recordedAt: at(95)))
+        let saved = withMetrics(ended, metrics, at: at(95))
+        var report = ContextApplyReport()
+        report.upsertedWorkouts = [id(100)]
+        #expect(
+            actions
+                == [.log(report.summary), .persistWorkout(saved), .transferUserInfo(.workoutUpdate(saved))]
+                + finished(metrics, at: at(95)))
+    }
+
+    @Test("S7: the phone discards the run → the session is discarded, nothing saved or sent")
+    func phoneDiscards() throws {
+        var engine = try runningEngine(reachable: true)
+        let actions = engine.handle(.contextReceived(bytes(context([])), now: at(20)))
+        var report = ContextApplyReport()
+        report.prunedWorkouts = [id(100)]
+        let ended = EndedSession(runID: id(100), startedAt: at(1), endedAt: at(20), outcome: .discarded)
+        #expect(
+            actions == [
+                .log(report.summary), .deleteWorkout(id(100)), .persistSession(SessionRecord(.ended(ended))),
+                .log("session: run \(id(100)) discarded: the run is no longer on the phone"),
+            ])
+        #expect(engine.messagesInFlight.isEmpty)
+    }
+
+    @Test("a system failure ends the session; clear returns it to idle")
+    func systemFailure() throws {
+        var engine = try runningEngine(reachable: true)
+        let ended = EndedSession(
+            runID: id(100), startedAt: at(1), endedAt: at(7), outcome: .systemFailure(reason: "stopped"))
+        #expect(
+            engine.handle(.sessionEndedBySystem(failure: "stopped", now: at(7)))
+                == [
+                    .persistSession(SessionRecord(.ended(ended))),
+                    .log("session: run \(id(100)) ended by the system: stopped"),
+                ])
+        #expect(engine.handle(.sessionCleared) == [.persistSession(SessionRecord(.idle)), .log("session: cleared")])
+        #expect(engine.session == .idle)
+    }
+
+    @Test("S5: finishing the run on the watch ends the session through the same reconcile, one update sent")
+    func watchFinishes() throws {
+        var engine = try runningEngine(reachable: true)
+        let actions = engine.handle(.editRequested(.finishRun, runID: id(100), now: at(50)))
+
+        var finishedRun = try newRun(100)
+        try finishedRun.endKeepingProgress(at: at(50))
+        let metrics = finishedRun.sessionMetrics(recordedAt: at(50))
+        let saved = withMetrics(finishedRun, metrics, at: at(50).advanced(by: .microseconds(1)))
+        #expect(
+            actions
+                == [.persistWorkout(saved), .sendMessage(MessageToken(rawValue: 1), .workoutUpdate(saved))]
+                + finished(metrics, at: at(50)))
+
+        // The echo of the update does not end the session a second time.
+        let echo = engine.handle(.contextReceived(bytes(context([saved])), now: at(51)))
+        #expect(echo.count == 1)
+        #expect(engine.messagesInFlight.count == 1)
+    }
+
+    @Test("a launch that beats its context keeps the session until the run arrives, then tracks it")
+    func launchBeforeContext() throws {
+        var engine = WatchEngine()
+        _ = engine.handle(.started(lastContext: nil, now: t0))
+        let unseen = SessionState.running(
+            RunningSession(runID: id(100), startedAt: at(1), origin: .phoneLaunch, runSeen: false))
+        #expect(
+            engine.handle(.launchReceived(payload: launch, now: at(1)))
+                == [
+                    .persistSession(SessionRecord(unseen)),
+                    .log("session: running for run \(id(100)) (run not in the cache yet)"),
+                ])
+
+        let run = try newRun(100)
+        let actions = engine.handle(.contextReceived(bytes(context([run])), now: at(2)))
+        var report = ContextApplyReport()
+        report.upsertedWorkouts = [id(100)]
+        report.upsertedSplits = [id(1)]
+        #expect(
+            actions == [
+                .log(report.summary), .persistWorkout(run), .persistSplit(twoExerciseSplit()),
+                .persistSession(SessionRecord(runningState)),
+            ])
+    }
+
+    @Test("restart: a running session whose run completed in the persisted context is finished and saved at start-up")
+    func restartCompleted() throws {
+        let run = try newRun(100)
+        let completed = try run.completedOnPhone(at: at(100))
+        var engine = WatchEngine(
+            cache: WatchCache(restoringWorkouts: [run], splits: [twoExerciseSplit()]),
+            session: SessionRecord(runningState))
+
+        let actions = engine.handle(.started(lastContext: bytes(context([completed])), now: at(500)))
+
+        let metrics = completed.sessionMetrics(recordedAt: at(500))
+        let saved = withMetrics(completed, metrics, at: at(500))
+        var report = ContextApplyReport()
+        report.upsertedWorkouts = [id(100)]
+        report.confirmedEdits = [id(100)]
+        #expect(
+            actions
+                == [
+                    .log("persisted \(report.summary)"), .persistWorkout(saved),
+                    .transferUserInfo(.workoutUpdate(saved)),
+                ]
+                + finished(metrics, at: at(500)))
+    }
+
+    @Test("restart: a running session whose run is absent from the persisted context is discarded at start-up")
+    func restartAbsent() throws {
+        var engine = WatchEngine(
+            cache: WatchCache(restoringWorkouts: [try newRun(100)], splits: [twoExerciseSplit()]),
+            session: SessionRecord(runningState))
+
+        let actions = engine.handle(.started(lastContext: bytes(context([])), now: at(500)))
+
+        var report = ContextApplyReport()
+        report.prunedWorkouts = [id(100)]
+        let ended = EndedSession(runID: id(100), startedAt: at(1), endedAt: at(500), outcome: .discarded)
+        #expect(
+            actions == [
+                .log("persisted \(report.summary)"), .deleteWorkout(id(100)),
+                .persistSession(SessionRecord(.ended(ended))),
+                .log("session: run \(id(100)) discarded: the run is no longer on the phone"),
+            ])
+    }
+
+    @Test("restart: a session still waiting for its run is not discarded by the older persisted context")
+    func restartAwaiting() throws {
+        let unseen = SessionState.running(
+            RunningSession(runID: id(100), startedAt: at(1), origin: .phoneLaunch, runSeen: false))
+        var engine = WatchEngine(session: SessionRecord(unseen))
+        var report = ContextApplyReport()
+        report.upsertedSplits = [id(1)]
+        #expect(
+            engine.handle(.started(lastContext: bytes(context([])), now: at(5)))
+                == [.log("persisted \(report.summary)"), .persistSplit(twoExerciseSplit())])
+        #expect(engine.session == unseen)
+    }
+}

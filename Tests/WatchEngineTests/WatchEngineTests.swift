@@ -1,0 +1,196 @@
+import Testing
+import WatchEngine
+import WorkoutModel
+
+/// The engine as the shell drives it: complete action lists for each event.
+@Suite("Watch engine: cache, edits and forwarding")
+struct WatchEngineTests {
+    /// An engine that started empty, applied `pushed` as a received context, and has `reachable` set.
+    func engine(_ pushed: ApplicationContext, reachable: Bool) -> WatchEngine {
+        var engine = WatchEngine()
+        _ = engine.handle(.started(lastContext: nil, now: t0))
+        _ = engine.handle(.contextReceived(bytes(pushed), now: t0))
+        _ = engine.handle(.reachabilityChanged(reachable))
+        return engine
+    }
+
+    @Test("a received context is applied and its changes written and deleted file by file")
+    func contextWritesFiles() throws {
+        var engine = engine(context([try newRun(100), try newRun(101)]), reachable: true)
+        let changed = try newRun(100).setDoneOnPhone(log: 0, at: at(10))
+        let split2 = twoExerciseSplit(2)
+        let pushed = context([changed], splits: [twoExerciseSplit(), split2])
+
+        let actions = engine.handle(.contextReceived(bytes(pushed), now: at(11)))
+
+        var report = ContextApplyReport()
+        report.upsertedWorkouts = [id(100)]
+        report.prunedWorkouts = [id(101)]
+        report.upsertedSplits = [id(2)]
+        #expect(
+            actions == [
+                .log(report.summary), .persistWorkout(changed), .deleteWorkout(id(101)), .persistSplit(split2),
+            ])
+        #expect(engine.lastApplied == report)
+    }
+
+    @Test("a context that does not decode is skipped: nothing written, cache and status say why")
+    func contextSkipped() throws {
+        var engine = engine(context([try newRun(100)]), reachable: false)
+        let before = engine.cache
+        var future = context([])
+        future.schemaVersion = 9
+        let actions = engine.handle(.contextReceived(bytes(future), now: at(1)))
+        let error = DocumentError.unsupportedSchemaVersion(type: "ApplicationContext", found: 9, supported: 1)
+        #expect(actions == [.log("context skipped (no upsert, no prune): \(error)")])
+        #expect(engine.cache == before)
+        #expect(engine.lastSkipped == error)
+    }
+
+    @Test("an edit while reachable is written and sent as a message carrying the whole document")
+    func editReachable() throws {
+        var engine = engine(context([try newRun(100)]), reachable: true)
+        let log = try #require(engine.cache.workouts[id(100)]).log(0)
+        let actions = engine.handle(
+            .editRequested(.completeSet(logID: log, setIndex: 0, reps: 5, weight: 100), runID: id(100), now: at(5)))
+
+        var expected = try newRun(100)
+        try expected.completeSet(logID: log, setIndex: 0, reps: 5, weight: 100, at: at(5))
+        #expect(
+            actions == [
+                .persistWorkout(expected), .sendMessage(MessageToken(rawValue: 1), .workoutUpdate(expected)),
+            ])
+        #expect(engine.cache.undeliveredEdits == [id(100): at(5)])
+        #expect(engine.handle(.messageDelivered(MessageToken(rawValue: 1))) == [])
+        #expect(engine.messagesInFlight.isEmpty)
+    }
+
+    @Test("an edit while unreachable goes straight to transferUserInfo")
+    func editUnreachable() throws {
+        var engine = engine(context([try newRun(100)]), reachable: false)
+        let actions = engine.handle(.editRequested(.pause, runID: id(100), now: at(5)))
+        var expected = try newRun(100)
+        try expected.pause(at: at(5))
+        #expect(actions == [.persistWorkout(expected), .transferUserInfo(.workoutUpdate(expected))])
+    }
+
+    @Test("a failed message falls back to transferUserInfo of the same document")
+    func messageFailureFallsBack() throws {
+        var engine = engine(context([try newRun(100)]), reachable: true)
+        _ = engine.handle(.editRequested(.pause, runID: id(100), now: at(5)))
+        let paused = try #require(engine.cache.workouts[id(100)])
+        // A later edit does not change what the failed message's fallback carries.
+        _ = engine.handle(.editRequested(.resume, runID: id(100), now: at(6)))
+
+        let actions = engine.handle(.messageSendFailed(MessageToken(rawValue: 1), reason: "peer unreachable"))
+        #expect(
+            actions == [
+                .log(
+                    "workout update #1 for run \(id(100)) failed (peer unreachable); falling back to transferUserInfo"),
+                .transferUserInfo(.workoutUpdate(paused)),
+            ])
+        #expect(engine.messagesInFlight.keys.sorted() == [MessageToken(rawValue: 2)])
+        #expect(
+            engine.handle(.messageSendFailed(MessageToken(rawValue: 1), reason: "again"))
+                == [.log("message #1 failure ignored: no such message in flight")])
+    }
+
+    @Test(
+        "a refused edit is reported and changes nothing",
+        arguments: [EditLocks(editingWorkoutID: id(100)), EditLocks(editingSplitID: id(1))])
+    func editRefused(locks: EditLocks) throws {
+        var engine = engine(context([try newRun(100)], locks: locks), reachable: true)
+        let before = engine.cache
+        #expect(
+            engine.handle(.editRequested(.pause, runID: id(100), now: at(5)))
+                == [.editRefused(runID: id(100), .editingOnPhone(id(100)))])
+        #expect(
+            engine.handle(.editRequested(.pause, runID: id(5), now: at(5)))
+                == [.editRefused(runID: id(5), .unknownRun(id(5)))])
+        #expect(engine.cache == before)
+        #expect(engine.messagesInFlight.isEmpty)
+    }
+
+    @Test("the echo of a forwarded edit clears its undelivered mark")
+    func echoConfirms() throws {
+        var engine = engine(context([try newRun(100)]), reachable: true)
+        _ = engine.handle(.editRequested(.pause, runID: id(100), now: at(5)))
+        let local = try #require(engine.cache.workouts[id(100)])
+        let actions = engine.handle(.contextReceived(bytes(context([local])), now: at(6)))
+        var report = ContextApplyReport()
+        report.confirmedEdits = [id(100)]
+        #expect(actions == [.log(report.summary)])
+        #expect(engine.cache.undeliveredEdits.isEmpty)
+    }
+}
+
+@Suite("Watch engine: cold launch and requestSync (S9)")
+struct WatchEngineColdLaunchTests {
+    @Test("the persisted context is re-applied eagerly; requestSync goes out once the phone is reachable")
+    func eagerReapplyThenRequestSync() throws {
+        var engine = WatchEngine()
+        let run = try newRun(100)
+        let started = engine.handle(.started(lastContext: bytes(context([run])), now: t0))
+        var report = ContextApplyReport()
+        report.upsertedWorkouts = [id(100)]
+        report.upsertedSplits = [id(1)]
+        #expect(
+            started == [.log("persisted \(report.summary)"), .persistWorkout(run), .persistSplit(twoExerciseSplit())])
+        #expect(engine.cache.activeRuns == [run])
+
+        #expect(
+            engine.handle(.reachabilityChanged(true))
+                == [
+                    .log("requesting a sync: no context received since start"),
+                    .sendMessage(MessageToken(rawValue: 1), .requestSync),
+                ])
+        // A failed requestSync is best effort: logged, not retried, no transfer.
+        #expect(
+            engine.handle(.messageSendFailed(MessageToken(rawValue: 1), reason: "timeout"))
+                == [.log("requestSync #1 failed (timeout); not retried")])
+    }
+
+    @Test("reachability regained asks again only while no context has been received since start")
+    func requestSyncAgainOnlyIfNothingReceived() throws {
+        var engine = WatchEngine()
+        _ = engine.handle(.started(lastContext: nil, now: t0))
+        #expect(engine.handle(.reachabilityChanged(true)).count == 2)
+        #expect(engine.handle(.reachabilityChanged(true)) == [])
+        #expect(engine.handle(.reachabilityChanged(false)) == [])
+        #expect(
+            engine.handle(.reachabilityChanged(true))
+                == [
+                    .log("requesting a sync: no context received since start"),
+                    .sendMessage(MessageToken(rawValue: 2), .requestSync),
+                ])
+        _ = engine.handle(.contextReceived(bytes(context([])), now: at(1)))
+        #expect(engine.handle(.reachabilityChanged(false)) == [])
+        #expect(engine.handle(.reachabilityChanged(true)) == [])
+    }
+
+    @Test("a persisted context that does not decode is skipped at start-up and the cache files stay")
+    func persistedContextSkipped() throws {
+        let run = try newRun(100)
+        var engine = WatchEngine(cache: WatchCache(restoringWorkouts: [run], splits: []))
+        let actions = engine.handle(.started(lastContext: Array("{}".utf8), now: t0))
+        let error = DocumentError.malformed(type: "ApplicationContext", field: "schemaVersion", reason: "missing")
+        // Unconfirmed restored runs are re-forwarded: the phone's updatedAt gate ignores an echo.
+        #expect(actions == [.log("persisted context skipped: \(error)"), .transferUserInfo(.workoutUpdate(run))])
+        #expect(engine.cache.workouts == [id(100): run])
+    }
+
+    @Test("a local edit the phone never confirmed survives the restart and is re-forwarded")
+    func undeliveredEditReforwarded() throws {
+        let phoneCopy = try newRun(100)
+        var localFile = phoneCopy
+        try localFile.pause(at: at(30))
+        var engine = WatchEngine(cache: WatchCache(restoringWorkouts: [localFile], splits: [twoExerciseSplit()]))
+
+        let actions = engine.handle(.started(lastContext: bytes(context([phoneCopy])), now: at(40)))
+
+        var report = ContextApplyReport()
+        report.keptLocal = [id(100)]
+        #expect(actions == [.log("persisted \(report.summary)"), .transferUserInfo(.workoutUpdate(localFile))])
+        #expect(engine.cache.workouts[id(100)] == localFile)
+    }
+}
