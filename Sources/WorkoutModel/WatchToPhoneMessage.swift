@@ -1,5 +1,3 @@
-import WorkoutModel
-
 /// What the watch sends the phone, over `sendMessage` or `transferUserInfo` (seed 000 §2).
 ///
 /// Encoded with `DocumentCoder.encodeCompact` (sorted keys) and decoded with
