@@ -28,6 +28,17 @@ let package = Package(
         // Pure: the watch's decisions — applying a pushed context to the cache, optimistic edits and
         // how they are forwarded, and the workout-session coordinator (the S4/S6/S7 fix).
         .target(name: "WatchEngine", dependencies: ["WorkoutModel"], swiftSettings: swiftSettings),
+        // I/O: the phone's iCloud-Drive-style document directory — atomic writes, the scan, inotify.
+        .target(
+            name: "PhoneStore",
+            dependencies: ["WorkoutModel", "SyncEngine", "LinkRuntime"],
+            swiftSettings: swiftSettings
+        ),
+        // Pure: hand-written command-line parsing with help at every level (argv → command value).
+        .target(name: "ArgumentParsing", swiftSettings: swiftSettings),
+        // I/O: what both daemons need around their engines — strict config files, structured logs,
+        // systemd notify and watchdog, signals, the admin Unix socket and its client.
+        .target(name: "DaemonRuntime", dependencies: ["LinkRuntime"], swiftSettings: swiftSettings),
         // A bare link endpoint for tests and experiments: queues transfers, records what it applies.
         .executableTarget(name: "linkpeer", dependencies: ["LinkRuntime"], swiftSettings: swiftSettings),
         // Test-only: manual clock, temporary directories, free ports, spawning daemons.
@@ -56,6 +67,21 @@ let package = Package(
         .testTarget(
             name: "WatchEngineTests",
             dependencies: ["WatchEngine", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PhoneStoreTests",
+            dependencies: ["PhoneStore", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ArgumentParsingTests",
+            dependencies: ["ArgumentParsing", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "DaemonRuntimeTests",
+            dependencies: ["DaemonRuntime", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "PackageChecks", dependencies: ["TestSupport"], swiftSettings: swiftSettings),

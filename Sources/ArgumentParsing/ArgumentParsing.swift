@@ -1,0 +1,1 @@
+// ArgumentParsing: see Package.swift.

@@ -1,0 +1,1 @@
+// DaemonRuntime: see Package.swift.

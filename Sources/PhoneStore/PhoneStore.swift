@@ -1,0 +1,1 @@
+// PhoneStore: see Package.swift.
