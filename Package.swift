@@ -34,6 +34,8 @@ let package = Package(
             dependencies: ["WorkoutModel", "SyncEngine", "LinkRuntime"],
             swiftSettings: swiftSettings
         ),
+        // I/O: the watch's plain-file cache (no database) and its session record.
+        .target(name: "WatchStore", dependencies: ["WatchEngine", "LinkRuntime"], swiftSettings: swiftSettings),
         // Pure: hand-written command-line parsing with help at every level (argv → command value).
         .target(name: "ArgumentParsing", swiftSettings: swiftSettings),
         // I/O: what both daemons need around their engines — strict config files, structured logs,
@@ -72,6 +74,11 @@ let package = Package(
         .testTarget(
             name: "PhoneStoreTests",
             dependencies: ["PhoneStore", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "WatchStoreTests",
+            dependencies: ["WatchStore", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

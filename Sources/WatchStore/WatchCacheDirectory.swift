@@ -1,0 +1,101 @@
+import Foundation
+import LinkRuntime
+import WatchEngine
+import WorkoutModel
+
+/// The watch's cache on disk: plain JSON files, no database.
+///
+/// ```
+/// <cache>/Workouts/<id>.json   every run the last applied context (or a local edit) left in the cache
+/// <cache>/Splits/<id>.json     every split
+/// <cache>/session.json         the workout session record (running / ended), so a restart knows it
+/// ```
+/// Every write is atomic (temp file, fsync, rename, fsync the directory). The last received context
+/// itself is kept by the link (`<state>/link/received-context`) and re-applied at start-up, so a
+/// crash half-way through applying one is repaired by applying it again. A file that does not decode
+/// is reported and left alone, never fatal.
+package final class WatchCacheDirectory: Sendable {
+    package let root: String
+    private var workoutsDirectory: String { "\(root)/Workouts" }
+    private var splitsDirectory: String { "\(root)/Splits" }
+    private var sessionPath: String { "\(root)/session.json" }
+
+    /// What `load` found.
+    package struct Contents: Sendable {
+        package var workouts: [WorkoutDocument] = []
+        package var splits: [SplitDocument] = []
+        package var session: SessionRecord?
+        /// Files that could not be read, with the reason; left on disk.
+        package var skipped: [(path: String, reason: String)] = []
+    }
+
+    package init(root: String) throws {
+        self.root = root
+        for directory in [root, "\(root)/Workouts", "\(root)/Splits"] {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try AtomicFile.sweepTemporaryFiles(in: directory)
+        }
+    }
+
+    /// Reads the whole cache.
+    package func load() throws -> Contents {
+        var contents = Contents()
+        contents.workouts = try documents(in: workoutsDirectory, as: WorkoutDocument.self, skipped: &contents.skipped)
+        contents.splits = try documents(in: splitsDirectory, as: SplitDocument.self, skipped: &contents.skipped)
+        if let bytes = try AtomicFile.read(sessionPath) {
+            do {
+                contents.session = try DocumentCoder.decode(SessionRecord.self, from: bytes)
+            } catch {
+                contents.skipped.append((sessionPath, error.description))
+            }
+        }
+        return contents
+    }
+
+    package func write(_ run: WorkoutDocument) throws {
+        try AtomicFile.write(DocumentCoder.encodeForDisk(run), to: "\(workoutsDirectory)/\(run.id).json")
+    }
+
+    package func write(_ split: SplitDocument) throws {
+        try AtomicFile.write(DocumentCoder.encodeForDisk(split), to: "\(splitsDirectory)/\(split.id).json")
+    }
+
+    package func write(_ session: SessionRecord) throws {
+        try AtomicFile.write(DocumentCoder.encodeForDisk(session), to: sessionPath)
+    }
+
+    package func removeWorkout(_ id: DocumentID) throws {
+        try remove("\(workoutsDirectory)/\(id).json", in: workoutsDirectory)
+    }
+
+    package func removeSplit(_ id: DocumentID) throws {
+        try remove("\(splitsDirectory)/\(id).json", in: splitsDirectory)
+    }
+
+    private func remove(_ path: String, in directory: String) throws {
+        guard unlink(path) == 0 || errno == ENOENT else {
+            throw SystemCallError(call: "unlink", errno: errno, path: path)
+        }
+        try AtomicFile.fsyncDirectory(directory)
+    }
+
+    private func documents<Document: VersionedDocument>(
+        in directory: String, as type: Document.Type, skipped: inout [(path: String, reason: String)]
+    ) throws -> [Document] {
+        var found: [Document] = []
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory).sorted() where !name.hasPrefix(".") {
+            let path = "\(directory)/\(name)"
+            guard name.hasSuffix(".json"), DocumentID(String(name.dropLast(5))) != nil else {
+                skipped.append((path, "not a <UUID>.json document file"))
+                continue
+            }
+            do {
+                guard let bytes = try AtomicFile.read(path) else { continue }
+                found.append(try DocumentCoder.decode(type, from: bytes))
+            } catch let error as DocumentError {
+                skipped.append((path, error.description))
+            }
+        }
+        return found
+    }
+}
