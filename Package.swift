@@ -34,6 +34,8 @@ let package = Package(
             dependencies: ["WorkoutModel", "SyncEngine", "LinkRuntime"],
             swiftSettings: swiftSettings
         ),
+        // Pure: the live-run mirror — run flow phases and timers, LiveProgress ordering, staging and retry.
+        .target(name: "LiveMirror", dependencies: ["WorkoutModel"], swiftSettings: swiftSettings),
         // I/O: the watch's plain-file cache (no database) and its session record.
         .target(name: "WatchStore", dependencies: ["WatchEngine", "LinkRuntime"], swiftSettings: swiftSettings),
         // Pure: hand-written command-line parsing with help at every level (argv → command value).
@@ -74,6 +76,11 @@ let package = Package(
         .testTarget(
             name: "PhoneStoreTests",
             dependencies: ["PhoneStore", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LiveMirrorTests",
+            dependencies: ["LiveMirror", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

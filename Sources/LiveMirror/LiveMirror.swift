@@ -1,0 +1,1 @@
+// LiveMirror: see Package.swift.
