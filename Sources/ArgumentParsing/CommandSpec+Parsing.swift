@@ -98,8 +98,9 @@ struct CommandLineParser {
         var optionsEnded = false
         /// Takes the word after an option as its value, refusing one that looks like another option.
         func separateValue(for option: OptionSpec, spelled: String) throws(UsageError) -> String {
-            guard index < arguments.count, arguments[index] == "-" || !arguments[index].hasPrefix("-")
-                || Self.isNegativeNumber(arguments[index])
+            guard index < arguments.count,
+                arguments[index] == "-" || !arguments[index].hasPrefix("-")
+                    || Self.isNegativeNumber(arguments[index])
             else {
                 throw UsageError("Missing value for '\(spelled) <\(option.valueName)>'")
             }
@@ -120,7 +121,11 @@ struct CommandLineParser {
                 let inline = body.contains("=") ? String(body.drop { $0 != "=" }.dropFirst()) : nil
                 if let option = Self.option(named: name, in: chain) {
                     let value: String
-                    if let inline { value = inline } else { value = try separateValue(for: option, spelled: "--\(name)") }
+                    if let inline {
+                        value = inline
+                    } else {
+                        value = try separateValue(for: option, spelled: "--\(name)")
+                    }
                     options[name, default: []].append(value)
                 } else if flag(named: name) != nil {
                     guard inline == nil else { throw UsageError("The flag '--\(name)' does not take a value") }

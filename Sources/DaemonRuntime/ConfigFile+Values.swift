@@ -58,7 +58,9 @@ extension ConfigFile {
     package func milliseconds(
         _ key: String, in range: ClosedRange<Int> = 1...86_400_000, default defaultValue: Int? = nil
     ) throws(ConfigError) -> Duration {
-        let count = try present(key, default: defaultValue, expected: "a whole number of milliseconds " + Self.rangeText(range)) {
+        let count = try present(
+            key, default: defaultValue, expected: "a whole number of milliseconds " + Self.rangeText(range)
+        ) {
             raw in
             guard case .integer(let number) = raw, range.contains(number) else { return nil }
             return number

@@ -111,7 +111,8 @@ package struct Logger: Sendable {
         time: Duration, level: LogLevel, component: String, message: String, metadata: [(String, String)]
     ) -> String {
         var fields = [
-            "ts=\(timestamp(time))", "level=\(level.rawValue)", "component=\(quoted(component))", "msg=\(quoted(message))",
+            "ts=\(timestamp(time))", "level=\(level.rawValue)", "component=\(quoted(component))",
+            "msg=\(quoted(message))",
         ]
         for (key, value) in metadata { fields.append("\(sanitizedKey(key))=\(quoted(value))") }
         return fields.joined(separator: " ")
@@ -137,7 +138,9 @@ package struct Logger: Sendable {
     package static func quoted(_ value: String) -> String {
         let needsQuotes =
             value.isEmpty
-            || value.unicodeScalars.contains { $0.value <= 0x20 || $0.value == 0x7F || $0 == "\"" || $0 == "=" || $0 == "\\" }
+            || value.unicodeScalars.contains {
+                $0.value <= 0x20 || $0.value == 0x7F || $0 == "\"" || $0 == "=" || $0 == "\\"
+            }
         guard needsQuotes else { return value }
         var escaped = "\""
         for scalar in value.unicodeScalars {
@@ -199,7 +202,10 @@ private final class LogOutput: Sendable {
     /// keeps two threads' lines from interleaving inside one write.
     let state: Mutex<State>
 
-    init(minimumLevel: LogLevel, sink: @escaping @Sendable (String) -> Void, wallClock: @escaping @Sendable () -> Duration) {
+    init(
+        minimumLevel: LogLevel, sink: @escaping @Sendable (String) -> Void,
+        wallClock: @escaping @Sendable () -> Duration
+    ) {
         state = Mutex(State(minimumLevel: minimumLevel, sink: sink, wallClock: wallClock))
     }
 }

@@ -106,7 +106,8 @@ struct ParsingTests {
         "every kind of mistake is a usage error naming the argument",
         arguments: [
             (
-                ["bogus"], "Unknown subcommand 'bogus' for 'phonectl' (expected one of: status, session, runs, tag, export)",
+                ["bogus"],
+                "Unknown subcommand 'bogus' for 'phonectl' (expected one of: status, session, runs, tag, export)",
                 "phonectl [--socket <path>] <subcommand>"
             ),
             (

@@ -76,7 +76,8 @@ struct ConfigFileTests {
     func unknownKeyFirst() throws {
         let (directory, path) = try configFile(#"{"documentDirectory": "/d"}"#)
         _ = directory
-        #expect(throws: ConfigError.unknownKey(key: "documentDirectory", path: path, suggestion: "documentsDirectory")) {
+        #expect(throws: ConfigError.unknownKey(key: "documentDirectory", path: path, suggestion: "documentsDirectory"))
+        {
             try PhonedConfiguration.load(path: path)
         }
     }
@@ -88,11 +89,15 @@ struct ConfigFileTests {
             (#""missedHeartbeats": true"#, "missedHeartbeats", "an integer from 1 to 1000", "true"),
             (#""missedHeartbeats": 1.5"#, "missedHeartbeats", "an integer from 1 to 1000", "1.5"),
             (#""missedHeartbeats": null"#, "missedHeartbeats", "an integer from 1 to 1000", "null"),
-            (#""logLevel": "verbose""#, "logLevel", #"one of "debug", "info", "notice", "warning", "error""#,
-             #""verbose""#),
+            (
+                #""logLevel": "verbose""#, "logLevel", #"one of "debug", "info", "notice", "warning", "error""#,
+                #""verbose""#
+            ),
             (#""logLevel": 3"#, "logLevel", #"one of "debug", "info", "notice", "warning", "error""#, "3"),
-            (#""heartbeatIntervalMilliseconds": "500ms""#, "heartbeatIntervalMilliseconds",
-             "a whole number of milliseconds from 1 to 86400000", #""500ms""#),
+            (
+                #""heartbeatIntervalMilliseconds": "500ms""#, "heartbeatIntervalMilliseconds",
+                "a whole number of milliseconds from 1 to 86400000", #""500ms""#
+            ),
             (#""listen": 7420"#, "listen", ConfigFileTests.addressForm, "7420"),
             (#""listen": "example.com:7420""#, "listen", ConfigFileTests.addressForm, #""example.com:7420""#),
             (#""adminSocket": """#, "adminSocket", "a path (a non-empty string)", #""""#),
@@ -147,7 +152,9 @@ struct ConfigFileTests {
         let error = ConfigError.missingKey(key: "pairingKeyFile", path: path, expected: "a path (a non-empty string)")
         #expect(throws: error) { try PhonedConfiguration.load(path: path) }
         #expect(
-            error.description == "config file \(path): required key \"pairingKeyFile\" is missing; it must be a path (a non-empty string)")
+            error.description
+                == "config file \(path): required key \"pairingKeyFile\" is missing; it must be a path (a non-empty string)"
+        )
     }
 
     @Test("relative paths resolve against the working directory; absolute ones are kept")

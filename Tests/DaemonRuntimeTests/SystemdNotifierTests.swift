@@ -60,7 +60,8 @@ struct SystemdNotifierTests {
         try notifier.reloading()
         let reloading = try systemd.receive().split(separator: "\n")
         #expect(reloading.first == "RELOADING=1")
-        #expect(reloading.count == 2 && reloading[1].hasPrefix("MONOTONIC_USEC=") && Int(reloading[1].dropFirst(15)) != nil)
+        #expect(
+            reloading.count == 2 && reloading[1].hasPrefix("MONOTONIC_USEC=") && Int(reloading[1].dropFirst(15)) != nil)
     }
 
     @Test("an @name NOTIFY_SOCKET reaches the abstract namespace")
