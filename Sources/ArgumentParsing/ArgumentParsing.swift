@@ -1,1 +1,0 @@
-// ArgumentParsing: see Package.swift.

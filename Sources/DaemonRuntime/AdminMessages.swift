@@ -1,0 +1,93 @@
+import Foundation
+
+/// One admin command sent from `phonectl`/`watchctl` to its daemon over the admin socket.
+///
+/// Wire format: one JSON object per connection, e.g.
+/// `{"command":["session","end"],"arguments":{"session-id":"S-1"},"flags":["json"]}`; the client
+/// half-closes after it, and the daemon answers with one `AdminResponse` and closes.
+package struct AdminRequest: Codable, Sendable, Equatable {
+    /// The parsed command path below the tool's name, e.g. `["session", "end"]`.
+    package var command: [String]
+    /// Named positionals and options, already validated by the CLI. An argument given several
+    /// times (a repeated positional) is sent as its values joined by newlines; see `values(_:)`.
+    package var arguments: [String: String]
+    /// The flags given, by long name, sorted (e.g. `["json"]`).
+    package var flags: [String]
+
+    /// A request for `command` with these arguments and flags.
+    package init(command: [String], arguments: [String: String] = [:], flags: [String] = []) {
+        self.command = command
+        self.arguments = arguments
+        self.flags = flags
+    }
+
+    /// Every value of the argument `name` (split at newlines); empty if it was not given.
+    package func values(_ name: String) -> [String] {
+        arguments[name].map { $0.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) } ?? []
+    }
+
+    /// Whether the flag `name` was given.
+    package func flag(_ name: String) -> Bool {
+        flags.contains(name)
+    }
+}
+
+/// A daemon's answer to one `AdminRequest`.
+///
+/// Wire format: one JSON object, e.g. `{"status":"ok","text":"link: up\n","json":"{\"link\":\"up\"}"}`.
+package struct AdminResponse: Codable, Sendable, Equatable {
+    /// How the daemon disposed of the request.
+    package enum Status: String, Codable, Sendable {
+        /// Done; `text`/`json` hold the output. The CLI exits 0.
+        case ok
+        /// The daemon understood and declined (wrong state, unknown ID); `message` says why in words
+        /// for the person. The CLI exits 1.
+        case refused
+        /// The request could not be handled (malformed, too large, an internal failure); `message`
+        /// says what. The CLI exits 1.
+        case error
+    }
+
+    /// How the daemon disposed of the request.
+    package var status: Status
+    /// For `refused` and `error`: what to tell the person, printed after `Error: `.
+    package var message: String?
+    /// Human-readable output, printed to stdout without `--json`.
+    package var text: String?
+    /// Machine-readable output — a complete JSON document as a string — printed with `--json`.
+    package var json: String?
+
+    /// A response with every field given.
+    package init(status: Status, message: String? = nil, text: String? = nil, json: String? = nil) {
+        self.status = status
+        self.message = message
+        self.text = text
+        self.json = json
+    }
+
+    /// Success with human and (optionally) machine output.
+    package static func ok(text: String? = nil, json: String? = nil) -> AdminResponse {
+        AdminResponse(status: .ok, text: text, json: json)
+    }
+
+    /// Success whose machine output is `value` encoded as JSON (sorted keys), with `text` for people.
+    package static func ok(text: String, encoding value: some Encodable) -> AdminResponse {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        // Encoding a value of our own Codable types cannot fail; if it ever did, say so rather than trap.
+        guard let data = try? encoder.encode(value) else {
+            return .error("could not encode the JSON output of this command")
+        }
+        return AdminResponse(status: .ok, text: text, json: String(decoding: data, as: UTF8.self))
+    }
+
+    /// The daemon declines; `message` tells the person why and, ideally, what to do instead.
+    package static func refused(_ message: String) -> AdminResponse {
+        AdminResponse(status: .refused, message: message)
+    }
+
+    /// The request could not be handled; `message` says what went wrong.
+    package static func error(_ message: String) -> AdminResponse {
+        AdminResponse(status: .error, message: message)
+    }
+}

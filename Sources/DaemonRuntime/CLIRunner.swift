@@ -1,0 +1,261 @@
+import Foundation
+import Glibc
+
+/// What a CLI's argument parser made of its command line, in terms `CLIRunner` understands.
+///
+/// DaemonRuntime does not depend on ArgumentParsing (see Package.swift), so the CLI maps
+/// `CommandSpec.parse(_:)`'s `ParseResult` onto this one case for case — see `CLIRunner`.
+package enum CLIParseOutcome: Sendable, Equatable {
+    /// Help was asked for (or a group was invoked alone): printed to stdout, exit 0.
+    case help(String)
+    /// The command line is wrong: `Error:`/`Usage:` on stderr, exit 64.
+    case usageError(message: String, usage: String)
+    /// A runnable command.
+    case command(CLIInvocation)
+}
+
+/// A parsed, validated command ready to be sent to the daemon.
+package struct CLIInvocation: Sendable, Equatable {
+    /// The subcommand words below the tool's name, e.g. `["session", "end"]`.
+    package var path: [String]
+    /// Positional and option values by name, in the order given.
+    package var values: [String: [String]]
+    /// The flags given, by long name.
+    package var flags: Set<String>
+    /// The command's usage line (without `Usage: `), for errors found after parsing.
+    package var usage: String
+
+    /// An invocation of `path` with these values.
+    package init(path: [String], values: [String: [String]] = [:], flags: Set<String> = [], usage: String) {
+        self.path = path
+        self.values = values
+        self.flags = flags
+        self.usage = usage
+    }
+}
+
+/// What an admin CLI (`phonectl`, `watchctl`) does with its command line: parse it, find the
+/// daemon's admin socket, send the request, and turn the response into output and an exit code.
+///
+/// `run(_:environment:)` does all of it and returns the outcome instead of printing, so tests can
+/// drive it against a real `AdminServer`; `main()` prints it and exits.
+///
+/// Exit codes (STYLE.md §5): 0 success (help included); 64 usage error, with `Error:` and `Usage:`
+/// lines on stderr (also for a `--config` file that cannot be used); 69 daemon unreachable (no
+/// socket, nobody listening, no answer in time, permission denied); 1 the daemon refused or failed
+/// the request, with its message on stderr. Data goes to stdout: the response's `json` when
+/// `--json` was given, else its `text`.
+///
+/// The socket is, in order: the `socket` option's value; the `adminSocket` of the daemon's config
+/// file named by the `config` option; the environment variable `socketEnvironmentVariable`;
+/// `defaultSocketPath`. Declare `socketOption` and `configOption`-shaped options on the root
+/// command so they work before or after any subcommand. A CLI's whole entry point:
+///
+/// ```swift
+/// let runner = CLIRunner(
+///     daemonName: "phoned", socketEnvironmentVariable: "PHONED_ADMIN_SOCKET",
+///     adminSocketFromConfig: { try PhonedConfiguration.load(path: $0).adminSocket }
+/// ) { arguments in
+///     switch phonectl.parse(arguments) {
+///     case .help(let text): return .help(text)
+///     case .usageError(let message, let usage): return .usageError(message: message, usage: usage)
+///     case .command(let parsed):
+///         let usage = phonectl.usageLine(path: parsed.path) ?? phonectl.name
+///         do { try validate(parsed) } catch { return .usageError(message: error.message, usage: usage) }
+///         return .command(CLIInvocation(
+///             path: parsed.path, values: parsed.positionals.merging(parsed.options) { $1 },
+///             flags: parsed.flags, usage: usage))
+///     }
+/// }
+/// runner.main()
+/// ```
+package struct CLIRunner: Sendable {
+    /// What a run produced: the exit code and everything to print.
+    package struct Outcome: Sendable, Equatable {
+        /// The process's exit status.
+        package var exitCode: Int32
+        /// Text for stdout.
+        package var standardOutput: String
+        /// Text for stderr.
+        package var standardError: String
+
+        /// An outcome with these parts.
+        package init(exitCode: Int32, standardOutput: String = "", standardError: String = "") {
+            self.exitCode = exitCode
+            self.standardOutput = standardOutput
+            self.standardError = standardError
+        }
+    }
+
+    /// The option naming the admin socket directly: `--socket PATH`.
+    package static let socketOption = "socket"
+    /// The option naming the daemon's config file, whose `adminSocket` is used: `--config FILE`.
+    package static let configOption = "config"
+    /// The flag selecting machine output.
+    package static let jsonFlag = "json"
+
+    /// Exit status: the command succeeded or help was shown.
+    package static let exitSuccess: Int32 = 0
+    /// Exit status: the daemon refused or failed the request.
+    package static let exitRefused: Int32 = 1
+    /// Exit status (`EX_USAGE`): the command line, or a file it names, is wrong.
+    package static let exitUsage: Int32 = 64
+    /// Exit status (`EX_UNAVAILABLE`): the daemon could not be reached.
+    package static let exitUnavailable: Int32 = 69
+
+    /// The daemon's name for messages: `phoned`.
+    package let daemonName: String
+    /// The environment variable naming the socket: `PHONED_ADMIN_SOCKET`.
+    package let socketEnvironmentVariable: String
+    /// The socket used when nothing else names one, if any.
+    package let defaultSocketPath: String?
+    /// Reads the admin socket's path from the daemon's config file (strictly, as the daemon would).
+    package let adminSocketFromConfig: @Sendable (String) throws -> String
+    /// How long to wait for the daemon's answer.
+    package let timeout: Duration
+    /// The CLI's parser (and validation): arguments without the program name → outcome.
+    package let parse: @Sendable ([String]) -> CLIParseOutcome
+
+    /// A runner for a tool that administers `daemonName`, parsing with `parse`.
+    package init(
+        daemonName: String, socketEnvironmentVariable: String, defaultSocketPath: String? = nil,
+        adminSocketFromConfig: @escaping @Sendable (String) throws -> String, timeout: Duration = .seconds(10),
+        parse: @escaping @Sendable ([String]) -> CLIParseOutcome
+    ) {
+        self.daemonName = daemonName
+        self.socketEnvironmentVariable = socketEnvironmentVariable
+        self.defaultSocketPath = defaultSocketPath
+        self.adminSocketFromConfig = adminSocketFromConfig
+        self.timeout = timeout
+        self.parse = parse
+    }
+
+    /// Parses `arguments` (without the program name), sends the request and reports the outcome.
+    package func run(_ arguments: [String], environment: [String: String]) -> Outcome {
+        let invocation: CLIInvocation
+        switch parse(arguments) {
+        case .help(let text):
+            return Outcome(exitCode: Self.exitSuccess, standardOutput: text)
+        case .usageError(let message, let usage):
+            return usageFailure(message, usage: usage)
+        case .command(let command):
+            invocation = command
+        }
+
+        let socketPath: String
+        switch resolveSocket(invocation, environment: environment) {
+        case .success(let path): socketPath = path
+        case .failure(let outcome): return outcome
+        }
+
+        let response: AdminResponse
+        do {
+            response = try AdminClient.send(path: socketPath, request: request(for: invocation), timeout: timeout)
+        } catch {
+            return Outcome(exitCode: exitCode(for: error), standardError: "Error: \(explain(error))\n")
+        }
+        switch response.status {
+        case .ok:
+            let output = invocation.flags.contains(Self.jsonFlag) ? response.json ?? response.text : response.text
+            return Outcome(exitCode: Self.exitSuccess, standardOutput: Self.line(output))
+        case .refused, .error:
+            let message = response.message ?? "\(daemonName) refused the request"
+            return Outcome(
+                exitCode: Self.exitRefused, standardOutput: Self.line(response.text),
+                standardError: "Error: \(message)\n")
+        }
+    }
+
+    /// Runs with the process's arguments and environment, prints the outcome and exits with its code.
+    package func main() -> Never {
+        let outcome = run(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+        Self.write(outcome.standardOutput, to: 1)
+        Self.write(outcome.standardError, to: 2)
+        exit(outcome.exitCode)
+    }
+
+    /// The admin request for `invocation`: its path, its values (minus the socket and config
+    /// options), its flags. Several values of one name are joined by newlines (`AdminRequest.values`).
+    package func request(for invocation: CLIInvocation) -> AdminRequest {
+        var arguments: [String: String] = [:]
+        for (name, values) in invocation.values where name != Self.socketOption && name != Self.configOption {
+            arguments[name] = values.joined(separator: "\n")
+        }
+        return AdminRequest(command: invocation.path, arguments: arguments, flags: invocation.flags.sorted())
+    }
+
+    private enum SocketResolution {
+        case success(String)
+        case failure(Outcome)
+    }
+
+    private func resolveSocket(_ invocation: CLIInvocation, environment: [String: String]) -> SocketResolution {
+        if let path = invocation.values[Self.socketOption]?.last { return .success(path) }
+        if let configPath = invocation.values[Self.configOption]?.last {
+            do {
+                return .success(try adminSocketFromConfig(configPath))
+            } catch {
+                return .failure(Outcome(exitCode: Self.exitUsage, standardError: "Error: \(error)\n"))
+            }
+        }
+        if let path = environment[socketEnvironmentVariable], !path.isEmpty { return .success(path) }
+        if let defaultSocketPath { return .success(defaultSocketPath) }
+        return .failure(
+            usageFailure(
+                "no admin socket given: pass --socket PATH or --config FILE, or set \(socketEnvironmentVariable)",
+                usage: invocation.usage))
+    }
+
+    private func exitCode(for error: AdminClientError) -> Int32 {
+        switch error {
+        case .daemonUnreachable, .timedOut, .transport: return Self.exitUnavailable
+        case .malformedResponse: return Self.exitRefused
+        }
+    }
+
+    private func explain(_ error: AdminClientError) -> String {
+        switch error {
+        case .daemonUnreachable(let path):
+            var status = stat()
+            let exists = lstat(path, &status) == 0
+            return exists
+                ? "\(daemonName) is not running (nothing is listening on \(path))"
+                : "\(daemonName) is not running (no socket at \(path))"
+        case .timedOut(let path, let timeout):
+            return "\(daemonName) did not answer within \(timeout) (socket \(path))"
+        case .transport(let underlying):
+            return "cannot reach \(daemonName): \(underlying)"
+        case .malformedResponse(_, let detail):
+            return "\(daemonName) sent a malformed response: \(detail)"
+        }
+    }
+
+    /// `Error:` and `Usage:` lines plus swift-argument-parser's pointer to the command's help.
+    private func usageFailure(_ message: String, usage: String) -> Outcome {
+        let words = usage.split(separator: " ").prefix { !"[<-".contains($0.first ?? "-") }.joined(separator: " ")
+        return Outcome(
+            exitCode: Self.exitUsage,
+            standardError: "Error: \(message)\nUsage: \(usage)\n  See '\(words) --help' for more information.\n")
+    }
+
+    /// `text` ending in exactly one newline; empty stays empty.
+    private static func line(_ text: String?) -> String {
+        guard let text, !text.isEmpty else { return "" }
+        return text.hasSuffix("\n") ? text : text + "\n"
+    }
+
+    private static func write(_ text: String, to descriptor: Int32) {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            if written > 0 {
+                offset += written
+            } else if written < 0, errno == EINTR {
+                continue
+            } else {
+                return  // the reader went away (a closed pipe); nothing more can be shown
+            }
+        }
+    }
+}

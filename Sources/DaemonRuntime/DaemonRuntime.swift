@@ -1,1 +1,0 @@
-// DaemonRuntime: see Package.swift.

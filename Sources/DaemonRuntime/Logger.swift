@@ -1,0 +1,211 @@
+import Glibc
+import Synchronization
+
+/// How much a log line matters, lowest first; a logger drops lines below its minimum level.
+package enum LogLevel: String, CaseIterable, Comparable, Sendable {
+    case debug, info, notice, warning, error
+
+    private var rank: Int { Self.allCases.firstIndex(of: self)! }
+
+    package static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rank < rhs.rank }
+}
+
+/// Structured logging: one logfmt line per event, by default on stderr (where journald picks it up).
+///
+/// ```
+/// ts=2026-11-29T20:31:01.123Z level=info component=link msg="link established" peer=127.0.0.1:7420
+/// ```
+///
+/// `ts` is UTC with milliseconds; values with spaces, quotes, `=`, backslashes or control
+/// characters are quoted and escaped (`\"`, `\\`, `\n`), so a line is always one line and always
+/// splits back into the same pairs. Loggers made with `withComponent(_:)` share one output, so
+/// their minimum level changes together (a SIGHUP reload) and their lines never interleave.
+package struct Logger: Sendable {
+    /// What goes in `component=`: the part of the daemon speaking (`link`, `admin`, `store`).
+    package let component: String
+    private let output: LogOutput
+
+    /// A logger for `component` writing lines at or above `minimumLevel` to `sink` (stderr by
+    /// default), stamped with `wallClock` (time since the Unix epoch; the real clock by default).
+    package init(
+        component: String, minimumLevel: LogLevel = .info,
+        sink: @escaping @Sendable (String) -> Void = Logger.writeToStandardError,
+        wallClock: @escaping @Sendable () -> Duration = Logger.systemWallClock
+    ) {
+        self.component = component
+        output = LogOutput(minimumLevel: minimumLevel, sink: sink, wallClock: wallClock)
+    }
+
+    private init(component: String, output: LogOutput) {
+        self.component = component
+        self.output = output
+    }
+
+    /// A logger for another component sharing this one's output and level.
+    package func withComponent(_ component: String) -> Logger {
+        Logger(component: component, output: output)
+    }
+
+    /// The level below which lines are dropped, for every logger sharing this output.
+    package var minimumLevel: LogLevel {
+        get { output.state.withLock { $0.minimumLevel } }
+        nonmutating set { output.state.withLock { $0.minimumLevel = newValue } }
+    }
+
+    /// Whether a line at `level` would be written (to skip building expensive metadata).
+    package func isEnabled(_ level: LogLevel) -> Bool {
+        level >= minimumLevel
+    }
+
+    /// Writes one line at `level` with `message` and `metadata` (in the order given), unless filtered.
+    package func log(
+        _ level: LogLevel, _ message: @autoclosure () -> String,
+        _ metadata: KeyValuePairs<String, any CustomStringConvertible> = [:]
+    ) {
+        output.state.withLock { state in
+            guard level >= state.minimumLevel else { return }
+            let pairs = metadata.map { ($0.key, $0.value.description) }
+            state.sink(
+                Self.line(
+                    time: state.wallClock(), level: level, component: component, message: message(), metadata: pairs))
+        }
+    }
+
+    /// Logs at `debug`.
+    package func debug(
+        _ message: @autoclosure () -> String, _ metadata: KeyValuePairs<String, any CustomStringConvertible> = [:]
+    ) {
+        log(.debug, message(), metadata)
+    }
+
+    /// Logs at `info`.
+    package func info(
+        _ message: @autoclosure () -> String, _ metadata: KeyValuePairs<String, any CustomStringConvertible> = [:]
+    ) {
+        log(.info, message(), metadata)
+    }
+
+    /// Logs at `notice`.
+    package func notice(
+        _ message: @autoclosure () -> String, _ metadata: KeyValuePairs<String, any CustomStringConvertible> = [:]
+    ) {
+        log(.notice, message(), metadata)
+    }
+
+    /// Logs at `warning`.
+    package func warning(
+        _ message: @autoclosure () -> String, _ metadata: KeyValuePairs<String, any CustomStringConvertible> = [:]
+    ) {
+        log(.warning, message(), metadata)
+    }
+
+    /// Logs at `error`.
+    package func error(
+        _ message: @autoclosure () -> String, _ metadata: KeyValuePairs<String, any CustomStringConvertible> = [:]
+    ) {
+        log(.error, message(), metadata)
+    }
+
+    /// One formatted line, without the trailing newline.
+    package static func line(
+        time: Duration, level: LogLevel, component: String, message: String, metadata: [(String, String)]
+    ) -> String {
+        var fields = [
+            "ts=\(timestamp(time))", "level=\(level.rawValue)", "component=\(quoted(component))",
+            "msg=\(quoted(message))",
+        ]
+        for (key, value) in metadata { fields.append("\(sanitizedKey(key))=\(quoted(value))") }
+        return fields.joined(separator: " ")
+    }
+
+    /// `2026-11-29T20:31:01.123Z` for `time` since the Unix epoch.
+    package static func timestamp(_ time: Duration) -> String {
+        let (seconds, attoseconds) = time.components
+        var wholeSeconds = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&wholeSeconds, &parts)
+        func padded(_ value: Int32, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        let milliseconds = Int32(attoseconds / 1_000_000_000_000_000)
+        return "\(padded(parts.tm_year + 1900, 4))-\(padded(parts.tm_mon + 1, 2))-\(padded(parts.tm_mday, 2))"
+            + "T\(padded(parts.tm_hour, 2)):\(padded(parts.tm_min, 2)):\(padded(parts.tm_sec, 2))"
+            + ".\(padded(milliseconds, 3))Z"
+    }
+
+    /// `value` as is when it is a bare token, else in double quotes with `\`, `"` and control characters escaped.
+    package static func quoted(_ value: String) -> String {
+        let needsQuotes =
+            value.isEmpty
+            || value.unicodeScalars.contains {
+                $0.value <= 0x20 || $0.value == 0x7F || $0 == "\"" || $0 == "=" || $0 == "\\"
+            }
+        guard needsQuotes else { return value }
+        var escaped = "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": escaped += "\\\""
+            case "\\": escaped += "\\\\"
+            case "\n": escaped += "\\n"
+            case "\r": escaped += "\\r"
+            case "\t": escaped += "\\t"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+                let hex = String(scalar.value, radix: 16)
+                escaped += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped + "\""
+    }
+
+    /// A key made safe for logfmt: anything but letters, digits, `_`, `.` and `-` becomes `_`.
+    private static func sanitizedKey(_ key: String) -> String {
+        let safe = String(
+            key.map { $0.isASCII && ($0.isLetter || $0.isNumber || "_.-".contains($0)) ? $0 : "_" })
+        return safe.isEmpty ? "_" : safe
+    }
+
+    /// Writes `line` and a newline to stderr in one `write` where possible (retrying short writes).
+    package static let writeToStandardError: @Sendable (String) -> Void = { line in
+        let bytes = Array((line + "\n").utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.write(2, $0.baseAddress! + offset, $0.count - offset) }
+            if written > 0 {
+                offset += written
+            } else if written < 0, errno == EINTR {
+                continue
+            } else {
+                return  // stderr is gone; there is nowhere left to report that
+            }
+        }
+    }
+
+    /// The real-time clock (`CLOCK_REALTIME`) as time since the Unix epoch.
+    package static let systemWallClock: @Sendable () -> Duration = {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return .seconds(now.tv_sec) + .nanoseconds(now.tv_nsec)
+    }
+}
+
+/// The state every logger derived from one `Logger.init` shares.
+private final class LogOutput: Sendable {
+    struct State {
+        var minimumLevel: LogLevel
+        let sink: @Sendable (String) -> Void
+        let wallClock: @Sendable () -> Duration
+    }
+
+    /// A Mutex because any thread may log or change the level; holding it across the sink call also
+    /// keeps two threads' lines from interleaving inside one write.
+    let state: Mutex<State>
+
+    init(
+        minimumLevel: LogLevel, sink: @escaping @Sendable (String) -> Void,
+        wallClock: @escaping @Sendable () -> Duration
+    ) {
+        state = Mutex(State(minimumLevel: minimumLevel, sink: sink, wallClock: wallClock))
+    }
+}

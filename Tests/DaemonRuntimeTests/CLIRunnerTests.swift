@@ -1,0 +1,213 @@
+import DaemonRuntime
+import Foundation
+import Glibc
+import LinkRuntime
+import TestSupport
+import Testing
+
+/// A stand-in for phonectl's `CommandSpec` (DaemonRuntimeTests cannot import ArgumentParsing):
+/// `status [--json]`, `session end <session-id> [--json]`, plus `--socket`/`--config` anywhere.
+@Sendable func fakePhonectlParse(_ arguments: [String]) -> CLIParseOutcome {
+    if arguments.contains("--help") { return .help("OVERVIEW: Administers phoned.\n") }
+    var words: [String] = []
+    var values: [String: [String]] = [:]
+    var flags: Set<String> = []
+    var index = 0
+    while index < arguments.count {
+        let word = arguments[index]
+        index += 1
+        switch word {
+        case "--json": flags.insert("json")
+        case "--socket", "--config":
+            guard index < arguments.count else {
+                return .usageError(message: "Missing value for '\(word) <path>'", usage: "phonectl <subcommand>")
+            }
+            values[String(word.dropFirst(2)), default: []].append(arguments[index])
+            index += 1
+        default:
+            if word.hasPrefix("-") {
+                return .usageError(message: "Unknown option '\(word)'", usage: "phonectl status [--json]")
+            }
+            words.append(word)
+        }
+    }
+    switch words.first {
+    case "status":
+        return .command(
+            CLIInvocation(path: ["status"], values: values, flags: flags, usage: "phonectl status [--json]"))
+    case "session":
+        let usage = "phonectl session end [--json] <session-id>"
+        guard words.count == 3, words[1] == "end" else {
+            return .usageError(message: "Missing expected argument '<session-id>'", usage: usage)
+        }
+        values["session-id"] = [words[2]]
+        return .command(CLIInvocation(path: ["session", "end"], values: values, flags: flags, usage: usage))
+    default:
+        return .usageError(message: "Unknown subcommand", usage: "phonectl <subcommand>")
+    }
+}
+
+/// The runner phonectl would build, with the fake parser.
+func phonectlRunner(defaultSocketPath: String? = nil) -> CLIRunner {
+    CLIRunner(
+        daemonName: "phoned", socketEnvironmentVariable: "PHONED_ADMIN_SOCKET", defaultSocketPath: defaultSocketPath,
+        adminSocketFromConfig: { try PhonedConfiguration.load(path: $0).adminSocket }, timeout: .seconds(10),
+        parse: fakePhonectlParse)
+}
+
+/// A stub phoned: `status` answers, `session end S-1` works, other sessions are refused, `S-err` errors.
+@Sendable func stubPhoned(_ request: AdminRequest) -> AdminResponse {
+    switch (request.command, request.arguments["session-id"]) {
+    case (["status"], _): return .ok(text: "link: up\noutbox: 0", json: #"{"link":"up","outbox":0}"#)
+    case (["session", "end"], "S-1"): return .ok(text: "ended S-1\n")
+    case (["session", "end"], "S-err"): return .error("the session store failed: disk full")
+    case (["session", "end"], let id?): return .refused("no session \(id) is running (see phonectl status)")
+    default: return .error("unexpected \(request)")
+    }
+}
+
+@Suite("CLI runner: exit codes 0/64/69/1 against a real admin server")
+struct CLIRunnerTests {
+    /// A temp directory with a stub phoned listening on `phoned.sock` inside it.
+    private final class StubDaemon: Sendable {
+        let directory: TemporaryDirectory
+        let loop: EventLoop
+        let server: AdminServer
+        var socketPath: String { server.path }
+
+        init() async throws {
+            directory = try TemporaryDirectory("cli")
+            loop = try EventLoop(name: "cli")
+            server = try await startAdminServer(on: loop, path: directory.appending("phoned.sock"), handler: stubPhoned)
+        }
+
+        deinit { loop.shutdown() }
+    }
+
+    @Test("0: text on stdout, or the JSON document with --json")
+    func success() async throws {
+        let daemon = try await StubDaemon()
+        let runner = phonectlRunner()
+        #expect(
+            runner.run(["status", "--socket", daemon.socketPath], environment: [:])
+                == CLIRunner.Outcome(exitCode: 0, standardOutput: "link: up\noutbox: 0\n"))
+        #expect(
+            runner.run(["--socket", daemon.socketPath, "status", "--json"], environment: [:])
+                == CLIRunner.Outcome(exitCode: 0, standardOutput: #"{"link":"up","outbox":0}"# + "\n"))
+        #expect(
+            runner.run(["session", "end", "S-1"], environment: ["PHONED_ADMIN_SOCKET": daemon.socketPath])
+                == CLIRunner.Outcome(exitCode: 0, standardOutput: "ended S-1\n"))
+    }
+
+    @Test("0: help goes to stdout without contacting the daemon")
+    func help() {
+        #expect(
+            phonectlRunner().run(["--help"], environment: [:])
+                == CLIRunner.Outcome(exitCode: 0, standardOutput: "OVERVIEW: Administers phoned.\n"))
+    }
+
+    @Test("64: a usage error prints Error, Usage and where to find help on stderr")
+    func usageError() {
+        #expect(
+            phonectlRunner().run(["status", "--verbose"], environment: [:])
+                == CLIRunner.Outcome(
+                    exitCode: 64,
+                    standardError: """
+                        Error: Unknown option '--verbose'
+                        Usage: phonectl status [--json]
+                          See 'phonectl status --help' for more information.
+
+                        """))
+    }
+
+    @Test("64: no socket named anywhere, or a --config file that cannot be used")
+    func noSocket() throws {
+        let outcome = phonectlRunner().run(["status"], environment: [:])
+        #expect(outcome.exitCode == 64)
+        #expect(
+            outcome.standardError.hasPrefix(
+                "Error: no admin socket given: pass --socket PATH or --config FILE, or set PHONED_ADMIN_SOCKET\n"
+                    + "Usage: phonectl status [--json]\n"))
+
+        let directory = try TemporaryDirectory("cli-config")
+        let missing = directory.appending("phoned.json")
+        #expect(
+            phonectlRunner().run(["status", "--config", missing], environment: [:])
+                == CLIRunner.Outcome(exitCode: 64, standardError: "Error: config file \(missing) does not exist\n"))
+    }
+
+    @Test("the socket comes from --socket, then --config, then the environment, then the default")
+    func socketPrecedence() async throws {
+        let daemon = try await StubDaemon()
+        let config = daemon.directory.appending("phoned.json")
+        let json = """
+            {"documentsDirectory": "/d", "stateDirectory": "/s", "pairingKeyFile": "/k", "adminSocket": "\(daemon.socketPath)"}
+            """
+        try Data(json.utf8).write(to: URL(fileURLWithPath: config))
+        let nowhere = daemon.directory.appending("nowhere.sock")
+        let runner = phonectlRunner(defaultSocketPath: nowhere)
+
+        #expect(
+            runner.run(["status", "--config", config], environment: ["PHONED_ADMIN_SOCKET": nowhere]).exitCode == 0)
+        #expect(
+            runner.run(["status", "--socket", daemon.socketPath, "--config", "/absent"], environment: [:]).exitCode == 0
+        )
+        #expect(runner.run(["status"], environment: ["PHONED_ADMIN_SOCKET": daemon.socketPath]).exitCode == 0)
+        #expect(runner.run(["status"], environment: [:]).exitCode == 69)  // the default: nobody there
+        #expect(phonectlRunner(defaultSocketPath: daemon.socketPath).run(["status"], environment: [:]).exitCode == 0)
+    }
+
+    @Test("69: no socket file, or a stale one nobody listens on, says the daemon is not running")
+    func unreachable() throws {
+        let directory = try TemporaryDirectory("cli-down")
+        let path = directory.appending("phoned.sock")
+        #expect(
+            phonectlRunner().run(["status", "--socket", path], environment: [:])
+                == CLIRunner.Outcome(
+                    exitCode: 69, standardError: "Error: phoned is not running (no socket at \(path))\n"))
+
+        // A socket file left behind by a daemon that died: bound, never listened on.
+        let stale = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(stale) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        try #require(bound == 0)
+        #expect(
+            phonectlRunner().run(["status", "--socket", path], environment: [:])
+                == CLIRunner.Outcome(
+                    exitCode: 69, standardError: "Error: phoned is not running (nothing is listening on \(path))\n"))
+    }
+
+    @Test("1: a refusal or an error prints the daemon's message on stderr")
+    func refused() async throws {
+        let daemon = try await StubDaemon()
+        let environment = ["PHONED_ADMIN_SOCKET": daemon.socketPath]
+        #expect(
+            phonectlRunner().run(["session", "end", "S-9"], environment: environment)
+                == CLIRunner.Outcome(
+                    exitCode: 1, standardError: "Error: no session S-9 is running (see phonectl status)\n"))
+        #expect(
+            phonectlRunner().run(["session", "end", "S-err", "--json"], environment: environment)
+                == CLIRunner.Outcome(exitCode: 1, standardError: "Error: the session store failed: disk full\n"))
+    }
+
+    @Test("the request carries the command path, the values minus socket/config, and the flags")
+    func requestShape() {
+        let invocation = CLIInvocation(
+            path: ["tag"], values: ["tag": ["blue"], "documents": ["a", "b"], "socket": ["/s"], "config": ["/c"]],
+            flags: ["json", "force"], usage: "phonectl tag")
+        let request = phonectlRunner().request(for: invocation)
+        #expect(
+            request
+                == AdminRequest(
+                    command: ["tag"], arguments: ["tag": "blue", "documents": "a\nb"], flags: ["force", "json"]))
+        #expect(request.values("documents") == ["a", "b"])
+        #expect(request.values("absent") == [])
+    }
+}
