@@ -1,0 +1,123 @@
+import WorkoutModel
+
+/// The wire side: staging and sending, delivery reports, reachability, and what a received frame does.
+extension LiveMirror {
+    /// Stages `message` for its run (replacing whatever was staged) and sends it if the peer is reachable.
+    mutating func stageAndSend(_ message: LiveMessage, into actions: inout [Action]) {
+        staging.stage(message)
+        if isReachable { sendStaged(message.runID, into: &actions) }
+    }
+
+    /// Sends the run's staged frame.
+    mutating func sendStaged(_ runID: DocumentID, into actions: inout [Action]) {
+        guard let message = staging[runID]?.message else { return }
+        actions.append(.send(message, attempt: staging.recordSend(runID)))
+    }
+
+    /// A send failed: retry with backoff while the peer is still reachable and the budget lasts.
+    mutating func sendFailed(
+        _ runID: DocumentID, version: Int, stillReachable: Bool, now: Timestamp, into actions: inout [Action]
+    ) {
+        guard staging.isStaged(runID, version: version) else { return }
+        guard stillReachable, isReachable else {
+            actions.append(
+                .log("live: send of v\(version) for run \(runID) failed; staged until the peer is reachable"))
+            return
+        }
+        if let due = staging.scheduleRetry(runID, now: now), let used = staging[runID]?.retriesUsed {
+            actions.append(
+                .log(
+                    "live: send of v\(version) for run \(runID) failed; retry \(used) of \(LiveStaging.maximumRetries) "
+                        + "at \(due)"))
+        } else {
+            actions.append(
+                .log(
+                    "live: gave up on v\(version) for run \(runID) after \(LiveStaging.maximumRetries) retries; "
+                        + "durable repair is the safety net"))
+        }
+    }
+
+    /// A reachability edge: coming back re-sends every staged frame (one per run, the newest); going away
+    /// cancels scheduled retries (the next edge re-sends instead).
+    mutating func reachabilityChanged(_ reachable: Bool, into actions: inout [Action]) {
+        guard reachable != isReachable else { return }
+        isReachable = reachable
+        if reachable {
+            for runID in staging.runIDs { sendStaged(runID, into: &actions) }
+        } else {
+            staging.cancelRetries()
+        }
+    }
+
+    /// A frame from the peer: bump the counter past it, arbitrate against the staged frame (anti-rollback),
+    /// then apply it to the local flow (adopt a later human action) or to the follower cover.
+    mutating func receive(_ message: LiveMessage, now: Timestamp, into actions: inout [Action]) {
+        let runID = message.runID
+        version = max(version, message.version)
+        if let staged = staging[runID]?.message {
+            if message.isNewer(than: staged) {
+                staging.drop(runID)
+                actions.append(
+                    .log("live: dropped staged \(staged.order) for run \(runID): the peer is ahead (\(message.order))"))
+            } else if staged.isNewer(than: message) {
+                actions.append(
+                    .log("live: ignored \(message.order) for run \(runID): staged \(staged.order) outranks it"))
+                return
+            }
+        }
+        switch message {
+        case .progress(let frame):
+            receiveProgress(frame, into: &actions)
+        case .ended(let marker):
+            receiveEnded(marker, into: &actions)
+        }
+    }
+
+    private mutating func receiveProgress(_ frame: LiveProgress, into actions: inout [Action]) {
+        let runID = frame.runID
+        if let view = flows[runID] {
+            guard frame.order.isNewer(than: view.basis.order) else {
+                actions.append(
+                    .log("live: ignored stale \(frame.order) for run \(runID): driving at \(view.basis.order)"))
+                return
+            }
+            flows[runID] = LiveRunView(frame)
+            actions.append(.log("live: run \(runID) open here adopted the peer's \(Self.summary(frame))"))
+            return
+        }
+        if let ended = endedCovers[runID], !frame.order.isNewer(than: ended) {
+            actions.append(.log("live: ignored stale \(frame.order) for run \(runID): the peer ended it at \(ended)"))
+            return
+        }
+        if let cover = covers[runID], !frame.order.isNewer(than: cover.basis.order) {
+            actions.append(.log("live: ignored stale \(frame.order) for run \(runID): following \(cover.basis.order)"))
+            return
+        }
+        endedCovers[runID] = nil
+        covers[runID] = LiveRunView(frame)
+        let shown = dismissed.contains(runID) ? " (cover dismissed)" : ""
+        actions.append(.log("live: following run \(runID): \(Self.summary(frame))\(shown)"))
+    }
+
+    private mutating func receiveEnded(_ marker: LiveEnded, into actions: inout [Action]) {
+        let runID = marker.runID
+        if flows[runID] != nil {
+            covers[runID] = nil
+            endedCovers[runID] = marker.order
+            actions.append(.log("live: the peer closed run \(runID) (v\(marker.version)); still driving it here"))
+            return
+        }
+        if let cover = covers[runID], !marker.order.isNewer(than: cover.basis.order) {
+            actions.append(
+                .log("live: ignored stale end \(marker.order) for run \(runID): following \(cover.basis.order)"))
+            return
+        }
+        if let ended = endedCovers[runID], !marker.order.isNewer(than: ended) {
+            return
+        }
+        covers[runID] = nil
+        dismissed.remove(runID)
+        endedCovers[runID] = marker.order
+        actions.append(.log("live: the peer closed run \(runID) (v\(marker.version)); cover dropped"))
+    }
+}
