@@ -1,7 +1,6 @@
 // linkpeer: one bare link endpoint, for the link's process-level tests and for poking at the
 // protocol by hand. It queues numbered transfers, records every transfer it applies (once, in an
 // fsynced file), echoes messages and prints one line per event on stdout.
-import Dispatch
 import Foundation
 import Glibc
 import LinkProtocol
@@ -196,6 +195,15 @@ final class LinkPeer: @unchecked Sendable {
 }
 
 ignoreSIGPIPE()
+// SIGTERM and SIGINT are blocked before any other thread exists, so every thread inherits the mask,
+// and the main thread takes them with sigwait. (Not a Dispatch signal source: on Linux it reads a
+// signalfd, while after dispatchMain() the main thread waits in sigsuspend with nothing blocked and
+// can take the signal first; the source then never fires and the peer ignores the SIGTERM.)
+var stopSignals = sigset_t()
+sigemptyset(&stopSignals)
+sigaddset(&stopSignals, SIGTERM)
+sigaddset(&stopSignals, SIGINT)
+pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
 let peer: LinkPeer
 do {
     peer = try LinkPeer(options, role: role, statePath: statePath, keyPath: keyPath, address: address)
@@ -203,15 +211,8 @@ do {
     FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
     exit(1)
 }
-signal(SIGTERM, SIG_IGN)
-signal(SIGINT, SIG_IGN)
-let signals = [SIGTERM, SIGINT].map { DispatchSource.makeSignalSource(signal: $0, queue: .main) }
-for source in signals {
-    source.setEventHandler {
-        peer.stop()
-        exit(0)
-    }
-    source.resume()
-}
 peer.start(role: role)
-dispatchMain()
+var received: Int32 = 0
+while sigwait(&stopSignals, &received) != 0 {}
+peer.stop()
+exit(0)
