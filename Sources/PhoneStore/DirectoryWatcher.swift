@@ -1,0 +1,119 @@
+import Glibc
+import LinkRuntime
+import SyncEngine
+import Synchronization
+import WorkoutModel
+
+/// Reports changes to the document directory as they happen (the phone's NSMetadataQuery deltas),
+/// using inotify on a thread of its own.
+///
+/// It watches the root, `Splits/`, `Stubs/`, `Workouts/` and every year and month folder, and adds
+/// a watch for each layout folder that appears later (a new month) — then lists that folder once,
+/// so files that landed before its watch existed are reported too (possibly twice; the engine
+/// ignores a document equal to its copy).
+///
+/// What it reports, through the owner's handlers, on the watcher thread:
+/// - a file written and closed, or renamed into place (`IN_CLOSE_WRITE`, `IN_MOVED_TO`) is read and
+///   decoded with the scan's rules: `onChange(.documentChanged(…))`, or `onSkipped` with the reason;
+/// - a run or split file deleted or moved away: `onChange(.workoutRemoved(id))` / `.splitRemoved(id)`;
+/// - a stub deleted: `onNotice(.stubRemoved)` only (tombstones are forever);
+/// - names starting with `.` (our own temporary files, `.DS_Store`) are ignored.
+///
+/// It sees this process's own writes as well (an atomic write lands as `IN_MOVED_TO`); the engine
+/// tells them apart by value, so they are reported like any other change.
+///
+/// The owner's handlers should hop onto its loop (`loop.execute { … }`) and return: the next event
+/// waits for them. Start the watcher before the initial scan so nothing landing during the scan is
+/// missed. Call `stop()` when done (releasing the watcher also stops it).
+package final class DirectoryWatcher: Sendable {
+    /// The inotify descriptor; closed by the watcher thread as it exits, before `stop()` returns.
+    package let descriptor: Int32
+    /// The thread running the read loop; joined by `stop()`.
+    private let thread: pthread_t
+    /// The write end of a socket pair that wakes the thread's `poll` to make it exit.
+    private let wakeSender: Int32
+    /// The read end, polled by the thread; closed by `stop()` after the join.
+    private let wakeReceiver: Int32
+    /// Whether the thread is still running. A Mutex because `stop()` may be called from any thread (and
+    /// from `deinit`); it is held across the join so every caller returns only once the thread is gone.
+    private let running = Mutex(true)
+
+    /// Starts watching `directory`; every existing layout folder is watched when this returns.
+    ///
+    /// Throws when inotify cannot be set up or an existing folder cannot be watched or listed.
+    package init(
+        directory: DocumentDirectory,
+        onChange: @escaping @Sendable (SyncEngine.ExternalChange) -> Void,
+        onSkipped: @escaping @Sendable (SkippedEntry) -> Void,
+        onNotice: @escaping @Sendable (WatcherNotice) -> Void = { _ in }
+    ) throws(DocumentStoreError) {
+        let descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard descriptor >= 0 else {
+            throw .watchFailed(path: directory.root, SystemCallError(call: "inotify_init1", errno: errno))
+        }
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            let failure = SystemCallError(call: "socketpair", errno: errno)
+            close(descriptor)
+            throw .watchFailed(path: directory.root, failure)
+        }
+        let session = WatchSession(
+            directory: directory, descriptor: descriptor, wakeReceiver: pair[0],
+            handlers: WatchSession.Handlers(onChange: onChange, onSkipped: onSkipped, onNotice: onNotice))
+        do {
+            try session.watchExistingFolders()
+        } catch {
+            close(descriptor)
+            close(pair[0])
+            close(pair[1])
+            throw error
+        }
+        // The session is handed to the thread whole: from here on only the watcher thread touches it.
+        // The thread owns the retained reference and releases it when its loop ends.
+        let retained = Unmanaged.passRetained(session)
+        var thread = pthread_t()
+        let created = pthread_create(
+            &thread, nil,
+            { argument in
+                Unmanaged<WatchSession>.fromOpaque(argument!).takeRetainedValue().run()
+                return nil
+            }, retained.toOpaque())
+        guard created == 0 else {
+            retained.release()
+            close(descriptor)
+            close(pair[0])
+            close(pair[1])
+            throw .watchFailed(path: directory.root, SystemCallError(call: "pthread_create", errno: created))
+        }
+        self.descriptor = descriptor
+        self.thread = thread
+        wakeReceiver = pair[0]
+        wakeSender = pair[1]
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// Whether the watcher thread is running (until `stop()`).
+    package var isRunning: Bool { running.withLock { $0 } }
+
+    /// Stops watching: wakes the thread, waits for it to exit (it closes the inotify descriptor on its
+    /// way out) and closes the wake-up sockets. No handler runs after this returns. Idempotent.
+    ///
+    /// Must not be called from one of the handlers: they run on the thread this joins.
+    package func stop() {
+        precondition(
+            pthread_equal(pthread_self(), thread) == 0,
+            "DirectoryWatcher.stop() called from its own handler, which runs on the thread it would join")
+        running.withLock { running in
+            guard running else { return }
+            running = false
+            var byte: UInt8 = 1
+            while write(wakeSender, &byte, 1) < 0 && errno == EINTR {}
+            pthread_join(thread, nil)
+            close(wakeSender)
+            close(wakeReceiver)
+        }
+    }
+}

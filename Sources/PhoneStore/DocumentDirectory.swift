@@ -1,0 +1,157 @@
+import LinkRuntime
+import SyncEngine
+import WorkoutModel
+
+/// The phone's iCloud-Drive-style document directory: the source of truth for splits, runs and
+/// tombstones, of which phoned is the sole writer.
+///
+/// ```
+/// <root>/Splits/<splitID>.json
+/// <root>/Workouts/<YYYY>/<MM>/<workoutID>.json   (UTC year and month of the run's startedAt)
+/// <root>/Stubs/<id>.json                         (tombstones, kept forever)
+/// ```
+///
+/// File names are validated `DocumentID`s, so no document can name a path outside `root`. Every
+/// write is atomic (`AtomicFile`: temp file, fsync, rename, fsync of the folder) and encoded with
+/// `DocumentCoder.encodeForDisk`; a folder created on the way is made durable by fsyncing its parent.
+///
+/// Every method blocks on disk I/O (fsync): call them from the owner's own thread (its `EventLoop`),
+/// never from Swift's cooperative pool. The class holds only its immutable paths, so it is `Sendable`;
+/// two threads writing the same document at once would race, which the single owner rules out.
+package final class DocumentDirectory: Sendable {
+    /// The absolute path of the document directory.
+    package let root: String
+
+    /// Opens the directory at `root`, creating it (one level) and its `Splits`, `Stubs` and `Workouts`
+    /// folders where missing.
+    package init(root: String) throws(DocumentStoreError) {
+        self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
+        let parent = Self.parent(of: self.root)
+        try FileSystem.createFolder(self.root, in: parent)
+        for folder in [DocumentFolder.splits, .stubs, .workouts] {
+            try FileSystem.createFolder(path(of: folder), in: self.root)
+        }
+    }
+
+    // MARK: Paths
+
+    /// The absolute path of a layout folder.
+    package func path(of folder: DocumentFolder) -> String {
+        folder == .root ? root : "\(root)/\(folder.relativePath)"
+    }
+
+    /// `Splits/<id>.json`.
+    package func path(ofSplit id: DocumentID) -> String {
+        "\(path(of: .splits))/\(id.rawValue).json"
+    }
+
+    /// `Workouts/<YYYY>/<MM>/<id>.json`, the year and month of `startedAt` in UTC.
+    package func path(ofWorkout id: DocumentID, startedAt: Timestamp) -> String {
+        "\(path(of: .month(of: startedAt)))/\(id.rawValue).json"
+    }
+
+    /// `Stubs/<id>.json`.
+    package func path(ofStub id: DocumentID) -> String {
+        "\(path(of: .stubs))/\(id.rawValue).json"
+    }
+
+    // MARK: Writing
+
+    /// Writes a split atomically; when this returns it survives a crash.
+    package func write(_ split: SplitDocument) throws(DocumentStoreError) {
+        try ensureFolder(.splits)
+        try atomicWrite(DocumentCoder.encodeForDisk(split), to: path(ofSplit: split.id))
+    }
+
+    /// Writes a run atomically into the folder of its start month, creating `Workouts/YYYY/MM` as needed.
+    package func write(_ run: WorkoutDocument) throws(DocumentStoreError) {
+        try ensureFolder(.month(of: run.startedAt))
+        try atomicWrite(DocumentCoder.encodeForDisk(run), to: path(ofWorkout: run.id, startedAt: run.startedAt))
+    }
+
+    /// Writes a tombstone atomically.
+    package func write(_ stub: Tombstone) throws(DocumentStoreError) {
+        try ensureFolder(.stubs)
+        try atomicWrite(DocumentCoder.encodeForDisk(stub), to: path(ofStub: stub.id))
+    }
+
+    /// Removes a run's live file durably; returns false when there was none (already gone is fine).
+    @discardableResult
+    package func removeWorkout(id: DocumentID, startedAt: Timestamp) throws(DocumentStoreError) -> Bool {
+        try remove(path(ofWorkout: id, startedAt: startedAt), in: .month(of: startedAt))
+    }
+
+    /// Removes a split's file durably; returns false when there was none.
+    @discardableResult
+    package func removeSplit(id: DocumentID) throws(DocumentStoreError) -> Bool {
+        try remove(path(ofSplit: id), in: .splits)
+    }
+
+    // MARK: Reading
+
+    /// Loads a run the engine needs but does not hold (`SyncEngine.needsDocument`).
+    ///
+    /// Applies the same rules as the scan: a file that is there but unusable (undecodable, another ID
+    /// inside, …) throws `unusable` with the reason; no file throws `notFound`.
+    package func loadWorkout(id: DocumentID, startedAt: Timestamp) throws(DocumentStoreError) -> WorkoutDocument {
+        let folder = DocumentFolder.month(of: startedAt)
+        let name = "\(id.rawValue).json"
+        let path = path(ofWorkout: id, startedAt: startedAt)
+        switch DocumentFile.load(name: name, in: folder, root: root) {
+        case .missing: throw .notFound(path: path)
+        case .skipped(let reason): throw .unusable(path: path, reason)
+        case .document(.workout(let run)): return run
+        case .document:
+            // A month folder only ever yields runs (DocumentFile decodes by the folder's kind).
+            preconditionFailure("a month folder yielded a document that is not a run: \(path)")
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Creates `folder` and, for a month, its year and `Workouts` above it, where missing.
+    private func ensureFolder(_ folder: DocumentFolder) throws(DocumentStoreError) {
+        switch folder {
+        case .root:
+            return
+        case .splits, .stubs, .workouts:
+            try FileSystem.createFolder(path(of: folder), in: root)
+        case .year:
+            try ensureFolder(.workouts)
+            try FileSystem.createFolder(path(of: folder), in: path(of: .workouts))
+        case .month(let year, _):
+            try ensureFolder(.year(year))
+            try FileSystem.createFolder(path(of: folder), in: path(of: .year(year)))
+        }
+    }
+
+    private func atomicWrite(_ bytes: [UInt8], to path: String) throws(DocumentStoreError) {
+        do {
+            try AtomicFile.write(bytes, to: path)
+        } catch {
+            throw .writeFailed(path: path, FileSystem.systemCallError(error, call: "write", path: path))
+        }
+    }
+
+    private func remove(_ file: String, in folder: DocumentFolder) throws(DocumentStoreError) -> Bool {
+        let removed: Bool
+        do {
+            removed = try FileSystem.removeFile(file)
+        } catch {
+            throw .removeFailed(path: file, error)
+        }
+        guard removed else { return false }
+        let folderPath = path(of: folder)
+        do {
+            try AtomicFile.fsyncDirectory(folderPath)
+        } catch {
+            throw .removeFailed(path: file, FileSystem.systemCallError(error, call: "fsync", path: folderPath))
+        }
+        return true
+    }
+
+    private static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+}

@@ -1,1 +1,0 @@
-// PhoneStore: see Package.swift.
