@@ -40,9 +40,27 @@ let package = Package(
         .target(name: "WatchStore", dependencies: ["WatchEngine", "LinkRuntime"], swiftSettings: swiftSettings),
         // Pure: hand-written command-line parsing with help at every level (argv → command value).
         .target(name: "ArgumentParsing", swiftSettings: swiftSettings),
+        // Pure: the phonectl and watchctl command grammars (what each verb takes), shared by CLI and tests.
+        .target(name: "AdminCommands", dependencies: ["ArgumentParsing"], swiftSettings: swiftSettings),
         // I/O: what both daemons need around their engines — strict config files, structured logs,
         // systemd notify and watchdog, signals, the admin Unix socket and its client.
-        .target(name: "DaemonRuntime", dependencies: ["LinkRuntime"], swiftSettings: swiftSettings),
+        .target(name: "DaemonRuntime", dependencies: ["LinkRuntime", "ArgumentParsing"], swiftSettings: swiftSettings),
+        // The phone daemon and its admin CLI.
+        .executableTarget(
+            name: "phoned",
+            dependencies: ["SyncEngine", "PhoneStore", "DaemonRuntime", "ArgumentParsing", "LinkRuntime", "LiveMirror"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "phonectl", dependencies: ["AdminCommands", "DaemonRuntime"], swiftSettings: swiftSettings),
+        // The watch daemon and its admin CLI.
+        .executableTarget(
+            name: "watchd",
+            dependencies: ["WatchEngine", "WatchStore", "DaemonRuntime", "ArgumentParsing", "LinkRuntime", "LiveMirror"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "watchctl", dependencies: ["AdminCommands", "DaemonRuntime"], swiftSettings: swiftSettings),
         // A bare link endpoint for tests and experiments: queues transfers, records what it applies.
         .executableTarget(name: "linkpeer", dependencies: ["LinkRuntime"], swiftSettings: swiftSettings),
         // Test-only: manual clock, temporary directories, free ports, spawning daemons.
@@ -91,6 +109,11 @@ let package = Package(
         .testTarget(
             name: "ArgumentParsingTests",
             dependencies: ["ArgumentParsing", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AdminCommandsTests",
+            dependencies: ["AdminCommands", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,56 +1,61 @@
-import Dispatch
 import Glibc
 import LinkRuntime
 import Synchronization
 
-/// Turns POSIX signals (SIGTERM, SIGINT, SIGHUP by default) into callbacks on an `EventLoop`.
+/// Turns process signals (SIGTERM, SIGINT, SIGHUP) into callbacks on an `EventLoop`.
 ///
-/// Each signal's disposition is first set to `SIG_IGN`, so the default action (terminating the
-/// process) never runs, then a Dispatch signal source — which still reports an ignored signal, as
-/// swift-service-lifecycle relies on too — forwards each delivery onto the loop with `execute`.
-/// The handler therefore runs on the loop thread, in the daemon's normal event order, and may
-/// touch loop-confined state. Signals that arrive close together may be coalesced into one call.
-///
-/// `cancel()` stops delivery but leaves the signals ignored: restoring `SIG_DFL` while shutting
-/// down would let a second SIGTERM kill the process in the middle of a graceful stop.
+/// Signals are taken with `sigwait` on a thread of the watcher's own, never with a signal handler
+/// or a Dispatch signal source: on Linux a Dispatch source reads a signalfd, and a thread that does
+/// not block the signal can take it first, so the source never fires and a SIGTERM is lost (seen:
+/// about 4 in 900). The daemon MUST call `block(_:)` first thing in `main`, before any other thread
+/// exists, so every thread inherits the mask and only the watcher's `sigwait` ever sees them.
 package final class SignalWatcher: Sendable {
-    /// The signals watched.
     package let signals: [Int32]
-    /// A Mutex because `cancel()` may be called from any thread, racing the deinit of another owner.
-    private let sources: Mutex<[any DispatchSourceSignal]>
+    /// The thread waiting in `sigwait` (for tests: a thread-directed signal reaches it directly).
+    package let thread: pthread_t
+    private let cancelled = CancelFlag()
 
-    /// Starts watching `signals`, calling `handler` with the signal number on `loop`.
+    /// Blocks `signals` in the calling thread and, through inheritance, in every thread it creates later.
+    package static func block(_ signals: [Int32] = [SIGTERM, SIGINT, SIGHUP]) {
+        var set = Self.set(of: signals)
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    /// Starts waiting for `signals`; each one runs `handler` on `loop`. Blocks them in the calling
+    /// thread too (a no-op after `block(_:)`).
     package init(
         signals: [Int32] = [SIGTERM, SIGINT, SIGHUP], loop: EventLoop,
         handler: @escaping @Sendable (Int32) -> Void
     ) {
         self.signals = signals
-        let queue = DispatchQueue(label: "signal-watcher")
-        var created: [any DispatchSourceSignal] = []
-        for number in signals {
-            _ = signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { loop.execute { handler(number) } }
-            source.resume()
-            created.append(source)
+        Self.block(signals)
+        let cancelled = self.cancelled
+        let waiter = Waiter(set: Self.set(of: signals)) { signal in
+            guard !cancelled.value.load(ordering: .acquiring) else { return }
+            loop.execute { handler(signal) }
         }
-        sources = Mutex(created)
+        let retained = Unmanaged.passRetained(waiter)
+        var thread = pthread_t()
+        let created = pthread_create(
+            &thread, nil,
+            { argument in
+                Unmanaged<Waiter>.fromOpaque(argument!).takeRetainedValue().run()
+                return nil
+            }, retained.toOpaque())
+        // Sound: pthread_create fails only when the process is out of threads or memory at start-up,
+        // before the daemon serves anything; without a signal thread it could never stop cleanly.
+        precondition(created == 0, "pthread_create for the signal watcher failed: errno \(created)")
+        pthread_detach(thread)
+        self.thread = thread
     }
 
-    /// Stops forwarding signals. Idempotent; callable from any thread.
+    /// Stops delivering: later signals stay blocked, so they are ignored rather than fatal (a second
+    /// SIGTERM during a graceful stop does not kill the process half-way).
     package func cancel() {
-        let cancelled = sources.withLock { sources in
-            defer { sources = [] }
-            return sources
-        }
-        for source in cancelled { source.cancel() }
+        cancelled.value.store(true, ordering: .releasing)
     }
 
-    deinit {
-        cancel()
-    }
-
-    /// `SIGTERM`, `SIGINT` or `SIGHUP` by name, or `signal N`, for log lines.
+    /// `SIGTERM`, `SIGINT`, … for logs.
     package static func name(of signal: Int32) -> String {
         switch signal {
         case SIGTERM: return "SIGTERM"
@@ -59,6 +64,38 @@ package final class SignalWatcher: Sendable {
         case SIGUSR1: return "SIGUSR1"
         case SIGUSR2: return "SIGUSR2"
         default: return "signal \(signal)"
+        }
+    }
+
+    private static func set(of signals: [Int32]) -> sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for signal in signals { sigaddset(&set, signal) }
+        return set
+    }
+
+    /// Shared between the watcher and its thread (an Atomic: read on every signal, set once).
+    private final class CancelFlag: Sendable {
+        let value = Atomic(false)
+    }
+
+    /// The body of the watcher's thread: wait, deliver, repeat, for the life of the process.
+    private final class Waiter: @unchecked Sendable {
+        // @unchecked: used only by the thread it is handed to.
+        var set: sigset_t
+        let deliver: @Sendable (Int32) -> Void
+
+        init(set: sigset_t, deliver: @escaping @Sendable (Int32) -> Void) {
+            self.set = set
+            self.deliver = deliver
+        }
+
+        func run() {
+            var signal: Int32 = 0
+            while true {
+                guard sigwait(&set, &signal) == 0 else { continue }
+                deliver(signal)
+            }
         }
     }
 }

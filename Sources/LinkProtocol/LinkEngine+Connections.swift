@@ -37,7 +37,9 @@ extension LinkEngine {
 
     mutating func dialFailed(reason: String, now: LinkInstant, into actions: inout [Action]) {
         redial.dialInFlight = false
-        actions.append(.log("dial failed: \(reason)"))
+        // Logged once per outage, not once per attempt: a phone that is down for an hour would
+        // otherwise fill the log with one line a second.
+        if redial.failures == 0 { actions.append(.log("dial failed: \(reason); retrying with backoff")) }
         scheduleRedial(now: now)
     }
 

@@ -17,10 +17,11 @@ struct SignalWatcherTests {
         }
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: .seconds(30))
-        // The source may take a moment to arm; resend until one is seen (the hang guard bounds it).
+        // Thread-directed, so it reaches the watcher's sigwait even though the test process's other
+        // threads were created before the signal was blocked.
+        pthread_kill(watcher.thread, SIGUSR2)
         while received.withLock({ $0.isEmpty }), clock.now < deadline {
-            kill(getpid(), SIGUSR2)
-            try await Task.sleep(for: .milliseconds(20))
+            try await Task.sleep(for: .milliseconds(5))
         }
         let first = try #require(received.withLock { $0.first })
         #expect(first.signal == SIGUSR2)
@@ -29,7 +30,7 @@ struct SignalWatcherTests {
         watcher.cancel()
         try await Task.sleep(for: .milliseconds(50))
         let countAfterCancel = received.withLock { $0.count }
-        kill(getpid(), SIGUSR2)  // still ignored, so the process survives it
+        pthread_kill(watcher.thread, SIGUSR2)  // still blocked, so the process survives it
         try await Task.sleep(for: .milliseconds(100))
         #expect(received.withLock { $0.count } == countAfterCancel)
         #expect(SignalWatcher.name(of: SIGTERM) == "SIGTERM" && SignalWatcher.name(of: 64) == "signal 64")

@@ -1,0 +1,266 @@
+import DaemonRuntime
+import Foundation
+import LinkProtocol
+import LinkRuntime
+import PhoneStore
+import SyncEngine
+import WorkoutModel
+
+/// `phoned`'s shell: owns the SyncEngine, the document directory, its watcher, the link endpoint and
+/// the admin socket, all on one event loop, and carries out what the engine decides.
+///
+/// Start-up order: the state directory (instance ID, settings), the initial gather of the whole
+/// document directory (nothing can be pushed before it finishes: the link is not even listening
+/// yet), the link, the watcher, the admin socket, then the readiness line and `READY=1`.
+final class PhoneDaemon: @unchecked Sendable {
+    // @unchecked: after `init`, every member is used only on `loop`'s thread.
+    let configuration: PhonedConfiguration
+    let loop: EventLoop
+    let logger: Logger
+    let documents: DocumentDirectory
+    let state: LinkStateDirectory
+    let link: LinkEndpoint
+    var engine: SyncEngine
+    var watcher: DirectoryWatcher?
+    var admin: AdminServer?
+    let notifier: SystemdNotifier
+    var skippedFiles: [SkippedEntry] = []
+    let startedAt = Date()
+    var linkPort: UInt16 = 0
+    var launchesSent = 0
+    var launchesDropped = 0
+    var watchdogTimer: TimerID?
+
+    private var settingsPath: String { "\(configuration.stateDirectory)/settings.json" }
+
+    init(configuration: PhonedConfiguration, logger: Logger) throws {
+        self.configuration = configuration
+        self.logger = logger
+        loop = try EventLoop(name: "phoned")
+        // The document directory's parents may not exist yet on a fresh machine (DocumentDirectory
+        // creates one level only, so a typo in a deep path is not silently materialised elsewhere).
+        try FileManager.default.createDirectory(
+            atPath: (configuration.documentsDirectory as NSString).deletingLastPathComponent,
+            withIntermediateDirectories: true)
+        documents = try DocumentDirectory(root: configuration.documentsDirectory)
+        state = try LinkStateDirectory(root: configuration.stateDirectory) { try SecureRandom.bytes(count: 16) }
+        let key = try PairingKeyFile.load(configuration.pairingKeyFile)
+        var linkConfiguration = LinkConfiguration(role: .phone)
+        linkConfiguration.heartbeatInterval = configuration.heartbeatInterval
+        linkConfiguration.missedHeartbeatsBeforeUnreachable = configuration.missedHeartbeats
+        linkConfiguration.handshakeTimeout = configuration.handshakeTimeout
+        linkConfiguration.messageReplyTimeout = configuration.messageReplyTimeout
+        linkConfiguration.maximumFrameLength = configuration.maximumFrameBytes
+        link = try LinkEndpoint(
+            configuration: linkConfiguration, state: state, pairingKey: key,
+            address: .listen(host: configuration.listen.host, port: configuration.listen.port), loop: loop,
+            seed: UInt64(truncatingIfNeeded: getpid()))
+        var settings: Settings?
+        if let bytes = try AtomicFile.read("\(configuration.stateDirectory)/settings.json") {
+            settings = try DocumentCoder.decode(Settings.self, from: bytes)
+        }
+        engine = SyncEngine(
+            settings: settings,
+            policy: PushPolicy(
+                recentLimit: configuration.recentRunsLimit,
+                recentWindow: configuration.recentRunsWindow))
+        notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// Runs the start-up sequence on the loop; returns the bound link port.
+    func start() throws -> UInt16 {
+        loop.preconditionInLoop()
+        let report = try documents.scan { [self] document in
+            perform(engine.handle(.documentScanned(document, now: .now)))
+        }
+        skippedFiles = report.skipped
+        for skipped in report.skipped {
+            logger.warning("skipped unreadable file", ["path": skipped.path, "reason": skipped.reason], component: "documents")
+        }
+        logger.info("initial gather", ["report": report.description], component: "documents")
+        perform(engine.handle(.gatherFinished(now: .now)))
+
+        link.log = { [logger] line in logger.info(line, component: "link") }
+        link.onNotification = { [unowned self] notification in linkNotified(notification) }
+        linkPort = try link.start() ?? 0
+        if link.status().activated { perform(engine.handle(.linkActivated(now: .now))) }
+
+        let loop = self.loop
+        watcher = try DirectoryWatcher(
+            directory: documents,
+            onChange: { change in loop.execute { [unowned self] in self.externalChange(change) } },
+            onSkipped: { entry in loop.execute { [unowned self] in self.skipped(entry) } },
+            onNotice: { notice in loop.execute { [unowned self] in self.watcherNoticed(notice) } })
+        admin = try AdminServer(loop: loop, path: configuration.adminSocket) { [unowned self] request in
+            handleAdmin(request)
+        }
+        try? notifier.ready(status: "linked: no; documents: \(engine.splits.count) splits, \(engine.index.count) runs")
+        if let interval = notifier.watchdogInterval { scheduleWatchdog(every: interval) }
+        return linkPort
+    }
+
+    /// Graceful shutdown: stop taking requests and changes, tell the watch, close the link.
+    func stop() {
+        loop.preconditionInLoop()
+        try? notifier.stopping()
+        admin?.close()
+        watcher?.stop()
+        link.stop()
+        if let watchdogTimer { loop.cancelTimer(watchdogTimer) }
+    }
+
+    private func scheduleWatchdog(every interval: Duration) {
+        watchdogTimer = loop.scheduleTimer(after: interval) { [unowned self] in
+            try? notifier.watchdog()
+            scheduleWatchdog(every: interval)
+        }
+    }
+
+    // MARK: Link → engine
+
+    private func linkNotified(_ notification: LinkNotification) {
+        switch notification {
+        case .activated:
+            perform(engine.handle(.linkActivated(now: .now)))
+        case .reachabilityChanged(let reachable):
+            logger.info("watch reachability changed", ["reachable": "\(reachable)"], component: "link")
+            if reachable { perform(engine.handle(.reachabilityRestored(now: .now))) }
+        case .messageReceived(let id, let payload, let wantsReply):
+            messageReceived(id: id, payload: payload, wantsReply: wantsReply)
+        case .userInfoReceived(let key, let payload):
+            switch decodeWatchMessage(payload, via: "userInfo \(key)") {
+            case .workoutUpdate(let run)?:
+                ingest(run, via: "userInfo")
+            case .requestSync?:
+                perform(engine.handle(.requestSyncReceived(now: .now)))
+            case nil:
+                break
+            }
+            // Processed durably (the document write above is atomic and synchronous), or refused
+            // with a logged reason: either way the transfer is done and must not block the queue.
+            link.transferProcessed(key)
+        case .launchDropped:
+            launchesDropped += 1
+            logger.notice("launch dropped: the watch is not linked", component: "link")
+        case .linkEstablished(let peer):
+            logger.info("watch linked", ["peer": "\(peer)"], component: "link")
+        case .linkLost(let reason):
+            logger.info("watch unlinked", ["reason": reason], component: "link")
+        case .contextReceived, .contextAcknowledged, .messageCompleted, .transferFinished, .launchReceived,
+            .peerAppStateChanged:
+            break
+        }
+    }
+
+    private func messageReceived(id: UInt64, payload: [UInt8], wantsReply: Bool) {
+        switch decodeWatchMessage(payload, via: "message \(id)") {
+        case .workoutUpdate(let run)?:
+            let outcome = ingest(run, via: "message")
+            link.answerMessage(id: id, wantsReply ? .reply(Array("{\"outcome\":\"\(outcome.rawValue)\"}".utf8)) : .handled)
+        case .requestSync?:
+            perform(engine.handle(.requestSyncReceived(now: .now)))
+            link.answerMessage(id: id, wantsReply ? .reply(Array("{\"outcome\":\"pushed\"}".utf8)) : .handled)
+        case nil:
+            link.answerMessage(id: id, .noHandler(reason: "phoned cannot decode this message"))
+        }
+    }
+
+    private func decodeWatchMessage(_ payload: [UInt8], via channel: String) -> WatchToPhoneMessage? {
+        do {
+            return try DocumentCoder.decode(WatchToPhoneMessage.self, from: payload)
+        } catch {
+            logger.warning("refused a watch update", ["via": channel, "reason": error.description], component: "ingest")
+            return nil
+        }
+    }
+
+    @discardableResult
+    private func ingest(_ run: WorkoutDocument, via channel: String) -> SyncEngine.IngestOutcome {
+        let (outcome, actions) = engine.ingestFromWatch(run, now: .now)
+        logger.info(
+            "ingest", ["run": "\(run.id)", "via": channel, "outcome": outcome.rawValue, "updatedAt": "\(run.updatedAt)"],
+            component: "ingest")
+        perform(actions)
+        return outcome
+    }
+
+    // MARK: Watcher → engine
+
+    private func externalChange(_ change: SyncEngine.ExternalChange) {
+        perform(engine.handle(.externalChange(change, now: .now)))
+    }
+
+    private func skipped(_ entry: SkippedEntry) {
+        skippedFiles.removeAll { $0.path == entry.path }
+        skippedFiles.append(entry)
+        logger.warning("skipped unreadable file", ["path": entry.path, "reason": entry.reason], component: "documents")
+    }
+
+    /// A folder moved or the kernel dropped events: rescan, feeding every document as an external
+    /// change (equal values are ignored by the engine, so only real differences flow on).
+    private func watcherNoticed(_ notice: WatcherNotice) {
+        logger.notice("watcher", ["notice": notice.description], component: "documents")
+        switch notice {
+        case .folderMoved, .eventsLost:
+            do {
+                let report = try documents.scan { [self] document in
+                    perform(engine.handle(.externalChange(.documentChanged(document), now: .now)))
+                }
+                skippedFiles = report.skipped
+            } catch {
+                logger.error("rescan failed", ["reason": "\(error)"], component: "documents")
+            }
+        default:
+            break
+        }
+    }
+
+    // MARK: Engine → the world
+
+    /// Carries out the engine's actions in order; a failed durable write stops the daemon (after a
+    /// failed fsync nothing is known about the file; systemd restarts us and the scan recovers).
+    func perform(_ actions: [SyncEngine.Action]) {
+        for action in actions {
+            do {
+                try perform(action)
+            } catch {
+                logger.error("durable write failed; exiting to recover from disk", ["reason": "\(error)"])
+                exit(75)
+            }
+        }
+    }
+
+    private func perform(_ action: SyncEngine.Action) throws {
+        switch action {
+        case .writeSplit(let split):
+            try documents.write(split)
+        case .removeSplitFile(let id):
+            _ = try documents.removeSplit(id: id)
+        case .writeWorkout(let run):
+            try documents.write(run)
+        case .removeWorkoutFile(let id, let startedAt):
+            _ = try documents.removeWorkout(id: id, startedAt: startedAt)
+        case .writeTombstone(let stub):
+            try documents.write(stub)
+            perform(engine.handle(.tombstoneWritten(stub.id, now: .now)))
+        case .pushContext(let context, let force):
+            do {
+                try link.updateApplicationContext(DocumentCoder.encodeCompact(context), force: force)
+            } catch {
+                logger.warning("push not sent", ["reason": error.description], component: "push")
+            }
+        case .launchWatchApp(let runID):
+            launchesSent += 1
+            link.launch(DocumentCoder.encodeCompact(WorkoutLaunchRequest(runID: runID)))
+        case .persistSettings(let settings):
+            try AtomicFile.write(DocumentCoder.encodeForDisk(settings), to: settingsPath)
+        case .log(let line):
+            logger.info(line, component: "sync")
+        }
+    }
+}
+
+extension Timestamp {
+    /// The wall clock now, to the microsecond (shells only: pure code receives time in events).
+    static var now: Timestamp { Timestamp(secondsSinceEpoch: Date().timeIntervalSince1970) }
+}

@@ -1,0 +1,247 @@
+import ArgumentParsing
+import DaemonRuntime
+import Foundation
+import LinkProtocol
+import LinkRuntime
+import WatchEngine
+import WorkoutModel
+
+/// What an admin verb produced: output for the person, or a refusal to report (exit code 1).
+enum AdminOutcome {
+    case output(text: String, json: String)
+    case refused(String)
+}
+
+extension WatchDaemon {
+    /// Serves one watchctl request (already parsed by watchctl; values are re-validated here).
+    func handleAdmin(_ request: AdminRequest) -> AdminResponse {
+        let outcome: AdminOutcome
+        do {
+            outcome = try execute(request.parsedCommand)
+        } catch let error as UsageError {
+            outcome = .refused(error.message)
+        } catch let error as LinkError {
+            outcome = .refused(error.description)
+        } catch {
+            outcome = .refused("\(error)")
+        }
+        switch outcome {
+        case .output(let text, let json):
+            return .ok(text: text, json: json)
+        case .refused(let message):
+            logger.notice(
+                "refused admin request", ["command": request.command.joined(separator: " "), "reason": message],
+                component: "admin")
+            return .refused(message)
+        }
+    }
+
+    private func execute(_ command: ParsedCommand) throws -> AdminOutcome {
+        switch command.path {
+        case ["status"]:
+            let status = self.status()
+            return .output(text: status.text, json: encode(status))
+        case ["workouts"]:
+            let runs = engine.cache.workouts.values.sorted { ($0.startedAt, $0.id) < ($1.startedAt, $1.id) }
+            let text = runs.map { run in
+                "\(run.id)  \(run.status.rawValue)  \(run.splitName)  sets \(run.logs.flatMap(\.sets).filter(\.isDone).count)/\(run.totalSetCount)"
+                    + (engine.cache.isParked(run) ? "  (editing on phone)" : "")
+            }
+            return .output(text: lines(text, empty: "no runs"), json: encode(runs))
+        case ["splits"]:
+            let splits = engine.cache.splits.values.sorted { ($0.name, $0.id) < ($1.name, $1.id) }
+            return .output(text: lines(splits.map { "\($0.id)  \($0.name)" }, empty: "no splits"), json: encode(splits))
+        case ["show"]:
+            let id = try documentID(command, "id")
+            if let split = engine.cache.splits[id] {
+                return .output(text: String(decoding: DocumentCoder.encodeForDisk(split), as: UTF8.self), json: encode(split))
+            }
+            guard let run = engine.cache.workouts[id] else { return .refused("no split or run \(id) on this watch") }
+            return .output(text: String(decoding: DocumentCoder.encodeForDisk(run), as: UTF8.self), json: encode(run))
+        case ["settings"]:
+            let settings = engine.cache.settings
+            return .output(
+                text: "rest \(settings.restSeconds) s, countdown \(settings.doneCountdownSeconds) s, unit \(settings.weightUnit.rawValue)",
+                json: encode(settings))
+        case ["complete"]:
+            let (run, logIndex, setIndex) = try position(command)
+            let log = run.logs[logIndex]
+            return edit(
+                .completeSet(
+                    logID: log.id, setIndex: setIndex, reps: try command.optionalInteger("reps") ?? log.targetReps,
+                    weight: try command.optionalDouble("weight") ?? log.targetWeight), run: run.id)
+        case ["undo"]:
+            let (run, logIndex, setIndex) = try position(command)
+            return edit(.undoSet(logID: run.logs[logIndex].id, setIndex: setIndex), run: run.id)
+        case ["skip"]:
+            let (run, logIndex) = try exercise(command)
+            return edit(.skipLog(logID: run.logs[logIndex].id), run: run.id)
+        case ["reopen"]:
+            let (run, logIndex) = try exercise(command)
+            return edit(.reopenLog(logID: run.logs[logIndex].id), run: run.id)
+        case ["finish"]:
+            return edit(.finishRun, run: try documentID(command, "run"))
+        case ["pause"]:
+            return edit(.pause, run: try documentID(command, "run"))
+        case ["resume"]:
+            return edit(.resume, run: try documentID(command, "run"))
+        case ["session", "show"]:
+            let record = SessionRecord(engine.session)
+            return .output(text: describe(engine.session), json: encode(record))
+        case ["session", "start"]:
+            perform(engine.handle(.sessionStartRequested(runID: try documentID(command, "run"), now: .now)))
+            return .output(text: describe(engine.session), json: encode(SessionRecord(engine.session)))
+        case ["session", "end"]:
+            perform(engine.handle(.sessionEndedBySystem(failure: try command.string("failure"), now: .now)))
+            return .output(text: describe(engine.session), json: encode(SessionRecord(engine.session)))
+        case ["session", "clear"]:
+            perform(engine.handle(.sessionCleared))
+            return .output(text: describe(engine.session), json: encode(SessionRecord(engine.session)))
+        case ["queue", "list"]:
+            let transfers = link.outstandingTransfers()
+            let text = transfers.map { transfer in
+                "\(transfer.sequence)  \(transfer.bytes) bytes  \(String(format: "%.1f", transfer.ageSeconds)) s old"
+                    + (transfer.sent ? "  (sent, awaiting ack)" : "")
+            }
+            return .output(text: lines(text, empty: "no outstanding transfers"), json: encode(transfers))
+        case ["queue", "cancel"]:
+            let text = try command.string("sequence")
+            guard let sequence = UInt64(text) else { throw UsageError("sequence must be a number, got \(text)") }
+            try link.cancelTransfer(sequence: sequence)
+            return .output(text: "cancelled \(sequence)", json: "{\"cancelled\":\(sequence)}")
+        case ["sync"]:
+            guard link.status().reachable else { return .refused("notReachable: the phone is not reachable") }
+            link.sendMessage(WatchToPhoneMessage.requestSync.encoded(), wantsReply: true) { [logger] outcome in
+                logger.info("requestSync answered", ["outcome": "\(outcome)"], component: "link")
+            }
+            return .output(text: "requested", json: "{\"requested\":true}")
+        case ["wrist"]:
+            let position = try command.string("position")
+            guard position == "down" || position == "up" else {
+                throw UsageError("wrist position must be down or up, got \(position)")
+            }
+            link.setAppForeground(position == "up")
+            return .output(text: "watch app \(position == "up" ? "foreground" : "background")", json: "{\"foreground\":\(position == "up")}")
+        default:
+            return .refused("watchd does not know the command '\(command.path.joined(separator: " "))'")
+        }
+    }
+
+    /// Feeds an edit to the engine; a refusal (unknown run, editing on phone, model refusal) leaves the
+    /// cache unchanged and becomes exit code 1.
+    private func edit(_ edit: WatchEdit, run: DocumentID) -> AdminOutcome {
+        lastRefusal = nil
+        perform(engine.handle(.editRequested(edit, runID: run, now: .now)))
+        if let refusal = lastRefusal { return .refused(refusal.description) }
+        guard let updated = engine.cache.workouts[run] else { return .output(text: "ok", json: "{\"ok\":true}") }
+        return .output(text: "ok (\(updated.status.rawValue))", json: encode(updated))
+    }
+
+    private func documentID(_ command: ParsedCommand, _ name: String) throws -> DocumentID {
+        let text = try command.string(name)
+        guard let id = DocumentID(text) else { throw UsageError("\(name) must be a UUID, got \(text.debugDescription)") }
+        return id
+    }
+
+    private func exercise(_ command: ParsedCommand) throws -> (WorkoutDocument, Int) {
+        let id = try documentID(command, "run")
+        guard let run = engine.cache.workouts[id] else { throw UsageError("no run \(id) on this watch") }
+        let exercise = try command.integer("exercise")
+        guard (1...run.logs.count).contains(exercise) else {
+            throw UsageError("run \(id) has \(run.logs.count) exercises; no exercise \(exercise)")
+        }
+        return (run, exercise - 1)
+    }
+
+    private func position(_ command: ParsedCommand) throws -> (WorkoutDocument, Int, Int) {
+        let (run, logIndex) = try exercise(command)
+        let set = try command.integer("set")
+        guard (1...run.logs[logIndex].sets.count).contains(set) else {
+            throw UsageError("exercise \(logIndex + 1) has \(run.logs[logIndex].sets.count) sets; no set \(set)")
+        }
+        return (run, logIndex, set - 1)
+    }
+
+    private func status() -> WatchStatus {
+        let link = self.link.status()
+        var session = "idle"
+        var sessionRun: String?
+        var sessionOutcome: String?
+        switch engine.session {
+        case .idle: break
+        case .running(let running):
+            session = "running"
+            sessionRun = running.runID.rawValue
+        case .ended(let ended):
+            session = "ended"
+            sessionRun = ended.runID.rawValue
+            switch ended.outcome {
+            case .finishedAndSaved: sessionOutcome = "finishedAndSaved"
+            case .discarded: sessionOutcome = "discarded"
+            case .systemFailure(let reason): sessionOutcome = "systemFailure: \(reason)"
+            }
+        }
+        return WatchStatus(
+            daemon: "watchd", instance: link.instance, uptimeSeconds: Int(Date().timeIntervalSince(startedAt)),
+            activation: link.activated ? "activated" : "notActivated", reachable: link.reachable, linked: link.linked,
+            phoneInstance: link.peer, appState: link.watchAppForeground ? "foreground" : "background",
+            contextGenerationApplied: link.contextGenerationReceived ?? 0, contextSender: link.contextSender,
+            workouts: engine.cache.workouts.count, activeRuns: engine.cache.activeRuns.count,
+            splits: engine.cache.splits.count, undeliveredEdits: engine.cache.undeliveredEdits.count,
+            editingWorkoutID: engine.cache.editLocks.editingWorkoutID?.rawValue,
+            editingSplitID: engine.cache.editLocks.editingSplitID?.rawValue, outboxDepth: link.outboxDepth,
+            session: session, sessionRun: sessionRun, sessionOutcome: sessionOutcome,
+            appliedContexts: appliedContexts, skippedContexts: skippedContexts,
+            lastSkippedContext: engine.lastSkipped?.description, launchesReceived: launchesReceived,
+            skippedCacheFiles: skippedCacheFiles)
+    }
+}
+
+func lines(_ lines: [String], empty: String) -> String {
+    lines.isEmpty ? empty : lines.joined(separator: "\n")
+}
+
+func encode(_ value: some Encodable) -> String {
+    String(decoding: DocumentCoder.encodeCompact(value), as: UTF8.self)
+}
+
+/// `watchctl status --json`; field names documented in docs/CLI.md.
+struct WatchStatus: Codable {
+    var daemon: String
+    var instance: String
+    var uptimeSeconds: Int
+    var activation: String
+    var reachable: Bool
+    var linked: Bool
+    var phoneInstance: String?
+    var appState: String
+    var contextGenerationApplied: UInt64
+    var contextSender: String?
+    var workouts: Int
+    var activeRuns: Int
+    var splits: Int
+    var undeliveredEdits: Int
+    var editingWorkoutID: String?
+    var editingSplitID: String?
+    var outboxDepth: Int
+    var session: String
+    var sessionRun: String?
+    var sessionOutcome: String?
+    var appliedContexts: Int
+    var skippedContexts: Int
+    var lastSkippedContext: String?
+    var launchesReceived: Int
+    var skippedCacheFiles: [String]
+
+    var text: String {
+        [
+            "watchd \(instance) up \(uptimeSeconds) s",
+            "activation: \(activation); phone: \(linked ? "linked" : "not linked")\(phoneInstance.map { " (\($0))" } ?? ""), reachable: \(reachable ? "yes" : "no"); app \(appState)",
+            "context generation applied \(contextGenerationApplied)\(contextSender.map { " from \($0)" } ?? ""); applied \(appliedContexts), skipped \(skippedContexts)",
+            "cache: \(workouts) runs (\(activeRuns) active), \(splits) splits, \(undeliveredEdits) undelivered edits",
+            "locks: workout \(editingWorkoutID ?? "-"), split \(editingSplitID ?? "-")",
+            "outbox: \(outboxDepth) transfers",
+            "session: \(session)\(sessionRun.map { " run \($0)" } ?? "")\(sessionOutcome.map { " (\($0))" } ?? "")",
+        ].joined(separator: "\n")
+    }
+}

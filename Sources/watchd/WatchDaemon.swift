@@ -1,0 +1,201 @@
+import DaemonRuntime
+import Foundation
+import LinkProtocol
+import LinkRuntime
+import WatchEngine
+import WatchStore
+import WorkoutModel
+
+/// `watchd`'s shell: owns the WatchEngine (cache applier, optimistic edits, session coordinator), the
+/// plain-file cache, the link endpoint and the admin socket, all on one event loop.
+///
+/// Start-up order: the cache and session record from disk, the eager re-apply of the last received
+/// context (the session coordinator reconciles right there, so a run that ended while watchd was
+/// down ends its session now), then the link (dialling the phone), the admin socket, the readiness
+/// line and `READY=1`.
+final class WatchDaemon: @unchecked Sendable {
+    // @unchecked: after `init`, every member is used only on `loop`'s thread.
+    let configuration: WatchdConfiguration
+    let loop: EventLoop
+    let logger: Logger
+    let cache: WatchCacheDirectory
+    let state: LinkStateDirectory
+    let link: LinkEndpoint
+    var engine: WatchEngine
+    var admin: AdminServer?
+    let notifier: SystemdNotifier
+    let startedAt = Date()
+    var skippedCacheFiles: [String] = []
+    var skippedContexts = 0
+    var appliedContexts = 0
+    var launchesReceived = 0
+    var messageTokens: [UInt64: MessageToken] = [:]
+    var watchdogTimer: TimerID?
+    /// The last edit refusal, read back by the admin request that caused it.
+    var lastRefusal: EditRefusal?
+
+    init(configuration: WatchdConfiguration, logger: Logger) throws {
+        self.configuration = configuration
+        self.logger = logger
+        loop = try EventLoop(name: "watchd")
+        cache = try WatchCacheDirectory(root: configuration.cacheDirectory)
+        state = try LinkStateDirectory(root: configuration.stateDirectory) { try SecureRandom.bytes(count: 16) }
+        let key = try PairingKeyFile.load(configuration.pairingKeyFile)
+        var linkConfiguration = LinkConfiguration(role: .watch)
+        linkConfiguration.heartbeatInterval = configuration.heartbeatInterval
+        linkConfiguration.missedHeartbeatsBeforeUnreachable = configuration.missedHeartbeats
+        linkConfiguration.handshakeTimeout = configuration.handshakeTimeout
+        linkConfiguration.messageReplyTimeout = configuration.messageReplyTimeout
+        linkConfiguration.maximumFrameLength = configuration.maximumFrameBytes
+        linkConfiguration.maximumRedialDelay = configuration.redialMaximum
+        link = try LinkEndpoint(
+            configuration: linkConfiguration, state: state, pairingKey: key,
+            address: .dial(host: configuration.phoneAddress.host, port: configuration.phoneAddress.port), loop: loop,
+            seed: UInt64(truncatingIfNeeded: getpid()))
+        let contents = try cache.load()
+        skippedCacheFiles = contents.skipped.map { "\($0.path): \($0.reason)" }
+        engine = WatchEngine(
+            cache: WatchCache(restoringWorkouts: contents.workouts, splits: contents.splits), session: contents.session)
+        notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// Runs the start-up sequence on the loop.
+    func start() throws {
+        loop.preconditionInLoop()
+        for skipped in skippedCacheFiles { logger.warning("skipped unreadable cache file", ["file": skipped]) }
+        let lastContext = try state.readReceivedContext()?.payload
+        perform(engine.handle(.started(lastContext: lastContext, now: .now)))
+        link.log = { [logger] line in logger.info(line, component: "link") }
+        link.onNotification = { [unowned self] notification in linkNotified(notification) }
+        try link.start()
+        admin = try AdminServer(loop: loop, path: configuration.adminSocket) { [unowned self] request in
+            handleAdmin(request)
+        }
+        try? notifier.ready(status: "cache: \(engine.cache.workouts.count) runs")
+        if let interval = notifier.watchdogInterval { scheduleWatchdog(every: interval) }
+    }
+
+    func stop() {
+        loop.preconditionInLoop()
+        try? notifier.stopping()
+        admin?.close()
+        link.stop()
+        if let watchdogTimer { loop.cancelTimer(watchdogTimer) }
+    }
+
+    private func scheduleWatchdog(every interval: Duration) {
+        watchdogTimer = loop.scheduleTimer(after: interval) { [unowned self] in
+            try? notifier.watchdog()
+            scheduleWatchdog(every: interval)
+        }
+    }
+
+    // MARK: Link → engine
+
+    private func linkNotified(_ notification: LinkNotification) {
+        switch notification {
+        case .reachabilityChanged(let reachable):
+            logger.info("phone reachability changed", ["reachable": "\(reachable)"], component: "link")
+            perform(engine.handle(.reachabilityChanged(reachable)))
+        case .contextReceived(let context):
+            let before = engine.lastSkipped
+            perform(engine.handle(.contextReceived(context.payload, now: .now)))
+            if engine.lastSkipped != nil, engine.lastSkipped != before || engine.lastApplied == nil {
+                skippedContexts += 1
+            } else {
+                appliedContexts += 1
+            }
+        case .launchReceived(let payload):
+            launchesReceived += 1
+            perform(engine.handle(.launchReceived(payload: payload, now: .now)))
+        case .messageReceived(let id, _, _):
+            link.answerMessage(id: id, .noHandler(reason: "watchd has no handler for this message"))
+        case .userInfoReceived(let key, _):
+            logger.notice("ignored a transfer from the phone (none are defined)", ["key": "\(key)"], component: "link")
+            link.transferProcessed(key)
+        case .linkEstablished(let peer):
+            logger.info("phone linked", ["peer": "\(peer)"], component: "link")
+        case .linkLost(let reason):
+            logger.info("phone unlinked", ["reason": reason], component: "link")
+        case .activated, .contextAcknowledged, .messageCompleted, .transferFinished, .launchDropped,
+            .peerAppStateChanged:
+            break
+        }
+    }
+
+    // MARK: Engine → the world
+
+    /// Carries out the engine's actions in order; a failed durable write stops the daemon (it
+    /// recovers from disk on restart: the cache is re-derived from the last received context).
+    func perform(_ actions: [WatchEngine.Action]) {
+        for action in actions {
+            do {
+                try perform(action)
+            } catch {
+                logger.error("durable write failed; exiting to recover from disk", ["reason": "\(error)"])
+                exit(75)
+            }
+        }
+    }
+
+    private func perform(_ action: WatchEngine.Action) throws {
+        switch action {
+        case .persistWorkout(let run):
+            try cache.write(run)
+        case .deleteWorkout(let id):
+            try cache.removeWorkout(id)
+        case .persistSplit(let split):
+            try cache.write(split)
+        case .deleteSplit(let id):
+            try cache.removeSplit(id)
+        case .persistSession(let record):
+            try cache.write(record)
+            logger.info("session", ["state": describe(record.state)], component: "session")
+        case .sendMessage(let token, let message):
+            link.sendMessage(message.encoded(), wantsReply: true) { [unowned self] outcome in
+                switch outcome {
+                case .replied, .delivered:
+                    perform(engine.handle(.messageDelivered(token)))
+                case .failed(let error):
+                    perform(engine.handle(.messageSendFailed(token, reason: error.description)))
+                }
+            }
+        case .transferUserInfo(let message):
+            link.transferUserInfo(message.encoded()) { [logger] result in
+                if case .failure(let error) = result {
+                    logger.error("could not queue a transfer", ["reason": "\(error)"], component: "link")
+                }
+            }
+        case .editRefused(_, let refusal):
+            lastRefusal = refusal
+        case .log(let line):
+            logger.info(line, component: "watch")
+        }
+    }
+}
+
+/// One line for a session state.
+func describe(_ state: SessionState) -> String {
+    switch state {
+    case .idle:
+        return "idle"
+    case .running(let session):
+        return "running run=\(session.runID) since=\(session.startedAt) origin=\(session.origin.rawValue)"
+    case .ended(let session):
+        let outcome: String
+        switch session.outcome {
+        case .finishedAndSaved(let metrics):
+            outcome = "finishedAndSaved activeSeconds=\(Int(metrics.activeSeconds)) sets=\(metrics.setsCompleted) volume=\(metrics.totalVolume)"
+        case .discarded:
+            outcome = "discarded"
+        case .systemFailure(let reason):
+            outcome = "systemFailure reason=\(reason)"
+        }
+        return "ended run=\(session.runID) at=\(session.endedAt) \(outcome)"
+    }
+}
+
+extension Timestamp {
+    /// The wall clock now, to the microsecond (shells only: pure code receives time in events).
+    static var now: Timestamp { Timestamp(secondsSinceEpoch: Date().timeIntervalSince1970) }
+}
