@@ -63,8 +63,12 @@ let package = Package(
             name: "watchctl", dependencies: ["AdminCommands", "DaemonRuntime"], swiftSettings: swiftSettings),
         // A bare link endpoint for tests and experiments: queues transfers, records what it applies.
         .executableTarget(name: "linkpeer", dependencies: ["LinkRuntime"], swiftSettings: swiftSettings),
+        // The kill/restart and network-partition testers behind scripts/kill-test and scripts/partition-test.
+        .executableTarget(
+            name: "chaostest", dependencies: ["TestSupport", "WorkoutModel", "DaemonRuntime"],
+            swiftSettings: swiftSettings),
         // Test-only: manual clock, temporary directories, free ports, spawning daemons.
-        .target(name: "TestSupport", swiftSettings: swiftSettings),
+        .target(name: "TestSupport", dependencies: ["LinkRuntime"], swiftSettings: swiftSettings),
 
         .testTarget(
             name: "WorkoutModelTests",
@@ -119,6 +123,11 @@ let package = Package(
         .testTarget(
             name: "DaemonRuntimeTests",
             dependencies: ["DaemonRuntime", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["TestSupport", "WorkoutModel", "DaemonRuntime"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "PackageChecks", dependencies: ["TestSupport"], swiftSettings: swiftSettings),

@@ -1,0 +1,2 @@
+// chaostest: see Package.swift.
+print("chaostest: not written yet")

@@ -1,0 +1,3 @@
+import Testing
+
+@Test("the test target builds") func targetBuilds() {}
