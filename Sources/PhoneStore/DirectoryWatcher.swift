@@ -24,7 +24,8 @@ import WorkoutModel
 ///
 /// The owner's handlers should hop onto its loop (`loop.execute { … }`) and return: the next event
 /// waits for them. Start the watcher before the initial scan so nothing landing during the scan is
-/// missed. Call `stop()` when done (releasing the watcher also stops it).
+/// missed. Call `stop()` when done (releasing the watcher also stops it, so a handler must not hold
+/// the last reference to it).
 package final class DirectoryWatcher: Sendable {
     /// The inotify descriptor; closed by the watcher thread as it exits, before `stop()` returns.
     package let descriptor: Int32
@@ -34,9 +35,12 @@ package final class DirectoryWatcher: Sendable {
     private let wakeSender: Int32
     /// The read end, polled by the thread; closed by `stop()` after the join.
     private let wakeReceiver: Int32
-    /// Whether the thread is still running. A Mutex because `stop()` may be called from any thread (and
-    /// from `deinit`); it is held across the join so every caller returns only once the thread is gone.
-    private let running = Mutex(true)
+    /// Whether `stop()` has begun. A Mutex because `stop()` may be called from any thread (and from
+    /// `deinit`); it is held across the join so every caller returns only once the thread is gone.
+    /// Handlers never take it (`stop()` from a handler traps first), so the join cannot wait on them.
+    private let stopped = Mutex(false)
+    /// Cleared once the thread has been joined; an Atomic so `isRunning` never waits on a `stop()`.
+    private let running = Atomic(true)
 
     /// Starts watching `directory`; every existing layout folder is watched when this returns.
     ///
@@ -95,8 +99,8 @@ package final class DirectoryWatcher: Sendable {
         stop()
     }
 
-    /// Whether the watcher thread is running (until `stop()`).
-    package var isRunning: Bool { running.withLock { $0 } }
+    /// Whether the watcher thread is running: true until `stop()` has joined it.
+    package var isRunning: Bool { running.load(ordering: .acquiring) }
 
     /// Stops watching: wakes the thread, waits for it to exit (it closes the inotify descriptor on its
     /// way out) and closes the wake-up sockets. No handler runs after this returns. Idempotent.
@@ -106,14 +110,15 @@ package final class DirectoryWatcher: Sendable {
         precondition(
             pthread_equal(pthread_self(), thread) == 0,
             "DirectoryWatcher.stop() called from its own handler, which runs on the thread it would join")
-        running.withLock { running in
-            guard running else { return }
-            running = false
+        stopped.withLock { stopped in
+            guard !stopped else { return }
+            stopped = true
             var byte: UInt8 = 1
             while write(wakeSender, &byte, 1) < 0 && errno == EINTR {}
             pthread_join(thread, nil)
             close(wakeSender)
             close(wakeReceiver)
+            running.store(false, ordering: .releasing)
         }
     }
 }

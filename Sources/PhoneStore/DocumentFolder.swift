@@ -34,7 +34,8 @@ package enum DocumentFolder: Hashable, Sendable, CustomStringConvertible {
         case .stubs: return "Stubs"
         case .workouts: return "Workouts"
         case .year(let year): return "Workouts/\(Self.padded(year, width: 4))"
-        case .month(let year, let month): return "Workouts/\(Self.padded(year, width: 4))/\(Self.padded(month, width: 2))"
+        case .month(let year, let month):
+            return "Workouts/\(Self.padded(year, width: 4))/\(Self.padded(month, width: 2))"
         }
     }
 

@@ -171,7 +171,8 @@ final class WatchSession {
                 case .regularFile where !entry.name.hasPrefix("."): fileChanged(named: entry.name, in: folder)
                 case .regularFile: break
                 case .other:
-                    handlers.onSkipped(SkippedEntry(path: folder.relativePath(of: entry.name), reason: .notARegularFile))
+                    handlers.onSkipped(
+                        SkippedEntry(path: folder.relativePath(of: entry.name), reason: .notARegularFile))
                 }
             }
         } catch {
@@ -200,7 +201,9 @@ final class WatchSession {
     private func watch(_ folder: DocumentFolder) throws(DocumentStoreError) {
         let path = directory.path(of: folder)
         let watch = inotify_add_watch(descriptor, path, Self.watchMask)
-        guard watch >= 0 else { throw .watchFailed(path: path, SystemCallError(call: "inotify_add_watch", errno: errno)) }
+        guard watch >= 0 else {
+            throw .watchFailed(path: path, SystemCallError(call: "inotify_add_watch", errno: errno))
+        }
         folders[watch] = folder
     }
 

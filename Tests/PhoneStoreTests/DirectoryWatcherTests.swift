@@ -39,7 +39,8 @@ struct DirectoryWatcherTests {
     @Test("a run written as a plain file is reported as changed")
     func plainFileAdded() async throws {
         let fixture = try Fixture()
-        try FileManager.default.createDirectory(atPath: fixture.path("Workouts/2026/11"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: fixture.path("Workouts/2026/11"), withIntermediateDirectories: true)
         let (watcher, recorder) = try watch(fixture)
         defer { watcher.stop() }
         try fixture.plantFile("Workouts/2026/11/\(id(2)).json", DocumentCoder.encodeForDisk(run(2)))
@@ -101,7 +102,8 @@ struct DirectoryWatcherTests {
         let (watcher, recorder) = try watch(fixture)
         defer { watcher.stop() }
         let may2030 = try #require(Timestamp(iso8601: "2030-05-02T10:00:00Z"))
-        try FileManager.default.createDirectory(atPath: fixture.path("Workouts/2030/05"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: fixture.path("Workouts/2030/05"), withIntermediateDirectories: true)
         // Written once the folders exist: whether it beat the new watch or not, it is reported.
         try fixture.plantFile("Workouts/2030/05/\(id(7)).json", DocumentCoder.encodeForDisk(run(7, startedAt: may2030)))
         try await recorder.wait(for: .change(.documentChanged(.workout(run(7, startedAt: may2030)))))
@@ -122,8 +124,10 @@ struct DirectoryWatcherTests {
         try writePlainFile("\(staging)/notes.txt", Array("hi".utf8))
         #expect(rename(fixture.temporary.appending("staging/2031"), fixture.path("Workouts/2031")) == 0)
         try await recorder.wait(for: .change(.documentChanged(.workout(run(9, startedAt: february)))))
-        try await recorder.wait(for: .skipped(SkippedEntry(path: "Workouts/2031/02/notes.txt", reason: .unexpectedName)))
-        try fixture.plantFile("Workouts/2031/02/\(id(10)).json", DocumentCoder.encodeForDisk(run(10, startedAt: february)))
+        try await recorder.wait(
+            for: .skipped(SkippedEntry(path: "Workouts/2031/02/notes.txt", reason: .unexpectedName)))
+        try fixture.plantFile(
+            "Workouts/2031/02/\(id(10)).json", DocumentCoder.encodeForDisk(run(10, startedAt: february)))
         try await recorder.wait(for: .change(.documentChanged(.workout(run(10, startedAt: february)))))
     }
 
@@ -134,13 +138,15 @@ struct DirectoryWatcherTests {
         defer { watcher.stop() }
         try fixture.plantFile("Splits/\(id(5)).json", DocumentCoder.encodeForDisk(split(6)))
         try await recorder.wait(
-            for: .skipped(SkippedEntry(path: "Splits/\(id(5)).json", reason: .idMismatch(fileName: id(5), document: id(6)))))
+            for: .skipped(
+                SkippedEntry(path: "Splits/\(id(5)).json", reason: .idMismatch(fileName: id(5), document: id(6)))))
         try fixture.plantFile("Splits/\(id(4)).json", "not JSON")
         let seen = try await recorder.wait(for: "the not-JSON split") {
             $0.contains { if case .skipped(let entry) = $0 { entry.path == "Splits/\(id(4)).json" } else { false } }
         }
         #expect(!seen.contains { if case .change = $0 { true } else { false } })
-        try FileManager.default.createDirectory(atPath: fixture.path("Workouts/Archive"), withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(
+            atPath: fixture.path("Workouts/Archive"), withIntermediateDirectories: false)
         try await recorder.wait(for: .skipped(SkippedEntry(path: "Workouts/Archive", reason: .unexpectedFolder)))
     }
 

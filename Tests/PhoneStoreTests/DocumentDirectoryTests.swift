@@ -42,7 +42,9 @@ struct DocumentDirectoryTests {
                 "Workouts", "Workouts/2026", "Workouts/2026/01", "Workouts/2026/01/\(id(2)).json",
                 "Workouts/2027", "Workouts/2027/01", "Workouts/2027/01/\(id(3)).json",
             ])
-        #expect(fixture.documents.path(ofWorkout: id(2), startedAt: lateJanuary) == fixture.path("Workouts/2026/01/\(id(2)).json"))
+        #expect(
+            fixture.documents.path(ofWorkout: id(2), startedAt: lateJanuary)
+                == fixture.path("Workouts/2026/01/\(id(2)).json"))
         // The bytes are the coder's disk form, so they decode back to the same value.
         let bytes = try #require(FileManager.default.contents(atPath: fixture.path("Splits/\(id(1)).json")))
         #expect(Array(bytes) == DocumentCoder.encodeForDisk(split(1)))
@@ -94,7 +96,9 @@ struct DocumentDirectoryTests {
         #expect(try fixture.documents.removeWorkout(id: id(2), startedAt: t0) == false)
         #expect(try fixture.documents.removeSplit(id: id(1)) == false)
         // Its month folder never existed: still absent, not an error.
-        #expect(try fixture.documents.removeWorkout(id: id(9), startedAt: Timestamp(iso8601: "2001-05-01T00:00:00Z")!) == false)
+        #expect(
+            try fixture.documents.removeWorkout(id: id(9), startedAt: Timestamp(iso8601: "2001-05-01T00:00:00Z")!)
+                == false)
         #expect(try fixture.scan().documents.isEmpty)
         #expect(!fixture.exists("Workouts/2026/11/\(id(2)).json"))
     }

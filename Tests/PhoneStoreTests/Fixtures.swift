@@ -23,7 +23,9 @@ func id(_ n: Int) -> DocumentID {
 func split(_ n: Int, name: String = "Legs") -> SplitDocument {
     SplitDocument(
         id: id(n), name: name,
-        exercises: [ExerciseTemplate(name: "Squat", equipment: "barbell", targetSets: 3, targetReps: 5, targetWeight: 100)],
+        exercises: [
+            ExerciseTemplate(name: "Squat", equipment: "barbell", targetSets: 3, targetReps: 5, targetWeight: 100)
+        ],
         updatedAt: t0)
 }
 

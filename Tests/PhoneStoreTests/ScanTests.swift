@@ -19,7 +19,10 @@ struct ScanTests {
         #expect(version99.contains("99"))
         let garbage: [(String, SkipReason?)] = [
             ("Splits/\(id(5)).json", nil),  // not JSON: the reason is the coder's, checked below
-            ("Workouts/2026/11/\(id(6)).json", .undecodable(.unsupportedSchemaVersion(type: "WorkoutDocument", found: 99, supported: 1))),
+            (
+                "Workouts/2026/11/\(id(6)).json",
+                .undecodable(.unsupportedSchemaVersion(type: "WorkoutDocument", found: 99, supported: 1))
+            ),
             ("Splits/\(id(7)).json", .idMismatch(fileName: id(7), document: id(8))),
             ("Splits/notes.txt", .unexpectedName),
             ("Splits/.DS_Store", .unexpectedName),
@@ -37,14 +40,16 @@ struct ScanTests {
         try fixture.plantFile("Splits/\(id(9).rawValue.lowercased()).json", DocumentCoder.encodeForDisk(split(9)))
         try fixture.plantFile("notes.txt", "hello")
         try fixture.plantFile("Workouts/2026/stray.json", "{}")
-        try FileManager.default.createDirectory(atPath: fixture.path("Workouts/2026/10"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: fixture.path("Workouts/2026/10"), withIntermediateDirectories: true)
         try fixture.plantFile("Workouts/2026/10/\(id(10)).json", DocumentCoder.encodeForDisk(run(10)))
         try fixture.plantFile("Stubs/\(id(11)).json", DocumentCoder.encodeForDisk(split(11)))
         let folders = ["Workouts/misc", "Workouts/2026/13", "Splits/Archive", ".Trash"]
         for folder in folders {
             try FileManager.default.createDirectory(atPath: fixture.path(folder), withIntermediateDirectories: true)
         }
-        try FileManager.default.createSymbolicLink(atPath: fixture.path("Splits/\(id(12)).json"), withDestinationPath: "/etc/passwd")
+        try FileManager.default.createSymbolicLink(
+            atPath: fixture.path("Splits/\(id(12)).json"), withDestinationPath: "/etc/passwd")
         let before = try fixture.tree()
 
         let (visited, report) = try fixture.scan()
@@ -72,7 +77,10 @@ struct ScanTests {
         #expect(report.skipped.count == report.skippedCount)
         // The reason reads as the coder's description, with the path alongside.
         let unsupported = try #require(report.skipped.first { $0.path.hasSuffix("\(id(6)).json") })
-        #expect(unsupported.description == "Workouts/2026/11/\(id(6)).json: WorkoutDocument: unsupported schemaVersion 99 (this build reads version 1)")
+        #expect(
+            unsupported.description
+                == "Workouts/2026/11/\(id(6)).json: WorkoutDocument: unsupported schemaVersion 99 (this build reads version 1)"
+        )
         // Nothing was deleted or changed.
         #expect(try fixture.tree() == before)
     }
