@@ -44,7 +44,9 @@ let package = Package(
         .target(name: "AdminCommands", dependencies: ["ArgumentParsing"], swiftSettings: swiftSettings),
         // I/O: what both daemons need around their engines — strict config files, structured logs,
         // systemd notify and watchdog, signals, the admin Unix socket and its client.
-        .target(name: "DaemonRuntime", dependencies: ["LinkRuntime", "ArgumentParsing"], swiftSettings: swiftSettings),
+        .target(
+            name: "DaemonRuntime", dependencies: ["LinkRuntime", "ArgumentParsing", "LiveMirror"],
+            swiftSettings: swiftSettings),
         // The phone daemon and its admin CLI.
         .executableTarget(
             name: "phoned",

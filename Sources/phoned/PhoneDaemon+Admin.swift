@@ -2,6 +2,7 @@ import ArgumentParsing
 import DaemonRuntime
 import Foundation
 import LinkRuntime
+import LiveMirror
 import SyncEngine
 import WorkoutModel
 
@@ -24,6 +25,7 @@ extension PhoneDaemon {
         } catch {
             outcome = .refused("\(error)")
         }
+        reconcileLive()
         switch outcome {
         case .output(let text, let json):
             return .ok(text: text, json: json)
@@ -144,6 +146,50 @@ extension PhoneDaemon {
         case ["push"]:
             try operate(.forcePush)
             return done()
+        case ["live", "open"]:
+            let run = try loadRun(try documentID(command, "run"))
+            var logID: DocumentID?
+            if let exercise = try command.optionalInteger("exercise") {
+                guard (1...run.logs.count).contains(exercise) else {
+                    throw UsageError("run \(run.id) has \(run.logs.count) exercises; no exercise \(exercise)")
+                }
+                logID = run.logs[exercise - 1].id
+            }
+            return liveOutcome(live.handle(.flowOpened(run: run, logID: logID, settings: engine.settings, now: .current)))
+        case ["live", "advance"]:
+            let runID = try documentID(command, "run")
+            guard let screen = live.mirror.screen(for: runID, now: .current), screen.role == .driving else {
+                return .refused("the run's flow is not open here (live open RUN first)")
+            }
+            switch screen.phase {
+            case .ready:
+                return liveOutcome(live.handle(.countdownSkipped(runID: runID, now: .current)))
+            case .work:
+                let run = try loadRun(runID)
+                guard let logIndex = run.logs.firstIndex(where: { $0.id == screen.logID }) else {
+                    return .refused("the run no longer has the exercise on screen")
+                }
+                let log = run.logs[logIndex]
+                // The durable write first, then the live action (LiveMirror needs setCompleted before
+                // the written document is absorbed; the phone's own write is not absorbed).
+                try operate(
+                    .completeSet(
+                        runID: runID, logIndex: logIndex, setIndex: screen.setIndex,
+                        reps: try command.optionalInteger("reps") ?? log.targetReps,
+                        weight: try command.optionalDouble("weight") ?? log.targetWeight))
+                return liveOutcome(live.handle(.setCompleted(runID: runID, now: .current)))
+            case .rest:
+                return liveOutcome(live.handle(.restSkipped(runID: runID, now: .current)))
+            case .finish:
+                return .refused("the exercise is finished; live close RUN, or live open RUN for the next exercise")
+            }
+        case ["live", "close"]:
+            return liveOutcome(live.handle(.flowClosed(runID: try documentID(command, "run"), now: .current)))
+        case ["live", "dismiss"]:
+            return liveOutcome(live.handle(.coverDismissed(runID: try documentID(command, "run"))))
+        case ["live", "show"]:
+            let shown = live.show(now: .current)
+            return .output(text: shown.text, json: shown.json)
         case ["launch"]:
             try operate(.launch(runID: try documentID(command, "run")))
             return done()
@@ -154,14 +200,14 @@ extension PhoneDaemon {
 
     /// Performs an operation and its actions.
     private func operate(_ operation: PhoneOperation) throws {
-        perform(try engine.perform(operation, now: .now))
+        perform(try engine.perform(operation, now: .current))
     }
 
     /// The run from the working set, loading it from disk first when only its summary is in memory.
     private func loadRun(_ id: DocumentID) throws -> WorkoutDocument {
         if engine.needsDocument(id), let summary = engine.index.summaries[id] {
             let run = try documents.loadWorkout(id: id, startedAt: summary.startedAt)
-            perform(engine.handle(.documentScanned(.workout(run), now: .now)))
+            perform(engine.handle(.documentScanned(.workout(run), now: .current)))
             if let loaded = engine.run(id) { return loaded }
             return run
         }
@@ -202,10 +248,17 @@ extension PhoneDaemon {
             tombstones: engine.tombstones.count, pendingDeletes: engine.pendingDeletes.count,
             skippedFiles: skippedFiles.map(\.description), lastPushAt: engine.lastPushAt?.iso8601,
             editingWorkoutID: engine.locks.editingWorkoutID?.rawValue, editingSplitID: engine.locks.editingSplitID?.rawValue,
-            ingest: counts, outboxDepth: link.outboxDepth, launchesSent: launchesSent, launchesDropped: launchesDropped)
+            ingest: counts, outboxDepth: link.outboxDepth, launchesSent: launchesSent, launchesDropped: launchesDropped,
+            liveFramesSent: live.framesSent, liveFramesReceived: live.framesReceived)
     }
 
     private func done() -> AdminOutcome { .output(text: "ok", json: "{\"ok\":true}") }
+
+    private func liveOutcome(_ refusals: [LiveRefusal]) -> AdminOutcome {
+        if let refusal = refusals.first { return .refused(refusal.description) }
+        let shown = live.show(now: .current)
+        return .output(text: shown.text, json: shown.json)
+    }
 
     private func documentID(_ command: ParsedCommand, _ name: String) throws -> DocumentID {
         let text = try command.string(name)
@@ -309,6 +362,9 @@ struct PhoneStatus: Codable {
     var outboxDepth: Int
     var launchesSent: Int
     var launchesDropped: Int
+    /// Live frames this side put on the wire, by kind (`progress`, `ended`); auto-advances send none.
+    var liveFramesSent: [String: Int]
+    var liveFramesReceived: Int
 
     var text: String {
         var lines = [

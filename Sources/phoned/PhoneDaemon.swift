@@ -2,6 +2,7 @@ import DaemonRuntime
 import Foundation
 import LinkProtocol
 import LinkRuntime
+import LiveMirror
 import PhoneStore
 import SyncEngine
 import WorkoutModel
@@ -30,6 +31,7 @@ final class PhoneDaemon: @unchecked Sendable {
     var launchesSent = 0
     var launchesDropped = 0
     var watchdogTimer: TimerID?
+    let live: LiveRelay
 
     private var settingsPath: String { "\(configuration.stateDirectory)/settings.json" }
 
@@ -65,25 +67,26 @@ final class PhoneDaemon: @unchecked Sendable {
                 recentLimit: configuration.recentRunsLimit,
                 recentWindow: configuration.recentRunsWindow))
         notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
+        live = LiveRelay(link: link, logger: logger, now: .current)
     }
 
     /// Runs the start-up sequence on the loop; returns the bound link port.
     func start() throws -> UInt16 {
         loop.preconditionInLoop()
         let report = try documents.scan { [self] document in
-            perform(engine.handle(.documentScanned(document, now: .now)))
+            perform(engine.handle(.documentScanned(document, now: .current)))
         }
         skippedFiles = report.skipped
         for skipped in report.skipped {
             logger.warning("skipped unreadable file", ["path": skipped.path, "reason": skipped.reason], component: "documents")
         }
         logger.info("initial gather", ["report": report.description], component: "documents")
-        perform(engine.handle(.gatherFinished(now: .now)))
+        perform(engine.handle(.gatherFinished(now: .current)))
 
         link.log = { [logger] line in logger.info(line, component: "link") }
         link.onNotification = { [unowned self] notification in linkNotified(notification) }
         linkPort = try link.start() ?? 0
-        if link.status().activated { perform(engine.handle(.linkActivated(now: .now))) }
+        if link.status().activated { perform(engine.handle(.linkActivated(now: .current))) }
 
         let loop = self.loop
         watcher = try DirectoryWatcher(
@@ -121,10 +124,11 @@ final class PhoneDaemon: @unchecked Sendable {
     private func linkNotified(_ notification: LinkNotification) {
         switch notification {
         case .activated:
-            perform(engine.handle(.linkActivated(now: .now)))
+            perform(engine.handle(.linkActivated(now: .current)))
         case .reachabilityChanged(let reachable):
             logger.info("watch reachability changed", ["reachable": "\(reachable)"], component: "link")
-            if reachable { perform(engine.handle(.reachabilityRestored(now: .now))) }
+            if reachable { perform(engine.handle(.reachabilityRestored(now: .current))) }
+            live.handle(.reachabilityChanged(reachable, now: .current))
         case .messageReceived(let id, let payload, let wantsReply):
             messageReceived(id: id, payload: payload, wantsReply: wantsReply)
         case .userInfoReceived(let key, let payload):
@@ -132,10 +136,11 @@ final class PhoneDaemon: @unchecked Sendable {
             case .workoutUpdate(let run)?:
                 ingest(run, via: "userInfo")
             case .requestSync?:
-                perform(engine.handle(.requestSyncReceived(now: .now)))
+                perform(engine.handle(.requestSyncReceived(now: .current)))
             case nil:
                 break
             }
+            reconcileLive()
             // Processed durably (the document write above is atomic and synchronous), or refused
             // with a logged reason: either way the transfer is done and must not block the queue.
             link.transferProcessed(key)
@@ -153,12 +158,18 @@ final class PhoneDaemon: @unchecked Sendable {
     }
 
     private func messageReceived(id: UInt64, payload: [UInt8], wantsReply: Bool) {
+        if LiveRelay.isLiveMessage(payload) {
+            live.received(payload)
+            link.answerMessage(id: id, .handled)
+            return
+        }
         switch decodeWatchMessage(payload, via: "message \(id)") {
         case .workoutUpdate(let run)?:
             let outcome = ingest(run, via: "message")
+            reconcileLive()
             link.answerMessage(id: id, wantsReply ? .reply(Array("{\"outcome\":\"\(outcome.rawValue)\"}".utf8)) : .handled)
         case .requestSync?:
-            perform(engine.handle(.requestSyncReceived(now: .now)))
+            perform(engine.handle(.requestSyncReceived(now: .current)))
             link.answerMessage(id: id, wantsReply ? .reply(Array("{\"outcome\":\"pushed\"}".utf8)) : .handled)
         case nil:
             link.answerMessage(id: id, .noHandler(reason: "phoned cannot decode this message"))
@@ -176,7 +187,7 @@ final class PhoneDaemon: @unchecked Sendable {
 
     @discardableResult
     private func ingest(_ run: WorkoutDocument, via channel: String) -> SyncEngine.IngestOutcome {
-        let (outcome, actions) = engine.ingestFromWatch(run, now: .now)
+        let (outcome, actions) = engine.ingestFromWatch(run, now: .current)
         logger.info(
             "ingest", ["run": "\(run.id)", "via": channel, "outcome": outcome.rawValue, "updatedAt": "\(run.updatedAt)"],
             component: "ingest")
@@ -187,7 +198,21 @@ final class PhoneDaemon: @unchecked Sendable {
     // MARK: Watcher → engine
 
     private func externalChange(_ change: SyncEngine.ExternalChange) {
-        perform(engine.handle(.externalChange(change, now: .now)))
+        perform(engine.handle(.externalChange(change, now: .current)))
+        reconcileLive()
+    }
+
+    /// Durable repair for the live mirror: every run a flow or cover is on is compared with the
+    /// phone's authoritative copy (a run that is gone closes its views).
+    func reconcileLive() {
+        let followed = Set(live.mirror.flows.keys).union(live.mirror.covers.keys)
+        for runID in followed.sorted() {
+            if let run = engine.run(runID) {
+                live.handle(.documentAbsorbed(run, now: .current))
+            } else if engine.index.summaries[runID] == nil {
+                live.handle(.runRemoved(runID: runID))
+            }
+        }
     }
 
     private func skipped(_ entry: SkippedEntry) {
@@ -204,7 +229,7 @@ final class PhoneDaemon: @unchecked Sendable {
         case .folderMoved, .eventsLost:
             do {
                 let report = try documents.scan { [self] document in
-                    perform(engine.handle(.externalChange(.documentChanged(document), now: .now)))
+                    perform(engine.handle(.externalChange(.documentChanged(document), now: .current)))
                 }
                 skippedFiles = report.skipped
             } catch {
@@ -242,7 +267,7 @@ final class PhoneDaemon: @unchecked Sendable {
             _ = try documents.removeWorkout(id: id, startedAt: startedAt)
         case .writeTombstone(let stub):
             try documents.write(stub)
-            perform(engine.handle(.tombstoneWritten(stub.id, now: .now)))
+            perform(engine.handle(.tombstoneWritten(stub.id, now: .current)))
         case .pushContext(let context, let force):
             do {
                 try link.updateApplicationContext(DocumentCoder.encodeCompact(context), force: force)
@@ -258,9 +283,4 @@ final class PhoneDaemon: @unchecked Sendable {
             logger.info(line, component: "sync")
         }
     }
-}
-
-extension Timestamp {
-    /// The wall clock now, to the microsecond (shells only: pure code receives time in events).
-    static var now: Timestamp { Timestamp(secondsSinceEpoch: Date().timeIntervalSince1970) }
 }

@@ -3,6 +3,7 @@ import DaemonRuntime
 import Foundation
 import LinkProtocol
 import LinkRuntime
+import LiveMirror
 import WatchEngine
 import WorkoutModel
 
@@ -89,10 +90,10 @@ extension WatchDaemon {
             let record = SessionRecord(engine.session)
             return .output(text: describe(engine.session), json: encode(record))
         case ["session", "start"]:
-            perform(engine.handle(.sessionStartRequested(runID: try documentID(command, "run"), now: .now)))
+            perform(engine.handle(.sessionStartRequested(runID: try documentID(command, "run"), now: .current)))
             return .output(text: describe(engine.session), json: encode(SessionRecord(engine.session)))
         case ["session", "end"]:
-            perform(engine.handle(.sessionEndedBySystem(failure: try command.string("failure"), now: .now)))
+            perform(engine.handle(.sessionEndedBySystem(failure: try command.string("failure"), now: .current)))
             return .output(text: describe(engine.session), json: encode(SessionRecord(engine.session)))
         case ["session", "clear"]:
             perform(engine.handle(.sessionCleared))
@@ -115,6 +116,50 @@ extension WatchDaemon {
                 logger.info("requestSync answered", ["outcome": "\(outcome)"], component: "link")
             }
             return .output(text: "requested", json: "{\"requested\":true}")
+        case ["live", "open"]:
+            let id = try documentID(command, "run")
+            guard let run = engine.cache.workouts[id] else { return .refused("no run \(id) on this watch") }
+            if engine.cache.isParked(run) { return .refused(EditRefusal.editingOnPhone(id).description) }
+            var logID: DocumentID?
+            if let exercise = try command.optionalInteger("exercise") {
+                guard (1...run.logs.count).contains(exercise) else {
+                    throw UsageError("run \(id) has \(run.logs.count) exercises; no exercise \(exercise)")
+                }
+                logID = run.logs[exercise - 1].id
+            }
+            return liveOutcome(
+                live.handle(.flowOpened(run: run, logID: logID, settings: engine.cache.settings, now: .current)))
+        case ["live", "advance"]:
+            let runID = try documentID(command, "run")
+            guard let screen = live.mirror.screen(for: runID, now: .current), screen.role == .driving else {
+                return .refused("the run's flow is not open here (live open RUN first)")
+            }
+            switch screen.phase {
+            case .ready:
+                return liveOutcome(live.handle(.countdownSkipped(runID: runID, now: .current)))
+            case .work:
+                guard let run = engine.cache.workouts[runID], let log = run.logs.first(where: { $0.id == screen.logID })
+                else { return .refused("the run no longer has the exercise on screen") }
+                // The durable write (optimistic, then forwarded to the phone) before the live action.
+                let written = edit(
+                    .completeSet(
+                        logID: log.id, setIndex: screen.setIndex,
+                        reps: try command.optionalInteger("reps") ?? log.targetReps,
+                        weight: try command.optionalDouble("weight") ?? log.targetWeight), run: runID)
+                if case .refused = written { return written }
+                return liveOutcome(live.handle(.setCompleted(runID: runID, now: .current)))
+            case .rest:
+                return liveOutcome(live.handle(.restSkipped(runID: runID, now: .current)))
+            case .finish:
+                return .refused("the exercise is finished; live close RUN, or live open RUN for the next exercise")
+            }
+        case ["live", "close"]:
+            return liveOutcome(live.handle(.flowClosed(runID: try documentID(command, "run"), now: .current)))
+        case ["live", "dismiss"]:
+            return liveOutcome(live.handle(.coverDismissed(runID: try documentID(command, "run"))))
+        case ["live", "show"]:
+            let shown = live.show(now: .current)
+            return .output(text: shown.text, json: shown.json)
         case ["wrist"]:
             let position = try command.string("position")
             guard position == "down" || position == "up" else {
@@ -131,10 +176,16 @@ extension WatchDaemon {
     /// cache unchanged and becomes exit code 1.
     private func edit(_ edit: WatchEdit, run: DocumentID) -> AdminOutcome {
         lastRefusal = nil
-        perform(engine.handle(.editRequested(edit, runID: run, now: .now)))
+        perform(engine.handle(.editRequested(edit, runID: run, now: .current)))
         if let refusal = lastRefusal { return .refused(refusal.description) }
         guard let updated = engine.cache.workouts[run] else { return .output(text: "ok", json: "{\"ok\":true}") }
         return .output(text: "ok (\(updated.status.rawValue))", json: encode(updated))
+    }
+
+    private func liveOutcome(_ refusals: [LiveRefusal]) -> AdminOutcome {
+        if let refusal = refusals.first { return .refused(refusal.description) }
+        let shown = live.show(now: .current)
+        return .output(text: shown.text, json: shown.json)
     }
 
     private func documentID(_ command: ParsedCommand, _ name: String) throws -> DocumentID {
@@ -193,7 +244,7 @@ extension WatchDaemon {
             session: session, sessionRun: sessionRun, sessionOutcome: sessionOutcome,
             appliedContexts: appliedContexts, skippedContexts: skippedContexts,
             lastSkippedContext: engine.lastSkipped?.description, launchesReceived: launchesReceived,
-            skippedCacheFiles: skippedCacheFiles)
+            skippedCacheFiles: skippedCacheFiles, liveFramesSent: live.framesSent, liveFramesReceived: live.framesReceived)
     }
 }
 
@@ -232,6 +283,9 @@ struct WatchStatus: Codable {
     var lastSkippedContext: String?
     var launchesReceived: Int
     var skippedCacheFiles: [String]
+    /// Live frames this side put on the wire, by kind (`progress`, `ended`); auto-advances send none.
+    var liveFramesSent: [String: Int]
+    var liveFramesReceived: Int
 
     var text: String {
         [
