@@ -73,6 +73,15 @@ final class PhoneDaemon: @unchecked Sendable {
     /// Runs the start-up sequence on the loop; returns the bound link port.
     func start() throws -> UInt16 {
         loop.preconditionInLoop()
+        // The watcher starts before the scan so nothing that lands during it is missed; its reports
+        // queue on this loop and are handled after the gather (a document seen twice is equal by
+        // value and ignored).
+        let loop = self.loop
+        watcher = try DirectoryWatcher(
+            directory: documents,
+            onChange: { change in loop.execute { [unowned self] in self.externalChange(change) } },
+            onSkipped: { entry in loop.execute { [unowned self] in self.skipped(entry) } },
+            onNotice: { notice in loop.execute { [unowned self] in self.watcherNoticed(notice) } })
         let report = try documents.scan { [self] document in
             perform(engine.handle(.documentScanned(document, now: .current)))
         }
@@ -88,12 +97,6 @@ final class PhoneDaemon: @unchecked Sendable {
         linkPort = try link.start() ?? 0
         if link.status().activated { perform(engine.handle(.linkActivated(now: .current))) }
 
-        let loop = self.loop
-        watcher = try DirectoryWatcher(
-            directory: documents,
-            onChange: { change in loop.execute { [unowned self] in self.externalChange(change) } },
-            onSkipped: { entry in loop.execute { [unowned self] in self.skipped(entry) } },
-            onNotice: { notice in loop.execute { [unowned self] in self.watcherNoticed(notice) } })
         admin = try AdminServer(loop: loop, path: configuration.adminSocket) { [unowned self] request in
             handleAdmin(request)
         }
