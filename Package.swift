@@ -69,6 +69,11 @@ let package = Package(
         .executableTarget(
             name: "chaostest", dependencies: ["TestSupport", "WorkoutModel", "DaemonRuntime"],
             swiftSettings: swiftSettings),
+        // scripts/bench: our figures next to the machine's limits and SQLite, in one run.
+        .executableTarget(
+            name: "bench",
+            dependencies: ["LinkRuntime", "SyncEngine", "PhoneStore", "WorkoutModel", "TestSupport", "DaemonRuntime"],
+            swiftSettings: swiftSettings),
         // Test-only: manual clock, temporary directories, free ports, spawning daemons.
         .target(name: "TestSupport", dependencies: ["LinkRuntime"], swiftSettings: swiftSettings),
 
