@@ -13,7 +13,7 @@ import WorkoutModel
 /// Start-up order: the state directory (instance ID, settings), the initial gather of the whole
 /// document directory (nothing can be pushed before it finishes: the link is not even listening
 /// yet), the link, the watcher, the admin socket, then the readiness line and `READY=1`.
-final class PhoneDaemon: @unchecked Sendable {
+final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
     // @unchecked: after `init`, every member is used only on `loop`'s thread.
     let configuration: PhonedConfiguration
     let loop: EventLoop
@@ -70,8 +70,8 @@ final class PhoneDaemon: @unchecked Sendable {
         live = LiveRelay(link: link, logger: logger, now: .current)
     }
 
-    /// Runs the start-up sequence on the loop; returns the bound link port.
-    func start() throws -> UInt16 {
+    /// Runs the start-up sequence on the loop; returns the readiness line.
+    func start() throws -> String {
         loop.preconditionInLoop()
         // The watcher starts before the scan so nothing that lands during it is missed; its reports
         // queue on this loop and are handled after the gather (a document seen twice is equal by
@@ -102,7 +102,7 @@ final class PhoneDaemon: @unchecked Sendable {
         }
         try? notifier.ready(status: "linked: no; documents: \(engine.splits.count) splits, \(engine.index.count) runs")
         if let interval = notifier.watchdogInterval { scheduleWatchdog(every: interval) }
-        return linkPort
+        return "phoned ready port=\(linkPort) admin=\(configuration.adminSocket) instance=\(state.instance)"
     }
 
     /// Graceful shutdown: stop taking requests and changes, tell the watch, close the link.

@@ -14,7 +14,7 @@ import WorkoutModel
 /// context (the session coordinator reconciles right there, so a run that ended while watchd was
 /// down ends its session now), then the link (dialling the phone), the admin socket, the readiness
 /// line and `READY=1`.
-final class WatchDaemon: @unchecked Sendable {
+final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
     // @unchecked: after `init`, every member is used only on `loop`'s thread.
     let configuration: WatchdConfiguration
     let loop: EventLoop
@@ -62,8 +62,8 @@ final class WatchDaemon: @unchecked Sendable {
         live = LiveRelay(link: link, logger: logger, now: .current)
     }
 
-    /// Runs the start-up sequence on the loop.
-    func start() throws {
+    /// Runs the start-up sequence on the loop; returns the readiness line.
+    func start() throws -> String {
         loop.preconditionInLoop()
         for skipped in skippedCacheFiles { logger.warning("skipped unreadable cache file", ["file": skipped]) }
         let lastContext = try state.readReceivedContext()?.payload
@@ -76,6 +76,7 @@ final class WatchDaemon: @unchecked Sendable {
         }
         try? notifier.ready(status: "cache: \(engine.cache.workouts.count) runs")
         if let interval = notifier.watchdogInterval { scheduleWatchdog(every: interval) }
+        return "watchd ready phone=\(configuration.phoneAddress) admin=\(configuration.adminSocket) instance=\(state.instance)"
     }
 
     func stop() {
