@@ -44,7 +44,9 @@ let package = Package(
         .target(name: "AdminCommands", dependencies: ["ArgumentParsing"], swiftSettings: swiftSettings),
         // I/O: what both daemons need around their engines — strict config files, structured logs,
         // systemd notify and watchdog, signals, the admin Unix socket and its client.
-        .target(name: "DaemonRuntime", dependencies: ["LinkRuntime", "ArgumentParsing"], swiftSettings: swiftSettings),
+        .target(
+            name: "DaemonRuntime", dependencies: ["LinkRuntime", "ArgumentParsing", "LiveMirror"],
+            swiftSettings: swiftSettings),
         // The phone daemon and its admin CLI.
         .executableTarget(
             name: "phoned",
@@ -66,6 +68,11 @@ let package = Package(
         // The kill/restart and network-partition testers behind scripts/kill-test and scripts/partition-test.
         .executableTarget(
             name: "chaostest", dependencies: ["TestSupport", "WorkoutModel", "DaemonRuntime"],
+            swiftSettings: swiftSettings),
+        // scripts/bench: our figures next to the machine's limits and SQLite, in one run.
+        .executableTarget(
+            name: "bench",
+            dependencies: ["LinkRuntime", "SyncEngine", "PhoneStore", "WorkoutModel", "TestSupport", "DaemonRuntime"],
             swiftSettings: swiftSettings),
         // Test-only: manual clock, temporary directories, free ports, spawning daemons.
         .target(name: "TestSupport", dependencies: ["LinkRuntime"], swiftSettings: swiftSettings),

@@ -90,6 +90,36 @@ package enum PhoneCommands {
                     CommandSpec(name: "workout", abstract: "Clear the run lock."),
                     CommandSpec(name: "split", abstract: "Clear the split lock."),
                 ]),
+            CommandSpec(
+                name: "live", abstract: "The live-run mirror: drive a run's exercise flow, or follow the peer's.",
+                subcommands: [
+                    CommandSpec(
+                        name: "open", abstract: "Open a run's exercise flow here (this side drives it).",
+                        arguments: [ArgumentSpec("run", help: "The run's ID.")],
+                        options: [
+                            OptionSpec(
+                                "exercise", shortName: "e",
+                                help: "The exercise's position, from 1 (default: the first unfinished).",
+                                valueName: "n")
+                        ]),
+                    CommandSpec(
+                        name: "advance",
+                        abstract: "The next human action: skip the countdown, complete the set, or skip the rest.",
+                        arguments: [ArgumentSpec("run", help: "The run's ID.")],
+                        options: [
+                            OptionSpec("reps", shortName: "r", help: "Reps done (completing a set).", valueName: "count"),
+                            OptionSpec("weight", shortName: "w", help: "Weight lifted (completing a set).", valueName: "weight"),
+                        ]),
+                    CommandSpec(
+                        name: "close", abstract: "Leave the flow (sends liveEnded).",
+                        arguments: [ArgumentSpec("run", help: "The run's ID.")]),
+                    CommandSpec(
+                        name: "dismiss", abstract: "Dismiss the follower cover for a run.",
+                        arguments: [ArgumentSpec("run", help: "The run's ID.")]),
+                    CommandSpec(
+                        name: "show", abstract: "What the screen shows now: phase, set k of n, seconds left.",
+                        flags: [json]),
+                ]),
             CommandSpec(name: "push", abstract: "Send the full state to the watch now, even if unchanged."),
             CommandSpec(name: "launch", abstract: "Ask the watch app to launch for a run (best effort).", arguments: [run]),
         ]

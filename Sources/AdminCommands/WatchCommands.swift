@@ -58,6 +58,36 @@ package enum WatchCommands {
                         name: "cancel", abstract: "Cancel a transfer that has not been sent yet.",
                         arguments: [ArgumentSpec("sequence", help: "The transfer's sequence number.")]),
                 ]),
+            CommandSpec(
+                name: "live", abstract: "The live-run mirror: drive a run's exercise flow, or follow the peer's.",
+                subcommands: [
+                    CommandSpec(
+                        name: "open", abstract: "Open a run's exercise flow here (this side drives it).",
+                        arguments: [ArgumentSpec("run", help: "The run's ID.")],
+                        options: [
+                            OptionSpec(
+                                "exercise", shortName: "e",
+                                help: "The exercise's position, from 1 (default: the first unfinished).",
+                                valueName: "n")
+                        ]),
+                    CommandSpec(
+                        name: "advance",
+                        abstract: "The next human action: skip the countdown, complete the set, or skip the rest.",
+                        arguments: [ArgumentSpec("run", help: "The run's ID.")],
+                        options: [
+                            OptionSpec("reps", shortName: "r", help: "Reps done (completing a set).", valueName: "count"),
+                            OptionSpec("weight", shortName: "w", help: "Weight lifted (completing a set).", valueName: "weight"),
+                        ]),
+                    CommandSpec(
+                        name: "close", abstract: "Leave the flow (sends liveEnded).",
+                        arguments: [ArgumentSpec("run", help: "The run's ID.")]),
+                    CommandSpec(
+                        name: "dismiss", abstract: "Dismiss the follower cover for a run.",
+                        arguments: [ArgumentSpec("run", help: "The run's ID.")]),
+                    CommandSpec(
+                        name: "show", abstract: "What the screen shows now: phase, set k of n, seconds left.",
+                        flags: [json]),
+                ]),
             CommandSpec(name: "sync", abstract: "Ask the phone for a fresh push (requestSync, best effort)."),
             CommandSpec(
                 name: "wrist", abstract: "Move the watch app to the background (down) or foreground (up).",

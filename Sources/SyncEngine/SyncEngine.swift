@@ -178,12 +178,15 @@ package struct SyncEngine: Sendable {
                 actions.append(.removeWorkoutFile(run.id, startedAt: run.startedAt))
                 return
             }
-            if documents[run.id] == run { return }  // our own write, seen by the watcher
+            // Our own writes come back through the watcher, possibly late (an older version read after
+            // a newer write): a copy not newer than the phone's is an echo, never a rollback.
+            if let known = index.summaries[run.id], run.updatedAt <= known.updatedAt { return }
             stamper.observe(run.updatedAt)
             cache(run, now: now)
             actions.append(.log("external change: run \(run.id)"))
         case .documentChanged(.split(let split)):
-            guard tombstones[split.id] == nil, splits[split.id] != split else { return }
+            guard tombstones[split.id] == nil else { return }
+            if let known = splits[split.id], split.updatedAt <= known.updatedAt { return }
             splits[split.id] = split
             actions.append(.log("external change: split \(split.id)"))
         case .documentChanged(.tombstone(let stub)):

@@ -2,14 +2,9 @@ import ArgumentParsing
 import DaemonRuntime
 import Foundation
 import LinkRuntime
+import LiveMirror
 import SyncEngine
 import WorkoutModel
-
-/// What an admin verb produced: output for the person, or a refusal to report (exit code 1).
-enum AdminOutcome {
-    case output(text: String, json: String)
-    case refused(String)
-}
 
 extension PhoneDaemon {
     /// Serves one phonectl request (already parsed by phonectl; values are re-validated here).
@@ -24,22 +19,20 @@ extension PhoneDaemon {
         } catch {
             outcome = .refused("\(error)")
         }
-        switch outcome {
-        case .output(let text, let json):
-            return .ok(text: text, json: json)
-        case .refused(let message):
+        reconcileLive()
+        if case .refused(let message) = outcome {
             logger.notice(
                 "refused admin request", ["command": request.command.joined(separator: " "), "reason": message],
                 component: "admin")
-            return .refused(message)
         }
+        return outcome.response
     }
 
     private func execute(_ command: ParsedCommand) throws -> AdminOutcome {
         switch command.path {
         case ["status"]:
             let status = self.status()
-            return .output(text: status.text, json: encode(status))
+            return .output(text: status.text, json: AdminOutcome.json(status))
         case ["splits"]:
             let splits = engine.splits.values.sorted { ($0.name, $0.id) < ($1.name, $1.id) }
             let text = splits.map { split in
@@ -47,16 +40,16 @@ extension PhoneDaemon {
                     + split.exercises.map { "\($0.name) \($0.targetSets)x\($0.targetReps)@\(format($0.targetWeight))" }
                     .joined(separator: ", ")
             }
-            return .output(text: lines(text, empty: "no splits"), json: encode(splits))
+            return .output(text: AdminOutcome.lines(text, empty: "no splits"), json: AdminOutcome.json(splits))
         case ["workouts"]:
             return try workouts(all: command.flag("all"))
         case ["show"]:
-            let id = try documentID(command, "id")
+            let id = try command.documentID("id")
             if let split = engine.splits[id] {
-                return .output(text: String(decoding: DocumentCoder.encodeForDisk(split), as: UTF8.self), json: encode(split))
+                return .output(text: String(decoding: DocumentCoder.encodeForDisk(split), as: UTF8.self), json: AdminOutcome.json(split))
             }
             let run = try loadRun(id)
-            return .output(text: describe(run), json: encode(run))
+            return .output(text: describe(run), json: AdminOutcome.json(run))
         case ["split", "create"]:
             let id = DocumentID(bytes: try SecureRandom.bytes(count: 16))
             let exercises = try command.strings("exercise").map(parseExercise)
@@ -66,59 +59,59 @@ extension PhoneDaemon {
             let exercises = try command.strings("exercise").map(parseExercise)
             try operate(
                 .editSplit(
-                    id: try documentID(command, "id"), name: command.optionalString("name"),
+                    id: try command.documentID("id"), name: command.optionalString("name"),
                     exercises: exercises.isEmpty ? nil : exercises))
-            return done()
+            return .done
         case ["split", "delete"]:
-            try operate(.deleteSplit(id: try documentID(command, "id")))
-            return done()
+            try operate(.deleteSplit(id: try command.documentID("id")))
+            return .done
         case ["start"]:
             let runID = DocumentID(bytes: try SecureRandom.bytes(count: 16))
             try operate(
-                .startRun(splitID: try documentID(command, "split"), runID: runID, endingOthers: command.flag("end-others")))
+                .startRun(splitID: try command.documentID("split"), runID: runID, endingOthers: command.flag("end-others")))
             return .output(text: "\(runID)", json: "{\"id\":\"\(runID)\"}")
         case ["complete"]:
-            let runID = try documentID(command, "run")
+            let runID = try command.documentID("run")
             let run = try loadRun(runID)
-            let (logIndex, setIndex) = try position(command, in: run)
+            let (logIndex, setIndex) = try command.setPosition(in: run)
             let log = run.logs[logIndex]
             try operate(
                 .completeSet(
                     runID: runID, logIndex: logIndex, setIndex: setIndex,
                     reps: try command.optionalInteger("reps") ?? log.targetReps,
                     weight: try command.optionalDouble("weight") ?? log.targetWeight))
-            return done()
+            return .done
         case ["undo"]:
-            let runID = try documentID(command, "run")
-            let (logIndex, setIndex) = try position(command, in: try loadRun(runID))
+            let runID = try command.documentID("run")
+            let (logIndex, setIndex) = try command.setPosition(in: try loadRun(runID))
             try operate(.undoSet(runID: runID, logIndex: logIndex, setIndex: setIndex))
-            return done()
+            return .done
         case ["skip"]:
-            let runID = try documentID(command, "run")
-            try operate(.skipLog(runID: runID, logIndex: try exerciseIndex(command, in: try loadRun(runID))))
-            return done()
+            let runID = try command.documentID("run")
+            try operate(.skipLog(runID: runID, logIndex: try command.exerciseIndex(in: try loadRun(runID))))
+            return .done
         case ["reopen"]:
-            let runID = try documentID(command, "run")
-            try operate(.reopenLog(runID: runID, logIndex: try exerciseIndex(command, in: try loadRun(runID))))
-            return done()
+            let runID = try command.documentID("run")
+            try operate(.reopenLog(runID: runID, logIndex: try command.exerciseIndex(in: try loadRun(runID))))
+            return .done
         case ["pause"]:
-            try operate(.pause(runID: try documentID(command, "run")))
-            return done()
+            try operate(.pause(runID: try command.documentID("run")))
+            return .done
         case ["resume"]:
-            try operate(.resume(runID: try documentID(command, "run")))
-            return done()
+            try operate(.resume(runID: try command.documentID("run")))
+            return .done
         case ["end"]:
-            try operate(.endKeepingProgress(runID: try documentID(command, "run")))
-            return done()
+            try operate(.endKeepingProgress(runID: try command.documentID("run")))
+            return .done
         case ["discard"]:
-            try operate(.discard(runID: try documentID(command, "run")))
-            return done()
+            try operate(.discard(runID: try command.documentID("run")))
+            return .done
         case ["clear-history"]:
             let count = engine.index.completedCount
             try operate(.clearHistory)
             return .output(text: "tombstoned \(count) completed runs", json: "{\"tombstoned\":\(count)}")
         case ["settings"]:
-            return .output(text: describe(engine.settings), json: encode(engine.settings))
+            return .output(text: describe(engine.settings), json: AdminOutcome.json(engine.settings))
         case ["settings", "set"]:
             var settings = engine.settings
             if let rest = try command.optionalInteger("rest") { settings.restSeconds = rest }
@@ -128,25 +121,33 @@ extension PhoneDaemon {
                 settings.weightUnit = parsed
             }
             try operate(.setSettings(settings))
-            return .output(text: describe(settings), json: encode(settings))
+            return .output(text: describe(settings), json: AdminOutcome.json(settings))
         case ["lock", "workout"]:
-            try operate(.setWorkoutLock(try documentID(command, "id")))
-            return done()
+            try operate(.setWorkoutLock(try command.documentID("id")))
+            return .done
         case ["lock", "split"]:
-            try operate(.setSplitLock(try documentID(command, "id")))
-            return done()
+            try operate(.setSplitLock(try command.documentID("id")))
+            return .done
         case ["unlock", "workout"]:
             try operate(.setWorkoutLock(nil))
-            return done()
+            return .done
         case ["unlock", "split"]:
             try operate(.setSplitLock(nil))
-            return done()
+            return .done
         case ["push"]:
             try operate(.forcePush)
-            return done()
+            return .done
+        case let path where path.first == "live":
+            return try live.execute(
+                command, run: { try self.loadRun($0) }, settings: engine.settings
+            ) { run, logIndex, setIndex, reps, weight in
+                try self.operate(
+                    .completeSet(runID: run.id, logIndex: logIndex, setIndex: setIndex, reps: reps, weight: weight))
+                return nil
+            }
         case ["launch"]:
-            try operate(.launch(runID: try documentID(command, "run")))
-            return done()
+            try operate(.launch(runID: try command.documentID("run")))
+            return .done
         default:
             return .refused("phoned does not know the command '\(command.path.joined(separator: " "))'")
         }
@@ -154,14 +155,14 @@ extension PhoneDaemon {
 
     /// Performs an operation and its actions.
     private func operate(_ operation: PhoneOperation) throws {
-        perform(try engine.perform(operation, now: .now))
+        perform(try engine.perform(operation, now: .current))
     }
 
     /// The run from the working set, loading it from disk first when only its summary is in memory.
     private func loadRun(_ id: DocumentID) throws -> WorkoutDocument {
         if engine.needsDocument(id), let summary = engine.index.summaries[id] {
             let run = try documents.loadWorkout(id: id, startedAt: summary.startedAt)
-            perform(engine.handle(.documentScanned(.workout(run), now: .now)))
+            perform(engine.handle(.documentScanned(.workout(run), now: .current)))
             if let loaded = engine.run(id) { return loaded }
             return run
         }
@@ -183,7 +184,7 @@ extension PhoneDaemon {
         let text = runs.map { run in
             "\(run.id)  \(run.status.rawValue)  \(run.splitName)  sets \(run.logs.flatMap(\.sets).filter(\.isDone).count)/\(run.totalSetCount)  started \(run.startedAt)"
         }
-        return .output(text: lines(text, empty: all ? "no runs" : "no active or recent runs"), json: encode(runs))
+        return .output(text: AdminOutcome.lines(text, empty: all ? "no runs" : "no active or recent runs"), json: AdminOutcome.json(runs))
     }
 
     private func status() -> PhoneStatus {
@@ -202,34 +203,14 @@ extension PhoneDaemon {
             tombstones: engine.tombstones.count, pendingDeletes: engine.pendingDeletes.count,
             skippedFiles: skippedFiles.map(\.description), lastPushAt: engine.lastPushAt?.iso8601,
             editingWorkoutID: engine.locks.editingWorkoutID?.rawValue, editingSplitID: engine.locks.editingSplitID?.rawValue,
-            ingest: counts, outboxDepth: link.outboxDepth, launchesSent: launchesSent, launchesDropped: launchesDropped)
+            ingest: counts, outboxDepth: link.outboxDepth, launchesSent: launchesSent, launchesDropped: launchesDropped,
+            liveFramesSent: live.framesSent, liveFramesReceived: live.framesReceived)
     }
 
-    private func done() -> AdminOutcome { .output(text: "ok", json: "{\"ok\":true}") }
 
-    private func documentID(_ command: ParsedCommand, _ name: String) throws -> DocumentID {
-        let text = try command.string(name)
-        guard let id = DocumentID(text) else { throw UsageError("\(name) must be a UUID, got \(text.debugDescription)") }
-        return id
-    }
 
-    /// EXERCISE and SET positionals are 1-based in the CLI.
-    private func position(_ command: ParsedCommand, in run: WorkoutDocument) throws -> (Int, Int) {
-        let logIndex = try exerciseIndex(command, in: run)
-        let set = try command.integer("set")
-        guard (1...run.logs[logIndex].sets.count).contains(set) else {
-            throw UsageError("exercise \(logIndex + 1) has \(run.logs[logIndex].sets.count) sets; no set \(set)")
-        }
-        return (logIndex, set - 1)
-    }
 
-    private func exerciseIndex(_ command: ParsedCommand, in run: WorkoutDocument) throws -> Int {
-        let exercise = try command.integer("exercise")
-        guard (1...run.logs.count).contains(exercise) else {
-            throw UsageError("run \(run.id) has \(run.logs.count) exercises; no exercise \(exercise)")
-        }
-        return exercise - 1
-    }
+
 
     /// `NAME:SETSxREPS@WEIGHT[:EQUIPMENT]`, e.g. `Squat:3x5@100:barbell`.
     private func parseExercise(_ text: String) throws -> ExerciseTemplate {
@@ -274,13 +255,6 @@ func format(_ value: Double) -> String {
     value == value.rounded() ? String(Int(value)) : String(value)
 }
 
-func lines(_ lines: [String], empty: String) -> String {
-    lines.isEmpty ? empty : lines.joined(separator: "\n")
-}
-
-func encode(_ value: some Encodable) -> String {
-    String(decoding: DocumentCoder.encodeCompact(value), as: UTF8.self)
-}
 
 /// `phonectl status --json`; field names documented in docs/CLI.md.
 struct PhoneStatus: Codable {
@@ -309,6 +283,9 @@ struct PhoneStatus: Codable {
     var outboxDepth: Int
     var launchesSent: Int
     var launchesDropped: Int
+    /// Live frames this side put on the wire, by kind (`progress`, `ended`); auto-advances send none.
+    var liveFramesSent: [String: Int]
+    var liveFramesReceived: Int
 
     var text: String {
         var lines = [

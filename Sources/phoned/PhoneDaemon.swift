@@ -2,6 +2,7 @@ import DaemonRuntime
 import Foundation
 import LinkProtocol
 import LinkRuntime
+import LiveMirror
 import PhoneStore
 import SyncEngine
 import WorkoutModel
@@ -12,7 +13,7 @@ import WorkoutModel
 /// Start-up order: the state directory (instance ID, settings), the initial gather of the whole
 /// document directory (nothing can be pushed before it finishes: the link is not even listening
 /// yet), the link, the watcher, the admin socket, then the readiness line and `READY=1`.
-final class PhoneDaemon: @unchecked Sendable {
+final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
     // @unchecked: after `init`, every member is used only on `loop`'s thread.
     let configuration: PhonedConfiguration
     let loop: EventLoop
@@ -30,6 +31,7 @@ final class PhoneDaemon: @unchecked Sendable {
     var launchesSent = 0
     var launchesDropped = 0
     var watchdogTimer: TimerID?
+    let live: LiveRelay
 
     private var settingsPath: String { "\(configuration.stateDirectory)/settings.json" }
 
@@ -65,38 +67,42 @@ final class PhoneDaemon: @unchecked Sendable {
                 recentLimit: configuration.recentRunsLimit,
                 recentWindow: configuration.recentRunsWindow))
         notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
+        live = LiveRelay(link: link, logger: logger, now: .current)
     }
 
-    /// Runs the start-up sequence on the loop; returns the bound link port.
-    func start() throws -> UInt16 {
+    /// Runs the start-up sequence on the loop; returns the readiness line.
+    func start() throws -> String {
         loop.preconditionInLoop()
-        let report = try documents.scan { [self] document in
-            perform(engine.handle(.documentScanned(document, now: .now)))
-        }
-        skippedFiles = report.skipped
-        for skipped in report.skipped {
-            logger.warning("skipped unreadable file", ["path": skipped.path, "reason": skipped.reason], component: "documents")
-        }
-        logger.info("initial gather", ["report": report.description], component: "documents")
-        perform(engine.handle(.gatherFinished(now: .now)))
-
-        link.log = { [logger] line in logger.info(line, component: "link") }
-        link.onNotification = { [unowned self] notification in linkNotified(notification) }
-        linkPort = try link.start() ?? 0
-        if link.status().activated { perform(engine.handle(.linkActivated(now: .now))) }
-
+        // The watcher starts before the scan so nothing that lands during it is missed; its reports
+        // queue on this loop and are handled after the gather (a document seen twice is equal by
+        // value and ignored).
         let loop = self.loop
         watcher = try DirectoryWatcher(
             directory: documents,
             onChange: { change in loop.execute { [unowned self] in self.externalChange(change) } },
             onSkipped: { entry in loop.execute { [unowned self] in self.skipped(entry) } },
             onNotice: { notice in loop.execute { [unowned self] in self.watcherNoticed(notice) } })
+        let report = try documents.scan { [self] document in
+            perform(engine.handle(.documentScanned(document, now: .current)))
+        }
+        skippedFiles = report.skipped
+        for skipped in report.skipped {
+            logger.warning("skipped unreadable file", ["path": skipped.path, "reason": skipped.reason], component: "documents")
+        }
+        logger.info("initial gather", ["report": report.description], component: "documents")
+        perform(engine.handle(.gatherFinished(now: .current)))
+
+        link.log = { [logger] line in logger.info(line, component: "link") }
+        link.onNotification = { [unowned self] notification in linkNotified(notification) }
+        linkPort = try link.start() ?? 0
+        if link.status().activated { perform(engine.handle(.linkActivated(now: .current))) }
+
         admin = try AdminServer(loop: loop, path: configuration.adminSocket) { [unowned self] request in
             handleAdmin(request)
         }
         try? notifier.ready(status: "linked: no; documents: \(engine.splits.count) splits, \(engine.index.count) runs")
         if let interval = notifier.watchdogInterval { scheduleWatchdog(every: interval) }
-        return linkPort
+        return "phoned ready port=\(linkPort) admin=\(configuration.adminSocket) instance=\(state.instance)"
     }
 
     /// Graceful shutdown: stop taking requests and changes, tell the watch, close the link.
@@ -121,10 +127,11 @@ final class PhoneDaemon: @unchecked Sendable {
     private func linkNotified(_ notification: LinkNotification) {
         switch notification {
         case .activated:
-            perform(engine.handle(.linkActivated(now: .now)))
+            perform(engine.handle(.linkActivated(now: .current)))
         case .reachabilityChanged(let reachable):
             logger.info("watch reachability changed", ["reachable": "\(reachable)"], component: "link")
-            if reachable { perform(engine.handle(.reachabilityRestored(now: .now))) }
+            if reachable { perform(engine.handle(.reachabilityRestored(now: .current))) }
+            live.handle(.reachabilityChanged(reachable, now: .current))
         case .messageReceived(let id, let payload, let wantsReply):
             messageReceived(id: id, payload: payload, wantsReply: wantsReply)
         case .userInfoReceived(let key, let payload):
@@ -132,10 +139,11 @@ final class PhoneDaemon: @unchecked Sendable {
             case .workoutUpdate(let run)?:
                 ingest(run, via: "userInfo")
             case .requestSync?:
-                perform(engine.handle(.requestSyncReceived(now: .now)))
+                perform(engine.handle(.requestSyncReceived(now: .current)))
             case nil:
                 break
             }
+            reconcileLive()
             // Processed durably (the document write above is atomic and synchronous), or refused
             // with a logged reason: either way the transfer is done and must not block the queue.
             link.transferProcessed(key)
@@ -153,12 +161,18 @@ final class PhoneDaemon: @unchecked Sendable {
     }
 
     private func messageReceived(id: UInt64, payload: [UInt8], wantsReply: Bool) {
+        if LiveRelay.isLiveMessage(payload) {
+            live.received(payload)
+            link.answerMessage(id: id, .handled)
+            return
+        }
         switch decodeWatchMessage(payload, via: "message \(id)") {
         case .workoutUpdate(let run)?:
             let outcome = ingest(run, via: "message")
+            reconcileLive()
             link.answerMessage(id: id, wantsReply ? .reply(Array("{\"outcome\":\"\(outcome.rawValue)\"}".utf8)) : .handled)
         case .requestSync?:
-            perform(engine.handle(.requestSyncReceived(now: .now)))
+            perform(engine.handle(.requestSyncReceived(now: .current)))
             link.answerMessage(id: id, wantsReply ? .reply(Array("{\"outcome\":\"pushed\"}".utf8)) : .handled)
         case nil:
             link.answerMessage(id: id, .noHandler(reason: "phoned cannot decode this message"))
@@ -176,7 +190,7 @@ final class PhoneDaemon: @unchecked Sendable {
 
     @discardableResult
     private func ingest(_ run: WorkoutDocument, via channel: String) -> SyncEngine.IngestOutcome {
-        let (outcome, actions) = engine.ingestFromWatch(run, now: .now)
+        let (outcome, actions) = engine.ingestFromWatch(run, now: .current)
         logger.info(
             "ingest", ["run": "\(run.id)", "via": channel, "outcome": outcome.rawValue, "updatedAt": "\(run.updatedAt)"],
             component: "ingest")
@@ -187,7 +201,21 @@ final class PhoneDaemon: @unchecked Sendable {
     // MARK: Watcher → engine
 
     private func externalChange(_ change: SyncEngine.ExternalChange) {
-        perform(engine.handle(.externalChange(change, now: .now)))
+        perform(engine.handle(.externalChange(change, now: .current)))
+        reconcileLive()
+    }
+
+    /// Durable repair for the live mirror: every run a flow or cover is on is compared with the
+    /// phone's authoritative copy (a run that is gone closes its views).
+    func reconcileLive() {
+        let followed = Set(live.mirror.flows.keys).union(live.mirror.covers.keys)
+        for runID in followed.sorted() {
+            if let run = engine.run(runID) {
+                live.handle(.documentAbsorbed(run, now: .current))
+            } else if engine.index.summaries[runID] == nil {
+                live.handle(.runRemoved(runID: runID))
+            }
+        }
     }
 
     private func skipped(_ entry: SkippedEntry) {
@@ -204,7 +232,7 @@ final class PhoneDaemon: @unchecked Sendable {
         case .folderMoved, .eventsLost:
             do {
                 let report = try documents.scan { [self] document in
-                    perform(engine.handle(.externalChange(.documentChanged(document), now: .now)))
+                    perform(engine.handle(.externalChange(.documentChanged(document), now: .current)))
                 }
                 skippedFiles = report.skipped
             } catch {
@@ -242,7 +270,7 @@ final class PhoneDaemon: @unchecked Sendable {
             _ = try documents.removeWorkout(id: id, startedAt: startedAt)
         case .writeTombstone(let stub):
             try documents.write(stub)
-            perform(engine.handle(.tombstoneWritten(stub.id, now: .now)))
+            perform(engine.handle(.tombstoneWritten(stub.id, now: .current)))
         case .pushContext(let context, let force):
             do {
                 try link.updateApplicationContext(DocumentCoder.encodeCompact(context), force: force)
@@ -258,9 +286,4 @@ final class PhoneDaemon: @unchecked Sendable {
             logger.info(line, component: "sync")
         }
     }
-}
-
-extension Timestamp {
-    /// The wall clock now, to the microsecond (shells only: pure code receives time in events).
-    static var now: Timestamp { Timestamp(secondsSinceEpoch: Date().timeIntervalSince1970) }
 }

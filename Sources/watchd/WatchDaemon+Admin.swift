@@ -3,14 +3,9 @@ import DaemonRuntime
 import Foundation
 import LinkProtocol
 import LinkRuntime
+import LiveMirror
 import WatchEngine
 import WorkoutModel
-
-/// What an admin verb produced: output for the person, or a refusal to report (exit code 1).
-enum AdminOutcome {
-    case output(text: String, json: String)
-    case refused(String)
-}
 
 extension WatchDaemon {
     /// Serves one watchctl request (already parsed by watchctl; values are re-validated here).
@@ -25,85 +20,86 @@ extension WatchDaemon {
         } catch {
             outcome = .refused("\(error)")
         }
-        switch outcome {
-        case .output(let text, let json):
-            return .ok(text: text, json: json)
-        case .refused(let message):
+        if case .refused(let message) = outcome {
             logger.notice(
                 "refused admin request", ["command": request.command.joined(separator: " "), "reason": message],
                 component: "admin")
-            return .refused(message)
         }
+        return outcome.response
     }
 
     private func execute(_ command: ParsedCommand) throws -> AdminOutcome {
         switch command.path {
         case ["status"]:
             let status = self.status()
-            return .output(text: status.text, json: encode(status))
+            return .output(text: status.text, json: AdminOutcome.json(status))
         case ["workouts"]:
             let runs = engine.cache.workouts.values.sorted { ($0.startedAt, $0.id) < ($1.startedAt, $1.id) }
             let text = runs.map { run in
                 "\(run.id)  \(run.status.rawValue)  \(run.splitName)  sets \(run.logs.flatMap(\.sets).filter(\.isDone).count)/\(run.totalSetCount)"
                     + (engine.cache.isParked(run) ? "  (editing on phone)" : "")
             }
-            return .output(text: lines(text, empty: "no runs"), json: encode(runs))
+            return .output(text: AdminOutcome.lines(text, empty: "no runs"), json: AdminOutcome.json(runs))
         case ["splits"]:
             let splits = engine.cache.splits.values.sorted { ($0.name, $0.id) < ($1.name, $1.id) }
-            return .output(text: lines(splits.map { "\($0.id)  \($0.name)" }, empty: "no splits"), json: encode(splits))
+            return .output(text: AdminOutcome.lines(splits.map { "\($0.id)  \($0.name)" }, empty: "no splits"), json: AdminOutcome.json(splits))
         case ["show"]:
-            let id = try documentID(command, "id")
+            let id = try command.documentID("id")
             if let split = engine.cache.splits[id] {
-                return .output(text: String(decoding: DocumentCoder.encodeForDisk(split), as: UTF8.self), json: encode(split))
+                return .output(text: String(decoding: DocumentCoder.encodeForDisk(split), as: UTF8.self), json: AdminOutcome.json(split))
             }
             guard let run = engine.cache.workouts[id] else { return .refused("no split or run \(id) on this watch") }
-            return .output(text: String(decoding: DocumentCoder.encodeForDisk(run), as: UTF8.self), json: encode(run))
+            return .output(text: String(decoding: DocumentCoder.encodeForDisk(run), as: UTF8.self), json: AdminOutcome.json(run))
         case ["settings"]:
             let settings = engine.cache.settings
             return .output(
                 text: "rest \(settings.restSeconds) s, countdown \(settings.doneCountdownSeconds) s, unit \(settings.weightUnit.rawValue)",
-                json: encode(settings))
+                json: AdminOutcome.json(settings))
         case ["complete"]:
-            let (run, logIndex, setIndex) = try position(command)
+            let run = try cachedRun(command)
+            let (logIndex, setIndex) = try command.setPosition(in: run)
             let log = run.logs[logIndex]
             return edit(
                 .completeSet(
                     logID: log.id, setIndex: setIndex, reps: try command.optionalInteger("reps") ?? log.targetReps,
                     weight: try command.optionalDouble("weight") ?? log.targetWeight), run: run.id)
         case ["undo"]:
-            let (run, logIndex, setIndex) = try position(command)
+            let run = try cachedRun(command)
+            let (logIndex, setIndex) = try command.setPosition(in: run)
             return edit(.undoSet(logID: run.logs[logIndex].id, setIndex: setIndex), run: run.id)
         case ["skip"]:
-            let (run, logIndex) = try exercise(command)
+            let run = try cachedRun(command)
+            let logIndex = try command.exerciseIndex(in: run)
             return edit(.skipLog(logID: run.logs[logIndex].id), run: run.id)
         case ["reopen"]:
-            let (run, logIndex) = try exercise(command)
+            let run = try cachedRun(command)
+            let logIndex = try command.exerciseIndex(in: run)
             return edit(.reopenLog(logID: run.logs[logIndex].id), run: run.id)
         case ["finish"]:
-            return edit(.finishRun, run: try documentID(command, "run"))
+            return edit(.finishRun, run: try command.documentID("run"))
         case ["pause"]:
-            return edit(.pause, run: try documentID(command, "run"))
+            return edit(.pause, run: try command.documentID("run"))
         case ["resume"]:
-            return edit(.resume, run: try documentID(command, "run"))
+            return edit(.resume, run: try command.documentID("run"))
         case ["session", "show"]:
             let record = SessionRecord(engine.session)
-            return .output(text: describe(engine.session), json: encode(record))
+            return .output(text: describe(engine.session), json: AdminOutcome.json(record))
         case ["session", "start"]:
-            perform(engine.handle(.sessionStartRequested(runID: try documentID(command, "run"), now: .now)))
-            return .output(text: describe(engine.session), json: encode(SessionRecord(engine.session)))
+            perform(engine.handle(.sessionStartRequested(runID: try command.documentID("run"), now: .current)))
+            return .output(text: describe(engine.session), json: AdminOutcome.json(SessionRecord(engine.session)))
         case ["session", "end"]:
-            perform(engine.handle(.sessionEndedBySystem(failure: try command.string("failure"), now: .now)))
-            return .output(text: describe(engine.session), json: encode(SessionRecord(engine.session)))
+            perform(engine.handle(.sessionEndedBySystem(failure: try command.string("failure"), now: .current)))
+            return .output(text: describe(engine.session), json: AdminOutcome.json(SessionRecord(engine.session)))
         case ["session", "clear"]:
             perform(engine.handle(.sessionCleared))
-            return .output(text: describe(engine.session), json: encode(SessionRecord(engine.session)))
+            return .output(text: describe(engine.session), json: AdminOutcome.json(SessionRecord(engine.session)))
         case ["queue", "list"]:
             let transfers = link.outstandingTransfers()
             let text = transfers.map { transfer in
                 "\(transfer.sequence)  \(transfer.bytes) bytes  \(String(format: "%.1f", transfer.ageSeconds)) s old"
                     + (transfer.sent ? "  (sent, awaiting ack)" : "")
             }
-            return .output(text: lines(text, empty: "no outstanding transfers"), json: encode(transfers))
+            return .output(text: AdminOutcome.lines(text, empty: "no outstanding transfers"), json: AdminOutcome.json(transfers))
         case ["queue", "cancel"]:
             let text = try command.string("sequence")
             guard let sequence = UInt64(text) else { throw UsageError("sequence must be a number, got \(text)") }
@@ -115,6 +111,20 @@ extension WatchDaemon {
                 logger.info("requestSync answered", ["outcome": "\(outcome)"], component: "link")
             }
             return .output(text: "requested", json: "{\"requested\":true}")
+        case let path where path.first == "live":
+            return try live.execute(
+                command,
+                run: { id in
+                    guard let run = self.engine.cache.workouts[id] else { return nil }
+                    if self.engine.cache.isParked(run) { throw UsageError(EditRefusal.editingOnPhone(id).description) }
+                    return run
+                }, settings: engine.cache.settings
+            ) { run, logIndex, setIndex, reps, weight in
+                let written = self.edit(
+                    .completeSet(logID: run.logs[logIndex].id, setIndex: setIndex, reps: reps, weight: weight), run: run.id)
+                if case .refused = written { return written }
+                return nil
+            }
         case ["wrist"]:
             let position = try command.string("position")
             guard position == "down" || position == "up" else {
@@ -127,40 +137,25 @@ extension WatchDaemon {
         }
     }
 
+    private func cachedRun(_ command: ParsedCommand) throws -> WorkoutDocument {
+        let id = try command.documentID("run")
+        guard let run = engine.cache.workouts[id] else { throw UsageError("no run \(id) on this watch") }
+        return run
+    }
+
     /// Feeds an edit to the engine; a refusal (unknown run, editing on phone, model refusal) leaves the
     /// cache unchanged and becomes exit code 1.
-    private func edit(_ edit: WatchEdit, run: DocumentID) -> AdminOutcome {
+    func edit(_ edit: WatchEdit, run: DocumentID) -> AdminOutcome {
         lastRefusal = nil
-        perform(engine.handle(.editRequested(edit, runID: run, now: .now)))
+        perform(engine.handle(.editRequested(edit, runID: run, now: .current)))
         if let refusal = lastRefusal { return .refused(refusal.description) }
         guard let updated = engine.cache.workouts[run] else { return .output(text: "ok", json: "{\"ok\":true}") }
-        return .output(text: "ok (\(updated.status.rawValue))", json: encode(updated))
+        return .output(text: "ok (\(updated.status.rawValue))", json: AdminOutcome.json(updated))
     }
 
-    private func documentID(_ command: ParsedCommand, _ name: String) throws -> DocumentID {
-        let text = try command.string(name)
-        guard let id = DocumentID(text) else { throw UsageError("\(name) must be a UUID, got \(text.debugDescription)") }
-        return id
-    }
 
-    private func exercise(_ command: ParsedCommand) throws -> (WorkoutDocument, Int) {
-        let id = try documentID(command, "run")
-        guard let run = engine.cache.workouts[id] else { throw UsageError("no run \(id) on this watch") }
-        let exercise = try command.integer("exercise")
-        guard (1...run.logs.count).contains(exercise) else {
-            throw UsageError("run \(id) has \(run.logs.count) exercises; no exercise \(exercise)")
-        }
-        return (run, exercise - 1)
-    }
 
-    private func position(_ command: ParsedCommand) throws -> (WorkoutDocument, Int, Int) {
-        let (run, logIndex) = try exercise(command)
-        let set = try command.integer("set")
-        guard (1...run.logs[logIndex].sets.count).contains(set) else {
-            throw UsageError("exercise \(logIndex + 1) has \(run.logs[logIndex].sets.count) sets; no set \(set)")
-        }
-        return (run, logIndex, set - 1)
-    }
+
 
     private func status() -> WatchStatus {
         let link = self.link.status()
@@ -193,17 +188,10 @@ extension WatchDaemon {
             session: session, sessionRun: sessionRun, sessionOutcome: sessionOutcome,
             appliedContexts: appliedContexts, skippedContexts: skippedContexts,
             lastSkippedContext: engine.lastSkipped?.description, launchesReceived: launchesReceived,
-            skippedCacheFiles: skippedCacheFiles)
+            skippedCacheFiles: skippedCacheFiles, liveFramesSent: live.framesSent, liveFramesReceived: live.framesReceived)
     }
 }
 
-func lines(_ lines: [String], empty: String) -> String {
-    lines.isEmpty ? empty : lines.joined(separator: "\n")
-}
-
-func encode(_ value: some Encodable) -> String {
-    String(decoding: DocumentCoder.encodeCompact(value), as: UTF8.self)
-}
 
 /// `watchctl status --json`; field names documented in docs/CLI.md.
 struct WatchStatus: Codable {
@@ -232,6 +220,9 @@ struct WatchStatus: Codable {
     var lastSkippedContext: String?
     var launchesReceived: Int
     var skippedCacheFiles: [String]
+    /// Live frames this side put on the wire, by kind (`progress`, `ended`); auto-advances send none.
+    var liveFramesSent: [String: Int]
+    var liveFramesReceived: Int
 
     var text: String {
         [

@@ -2,6 +2,7 @@ import DaemonRuntime
 import Foundation
 import LinkProtocol
 import LinkRuntime
+import LiveMirror
 import WatchEngine
 import WatchStore
 import WorkoutModel
@@ -13,7 +14,7 @@ import WorkoutModel
 /// context (the session coordinator reconciles right there, so a run that ended while watchd was
 /// down ends its session now), then the link (dialling the phone), the admin socket, the readiness
 /// line and `READY=1`.
-final class WatchDaemon: @unchecked Sendable {
+final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
     // @unchecked: after `init`, every member is used only on `loop`'s thread.
     let configuration: WatchdConfiguration
     let loop: EventLoop
@@ -33,6 +34,7 @@ final class WatchDaemon: @unchecked Sendable {
     var watchdogTimer: TimerID?
     /// The last edit refusal, read back by the admin request that caused it.
     var lastRefusal: EditRefusal?
+    let live: LiveRelay
 
     init(configuration: WatchdConfiguration, logger: Logger) throws {
         self.configuration = configuration
@@ -57,14 +59,15 @@ final class WatchDaemon: @unchecked Sendable {
         engine = WatchEngine(
             cache: WatchCache(restoringWorkouts: contents.workouts, splits: contents.splits), session: contents.session)
         notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
+        live = LiveRelay(link: link, logger: logger, now: .current)
     }
 
-    /// Runs the start-up sequence on the loop.
-    func start() throws {
+    /// Runs the start-up sequence on the loop; returns the readiness line.
+    func start() throws -> String {
         loop.preconditionInLoop()
         for skipped in skippedCacheFiles { logger.warning("skipped unreadable cache file", ["file": skipped]) }
         let lastContext = try state.readReceivedContext()?.payload
-        perform(engine.handle(.started(lastContext: lastContext, now: .now)))
+        perform(engine.handle(.started(lastContext: lastContext, now: .current)))
         link.log = { [logger] line in logger.info(line, component: "link") }
         link.onNotification = { [unowned self] notification in linkNotified(notification) }
         try link.start()
@@ -73,6 +76,7 @@ final class WatchDaemon: @unchecked Sendable {
         }
         try? notifier.ready(status: "cache: \(engine.cache.workouts.count) runs")
         if let interval = notifier.watchdogInterval { scheduleWatchdog(every: interval) }
+        return "watchd ready phone=\(configuration.phoneAddress) admin=\(configuration.adminSocket) instance=\(state.instance)"
     }
 
     func stop() {
@@ -97,19 +101,26 @@ final class WatchDaemon: @unchecked Sendable {
         case .reachabilityChanged(let reachable):
             logger.info("phone reachability changed", ["reachable": "\(reachable)"], component: "link")
             perform(engine.handle(.reachabilityChanged(reachable)))
+            live.handle(.reachabilityChanged(reachable, now: .current))
         case .contextReceived(let context):
             let before = engine.lastSkipped
-            perform(engine.handle(.contextReceived(context.payload, now: .now)))
+            perform(engine.handle(.contextReceived(context.payload, now: .current)))
             if engine.lastSkipped != nil, engine.lastSkipped != before || engine.lastApplied == nil {
                 skippedContexts += 1
             } else {
                 appliedContexts += 1
             }
+            reconcileLive()
         case .launchReceived(let payload):
             launchesReceived += 1
-            perform(engine.handle(.launchReceived(payload: payload, now: .now)))
-        case .messageReceived(let id, _, _):
-            link.answerMessage(id: id, .noHandler(reason: "watchd has no handler for this message"))
+            perform(engine.handle(.launchReceived(payload: payload, now: .current)))
+        case .messageReceived(let id, let payload, _):
+            if LiveRelay.isLiveMessage(payload) {
+                live.received(payload)
+                link.answerMessage(id: id, .handled)
+            } else {
+                link.answerMessage(id: id, .noHandler(reason: "watchd has no handler for this message"))
+            }
         case .userInfoReceived(let key, _):
             logger.notice("ignored a transfer from the phone (none are defined)", ["key": "\(key)"], component: "link")
             link.transferProcessed(key)
@@ -120,6 +131,19 @@ final class WatchDaemon: @unchecked Sendable {
         case .activated, .contextAcknowledged, .messageCompleted, .transferFinished, .launchDropped,
             .peerAppStateChanged:
             break
+        }
+    }
+
+    /// Durable repair for the live mirror: every run a flow or cover is on is compared with the
+    /// watch's authoritative (applied) copy; a run pruned from the cache closes its views.
+    func reconcileLive() {
+        let followed = Set(live.mirror.flows.keys).union(live.mirror.covers.keys)
+        for runID in followed.sorted() {
+            if let run = engine.cache.workouts[runID] {
+                live.handle(.documentAbsorbed(run, now: .current))
+            } else {
+                live.handle(.runRemoved(runID: runID))
+            }
         }
     }
 
@@ -193,9 +217,4 @@ func describe(_ state: SessionState) -> String {
         }
         return "ended run=\(session.runID) at=\(session.endedAt) \(outcome)"
     }
-}
-
-extension Timestamp {
-    /// The wall clock now, to the microsecond (shells only: pure code receives time in events).
-    static var now: Timestamp { Timestamp(secondsSinceEpoch: Date().timeIntervalSince1970) }
 }

@@ -1,77 +1,15 @@
 // watchd: the watch daemon. Keeps a plain-file cache fed by the phone's pushes, edits
 // optimistically, runs the workout-session coordinator; dials the phone; serves watchctl.
 import DaemonRuntime
-import Dispatch
-import Foundation
-import Glibc
-import LinkRuntime
 
-// Before any thread exists (see SignalWatcher): every thread inherits the block.
-SignalWatcher.block()
+DaemonLauncher.main(
+    name: "watchd",
+    usage: """
+        Usage: watchd [--config FILE]
 
-let usage = """
-    Usage: watchd [--config FILE]
-
-    Runs the watch daemon with the configuration in FILE (default: config/watchd.json).
-    Prints "watchd ready ..." on stdout once its cache is applied and it serves watchctl.
-    Stops gracefully on SIGTERM or SIGINT. docs/OPERATIONS.md documents every config key.
-    """
-
-var configPath = "config/watchd.json"
-var arguments = CommandLine.arguments.dropFirst()
-while let argument = arguments.popFirst() {
-    switch argument {
-    case "-h", "--help":
-        print(usage)
-        exit(0)
-    case "--config":
-        guard let value = arguments.popFirst() else {
-            FileHandle.standardError.write(Data("Error: --config needs a file\n\(usage)\n".utf8))
-            exit(64)
-        }
-        configPath = value
-    default:
-        FileHandle.standardError.write(Data("Error: unknown argument \(argument)\n\(usage)\n".utf8))
-        exit(64)
-    }
-}
-
-let configuration: WatchdConfiguration
-do {
-    configuration = try WatchdConfiguration.load(path: configPath)
-} catch {
-    FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
-    exit(78)
-}
-
-ignoreSIGPIPE()
-let logger = Logger(component: "watchd", minimumLevel: configuration.logLevel)
-let daemon: WatchDaemon
-do {
-    daemon = try WatchDaemon(configuration: configuration, logger: logger)
-} catch {
-    FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
-    exit(78)
-}
-
-let signals = SignalWatcher(loop: daemon.loop) { signal in
-    guard signal != SIGHUP else {
-        logger.notice("SIGHUP ignored: watchd re-reads nothing at run time; restart it to apply config changes")
-        return
-    }
-    logger.notice("stopping", ["signal": SignalWatcher.name(of: signal)])
-    daemon.stop()
-    daemon.loop.scheduleTimer(after: .milliseconds(200)) { exit(0) }
-}
-
-daemon.loop.execute {
-    do {
-        try daemon.start()
-        FileHandle.standardOutput.write(Data("watchd ready phone=\(configuration.phoneAddress) admin=\(configuration.adminSocket) instance=\(daemon.state.instance)\n".utf8))
-        logger.info("ready", ["phone": configuration.phoneAddress.description])
-    } catch {
-        FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
-        exit(1)
-    }
-}
-withExtendedLifetime(signals) { dispatchMain() }
+        Runs the watch daemon with the configuration in FILE (default: config/watchd.json).
+        Prints "watchd ready ..." on stdout once its cache is applied and it serves watchctl.
+        Stops gracefully on SIGTERM or SIGINT. docs/OPERATIONS.md documents every config key.
+        """,
+    defaultConfig: "config/watchd.json", load: { try WatchdConfiguration.load(path: $0) }, logLevel: \.logLevel,
+    make: { try WatchDaemon(configuration: $0, logger: $1) })

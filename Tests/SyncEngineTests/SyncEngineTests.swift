@@ -275,6 +275,17 @@ struct ExternalChangeTests {
         #expect(engine.handle(.externalChange(.documentChanged(.workout(run)), now: at(3))).isEmpty)
     }
 
+    @Test("an echo of our own older write, read back late by the watcher, never rolls the cache back")
+    func lateEcho() throws {
+        var engine = try readyEngine()
+        _ = try engine.perform(.startRun(splitID: id(1), runID: id(5), endingOthers: false), now: at(1))
+        let older = try #require(engine.run(id(5)))
+        _ = try engine.perform(.completeSet(runID: id(5), logIndex: 0, setIndex: 0, reps: 5, weight: 100), now: at(2))
+        let newer = try #require(engine.run(id(5)))
+        #expect(engine.handle(.externalChange(.documentChanged(.workout(older)), now: at(3))).isEmpty)
+        #expect(engine.run(id(5)) == newer)
+    }
+
     @Test("a live file removed without a stub is dropped but not deleted; a stub appearing is a delete")
     func removals() throws {
         var engine = try readyEngine()

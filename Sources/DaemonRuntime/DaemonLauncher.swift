@@ -1,0 +1,83 @@
+import Foundation
+import Glibc
+import LinkRuntime
+
+/// What `DaemonLauncher` runs: a daemon whose whole life happens on one event loop.
+package protocol LaunchedDaemon: AnyObject, Sendable {
+    var loop: EventLoop { get }
+    /// Runs the start-up sequence on the loop; returns the readiness line (printed on stdout).
+    func start() throws -> String
+    /// Graceful shutdown on the loop: stop taking work, tell the peer, close the link.
+    func stop()
+}
+
+/// The `main` both daemons share: `--config FILE` / `--help`, strict config loading (exit 78 on a
+/// bad file, naming the key), signals taken with `sigwait` (SIGTERM/SIGINT stop gracefully and exit
+/// 0; SIGHUP is logged and ignored), the readiness line on stdout, then the loop runs forever.
+package enum DaemonLauncher {
+    /// Parses the command line, loads the configuration, builds and starts the daemon; never returns.
+    package static func main<Configuration, Daemon: LaunchedDaemon>(
+        name: String, usage: String, defaultConfig: String, load: (String) throws -> Configuration,
+        logLevel: (Configuration) -> LogLevel, make: (Configuration, Logger) throws -> Daemon
+    ) -> Never {
+        // Before any thread exists (see SignalWatcher): every thread inherits the block.
+        SignalWatcher.block()
+        var configPath = defaultConfig
+        var arguments = CommandLine.arguments.dropFirst()
+        while let argument = arguments.popFirst() {
+            switch argument {
+            case "-h", "--help":
+                print(usage)
+                exit(0)
+            case "--config":
+                guard let value = arguments.popFirst() else { fail("--config needs a file\n\(usage)", status: 64) }
+                configPath = value
+            default:
+                fail("unknown argument \(argument)\n\(usage)", status: 64)
+            }
+        }
+        let configuration: Configuration
+        do {
+            configuration = try load(configPath)
+        } catch {
+            fail("\(error)", status: 78)
+        }
+        ignoreSIGPIPE()
+        let logger = Logger(component: name, minimumLevel: logLevel(configuration))
+        let daemon: Daemon
+        do {
+            daemon = try make(configuration, logger)
+        } catch {
+            fail("\(error)", status: 78)
+        }
+        let signals = SignalWatcher(loop: daemon.loop) { signal in
+            guard signal != SIGHUP else {
+                logger.notice("SIGHUP ignored: \(name) re-reads nothing at run time; restart it to apply changes")
+                return
+            }
+            logger.notice("stopping", ["signal": SignalWatcher.name(of: signal)])
+            daemon.stop()
+            // Let the shuttingDown frame and the last admin replies flush, then leave.
+            daemon.loop.scheduleTimer(after: .milliseconds(200)) { exit(0) }
+        }
+        daemon.loop.execute {
+            do {
+                let line = try daemon.start()
+                FileHandle.standardOutput.write(Data("\(line)\n".utf8))
+                logger.info("ready")
+            } catch {
+                FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
+                exit(1)
+            }
+        }
+        // The main thread has nothing left to do; the loop and signal threads carry on.
+        while true {
+            withExtendedLifetime(signals) { _ = pause() }
+        }
+    }
+
+    private static func fail(_ message: String, status: Int32) -> Never {
+        FileHandle.standardError.write(Data("Error: \(message)\n".utf8))
+        exit(status)
+    }
+}

@@ -1,0 +1,2 @@
+// bench: see Package.swift.
+print("bench: not written yet")
