@@ -148,6 +148,7 @@ final class ProxySession {
             self[stream].scheduled.removeFirst()
             sink.write(first.bytes)
             core.forwarded[stream, default: 0] += first.bytes.count
+            core.writes[stream, default: 0] += 1
         }
         if let timer = self[stream].timer { core.loop.cancelTimer(timer) }
         self[stream].timer = nil

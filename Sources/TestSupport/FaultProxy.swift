@@ -62,6 +62,8 @@ package final class FaultProxy: Sendable {
         package var openConnections = 0
         /// Bytes written to the far side, per stream, over the proxy's life.
         package var bytesForwarded: [Stream: Int] = [.upstream: 0, .downstream: 0]
+        /// Separate writes to the far side, per stream (what `slicer` multiplies).
+        package var writesForwarded: [Stream: Int] = [.upstream: 0, .downstream: 0]
         /// Bytes read but not yet delivered (blackholed, delayed, or waiting for the upstream).
         package var bytesHeld = 0
     }
@@ -140,6 +142,7 @@ final class FaultProxyCore: @unchecked Sendable {
     private var lastSessionID = 0
     private var accepted = 0
     var forwarded: [FaultProxy.Stream: Int] = [.upstream: 0, .downstream: 0]
+    var writes: [FaultProxy.Stream: Int] = [.upstream: 0, .downstream: 0]
 
     init(loop: EventLoop, upstreamHost: String, upstreamPort: UInt16) {
         self.loop = loop
@@ -168,6 +171,7 @@ final class FaultProxyCore: @unchecked Sendable {
     var statistics: FaultProxy.Statistics {
         FaultProxy.Statistics(
             connectionsAccepted: accepted, openConnections: sessions.count, bytesForwarded: forwarded,
+            writesForwarded: writes,
             bytesHeld: sessions.values.reduce(0) { $0 + $1.bytesHeld })
     }
 
