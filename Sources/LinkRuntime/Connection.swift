@@ -139,6 +139,21 @@ package final class Connection: LoopChannel, @unchecked Sendable {
         }
     }
 
+    /// Aborts the connection with a TCP reset (RST, via `SO_LINGER` 0) instead of an orderly FIN,
+    /// discarding anything queued: the peer's next read or write fails with `ECONNRESET`. For fault
+    /// injection (a proxy's `reset_peer`); `onClose(.closedLocally)` runs before this returns.
+    /// Idempotent. Loop-only.
+    package func reset() {
+        loop.preconditionInLoop()
+        switch state {
+        case .open, .flushingBeforeClose, .waitingForPeerClose:
+            // If the option cannot be set the close is an orderly one, which still ends the connection.
+            try? socket.setResetOnClose()
+            finish(.closedLocally)
+        case .closing, .closed: return
+        }
+    }
+
     /// Sends what is queued (a final error frame, say), then half-closes and closes once the peer
     /// has closed too, so the queued bytes are not lost to a reset. Input is discarded from now on.
     /// Gives up after `closeAfterFlushLinger`. Idempotent. Loop-only.

@@ -39,6 +39,16 @@ struct SocketDescriptor {
         try setOption(level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1)
     }
 
+    /// Makes the next `close()` abort the connection with a TCP reset instead of a FIN (`SO_LINGER`
+    /// on with a zero timeout): unsent data is discarded and the peer's next read or write fails
+    /// with `ECONNRESET`.
+    func setResetOnClose() throws(SocketError) {
+        var option = linger(l_onoff: 1, l_linger: 0)
+        guard setsockopt(rawValue, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size)) == 0 else {
+            throw .systemCall(call: "setsockopt(SO_LINGER)", errno: errno)
+        }
+    }
+
     /// The pending socket error (`SO_ERROR`), which is how a non-blocking connect reports its outcome.
     func pendingError() -> Int32 {
         var value: Int32 = 0
