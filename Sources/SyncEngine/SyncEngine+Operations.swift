@@ -115,7 +115,11 @@ extension SyncEngine {
                 throw .refused(error)
             }
             write(run, now: now, into: &actions)
+            // The launch goes after the push (below): on the one link the watch then applies the
+            // state that ends the other runs (and their session) before it is asked to start this one.
+            push(now: now, force: false, reason: "cache changed", into: &actions)
             actions.append(.launchWatchApp(runID: runID))
+            return
         case .completeSet(let runID, let logIndex, let setIndex, let reps, let weight):
             try mutate(runID, log: logIndex, now: now, into: &actions) { run, stamp throws(MutationError) in
                 try run.completeSet(
