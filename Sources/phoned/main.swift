@@ -1,7 +1,6 @@
 // phoned: the phone daemon. Sole writer of the document directory; runs the SyncEngine; listens
 // for the watch on the link; serves phonectl on its admin socket.
 import DaemonRuntime
-import Dispatch
 import Foundation
 import Glibc
 import LinkRuntime
@@ -75,4 +74,10 @@ daemon.loop.execute {
         exit(1)
     }
 }
-withExtendedLifetime(signals) { dispatchMain() }
+// Park the main thread with the signals still blocked. Not dispatchMain(): on Linux it parks the
+// main thread in sigsuspend with an empty mask, so a process-directed SIGTERM is taken there (the
+// kernel tries the main thread first) and its default action kills the daemon with status 143
+// before the SignalWatcher's sigwait ever sees it. Nothing here uses the main dispatch queue.
+withExtendedLifetime(signals) {
+    while true { pause() }
+}

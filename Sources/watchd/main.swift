@@ -1,7 +1,6 @@
 // watchd: the watch daemon. Keeps a plain-file cache fed by the phone's pushes, edits
 // optimistically, runs the workout-session coordinator; dials the phone; serves watchctl.
 import DaemonRuntime
-import Dispatch
 import Foundation
 import Glibc
 import LinkRuntime
@@ -74,4 +73,10 @@ daemon.loop.execute {
         exit(1)
     }
 }
-withExtendedLifetime(signals) { dispatchMain() }
+// Park the main thread with the signals still blocked. Not dispatchMain(): on Linux it parks the
+// main thread in sigsuspend with an empty mask, so a process-directed SIGTERM is taken there (the
+// kernel tries the main thread first) and its default action kills the daemon with status 143
+// before the SignalWatcher's sigwait ever sees it. Nothing here uses the main dispatch queue.
+withExtendedLifetime(signals) {
+    while true { pause() }
+}
