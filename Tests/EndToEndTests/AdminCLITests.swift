@@ -43,6 +43,14 @@ struct AdminCLITests {
         #expect(object["skippedFiles"] is [Any])
         let text = try await system.phone("status")
         #expect(text.hasPrefix("phoned "), "\(text)")
+        // The socket can also come from phoned's config file or the environment.
+        let viaConfig = try await system.run("phonectl", ["--config", system.phonedConfigPath, "status", "--json"])
+        #expect(viaConfig.exitCode == 0 && viaConfig.standardOutput.contains("\"daemon\":\"phoned\""), "\(viaConfig)")
+        let viaEnvironment = try await system.run(
+            "phonectl", ["splits"], environment: ["PHONED_ADMIN_SOCKET": system.phoneSocket])
+        #expect(viaEnvironment.exitCode == 0 && viaEnvironment.trimmedOutput == "no splits", "\(viaEnvironment)")
+        let badConfig = try await system.run("phonectl", ["--config", system.directory.appending("nope.json"), "status"])
+        #expect(badConfig.exitCode == 64, "\(badConfig)")
 
         // 64: usage errors are caught before phoned is asked.
         for arguments in [["frobnicate"], ["complete"], ["start"], ["split", "create"], ["status", "--bogus"]] {
@@ -173,7 +181,7 @@ struct StartupTests {
         #expect(stderr.contains(missing) && stderr.contains("does not exist"), "\(stderr)")
     }
 
-    @Test("SIGTERM: both daemons exit 0, and restart on their state", arguments: [false, true])
+    @Test("SIGTERM: both daemons exit 0 (SIGHUP is ignored), and restart on their state", arguments: [false, true])
     func gracefulStop(linked: Bool) async throws {
         let system = try SyncSystem("term")
         if linked {
@@ -182,6 +190,15 @@ struct StartupTests {
             try await system.startPhoned()
             try await system.startWatchd()
         }
+        // SIGHUP is logged and ignored (nothing is re-read at run time): both keep serving.
+        system.phoned?.send(SIGHUP)
+        system.watchd?.send(SIGHUP)
+        try await system.eventually("both logged the ignored SIGHUP") {
+            system.phonedLog.contains("SIGHUP ignored") && system.watchdLog.contains("SIGHUP ignored")
+        }
+        #expect(try await system.phonectl("status").exitCode == 0)
+        #expect(try await system.watchctl("status").exitCode == 0)
+
         #expect(try await system.stopPhoned() == 0, "\(system.transcript)")
         if linked {
             // phoned said goodbye on the link rather than vanishing.
