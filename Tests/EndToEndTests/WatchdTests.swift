@@ -108,8 +108,55 @@ struct WatchdTests {
         #expect(stamps.last == landed.updatedAt.iso8601)
         #expect(ingested.filter { $0.outcome == "stale" || $0.outcome.hasPrefix("vetoed") }.isEmpty)
         #expect(ingested.count - accepted.count == restored.count - 100, "only the re-forward is a duplicate")
+        // Every intermediate document was the one accepted: edit k stamped set k's completion (the
+        // last one then got the session's metrics on top, stamped later).
+        #expect(stamps == Self.expectedStamps(landed), "each of the 100 updates accepted once, in edit order")
         let phone = try await system.phoneStatus()
         #expect(phone.ingested("accepted") == 100, "\(phone.ingest)")
+    }
+
+    @Test("phoned killed -9 mid-delivery of queued edits: every edit lands, none lost, none applied out of order")
+    func phonedKilledMidDelivery() async throws {
+        let system = try SyncSystem("mid")
+        try await system.startBoth()
+        let split = try await system.createSplit("Volume", (1...6).map { "Ex\($0):10x5@\($0)" })
+        let runID = try await system.startRun(split)
+        try await system.waitForWatchRun(runID)
+        try await system.stopPhoned()
+        try await system.waitForWatchStatus("the phone is unreachable") { !$0.linked }
+        for exercise in 1...6 {
+            for set in 1...10 { _ = try await system.watch("complete", runID, "\(exercise)", "\(set)") }
+        }
+        #expect(try await system.queue().count == 60)
+
+        try await system.startPhoned()
+        try await system.eventually("the delivery is under way") { system.ingestLines.count >= 8 }
+        #expect(try await system.killPhoned() == SIGKILL)
+        try await system.startPhoned()
+        let landed = try await system.waitForPhoneRun(runID, "has all 60 sets") { $0.doneSets == 60 && $0.metrics != nil }
+        try await system.waitForWatchStatus("the outbox drained and the echo confirmed the run") {
+            $0.outboxDepth == 0 && $0.undeliveredEdits == 0
+        }
+        #expect(try system.runOnDisk(landed) == landed)
+        #expect(try await system.watchRun(runID) == landed)
+        #expect(system.documentFiles().allSatisfy { !$0.contains(".tmp-") })
+
+        // Transfers applied but not yet marked when phoned died come again: the updatedAt gate turns
+        // them into stale or duplicate, never into a write. (One accepted line may repeat: it is
+        // logged just before its write, which the kill may have cut off.)
+        let ingested = system.ingestLines.filter { $0.run == runID }
+        #expect(ingested.allSatisfy { ["accepted", "stale", "duplicate"].contains($0.outcome) }, "\(ingested)")
+        var accepted = ingested.filter { $0.outcome == "accepted" }.map(\.updatedAt)
+        accepted = zip(accepted, [""] + accepted).filter { $0 != $1 }.map(\.0)
+        #expect(accepted == Self.expectedStamps(landed), "each update accepted, in edit order: \(ingested)")
+    }
+
+    /// The `updatedAt` of each of a run's watch updates when every set was completed on the watch,
+    /// one per edit in flow order, the last one carrying the session's metrics: every set's
+    /// completion stamp but the last, then the run's final `updatedAt`.
+    static func expectedStamps(_ run: WorkoutDocument) -> [String] {
+        let completions = run.logs.flatMap { $0.sets.compactMap(\.completedAt) }
+        return completions.dropLast().map(\.iso8601) + [run.updatedAt.iso8601]
     }
 
     @Test("an edit to a run locked on the phone is refused with exit code 1 and changes nothing")
