@@ -43,7 +43,8 @@ package final class SyncSystem: Sendable {
         for tool in ["phoned", "watchd", "phonectl", "watchctl"] {
             let path = BuildProducts.executable(tool)
             guard FileManager.default.isExecutableFile(atPath: path) else {
-                throw HarnessError("\(tool) is not built next to the test bundle (\(path)); run swift build --build-tests")
+                throw HarnessError(
+                    "\(tool) is not built next to the test bundle (\(path)); run swift build --build-tests")
             }
         }
         directory = try TemporaryDirectory(String(name.prefix(12)))

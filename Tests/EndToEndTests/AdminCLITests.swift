@@ -49,7 +49,8 @@ struct AdminCLITests {
         let viaEnvironment = try await system.run(
             "phonectl", ["splits"], environment: ["PHONED_ADMIN_SOCKET": system.phoneSocket])
         #expect(viaEnvironment.exitCode == 0 && viaEnvironment.trimmedOutput == "no splits", "\(viaEnvironment)")
-        let badConfig = try await system.run("phonectl", ["--config", system.directory.appending("nope.json"), "status"])
+        let badConfig = try await system.run(
+            "phonectl", ["--config", system.directory.appending("nope.json"), "status"])
         #expect(badConfig.exitCode == 64, "\(badConfig)")
 
         // 64: usage errors are caught before phoned is asked.

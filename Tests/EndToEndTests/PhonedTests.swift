@@ -9,7 +9,9 @@ import WorkoutModel
 /// external files, garbage files and crash safety of the document directory.
 @Suite("phoned end to end")
 struct PhonedTests {
-    @Test("a workout update by message and by userInfo is written to Workouts/YYYY/MM/<id>.json and echoed in the next context")
+    @Test(
+        "a workout update by message and by userInfo is written to Workouts/YYYY/MM/<id>.json and echoed in the next context"
+    )
     func updateByMessageAndByUserInfo() async throws {
         let system = try SyncSystem("upd")
         try await system.startBoth()
@@ -119,7 +121,9 @@ struct PhonedTests {
         #expect(!system.ingestLines.contains { $0.run == runID && $0.outcome == "accepted" })
     }
 
-    @Test("an external file dropped into the directory reaches the watch in the next context; garbage is reported, not fatal")
+    @Test(
+        "an external file dropped into the directory reaches the watch in the next context; garbage is reported, not fatal"
+    )
     func externalAndGarbageFiles() async throws {
         let system = try SyncSystem("ext")
         // Garbage present at start-up: reported by the initial gather, which still loads the rest.
@@ -144,7 +148,9 @@ struct PhonedTests {
         // A split and a run written by someone else while phoned runs.
         let dropped = SplitDocument(
             id: try #require(DocumentID("0B0B0B0B-0000-4000-8000-00000000000B")), name: "Dropped",
-            exercises: [ExerciseTemplate(name: "Press", equipment: "dumbbell", targetSets: 3, targetReps: 8, targetWeight: 20)],
+            exercises: [
+                ExerciseTemplate(name: "Press", equipment: "dumbbell", targetSets: 3, targetReps: 8, targetWeight: 20)
+            ],
             updatedAt: Self.now)
         try system.dropDocument(DocumentCoder.encodeForDisk(dropped), at: "Splits/\(dropped.id).json")
         let runID = try #require(DocumentID("0C0C0C0C-0000-4000-8000-00000000000C"))
@@ -205,7 +211,8 @@ struct PhonedTests {
                                 result = try await system.phonectl("complete", runs[writer], "\(exercise)", "\(set)")
                                 if result.exitCode == 0 { acknowledged.add("\(writer) \(exercise) \(set)") }
                             } else {
-                                result = try await system.phonectl("split", "create", "--name", "S\(writer)-\(step)", "-e", "A:1x1@1")
+                                result = try await system.phonectl(
+                                    "split", "create", "--name", "S\(writer)-\(step)", "-e", "A:1x1@1")
                                 if result.exitCode == 0 { acknowledged.add("split \(result.trimmedOutput)") }
                             }
                             if result.exitCode == 69 { return }  // phoned is gone
@@ -221,7 +228,8 @@ struct PhonedTests {
         let done = acknowledged.all
 
         // A leftover of an interrupted write, as a crash mid-write would leave it.
-        let month = SyncSystem.workoutPath(try Self.anyRunOnDisk(system)).split(separator: "/").dropLast().joined(separator: "/")
+        let month = SyncSystem.workoutPath(try Self.anyRunOnDisk(system)).split(separator: "/").dropLast().joined(
+            separator: "/")
         try Data("{\"schemaVersion\":1,\"id\":".utf8).write(
             to: URL(fileURLWithPath: "\(system.documentsDirectory)/\(month)/.\(runs[0]).json.tmp-0123abcd"))
 
@@ -229,9 +237,12 @@ struct PhonedTests {
         let status = try await system.phoneStatus()
         #expect(status.skippedFiles.isEmpty, "\(status.skippedFiles)")
         let files = system.documentFiles()
-        #expect(!files.contains { $0.contains(".tmp-") || URL(fileURLWithPath: $0).lastPathComponent.hasPrefix(".") }, "\(files)")
+        #expect(
+            !files.contains { $0.contains(".tmp-") || URL(fileURLWithPath: $0).lastPathComponent.hasPrefix(".") },
+            "\(files)")
         for file in files {
-            let bytes = Array(try #require(FileManager.default.contents(atPath: "\(system.documentsDirectory)/\(file)")))
+            let bytes = Array(
+                try #require(FileManager.default.contents(atPath: "\(system.documentsDirectory)/\(file)")))
             if file.hasPrefix("Splits/") {
                 #expect(throws: Never.self, "\(file)") { try DocumentCoder.decode(SplitDocument.self, from: bytes) }
             } else if file.hasPrefix("Workouts/") {

@@ -44,7 +44,8 @@ struct WatchdTests {
         #expect(try system.runOnDisk(saved) == saved)
         try await system.waitForWatchStatus("the echo of the saved run confirmed it") { $0.undeliveredEdits == 0 }
         #expect(try await system.watchRun(runID) == saved)
-        #expect(!system.ingestLines.contains { $0.run == runID && $0.outcome != "accepted" && $0.outcome != "duplicate" })
+        #expect(
+            !system.ingestLines.contains { $0.run == runID && $0.outcome != "accepted" && $0.outcome != "duplicate" })
     }
 
     @Test("with phoned down, 100 edits queue on disk, survive kill -9 of watchd, and land once, in order")
@@ -85,7 +86,9 @@ struct WatchdTests {
         let ingestBefore = system.ingestLines.count
 
         try await system.startPhoned()
-        let landed = try await system.waitForPhoneRun(runID, "has all 100 sets") { $0.doneSets == 100 && $0.metrics != nil }
+        let landed = try await system.waitForPhoneRun(runID, "has all 100 sets") {
+            $0.doneSets == 100 && $0.metrics != nil
+        }
         try await system.waitForWatchStatus("the outbox drained and the echo confirmed the run") {
             $0.outboxDepth == 0 && $0.undeliveredEdits == 0 && $0.linked
         }
@@ -133,7 +136,9 @@ struct WatchdTests {
         try await system.eventually("the delivery is under way") { system.ingestLines.count >= 8 }
         #expect(try await system.killPhoned() == SIGKILL)
         try await system.startPhoned()
-        let landed = try await system.waitForPhoneRun(runID, "has all 60 sets") { $0.doneSets == 60 && $0.metrics != nil }
+        let landed = try await system.waitForPhoneRun(runID, "has all 60 sets") {
+            $0.doneSets == 60 && $0.metrics != nil
+        }
         try await system.waitForWatchStatus("the outbox drained and the echo confirmed the run") {
             $0.outboxDepth == 0 && $0.undeliveredEdits == 0
         }
@@ -282,8 +287,11 @@ struct SessionEndTests {
             #expect(accepted.count == 1, "only the watch's set before the discard: \(accepted)")
         }
         // Ended once: the session stays ended, nothing more is saved.
-        try await system.waitForWatchStatus("the watch is quiet again") { $0.outboxDepth == 0 && $0.undeliveredEdits == 0 }
-        let metricsSaves = system.watchdLog.components(separatedBy: "session: run \(runID) finished and saved").count - 1
+        try await system.waitForWatchStatus("the watch is quiet again") {
+            $0.outboxDepth == 0 && $0.undeliveredEdits == 0
+        }
+        let metricsSaves =
+            system.watchdLog.components(separatedBy: "session: run \(runID) finished and saved").count - 1
         #expect(metricsSaves == (ending == .s7Discard ? 0 : 1), "\(ending) \(condition): saved \(metricsSaves) times")
 
         if condition == .wristDown {
