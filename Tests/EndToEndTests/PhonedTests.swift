@@ -42,8 +42,7 @@ struct PhonedTests {
         #expect(try await system.stopPhoned() == 0)
         try await system.waitForWatchStatus("the phone is unreachable") { !$0.reachable }
         _ = try await system.watch("complete", runID, "1", "2", "--reps", "5")
-        let queued = try await system.queue()
-        #expect(queued.count == 1, "\(queued)")
+        try await system.waitForQueue(1)
         #expect(try await system.watchStatus().undeliveredEdits == 1)
         let generationOffline = try await system.watchStatus().contextGenerationApplied
         try await system.startPhoned()
@@ -82,7 +81,7 @@ struct PhonedTests {
         try await system.waitForWatchStatus("the phone is unreachable") { !$0.reachable }
         _ = try await system.watch("complete", runID, "1", "1")
         _ = try await system.watch("complete", runID, "1", "2")
-        #expect(try await system.queue().count == 2)
+        try await system.waitForQueue(2)
         try await system.killWatchd()
 
         // Meanwhile the phone discards the run (S7): stub written, live file gone.

@@ -92,6 +92,19 @@ extension SyncSystem {
         try await watchctl("queue", "list", "--json").decode()
     }
 
+    /// Waits until watchd's outbox holds exactly `count` transfers and returns them. An edit's reply
+    /// does not wait for its transfer's append (group-committed off the loop), so a look right
+    /// after the edit may see fewer.
+    @discardableResult
+    func waitForQueue(_ count: Int) async throws -> [QueuedTransferView] {
+        var found: [QueuedTransferView] = []
+        try await eventually("watchd's outbox holds \(count) transfers") {
+            found = try await self.queue()
+            return found.count == count
+        }
+        return found
+    }
+
     /// `phonectl split create`; returns the new split's ID.
     func createSplit(_ name: String, _ exercises: [String]) async throws -> String {
         try await phonectl(["split", "create", "--name", name] + exercises.flatMap { ["-e", $0] }).succeeded()
