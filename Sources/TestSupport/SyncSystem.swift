@@ -67,6 +67,22 @@ package final class SyncSystem: Sendable {
         try writeWatchdConfig()
     }
 
+    /// Kills every daemon and waits for it before the directory goes (stored properties are
+    /// destroyed after this body, `directory` first): a daemon still running would keep writing
+    /// into a directory being removed and leave it behind.
+    deinit {
+        let all = state.withLock { state in
+            defer {
+                state.phoned = []
+                state.watchd = []
+            }
+            return state.phoned + state.watchd
+        }
+        for process in all { process.send(SIGKILL) }
+        // Dropping `all` at the end of this scope runs each DaemonProcess's deinit, which waits for
+        // the exit (unless a test still holds one, which then goes with the test).
+    }
+
     // MARK: Configuration
 
     /// phoned's config as JSON fragments by key (values are raw JSON: `"\"text\""`, `"500"`).
