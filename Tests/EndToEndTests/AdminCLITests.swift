@@ -1,0 +1,219 @@
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+/// phonectl and watchctl against the real daemons: help, `--json` shapes, and the exit codes a
+/// script relies on (0 ok, 64 usage, 69 daemon down, 1 refused).
+@Suite("Admin CLIs")
+struct AdminCLITests {
+    @Test("phonectl: help text, status --json shape, and exit codes 0, 64, 69 and 1")
+    func phonectl() async throws {
+        let system = try SyncSystem("ctl")
+
+        // Help needs no daemon.
+        let help = try await system.phonectl("--help")
+        #expect(help.exitCode == 0)
+        for verb in ["status", "split", "start", "complete", "end", "discard", "lock", "unlock", "push"] {
+            #expect(help.standardOutput.contains(verb), "help lists \(verb)")
+        }
+        #expect(help.standardOutput.contains("69"), "help documents the exit codes")
+        let subHelp = try await system.phonectl("split", "create", "--help")
+        #expect(subHelp.exitCode == 0)
+        #expect(subHelp.standardOutput.contains("--name"))
+
+        // 69: nothing at the socket path.
+        let absent = try await system.phonectl("status")
+        #expect(absent.exitCode == 69, "\(absent)")
+        #expect(absent.standardError.contains("phoned is not running"), "\(absent)")
+
+        try await system.startPhoned()
+
+        // --json: decodes field for field; the text form is for people.
+        let status = try await system.phoneStatus()
+        #expect(status.daemon == "phoned")
+        #expect(status.listenPort == Int(system.port))
+        #expect(status.activation == "notActivated")
+        #expect(!status.linked)
+        #expect(status.splits == 0 && status.activeRuns == 0 && status.skippedFiles.isEmpty)
+        #expect(status.ingest.isEmpty)
+        let raw = try await system.phonectl("status", "--json").succeeded().standardOutput
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(raw.utf8)) as? [String: Any])
+        #expect(object["ingest"] is [String: Any])
+        #expect(object["skippedFiles"] is [Any])
+        let text = try await system.phone("status")
+        #expect(text.hasPrefix("phoned "), "\(text)")
+        // The socket can also come from phoned's config file or the environment.
+        let viaConfig = try await system.run("phonectl", ["--config", system.phonedConfigPath, "status", "--json"])
+        #expect(viaConfig.exitCode == 0 && viaConfig.standardOutput.contains("\"daemon\":\"phoned\""), "\(viaConfig)")
+        let viaEnvironment = try await system.run(
+            "phonectl", ["splits"], environment: ["PHONED_ADMIN_SOCKET": system.phoneSocket])
+        #expect(viaEnvironment.exitCode == 0 && viaEnvironment.trimmedOutput == "no splits", "\(viaEnvironment)")
+        let badConfig = try await system.run(
+            "phonectl", ["--config", system.directory.appending("nope.json"), "status"])
+        #expect(badConfig.exitCode == 64, "\(badConfig)")
+
+        // 64: usage errors are caught before phoned is asked.
+        for arguments in [["frobnicate"], ["complete"], ["start"], ["split", "create"], ["status", "--bogus"]] {
+            let result = try await system.phonectl(arguments)
+            #expect(result.exitCode == 64, "\(result)")
+            #expect(result.standardError.contains("Usage:"), "\(result)")
+        }
+
+        // 1: phoned refuses, says why, and changes nothing.
+        let unknownSplit = "00000000-0000-4000-8000-000000000001"
+        let refused = try await system.phonectl("start", unknownSplit)
+        #expect(refused.exitCode == 1, "\(refused)")
+        #expect(refused.standardError.contains("no split \(unknownSplit)"), "\(refused)")
+        let notUUID = try await system.phonectl("discard", "not-a-uuid")
+        #expect(notUUID.exitCode == 1, "\(notUUID)")
+        let badExercise = try await system.phonectl("split", "create", "--name", "X", "-e", "Squat-3x5")
+        #expect(badExercise.exitCode == 1, "\(badExercise)")
+        #expect(badExercise.standardError.contains("NAME:SETSxREPS@WEIGHT"), "\(badExercise)")
+        let split = try await system.createSplit("Legs", ["Squat:2x5@100:barbell"])
+        let run = try await system.startRun(split)
+        #expect(try await system.phone("discard", run) == "ok")
+        let twice = try await system.phonectl("discard", run)
+        #expect(twice.exitCode == 1, "\(twice)")
+        #expect(twice.standardError.contains("deleted"), "\(twice)")
+        let after = try await system.phoneStatus()
+        #expect(after.splits == 1 && after.activeRuns == 0 && after.tombstones == 1)
+
+        // 69 again: the socket file is left behind by a kill -9, but nobody listens.
+        try await system.killPhoned()
+        let dead = try await system.phonectl("status", "--json")
+        #expect(dead.exitCode == 69, "\(dead)")
+        #expect(dead.standardOutput.isEmpty)
+    }
+
+    @Test("watchctl: help, status --json shape, and exit codes 0, 64, 69 and 1")
+    func watchctl() async throws {
+        let system = try SyncSystem("wctl")
+        let help = try await system.watchctl("--help")
+        #expect(help.exitCode == 0)
+        for verb in ["status", "complete", "finish", "session", "queue", "wrist"] {
+            #expect(help.standardOutput.contains(verb), "help lists \(verb)")
+        }
+        let absent = try await system.watchctl("status")
+        #expect(absent.exitCode == 69, "\(absent)")
+
+        try await system.startWatchd()  // no phone: watchd starts and keeps dialling
+        let status = try await system.watchStatus()
+        #expect(status.daemon == "watchd")
+        #expect(status.activation == "notActivated" && !status.linked)
+        #expect(status.session == "idle" && status.sessionOutcome == nil)
+        #expect(status.outboxDepth == 0 && status.workouts == 0)
+        #expect(try await system.queue().isEmpty)
+
+        for arguments in [["frobnicate"], ["complete", "x"], ["wrist"], ["queue", "cancel"]] {
+            let result = try await system.watchctl(arguments)
+            #expect(result.exitCode == 64, "\(result)")
+        }
+        let unknownRun = "00000000-0000-4000-8000-000000000002"
+        let refused = try await system.watchctl("complete", unknownRun, "1", "1")
+        #expect(refused.exitCode == 1, "\(refused)")
+        #expect(refused.standardError.contains(unknownRun), "\(refused)")
+        let sideways = try await system.watchctl("wrist", "sideways")
+        #expect(sideways.exitCode == 1, "\(sideways)")
+    }
+}
+
+/// Start-up refusals and graceful shutdown, for both daemons.
+@Suite("Daemon start-up and shutdown")
+struct StartupTests {
+    enum Daemon: String, CaseIterable, CustomTestStringConvertible {
+        case phoned, watchd
+        var testDescription: String { rawValue }
+    }
+
+    private func write(_ daemon: Daemon, _ system: SyncSystem, _ changes: [String: String?]) throws {
+        switch daemon {
+        case .phoned: try system.writePhonedConfig(changes)
+        case .watchd: try system.writeWatchdConfig(changes)
+        }
+    }
+
+    /// Spawns the daemon, which must refuse to start; returns its exit status and stderr.
+    private func refusedStart(_ daemon: Daemon, _ system: SyncSystem) async throws -> (Int32, String) {
+        let process = daemon == .phoned ? try system.spawnPhoned() : try system.spawnWatchd()
+        let status = try await process.waitForExit(timeout: SyncSystem.hangGuard)
+        // The pipe may hand over the last line just after the exit.
+        try await system.eventually("\(daemon) printed why it stopped") { process.standardError.hasSuffix("\n") }
+        #expect(!process.standardOutput.contains("ready"), "\(process.standardOutput)")
+        return (status, process.standardError)
+    }
+
+    @Test("a config error stops start-up with a message naming the key", arguments: Daemon.allCases)
+    func configErrors(daemon: Daemon) async throws {
+        let system = try SyncSystem("cfg")
+        let cases: [(change: [String: String?], names: String)] = [
+            (["heartbeatIntervalMiliseconds": "500"], "heartbeatIntervalMiliseconds"),
+            (["missedHeartbeats": "0"], "missedHeartbeats"),
+            (["logLevel": "\"chatty\""], "logLevel"),
+            (["heartbeatIntervalMilliseconds": "\"fast\""], "heartbeatIntervalMilliseconds"),
+            (["pairingKeyFile": nil], "pairingKeyFile"),
+        ]
+        for (change, key) in cases {
+            try write(daemon, system, change)
+            let (status, stderr) = try await refusedStart(daemon, system)
+            #expect(status != 0, "\(daemon) with \(change) exited 0")
+            #expect(stderr.contains(key), "\(daemon) with \(change): \(stderr)")
+            #expect(stderr.contains(daemon == .phoned ? system.phonedConfigPath : system.watchdConfigPath))
+        }
+        let address = daemon == .phoned ? "listen" : "phoneAddress"
+        try write(daemon, system, [address: "\"nowhere\""])
+        let (status, stderr) = try await refusedStart(daemon, system)
+        #expect(status != 0)
+        #expect(stderr.contains(address), "\(stderr)")
+    }
+
+    @Test("a world-readable or missing pairing key file refuses start-up naming the file", arguments: Daemon.allCases)
+    func pairingKeyFile(daemon: Daemon) async throws {
+        let system = try SyncSystem("key")
+        #expect(chmod(system.keyPath, 0o644) == 0)
+        var (status, stderr) = try await refusedStart(daemon, system)
+        #expect(status != 0)
+        #expect(stderr.contains(system.keyPath) && stderr.contains("644"), "\(stderr)")
+
+        let missing = system.directory.appending("no-such.key")
+        try write(daemon, system, ["pairingKeyFile": SyncSystem.json(missing)])
+        (status, stderr) = try await refusedStart(daemon, system)
+        #expect(status != 0)
+        #expect(stderr.contains(missing) && stderr.contains("does not exist"), "\(stderr)")
+    }
+
+    @Test("SIGTERM: both daemons exit 0 (SIGHUP is ignored), and restart on their state", arguments: [false, true])
+    func gracefulStop(linked: Bool) async throws {
+        let system = try SyncSystem("term")
+        if linked {
+            try await system.startBoth()
+        } else {
+            try await system.startPhoned()
+            try await system.startWatchd()
+        }
+        // SIGHUP is logged and ignored (nothing is re-read at run time): both keep serving.
+        system.phoned?.send(SIGHUP)
+        system.watchd?.send(SIGHUP)
+        try await system.eventually("both logged the ignored SIGHUP") {
+            system.phonedLog.contains("SIGHUP ignored") && system.watchdLog.contains("SIGHUP ignored")
+        }
+        #expect(try await system.phonectl("status").exitCode == 0)
+        #expect(try await system.watchctl("status").exitCode == 0)
+
+        #expect(try await system.stopPhoned() == 0, "\(system.transcript)")
+        if linked {
+            // phoned said goodbye on the link rather than vanishing.
+            try await system.eventually("watchd saw phoned shut down") {
+                system.watchdLog.contains("shuttingDown")
+            }
+        }
+        #expect(try await system.stopWatchd() == 0, "\(system.transcript)")
+        // The pipes may hand over the last lines just after the exit.
+        try await system.eventually("both logged the graceful stop") {
+            system.phonedLog.contains("msg=stopping signal=SIGTERM")
+                && system.watchdLog.contains("msg=stopping signal=SIGTERM")
+        }
+        // Both come back on the same state.
+        try await system.startBoth()
+    }
+}

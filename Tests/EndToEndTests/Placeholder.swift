@@ -1,3 +1,0 @@
-import Testing
-
-@Test("the test target builds") func targetBuilds() {}
