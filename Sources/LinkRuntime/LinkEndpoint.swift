@@ -153,9 +153,14 @@ package final class LinkEndpoint: @unchecked Sendable {
     }
 
     /// Tells the link a received transfer was processed durably: its mark is persisted, then acked.
+    ///
+    /// Handled at once even when called from inside a notification (unlike other events): when one
+    /// read carries many transfers, each mark is persisted right after its own processing, so a
+    /// crash mid-batch redelivers at most the transfer in progress. Safe to interleave: it only
+    /// persists a mark and sends an ack, and the engine's state is whole between events.
     package func transferProcessed(_ key: TransferKey) {
         loop.preconditionInLoop()
-        handle(.transferProcessed(key))
+        for action in engine.handle(.transferProcessed(key)) { perform(action) }
     }
 
     /// Cancels a transfer that has never been put on the wire.

@@ -191,10 +191,11 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
     @discardableResult
     private func ingest(_ run: WorkoutDocument, via channel: String) -> SyncEngine.IngestOutcome {
         let (outcome, actions) = engine.ingestFromWatch(run, now: .current)
+        perform(actions)
+        // Logged after the write, so an `accepted` line always means the document is on disk.
         logger.info(
             "ingest", ["run": "\(run.id)", "via": channel, "outcome": outcome.rawValue, "updatedAt": "\(run.updatedAt)"],
             component: "ingest")
-        perform(actions)
         return outcome
     }
 
