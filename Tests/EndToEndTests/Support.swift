@@ -261,3 +261,71 @@ extension WorkoutDocument {
     /// The number of sets marked done.
     var doneSets: Int { logs.reduce(0) { $0 + $1.completedSetCount } }
 }
+
+/// One row of `live show --json`.
+struct LiveScreenView: Decodable, Equatable {
+    var runID: String
+    var logID: String
+    var exercise: String
+    var role: String
+    var phase: String
+    var set: Int
+    var setCount: Int
+    var phaseAnchor: String
+    var remainingSeconds: Double?
+    var version: Int
+}
+
+/// Which daemon a CLI call goes to.
+enum Side {
+    case phone, watch
+}
+
+extension SyncSystem {
+    /// What `live show` on one side shows for `run`, if anything.
+    func live(on side: Side, _ run: String) async throws -> LiveScreenView? {
+        let result = side == .phone ? try await phonectl("live", "show", "--json") : try await watchctl("live", "show", "--json")
+        return try result.decode([LiveScreenView].self).first { $0.runID == run }
+    }
+
+    /// Both sides' screens for `run`, read concurrently.
+    func liveBoth(_ run: String) async throws -> (phone: LiveScreenView, watch: LiveScreenView) {
+        async let phone = live(on: .phone, run)
+        async let watch = live(on: .watch, run)
+        guard let phoneScreen = try await phone, let watchScreen = try await watch else {
+            throw HarnessError("a side shows nothing for run \(run)")
+        }
+        return (phoneScreen, watchScreen)
+    }
+
+    /// Waits until one side's screen for `run` satisfies `condition`.
+    @discardableResult
+    func waitForLive(
+        on side: Side, _ run: String, _ what: String, where condition: @escaping (LiveScreenView) -> Bool
+    ) async throws -> LiveScreenView {
+        var found: LiveScreenView?
+        try await eventually("the \(side) screen \(what)") {
+            found = try await self.live(on: side, run)
+            return found.map(condition) ?? false
+        }
+        return found!
+    }
+
+    /// Writes `count` completed copies of `template` (new IDs, same month) straight into the
+    /// document directory, as history another device synced in.
+    func generateHistory(like template: WorkoutDocument, count: Int) throws {
+        var history = template
+        try history.endKeepingProgress(at: template.updatedAt.advanced(by: .seconds(60)))
+        let folder = "\(documentsDirectory)/\(Self.workoutPath(template))".split(separator: "/").dropLast()
+            .joined(separator: "/")
+        for index in 0..<count {
+            var bytes = [UInt8](repeating: 0x5A, count: 16)
+            bytes[12] = UInt8(index >> 24 & 0xFF)
+            bytes[13] = UInt8(index >> 16 & 0xFF)
+            bytes[14] = UInt8(index >> 8 & 0xFF)
+            bytes[15] = UInt8(index & 0xFF)
+            history.id = DocumentID(bytes: bytes)
+            try Data(DocumentCoder.encodeForDisk(history)).write(to: URL(fileURLWithPath: "/\(folder)/\(history.id).json"))
+        }
+    }
+}
