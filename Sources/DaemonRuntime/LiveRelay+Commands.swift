@@ -6,8 +6,8 @@ extension LiveRelay {
     /// Executes a `live …` verb (identical on both CLIs). The daemon supplies how to find a run it
     /// can drive (`run`: nil when unknown; throw to refuse, e.g. editing on phone), its settings, and
     /// the durable set write (`completeSet(run, logIndex, setIndex, reps, weight)`: nil on success, a
-    /// refusal otherwise). The write comes before the live action: LiveMirror needs `setCompleted`
-    /// before the written document is absorbed.
+    /// refusal otherwise). The live action comes first: LiveMirror needs `setCompleted` before the
+    /// written document is absorbed, and the follower should see the frame before the document.
     package func execute(
         _ command: ParsedCommand, run: (DocumentID) throws -> WorkoutDocument?, settings: Settings,
         completeSet: (WorkoutDocument, Int, Int, Int, Double) throws -> AdminOutcome?
@@ -33,13 +33,14 @@ extension LiveRelay {
                 guard let found = try run(id), let logIndex = found.logs.firstIndex(where: { $0.id == screen.logID })
                 else { return .refused("the run no longer has the exercise on screen") }
                 let log = found.logs[logIndex]
-                if let refusal = try completeSet(
-                    found, logIndex, screen.setIndex, try command.optionalInteger("reps") ?? log.targetReps,
-                    try command.optionalDouble("weight") ?? log.targetWeight)
-                {
-                    return refusal
-                }
-                return outcome(handle(.setCompleted(runID: id, now: .current)))
+                let reps = try command.optionalInteger("reps") ?? log.targetReps
+                let weight = try command.optionalDouble("weight") ?? log.targetWeight
+                // The frame goes out before the durable write: both ride the one link in order, so the
+                // follower is on this set's rest when the written document arrives, and its durable
+                // repair has nothing to jump over (the other order made it flick forward and back).
+                let refusals = handle(.setCompleted(runID: id, now: .current))
+                if let refusal = try completeSet(found, logIndex, screen.setIndex, reps, weight) { return refusal }
+                return outcome(refusals)
             case .rest:
                 return outcome(handle(.restSkipped(runID: id, now: now)))
             case .finish:

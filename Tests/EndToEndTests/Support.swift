@@ -277,13 +277,13 @@ struct LiveScreenView: Decodable, Equatable {
 }
 
 /// Which daemon a CLI call goes to.
-enum Side {
+enum Device {
     case phone, watch
 }
 
 extension SyncSystem {
     /// What `live show` on one side shows for `run`, if anything.
-    func live(on side: Side, _ run: String) async throws -> LiveScreenView? {
+    func live(on side: Device, _ run: String) async throws -> LiveScreenView? {
         let result = side == .phone ? try await phonectl("live", "show", "--json") : try await watchctl("live", "show", "--json")
         return try result.decode([LiveScreenView].self).first { $0.runID == run }
     }
@@ -301,7 +301,7 @@ extension SyncSystem {
     /// Waits until one side's screen for `run` satisfies `condition`.
     @discardableResult
     func waitForLive(
-        on side: Side, _ run: String, _ what: String, where condition: @escaping (LiveScreenView) -> Bool
+        on side: Device, _ run: String, _ what: String, where condition: @escaping (LiveScreenView) -> Bool
     ) async throws -> LiveScreenView {
         var found: LiveScreenView?
         try await eventually("the \(side) screen \(what)") {
