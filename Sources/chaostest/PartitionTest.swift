@@ -260,9 +260,9 @@ enum PartitionTest {
         let phoneLines = LogTimeline(path: harness.phoneLog, from: phoneLogOffset)
         let watchLines = LogTimeline(path: harness.watchLog, from: watchLogOffset)
         timing.phoneDetectionLogSeconds = phoneLines.first("msg=\"watch unlinked\"", notBefore: cutDate)
-            .map { $0.timeIntervalSince(cutDate) }
+            .flatMap { $0 <= healDate ? $0.timeIntervalSince(cutDate) : nil }
         timing.watchDetectionLogSeconds = watchLines.first("msg=\"phone unlinked\"", notBefore: cutDate)
-            .map { $0.timeIntervalSince(cutDate) }
+            .flatMap { $0 <= healDate ? $0.timeIntervalSince(cutDate) : nil }
         if dropped {
             timing.reconnectLogSeconds = watchLines.first("msg=\"phone linked\"", notBefore: healDate)
                 .map { $0.timeIntervalSince(healDate) }

@@ -17,7 +17,7 @@ struct CycleTiming: Codable, Sendable {
     /// Heal → edits acknowledged before the heal visible on both sides.
     var convergenceSeconds: Double?
     /// The same moments from the daemons' own log lines ("watch unlinked" in phoned's log, "phone
-    /// unlinked" in watchd's, then "phone linked"): free of the admin socket's latency.
+    /// unlinked" in watchd's, before the heal; then "phone linked"): free of the admin socket's latency.
     var phoneDetectionLogSeconds: Double?
     var watchDetectionLogSeconds: Double?
     var reconnectLogSeconds: Double?
