@@ -62,8 +62,8 @@ extension BenchSuite {
             var watchRSS: [Double] = []
             var watchPeak: [Double] = []
             let expected = History.pushedRuns(count: largest)
-            for repetition in 1...plan.repetitions {
-                Progress.say("  \(label) runs linked to watchd, repetition \(repetition)/\(plan.repetitions)")
+            for repetition in 1...plan.slowRepetitions {
+                Progress.say("  \(label) runs linked to watchd, repetition \(repetition)/\(plan.slowRepetitions)")
                 let pair = try DaemonPair(root: scratch.appending("memory-\(repetition)"), binaries: binaries, documents: documents)
                 defer {
                     pair.stop()

@@ -74,7 +74,7 @@ final class Report {
     // MARK: Output
 
     func printTable() {
-        let header = ["figure", "median", "min", "max", "unit", "ratio", "target"]
+        let header = ["figure", "median", "min", "max", "n", "unit", "ratio", "target"]
         var lines: [[String]] = []
         var sectionStarts: [Int: String] = [:]
         var lastSection = ""
@@ -85,7 +85,8 @@ final class Report {
             }
             let target = row.target.map { "\($0.text) \(row.met == true ? "met" : "MISSED")" } ?? ""
             lines.append([
-                row.figure, Report.format(row.median), Report.format(row.minimum), Report.format(row.maximum), row.unit,
+                row.figure, Report.format(row.median), Report.format(row.minimum), Report.format(row.maximum),
+                "\(row.samples.count)", row.unit,
                 row.ratio ?? "", target,
             ])
         }
@@ -97,7 +98,7 @@ final class Report {
             cells.enumerated().map { index, cell in
                 let pad = String(repeating: " ", count: widths[index] - cell.count)
                 // Numbers right-aligned, text left-aligned.
-                return (1...3).contains(index) ? pad + cell : cell + pad
+                return (1...4).contains(index) ? pad + cell : cell + pad
             }.joined(separator: " | ")
         }
         let formatter = ISO8601DateFormatter()
