@@ -6,8 +6,8 @@ import LinkProtocol
 /// The endpoint is the engine's shell: it listens (phone) or dials (watch), feeds socket bytes,
 /// closes and timer expiry into the engine, and carries out the engine's actions in order: frames
 /// are written, `persist…` actions are written durably before the next action runs, notifications
-/// go to `onNotification`. Everything but `transferUserInfo`'s fsync runs on the loop thread; that
-/// append runs on a concurrent queue so concurrent producers share one `fdatasync` (group commit).
+/// go to `onNotification`. Everything but `transferUserInfo`'s fsync runs on the loop thread; the
+/// appends run on one outbox thread, batched so concurrent producers share one `fdatasync` (group commit).
 ///
 /// Loop-only API: `start`, `updateApplicationContext`, `sendMessage`, `answerMessage`,
 /// `transferUserInfo`, `transferProcessed`, `cancelTransfer`, `launch`, `setAppForeground`,
@@ -40,7 +40,10 @@ package final class LinkEndpoint: @unchecked Sendable {
     private var queuedEvents: [LinkEngine.Event] = []
     private var isHandling = false
     private var stopped = false
-    private let outboxQueue = DispatchQueue(label: "link.outbox", attributes: .concurrent)
+    /// Runs the blocking outbox appends (serial: one group commit at a time, see `commitWaitingAppends`).
+    private let outboxQueue = DispatchQueue(label: "link.outbox")
+    private var appendsWaiting: [WaitingAppend] = []
+    private var appendInFlight = false
     /// How long a dial may take before it counts as failed (a partition drops SYNs silently).
     package var connectTimeout: Duration = .seconds(1)
 
@@ -135,19 +138,35 @@ package final class LinkEndpoint: @unchecked Sendable {
             completion(.failure(error))
             return
         }
-        let outbox = state.outbox
-        let enqueuedAt = Self.wallClockMicros()
-        // The completion stays on the loop; only its token crosses to the fsync queue and back.
+        // The completion stays on the loop; only its token crosses to the outbox thread and back.
         let token = nextTransferToken
         nextTransferToken += 1
         transferWaiters[token] = completion
+        appendsWaiting.append(WaitingAppend(token: token, payload: payload, enqueuedAtMicros: Self.wallClockMicros()))
+        commitWaitingAppends()
+    }
+
+    /// Group commit across the loop: the transfers asked for while a commit is on the outbox thread
+    /// wait here and go together in the next one — one write each, one `fdatasync` for all — in the
+    /// order they were asked for. (One blocking append per transfer on a concurrent queue batched
+    /// only as many transfers as Dispatch gave it threads: two on a two-core machine.)
+    private func commitWaitingAppends() {
+        guard !appendInFlight, !appendsWaiting.isEmpty else { return }
+        appendInFlight = true
+        let batch = appendsWaiting
+        appendsWaiting = []
+        let outbox = state.outbox
         outboxQueue.async { [loop] in
-            let result: Result<UInt64, any Error> = Result { try outbox.append(payload, enqueuedAtMicros: enqueuedAt) }
+            let results = outbox.append(batch: batch.map { ($0.payload, $0.enqueuedAtMicros) })
             loop.execute { [self] in
-                if case .success(let sequence) = result {
-                    handle(.transferPersisted(sequence: sequence, payload: payload))
+                appendInFlight = false
+                for (append, result) in zip(batch, results) {
+                    if case .success(let sequence) = result {
+                        handle(.transferPersisted(sequence: sequence, payload: append.payload))
+                    }
+                    transferWaiters.removeValue(forKey: append.token)?(result)
                 }
-                transferWaiters.removeValue(forKey: token)?(result)
+                commitWaitingAppends()
             }
         }
     }
@@ -327,6 +346,13 @@ package final class LinkEndpoint: @unchecked Sendable {
             onFatal("\(what) failed: \(error)")
         }
     }
+}
+
+/// A `transferUserInfo` waiting for the next group commit.
+private struct WaitingAppend: Sendable {
+    var token: UInt64
+    var payload: [UInt8]
+    var enqueuedAtMicros: Int64
 }
 
 /// What `status` reports about the link.

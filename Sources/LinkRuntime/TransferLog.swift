@@ -105,11 +105,49 @@ package final class TransferLog: @unchecked Sendable {
     /// Returns only after an `fdatasync` that covers the record has succeeded; safe to call from
     /// many threads at once, which then share syncs.
     package func append(_ payload: [UInt8], enqueuedAtMicros: Int64) throws -> UInt64 {
+        try checkSize(payload)
+        condition.lock()
+        defer { condition.unlock() }
+        let sequence = try write(payload, enqueuedAtMicros: enqueuedAtMicros)
+        try waitUntilSynced(through: sequence)
+        return sequence
+    }
+
+    /// Durably appends several transfers, in order, sharing one `fdatasync`; returns each one's
+    /// sequence or the reason it was refused, in the same order.
+    ///
+    /// For a caller that collects transfers itself (the link endpoint's single outbox thread): one
+    /// thread gets the batching that `append` gets only from many concurrent threads. A refused
+    /// record (too large, a failed write) does not stop the ones after it; once a sync fails, every
+    /// record of the batch reports that failure.
+    package func append(batch: [(payload: [UInt8], enqueuedAtMicros: Int64)]) -> [Result<UInt64, any Error>] {
+        condition.lock()
+        defer { condition.unlock() }
+        var results: [Result<UInt64, any Error>] = batch.map { item in
+            Result {
+                try checkSize(item.payload)
+                return try write(item.payload, enqueuedAtMicros: item.enqueuedAtMicros)
+            }
+        }
+        let last = results.compactMap { try? $0.get() }.max()
+        if let last {
+            do {
+                try waitUntilSynced(through: last)
+            } catch {
+                results = results.map { result in result.flatMap { _ in .failure(error) } }
+            }
+        }
+        return results
+    }
+
+    private func checkSize(_ payload: [UInt8]) throws {
         guard payload.count <= configuration.maximumPayloadBytes else {
             throw TransferLogError.payloadTooLarge(size: payload.count, maximum: configuration.maximumPayloadBytes)
         }
-        condition.lock()
-        defer { condition.unlock() }
+    }
+
+    /// Writes one record to the page cache and returns its sequence (not yet durable). Lock held.
+    private func write(_ payload: [UInt8], enqueuedAtMicros: Int64) throws -> UInt64 {
         if let failure = state.failure { throw failure }
         let record = TransferRecord(sequence: state.nextSequence, payload: payload, enqueuedAtMicros: enqueuedAtMicros)
         let bytes = record.encoded()
@@ -128,7 +166,6 @@ package final class TransferLog: @unchecked Sendable {
         state.nextSequence += 1
         state.writtenThrough = record.sequence
         state.records.append(record)
-        try waitUntilSynced(through: record.sequence)
         return record.sequence
     }
 

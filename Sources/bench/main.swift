@@ -1,2 +1,54 @@
-// bench: see Package.swift.
-print("bench: not written yet")
+// bench: the benchmark suite behind scripts/bench (docs/PERFORMANCE.md). Prints medians with min/max
+// over several repetitions, each next to the machine's limit measured in the same run, and the
+// ratios the benchmark issue asks for. Figures only: nothing here asserts a speed.
+import Foundation
+import Glibc
+import TestSupport
+
+let usage = """
+    Usage: bench [--quick] [--json] [--only LIST] [--sqlite-helper PATH] [--keep]
+
+    Runs the benchmark suite (scripts/bench builds everything and calls this).
+      --quick               about 2 minutes: fewer repetitions and smaller sizes (the table says which)
+      --json                print the table as JSON on stdout
+      --only LIST           run only these figures, e.g. --only 1,4 (1 enqueue, 2 round trip,
+                            3 cold start, 4 push cost, 5 drain, 6 memory)
+      --sqlite-helper PATH  the compiled scripts/bench-sqlite.c (figure 1's SQLite peer)
+      --keep                keep the temporary directory (daemon logs, generated documents)
+    Progress goes to stderr; the table (or JSON) to stdout.
+    """
+
+var options = BenchOptions()
+var arguments = CommandLine.arguments.dropFirst()
+while let argument = arguments.popFirst() {
+    switch argument {
+    case "-h", "--help":
+        print(usage)
+        exit(0)
+    case "--quick": options.quick = true
+    case "--json": options.json = true
+    case "--keep": options.keep = true
+    case "--only":
+        guard let list = arguments.popFirst() else {
+            FileHandle.standardError.write(Data("Error: --only needs a list\n\(usage)\n".utf8))
+            exit(64)
+        }
+        options.only = Set(list.split(separator: ",").compactMap { Int($0) })
+    case "--sqlite-helper":
+        guard let path = arguments.popFirst() else {
+            FileHandle.standardError.write(Data("Error: --sqlite-helper needs a path\n\(usage)\n".utf8))
+            exit(64)
+        }
+        options.sqliteHelper = path
+    default:
+        FileHandle.standardError.write(Data("Error: unknown argument \(argument)\n\(usage)\n".utf8))
+        exit(64)
+    }
+}
+
+do {
+    try BenchSuite(options: options).run()
+} catch {
+    FileHandle.standardError.write(Data("bench failed: \(error)\n".utf8))
+    exit(1)
+}

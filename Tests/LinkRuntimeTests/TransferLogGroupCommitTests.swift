@@ -49,4 +49,31 @@ struct TransferLogGroupCommitTests {
             #expect(record.payload == [UInt8(origin.thread), UInt8(origin.index % 256)])
         }
     }
+
+    @Test("a batch gets contiguous sequences in order; an oversize record is refused alone; all survive reopening")
+    func batchAppend() throws {
+        let dir = try TemporaryDirectory("groupcommit")
+        let log = try TransferLog(directory: dir.path, configuration: .init(maximumPayloadBytes: 16))
+        #expect(try log.append([9], enqueuedAtMicros: 1) == 1)
+        let batch: [(payload: [UInt8], enqueuedAtMicros: Int64)] = [
+            ([1], 10), ([2, 2], 11), ([UInt8](repeating: 3, count: 17), 12), ([4], 13),
+        ]
+        let results = log.append(batch: batch)
+        #expect(results.count == 4)
+        #expect(try results[0].get() == 2)
+        #expect(try results[1].get() == 3)
+        #expect(throws: TransferLogError.payloadTooLarge(size: 17, maximum: 16)) { try results[2].get() }
+        #expect(try results[3].get() == 4)
+        #expect(log.append(batch: []).isEmpty)
+        #expect(log.pending().map(\.sequence) == [1, 2, 3, 4])
+
+        let reopened = try TransferLog(directory: dir.path)
+        #expect(
+            reopened.pending() == [
+                TransferRecord(sequence: 1, payload: [9], enqueuedAtMicros: 1),
+                TransferRecord(sequence: 2, payload: [1], enqueuedAtMicros: 10),
+                TransferRecord(sequence: 3, payload: [2, 2], enqueuedAtMicros: 11),
+                TransferRecord(sequence: 4, payload: [4], enqueuedAtMicros: 13),
+            ])
+    }
 }

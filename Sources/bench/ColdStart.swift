@@ -1,0 +1,126 @@
+import DaemonRuntime
+import Foundation
+import Glibc
+import WorkoutModel
+
+extension BenchSuite {
+    /// A generated document directory of `count` runs, made once per bench run and reused.
+    func history(_ count: Int, now: Timestamp) throws -> String {
+        let root = scratch.appending("history-\(count)/Documents")
+        if FileManager.default.fileExists(atPath: "\(root)/Workouts") { return root }
+        Progress.say("  generating \(count) runs …")
+        try FileManager.default.createDirectory(atPath: scratch.appending("history-\(count)"), withIntermediateDirectories: true)
+        let seconds = try timed { try History.write(count: count, to: root, now: now) }
+        Progress.say("  generated \(count) runs in \(Report.format(seconds)) s")
+        return root
+    }
+
+    /// Figures 3 and 6: phoned's cold start over 1k/10k/100k runs next to a plain read-and-decode of
+    /// the same files, phoned's memory there, and watchd's memory with a full cache.
+    func coldStartAndMemory() throws {
+        let now = Timestamp(secondsSinceEpoch: Date().timeIntervalSince1970)
+        let largest = plan.coldStartSizes.max() ?? 0
+        let quickNote = options.quick && largest < 100_000 ? "quick mode: \(largest) runs, not 100k (run scripts/bench for 100k)" : nil
+        var phonedMemory: (rss: [Double], peak: [Double]) = ([], [])
+        if wants(3) {
+            let section = "3. cold start (phoned spawn → ready: gather done, first push built)"
+            Progress.say("[\(section)]")
+            for count in plan.coldStartSizes {
+                let documents = try history(count, now: now)
+                var ready: [Double] = []
+                var plain: [Double] = []
+                var rss: [Double] = []
+                var peak: [Double] = []
+                for repetition in 1...plan.repetitions {
+                    Progress.say("  \(count) runs, repetition \(repetition)/\(plan.repetitions)")
+                    let (seconds, memory) = try coldStart(documents: documents, runs: count, check: repetition == 1)
+                    ready.append(seconds)
+                    rss.append(memory.rss / 1_048_576)
+                    peak.append(memory.peak / 1_048_576)
+                    var decoded = 0
+                    plain.append(try timed { decoded = try History.readAndDecode(root: documents) })
+                    guard decoded == count else { throw BenchError("read-and-decode found \(decoded) runs, expected \(count)") }
+                }
+                let label = count >= 1000 ? "\(count / 1000)k" : "\(count)"
+                report.measurement(section, "phoned time to ready, \(label) runs", ready, unit: "s")
+                report.measurement(section, "plain read+decode of the same files, \(label) runs", plain, unit: "s")
+                let isTargetSize = count == largest
+                report.ratio(
+                    section, "cold start / read+decode, \(label) runs", ready, plain, definition: "phoned / plain",
+                    target: isTargetSize ? .atMost(1.0) : nil, note: isTargetSize ? quickNote : nil)
+                report.measurement(section, "phoned peak RSS (VmHWM) at ready, \(label) runs", peak, unit: "MiB")
+                if count == largest { phonedMemory = (rss, peak) }
+            }
+        }
+        if wants(6) {
+            let section = "6. memory"
+            Progress.say("[\(section)]")
+            let documents = try history(largest, now: now)
+            let label = largest >= 1000 ? "\(largest / 1000)k" : "\(largest)"
+            var phonedRSS: [Double] = []
+            var phonedPeak: [Double] = []
+            var watchRSS: [Double] = []
+            var watchPeak: [Double] = []
+            let expected = History.pushedRuns(count: largest)
+            for repetition in 1...plan.slowRepetitions {
+                Progress.say("  \(label) runs linked to watchd, repetition \(repetition)/\(plan.slowRepetitions)")
+                let pair = try DaemonPair(root: scratch.appending("memory-\(repetition)"), binaries: binaries, documents: documents)
+                defer {
+                    pair.stop()
+                    try? FileManager.default.removeItem(atPath: pair.root)
+                }
+                let phoned = try pair.startPhoned()
+                try phoned.waitUntilReady()
+                let watchd = try pair.startWatchd()
+                try watchd.waitUntilReady()
+                try pair.waitUntilLinked()
+                try Admin.waitFor(pair.watch.admin, "a full cache on the watch (\(expected) runs)") {
+                    $0.int("workouts") == expected && $0.int("contextGenerationApplied") > 0
+                }
+                let phone = try phoned.memory()
+                let watch = try watchd.memory()
+                phonedRSS.append(phone.rss / 1_048_576)
+                phonedPeak.append(phone.peak / 1_048_576)
+                watchRSS.append(watch.rss / 1_048_576)
+                watchPeak.append(watch.peak / 1_048_576)
+            }
+            report.measurement(
+                section, "phoned RSS, \(label) runs, linked, push sent", phonedRSS, unit: "MiB", target: .atMost(64),
+                note: quickNote)
+            report.measurement(section, "phoned peak RSS (VmHWM), \(label) runs", phonedPeak, unit: "MiB")
+            if !phonedMemory.rss.isEmpty {
+                report.measurement(section, "phoned RSS right after cold start, \(label) runs", phonedMemory.rss, unit: "MiB")
+            }
+            report.measurement(
+                section, "watchd RSS, full cache (\(expected) runs: \(History.activeRuns) active + 25 recent)", watchRSS,
+                unit: "MiB")
+            report.measurement(section, "watchd peak RSS (VmHWM), full cache", watchPeak, unit: "MiB")
+        }
+    }
+
+    /// One cold start: a phoned restart (state directory with an instance ID and a known peer, so the
+    /// link is activated and the first push is built before the readiness line) over `documents`.
+    private func coldStart(documents: String, runs: Int, check: Bool) throws -> (Double, (rss: Double, peak: Double)) {
+        let root = scratch.appending("coldstart")
+        try? FileManager.default.removeItem(atPath: root)
+        let files = DaemonFiles(root: root)
+        let key = "\(root)/pairing.key"
+        try FileManager.default.createDirectory(atPath: "\(files.state)/link", withIntermediateDirectories: true)
+        try DaemonConfig.pairingKey(at: key)
+        try DaemonConfig.writePhoned(files, documents: documents, key: key, port: 0)
+        let hex = { randomBytes(16).map { String(format: "%02x", $0) }.joined() + "\n" }
+        try History.writeFile(Array(hex().utf8), to: "\(files.state)/instance-id")
+        try History.writeFile(Array(hex().utf8), to: "\(files.state)/link/peer")
+        let phoned = try RunningDaemon(name: "phoned", executable: "\(binaries)/phoned", files: files)
+        defer { phoned.stop() }
+        let seconds = try phoned.waitUntilReady()
+        let memory = try phoned.memory()
+        if check {
+            let status = try Admin.status(files.admin)
+            guard status.int("runsInHistory") == runs, status.int("contextGenerationSent") >= 1 else {
+                throw BenchError("phoned cold start: expected \(runs) runs and a first push, status: \(status)")
+            }
+        }
+        return (seconds, memory)
+    }
+}

@@ -1,0 +1,89 @@
+import DaemonRuntime
+import Foundation
+import Glibc
+
+extension BenchSuite {
+    /// Figure 2: a watch edit → phone ingest (document written durably) → authoritative context
+    /// applied in the watch cache, over real release daemons on loopback.
+    ///
+    /// Each edit is a `complete` or `undo` of set 1 (alternating) sent to watchd's admin socket in
+    /// process; the clock stops when watchd's status shows `undeliveredEdits == 0`, which happens only
+    /// when a pushed context carrying the run at the edit's stamp (or newer) has been persisted and
+    /// applied. Status is polled back to back; each poll is one Unix-socket round trip (tens of µs),
+    /// which is the method's resolution.
+    func roundTrip() throws {
+        let section = "2. round trip (watch edit → phone ingest → context applied on the watch)"
+        Progress.say("[\(section)]")
+        let pair = try DaemonPair(root: scratch.appending("roundtrip"), binaries: binaries)
+        defer { pair.stop() }
+        try pair.startPhoned().waitUntilReady()
+        try pair.startWatchd().waitUntilReady()
+        try pair.waitUntilLinked()
+        let run = try startRun(pair)
+        let show = try Admin.send(pair.watch.admin, ["show"], ["id": run])
+        let document = Array((show.text ?? "").utf8)
+        let scratchFiles = scratch.appending("roundtrip/baselines")
+        try FileManager.default.createDirectory(atPath: scratchFiles, withIntermediateDirectories: true)
+
+        var editNumber = 0
+        func edit() throws -> Double {
+            let command = editNumber % 2 == 0 ? "complete" : "undo"
+            editNumber += 1
+            let start = monotonicSeconds()
+            try Admin.send(pair.watch.admin, [command], ["run": run, "exercise": "1", "set": "1"])
+            while true {
+                let status = try Admin.status(pair.watch.admin)
+                if status.int("undeliveredEdits") == 0 { break }
+            }
+            return monotonicSeconds() - start
+        }
+        // Warm-up: connections, page cache, the first pushes.
+        for _ in 0..<20 { _ = try edit() }
+
+        var p50: [Double] = []
+        var p99: [Double] = []
+        var rtt: [Double] = []
+        var atomic: [Double] = []
+        var denominators: [Double] = []
+        for repetition in 1...plan.repetitions {
+            Progress.say("  repetition \(repetition)/\(plan.repetitions): \(plan.roundTripEdits) edits")
+            let pings = try Baselines.loopbackRoundTrips(count: 2_000)
+            let replaces = try Baselines.atomicReplaceLatencies(directory: scratchFiles, bytes: document, count: 200)
+            var latencies: [Double] = []
+            for _ in 0..<plan.roundTripEdits { latencies.append(try edit()) }
+            p50.append(Report.percentile(latencies, 0.5) * 1e3)
+            p99.append(Report.percentile(latencies, 0.99) * 1e3)
+            let pingMedian = Report.median(pings) * 1e3
+            let replaceMedian = Report.median(replaces) * 1e3
+            rtt.append(pingMedian)
+            atomic.append(replaceMedian)
+            denominators.append(2 * pingMedian + 2 * replaceMedian)
+        }
+        let edits = plan.roundTripEdits
+        report.measurement(section, "round trip p50 (\(edits) edits per repetition)", p50, unit: "ms")
+        report.measurement(section, "round trip p99 (\(edits) edits per repetition)", p99, unit: "ms")
+        report.measurement(section, "loopback TCP round trip p50 (64 B, NODELAY)", rtt, unit: "ms")
+        report.measurement(
+            section, "atomic replace p50 (\(document.count) B: temp+fsync+rename+dir fsync)", atomic, unit: "ms")
+        report.measurement(section, "2 RTT + 2 atomic replaces", denominators, unit: "ms")
+        report.ratio(
+            section, "round trip p50 / (2 RTT + 2 atomic replaces)", p50, denominators,
+            definition: "ours p50 / (2 RTT + 2 AR)", target: .atMost(1.5),
+            note: "the path holds 4 atomic replaces (watch cache file, phone document, phone context slot, "
+                + "watch received context) and 1 RTT (message out, context back); see docs/PERFORMANCE.md")
+        report.ratio(section, "round trip p99 / (2 RTT + 2 atomic replaces)", p99, denominators, definition: "ours p99 / (2 RTT + 2 AR)")
+    }
+
+    /// Creates a split and starts a run on the phone; returns the run's ID once the watch has it.
+    func startRun(_ pair: DaemonPair) throws -> String {
+        let split = try Admin.json(
+            Admin.send(
+                pair.phone.admin, ["split", "create"],
+                ["name": "Bench", "exercise": "Squat:5x5@100\nBench press:5x5@80\nRow:5x8@30"]))
+        guard let splitID = split["id"] as? String else { throw BenchError("split create returned no id") }
+        let started = try Admin.json(Admin.send(pair.phone.admin, ["start"], ["split": splitID]))
+        guard let runID = started["id"] as? String else { throw BenchError("start returned no id") }
+        try Admin.waitFor(pair.watch.admin, "the run on the watch") { $0.int("workouts") >= 1 }
+        return runID
+    }
+}
