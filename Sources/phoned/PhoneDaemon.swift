@@ -45,18 +45,15 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             atPath: (configuration.documentsDirectory as NSString).deletingLastPathComponent,
             withIntermediateDirectories: true)
         documents = try DocumentDirectory(root: configuration.documentsDirectory)
-        state = try LinkStateDirectory(root: configuration.stateDirectory) { try SecureRandom.bytes(count: 16) }
-        let key = try PairingKeyFile.load(configuration.pairingKeyFile)
-        var linkConfiguration = LinkConfiguration(role: .phone)
-        linkConfiguration.heartbeatInterval = configuration.heartbeatInterval
-        linkConfiguration.missedHeartbeatsBeforeUnreachable = configuration.missedHeartbeats
-        linkConfiguration.handshakeTimeout = configuration.handshakeTimeout
-        linkConfiguration.messageReplyTimeout = configuration.messageReplyTimeout
-        linkConfiguration.maximumFrameLength = configuration.maximumFrameBytes
-        link = try LinkEndpoint(
-            configuration: linkConfiguration, state: state, pairingKey: key,
-            address: .listen(host: configuration.listen.host, port: configuration.listen.port), loop: loop,
-            seed: UInt64(truncatingIfNeeded: getpid()))
+        let linkConfiguration = LinkConfiguration(
+            role: .phone, heartbeatInterval: configuration.heartbeatInterval,
+            missedHeartbeats: configuration.missedHeartbeats, handshakeTimeout: configuration.handshakeTimeout,
+            messageReplyTimeout: configuration.messageReplyTimeout, maximumFrameBytes: configuration.maximumFrameBytes)
+        link = try LinkEndpoint.forDaemon(
+            configuration: linkConfiguration, stateDirectory: configuration.stateDirectory,
+            pairingKeyFile: configuration.pairingKeyFile,
+            address: .listen(host: configuration.listen.host, port: configuration.listen.port), loop: loop)
+        state = link.state
         var settings: Settings?
         if let bytes = try AtomicFile.read("\(configuration.stateDirectory)/settings.json") {
             settings = try DocumentCoder.decode(Settings.self, from: bytes)
@@ -101,7 +98,7 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             handleAdmin(request)
         }
         try? notifier.ready(status: "linked: no; documents: \(engine.splits.count) splits, \(engine.index.count) runs")
-        if let interval = notifier.watchdogInterval { scheduleWatchdog(every: interval) }
+        notifier.keepWatchdogFed(on: loop) { [unowned self] timer in watchdogTimer = timer }
         return "phoned ready port=\(linkPort) admin=\(configuration.adminSocket) instance=\(state.instance)"
     }
 
@@ -113,13 +110,6 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         watcher?.stop()
         link.stop()
         if let watchdogTimer { loop.cancelTimer(watchdogTimer) }
-    }
-
-    private func scheduleWatchdog(every interval: Duration) {
-        watchdogTimer = loop.scheduleTimer(after: interval) { [unowned self] in
-            try? notifier.watchdog()
-            scheduleWatchdog(every: interval)
-        }
     }
 
     // MARK: Link → engine

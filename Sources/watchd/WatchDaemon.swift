@@ -41,19 +41,16 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
         self.logger = logger
         loop = try EventLoop(name: "watchd")
         cache = try WatchCacheDirectory(root: configuration.cacheDirectory)
-        state = try LinkStateDirectory(root: configuration.stateDirectory) { try SecureRandom.bytes(count: 16) }
-        let key = try PairingKeyFile.load(configuration.pairingKeyFile)
-        var linkConfiguration = LinkConfiguration(role: .watch)
-        linkConfiguration.heartbeatInterval = configuration.heartbeatInterval
-        linkConfiguration.missedHeartbeatsBeforeUnreachable = configuration.missedHeartbeats
-        linkConfiguration.handshakeTimeout = configuration.handshakeTimeout
-        linkConfiguration.messageReplyTimeout = configuration.messageReplyTimeout
-        linkConfiguration.maximumFrameLength = configuration.maximumFrameBytes
+        var linkConfiguration = LinkConfiguration(
+            role: .watch, heartbeatInterval: configuration.heartbeatInterval,
+            missedHeartbeats: configuration.missedHeartbeats, handshakeTimeout: configuration.handshakeTimeout,
+            messageReplyTimeout: configuration.messageReplyTimeout, maximumFrameBytes: configuration.maximumFrameBytes)
         linkConfiguration.maximumRedialDelay = configuration.redialMaximum
-        link = try LinkEndpoint(
-            configuration: linkConfiguration, state: state, pairingKey: key,
-            address: .dial(host: configuration.phoneAddress.host, port: configuration.phoneAddress.port), loop: loop,
-            seed: UInt64(truncatingIfNeeded: getpid()))
+        link = try LinkEndpoint.forDaemon(
+            configuration: linkConfiguration, stateDirectory: configuration.stateDirectory,
+            pairingKeyFile: configuration.pairingKeyFile,
+            address: .dial(host: configuration.phoneAddress.host, port: configuration.phoneAddress.port), loop: loop)
+        state = link.state
         let contents = try cache.load()
         skippedCacheFiles = contents.skipped.map { "\($0.path): \($0.reason)" }
         engine = WatchEngine(
@@ -75,7 +72,7 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
             handleAdmin(request)
         }
         try? notifier.ready(status: "cache: \(engine.cache.workouts.count) runs")
-        if let interval = notifier.watchdogInterval { scheduleWatchdog(every: interval) }
+        notifier.keepWatchdogFed(on: loop) { [unowned self] timer in watchdogTimer = timer }
         return "watchd ready phone=\(configuration.phoneAddress) admin=\(configuration.adminSocket) instance=\(state.instance)"
     }
 
@@ -85,13 +82,6 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
         admin?.close()
         link.stop()
         if let watchdogTimer { loop.cancelTimer(watchdogTimer) }
-    }
-
-    private func scheduleWatchdog(every interval: Duration) {
-        watchdogTimer = loop.scheduleTimer(after: interval) { [unowned self] in
-            try? notifier.watchdog()
-            scheduleWatchdog(every: interval)
-        }
     }
 
     // MARK: Link → engine

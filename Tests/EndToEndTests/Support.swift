@@ -1,66 +1,17 @@
+import DaemonRuntime
 import Foundation
 import TestSupport
 import Testing
 import WorkoutModel
 
-/// `phonectl status --json`, field for field (phoned's `PhoneStatus`): decoding it is the shape check.
-struct PhoneStatusView: Decodable {
-    var daemon: String
-    var instance: String
-    var uptimeSeconds: Int
-    var listenPort: Int
-    var activation: String
-    var reachable: Bool
-    var linked: Bool
-    var watchInstance: String?
-    var watchAppForeground: Bool
-    var contextGenerationSent: UInt64
-    var contextGenerationAcknowledged: UInt64
-    var splits: Int
-    var activeRuns: Int
-    var recentRuns: Int
-    var runsInHistory: Int
-    var tombstones: Int
-    var pendingDeletes: Int
-    var skippedFiles: [String]
-    var lastPushAt: String?
-    var editingWorkoutID: String?
-    var editingSplitID: String?
-    var ingest: [String: Int]
-    var outboxDepth: Int
-    var launchesSent: Int
-    var launchesDropped: Int
+/// `phonectl status --json` and `watchctl status --json` decode into the daemons' own status types,
+/// so the JSON shape the CLIs promise (docs/CLI.md) is checked field for field.
+typealias PhoneStatusView = PhoneStatus
+typealias WatchStatusView = WatchStatus
 
+extension PhoneStatus {
+    /// How many watch updates ended with `outcome`.
     func ingested(_ outcome: String) -> Int { ingest[outcome] ?? 0 }
-}
-
-/// `watchctl status --json` (watchd's `WatchStatus`).
-struct WatchStatusView: Decodable {
-    var daemon: String
-    var instance: String
-    var uptimeSeconds: Int
-    var activation: String
-    var reachable: Bool
-    var linked: Bool
-    var phoneInstance: String?
-    var appState: String
-    var contextGenerationApplied: UInt64
-    var contextSender: String?
-    var workouts: Int
-    var activeRuns: Int
-    var splits: Int
-    var undeliveredEdits: Int
-    var editingWorkoutID: String?
-    var editingSplitID: String?
-    var outboxDepth: Int
-    var session: String
-    var sessionRun: String?
-    var sessionOutcome: String?
-    var appliedContexts: Int
-    var skippedContexts: Int
-    var lastSkippedContext: String?
-    var launchesReceived: Int
-    var skippedCacheFiles: [String]
 }
 
 /// One entry of `watchctl queue list --json`.

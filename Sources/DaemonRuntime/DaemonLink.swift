@@ -1,0 +1,52 @@
+import Foundation
+import Glibc
+import LinkProtocol
+import LinkRuntime
+
+extension LinkConfiguration {
+    /// The link's timings and limits as a daemon's config file sets them (same keys on both daemons).
+    package init(
+        role: LinkRole, heartbeatInterval: Duration, missedHeartbeats: Int, handshakeTimeout: Duration,
+        messageReplyTimeout: Duration, maximumFrameBytes: Int
+    ) {
+        self.init(role: role)
+        self.heartbeatInterval = heartbeatInterval
+        missedHeartbeatsBeforeUnreachable = missedHeartbeats
+        self.handshakeTimeout = handshakeTimeout
+        self.messageReplyTimeout = messageReplyTimeout
+        maximumFrameLength = maximumFrameBytes
+    }
+}
+
+extension LinkEndpoint {
+    /// A daemon's endpoint: its state directory (created with a fresh instance ID when new), the
+    /// pairing key from its file (refused when missing, empty or readable by others), and redial
+    /// jitter seeded from the process ID.
+    package static func forDaemon(
+        configuration: LinkConfiguration, stateDirectory: String, pairingKeyFile: String, address: Address,
+        loop: EventLoop
+    ) throws -> LinkEndpoint {
+        let state = try LinkStateDirectory(root: stateDirectory) { try SecureRandom.bytes(count: 16) }
+        return try LinkEndpoint(
+            configuration: configuration, state: state, pairingKey: try PairingKeyFile.load(pairingKeyFile),
+            address: address, loop: loop, seed: UInt64(truncatingIfNeeded: getpid()))
+    }
+}
+
+extension SystemdNotifier {
+    /// Sends `WATCHDOG=1` every `watchdogInterval` on `loop` while the daemon runs (nothing when
+    /// systemd asked for no watchdog). Returns the first timer, for cancelling at shutdown.
+    @discardableResult
+    package func keepWatchdogFed(on loop: EventLoop, timer: @escaping (TimerID) -> Void) -> TimerID? {
+        guard let interval = watchdogInterval else { return nil }
+        func arm() -> TimerID {
+            loop.scheduleTimer(after: interval) {
+                try? self.watchdog()
+                timer(arm())
+            }
+        }
+        let first = arm()
+        timer(first)
+        return first
+    }
+}

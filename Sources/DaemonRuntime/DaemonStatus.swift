@@ -1,0 +1,170 @@
+import Foundation
+
+/// `phonectl status --json`; field names documented in docs/CLI.md.
+package struct PhoneStatus: Codable, Sendable {
+    package var daemon: String
+    package var instance: String
+    package var uptimeSeconds: Int
+    package var listenPort: Int
+    package var activation: String
+    package var reachable: Bool
+    package var linked: Bool
+    package var watchInstance: String?
+    package var watchAppForeground: Bool
+    package var contextGenerationSent: UInt64
+    package var contextGenerationAcknowledged: UInt64
+    package var splits: Int
+    package var activeRuns: Int
+    package var recentRuns: Int
+    package var runsInHistory: Int
+    package var tombstones: Int
+    package var pendingDeletes: Int
+    package var skippedFiles: [String]
+    package var lastPushAt: String?
+    package var editingWorkoutID: String?
+    package var editingSplitID: String?
+    package var ingest: [String: Int]
+    package var outboxDepth: Int
+    package var launchesSent: Int
+    package var launchesDropped: Int
+    /// Live frames this side put on the wire, by kind (`progress`, `ended`); auto-advances send none.
+    package var liveFramesSent: [String: Int]
+    package var liveFramesReceived: Int
+
+    /// Every field, as the daemon fills them.
+    package init(
+        daemon: String, instance: String, uptimeSeconds: Int, listenPort: Int, activation: String, reachable: Bool,
+        linked: Bool, watchInstance: String?, watchAppForeground: Bool, contextGenerationSent: UInt64,
+        contextGenerationAcknowledged: UInt64, splits: Int, activeRuns: Int, recentRuns: Int, runsInHistory: Int,
+        tombstones: Int, pendingDeletes: Int, skippedFiles: [String], lastPushAt: String?, editingWorkoutID: String?,
+        editingSplitID: String?, ingest: [String: Int], outboxDepth: Int, launchesSent: Int, launchesDropped: Int,
+        liveFramesSent: [String: Int], liveFramesReceived: Int
+    ) {
+        self.daemon = daemon
+        self.instance = instance
+        self.uptimeSeconds = uptimeSeconds
+        self.listenPort = listenPort
+        self.activation = activation
+        self.reachable = reachable
+        self.linked = linked
+        self.watchInstance = watchInstance
+        self.watchAppForeground = watchAppForeground
+        self.contextGenerationSent = contextGenerationSent
+        self.contextGenerationAcknowledged = contextGenerationAcknowledged
+        self.splits = splits
+        self.activeRuns = activeRuns
+        self.recentRuns = recentRuns
+        self.runsInHistory = runsInHistory
+        self.tombstones = tombstones
+        self.pendingDeletes = pendingDeletes
+        self.skippedFiles = skippedFiles
+        self.lastPushAt = lastPushAt
+        self.editingWorkoutID = editingWorkoutID
+        self.editingSplitID = editingSplitID
+        self.ingest = ingest
+        self.outboxDepth = outboxDepth
+        self.launchesSent = launchesSent
+        self.launchesDropped = launchesDropped
+        self.liveFramesSent = liveFramesSent
+        self.liveFramesReceived = liveFramesReceived
+    }
+
+    /// The human form `status` prints.
+    package var text: String {
+        var lines = [
+            "phoned \(instance) up \(uptimeSeconds) s, link port \(listenPort)",
+            "activation: \(activation); watch: \(linked ? "linked" : "not linked")\(watchInstance.map { " (\($0))" } ?? ""), reachable: \(reachable ? "yes" : "no"), app \(watchAppForeground ? "foreground" : "background")",
+            "context generation sent \(contextGenerationSent), acknowledged \(contextGenerationAcknowledged); last push \(lastPushAt ?? "never")",
+            "documents: \(splits) splits, \(activeRuns) active, \(recentRuns) recent, \(runsInHistory) runs in history, \(tombstones) tombstones",
+            "locks: workout \(editingWorkoutID ?? "-"), split \(editingSplitID ?? "-")",
+            "ingest: " + (ingest.isEmpty ? "none" : ingest.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")),
+            "launches: \(launchesSent) sent, \(launchesDropped) dropped; outbox \(outboxDepth)",
+        ]
+        lines.append("skipped files: \(skippedFiles.count)")
+        lines += skippedFiles.map { "  \($0)" }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// `watchctl status --json`; field names documented in docs/CLI.md.
+package struct WatchStatus: Codable, Sendable {
+    package var daemon: String
+    package var instance: String
+    package var uptimeSeconds: Int
+    package var activation: String
+    package var reachable: Bool
+    package var linked: Bool
+    package var phoneInstance: String?
+    package var appState: String
+    package var contextGenerationApplied: UInt64
+    package var contextSender: String?
+    package var workouts: Int
+    package var activeRuns: Int
+    package var splits: Int
+    package var undeliveredEdits: Int
+    package var editingWorkoutID: String?
+    package var editingSplitID: String?
+    package var outboxDepth: Int
+    package var session: String
+    package var sessionRun: String?
+    package var sessionOutcome: String?
+    package var appliedContexts: Int
+    package var skippedContexts: Int
+    package var lastSkippedContext: String?
+    package var launchesReceived: Int
+    package var skippedCacheFiles: [String]
+    /// Live frames this side put on the wire, by kind (`progress`, `ended`); auto-advances send none.
+    package var liveFramesSent: [String: Int]
+    package var liveFramesReceived: Int
+
+    /// Every field, as the daemon fills them.
+    package init(
+        daemon: String, instance: String, uptimeSeconds: Int, activation: String, reachable: Bool, linked: Bool,
+        phoneInstance: String?, appState: String, contextGenerationApplied: UInt64, contextSender: String?,
+        workouts: Int, activeRuns: Int, splits: Int, undeliveredEdits: Int, editingWorkoutID: String?,
+        editingSplitID: String?, outboxDepth: Int, session: String, sessionRun: String?, sessionOutcome: String?,
+        appliedContexts: Int, skippedContexts: Int, lastSkippedContext: String?, launchesReceived: Int,
+        skippedCacheFiles: [String], liveFramesSent: [String: Int], liveFramesReceived: Int
+    ) {
+        self.daemon = daemon
+        self.instance = instance
+        self.uptimeSeconds = uptimeSeconds
+        self.activation = activation
+        self.reachable = reachable
+        self.linked = linked
+        self.phoneInstance = phoneInstance
+        self.appState = appState
+        self.contextGenerationApplied = contextGenerationApplied
+        self.contextSender = contextSender
+        self.workouts = workouts
+        self.activeRuns = activeRuns
+        self.splits = splits
+        self.undeliveredEdits = undeliveredEdits
+        self.editingWorkoutID = editingWorkoutID
+        self.editingSplitID = editingSplitID
+        self.outboxDepth = outboxDepth
+        self.session = session
+        self.sessionRun = sessionRun
+        self.sessionOutcome = sessionOutcome
+        self.appliedContexts = appliedContexts
+        self.skippedContexts = skippedContexts
+        self.lastSkippedContext = lastSkippedContext
+        self.launchesReceived = launchesReceived
+        self.skippedCacheFiles = skippedCacheFiles
+        self.liveFramesSent = liveFramesSent
+        self.liveFramesReceived = liveFramesReceived
+    }
+
+    /// The human form `status` prints.
+    package var text: String {
+        [
+            "watchd \(instance) up \(uptimeSeconds) s",
+            "activation: \(activation); phone: \(linked ? "linked" : "not linked")\(phoneInstance.map { " (\($0))" } ?? ""), reachable: \(reachable ? "yes" : "no"); app \(appState)",
+            "context generation applied \(contextGenerationApplied)\(contextSender.map { " from \($0)" } ?? ""); applied \(appliedContexts), skipped \(skippedContexts)",
+            "cache: \(workouts) runs (\(activeRuns) active), \(splits) splits, \(undeliveredEdits) undelivered edits",
+            "locks: workout \(editingWorkoutID ?? "-"), split \(editingSplitID ?? "-")",
+            "outbox: \(outboxDepth) transfers",
+            "session: \(session)\(sessionRun.map { " run \($0)" } ?? "")\(sessionOutcome.map { " (\($0))" } ?? "")",
+        ].joined(separator: "\n")
+    }
+}
