@@ -1,5 +1,7 @@
+import Dispatch
 import LinkRuntime
 import SyncEngine
+import Synchronization
 import WorkoutModel
 
 /// What the start-up scan found: how many documents of each kind it visited, what it swept and what
@@ -37,7 +39,7 @@ package struct ScanReport: Equatable, Sendable, CustomStringConvertible {
 
 extension DocumentDirectory {
     /// Walks the whole directory once and hands every usable document to `visit`, one at a time, so
-    /// memory does not grow with the number of files (only one document is decoded at a time).
+    /// memory does not grow with the number of files (a bounded chunk is decoded at a time).
     ///
     /// Order: tombstones, then splits, then runs by year and month; within a folder, the file
     /// system's order. Before listing each document folder it sweeps the temporary files that an
@@ -99,6 +101,7 @@ extension DocumentDirectory {
         } catch {
             // Not fatal: a leftover that cannot be removed is reported below like any stray file.
         }
+        var files: [String] = []
         try forEachEntry(in: folder) { entry in
             let relative = folder.relativePath(of: entry.name)
             switch entry.type {
@@ -107,11 +110,19 @@ extension DocumentDirectory {
             case .other:
                 report.skip(relative, .notARegularFile)
             case .regularFile:
-                switch DocumentFile.load(name: entry.name, in: folder, root: root) {
+                files.append(entry.name)
+            }
+        }
+        // Files are read and decoded on every core, a bounded chunk at a time (decoding dominates a
+        // cold start), and handed to `visit` one by one in the folder's order.
+        for start in stride(from: 0, to: files.count, by: Self.decodeChunk) {
+            let chunk = Array(files[start..<min(start + Self.decodeChunk, files.count)])
+            for (name, outcome) in zip(chunk, Self.load(chunk, in: folder, root: root)) {
+                switch outcome {
                 case .missing:
                     break
                 case .skipped(let reason):
-                    report.skip(relative, reason)
+                    report.skip(folder.relativePath(of: name), reason)
                 case .document(let document):
                     switch document {
                     case .split: report.splitCount += 1
@@ -122,6 +133,19 @@ extension DocumentDirectory {
                 }
             }
         }
+    }
+
+    /// How many files are decoded at once: enough to keep every core busy, few enough that memory
+    /// does not grow with the folder.
+    private static let decodeChunk = 256
+
+    /// Loads `names` concurrently; the outcomes come back in `names`' order.
+    private static func load(_ names: [String], in folder: DocumentFolder, root: String) -> [DocumentFile.Outcome] {
+        let results = OutcomeSlots(count: names.count)
+        DispatchQueue.concurrentPerform(iterations: names.count) { index in
+            results.store(DocumentFile.load(name: names[index], in: folder, root: root), at: index)
+        }
+        return results.outcomes
     }
 
     /// Streams the entries of a layout folder to `body`.
@@ -135,5 +159,24 @@ extension DocumentDirectory {
         } catch {
             throw .listFailed(path: path, error)
         }
+    }
+}
+
+/// Outcomes written by concurrent loaders, each into its own slot.
+private final class OutcomeSlots: @unchecked Sendable {
+    // @unchecked: every write goes through the Mutex; the final read happens after
+    // concurrentPerform has returned, so after every write.
+    private let slots: Mutex<[DocumentFile.Outcome?]>
+
+    init(count: Int) {
+        slots = Mutex(Array(repeating: nil, count: count))
+    }
+
+    func store(_ outcome: DocumentFile.Outcome, at index: Int) {
+        slots.withLock { $0[index] = outcome }
+    }
+
+    var outcomes: [DocumentFile.Outcome] {
+        slots.withLock { $0.map { $0 ?? .missing } }
     }
 }
