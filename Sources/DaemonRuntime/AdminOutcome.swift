@@ -18,6 +18,26 @@ package enum AdminOutcome {
         }
     }
 
+    /// Serves one admin request: runs `execute` on the command the CLI parsed, turns any error it
+    /// throws into a refusal carrying the error's description (the CLI exits 1 with it), and logs
+    /// refusals.
+    package static func serve(
+        _ request: AdminRequest, logger: Logger, _ execute: (ParsedCommand) throws -> AdminOutcome
+    ) -> AdminResponse {
+        let outcome: AdminOutcome
+        do {
+            outcome = try execute(request.parsedCommand)
+        } catch {
+            outcome = .refused("\(error)")
+        }
+        if case .refused(let message) = outcome {
+            logger.notice(
+                "refused admin request", ["command": request.command.joined(separator: " "), "reason": message],
+                component: "admin")
+        }
+        return outcome.response
+    }
+
     /// Text lines, or `empty` when there are none.
     package static func lines(_ lines: [String], empty: String) -> String {
         lines.isEmpty ? empty : lines.joined(separator: "\n")

@@ -76,6 +76,21 @@ package enum DaemonLauncher {
         }
     }
 
+    /// Carries out an engine's actions in order. A failed durable write stops the daemon (exit 75):
+    /// after a failed fsync nothing is known about the file, and start-up recovers from disk.
+    package static func performDurably<Action>(
+        _ actions: [Action], logger: Logger, _ perform: (Action) throws -> Void
+    ) {
+        for action in actions {
+            do {
+                try perform(action)
+            } catch {
+                logger.error("durable write failed; exiting to recover from disk", ["reason": "\(error)"])
+                exit(75)
+            }
+        }
+    }
+
     private static func fail(_ message: String, status: Int32) -> Never {
         FileHandle.standardError.write(Data("Error: \(message)\n".utf8))
         exit(status)

@@ -9,23 +9,10 @@ import WorkoutModel
 extension PhoneDaemon {
     /// Serves one phonectl request (already parsed by phonectl; values are re-validated here).
     func handleAdmin(_ request: AdminRequest) -> AdminResponse {
-        let outcome: AdminOutcome
-        do {
-            outcome = try execute(request.parsedCommand)
-        } catch let error as OperationError {
-            outcome = .refused(error.description)
-        } catch let error as UsageError {
-            outcome = .refused(error.message)
-        } catch {
-            outcome = .refused("\(error)")
+        AdminOutcome.serve(request, logger: logger) { command in
+            defer { reconcileLive() }
+            return try execute(command)
         }
-        reconcileLive()
-        if case .refused(let message) = outcome {
-            logger.notice(
-                "refused admin request", ["command": request.command.joined(separator: " "), "reason": message],
-                component: "admin")
-        }
-        return outcome.response
     }
 
     private func execute(_ command: ParsedCommand) throws -> AdminOutcome {

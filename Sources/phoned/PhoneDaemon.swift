@@ -236,17 +236,10 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
 
     // MARK: Engine → the world
 
-    /// Carries out the engine's actions in order; a failed durable write stops the daemon (after a
-    /// failed fsync nothing is known about the file; systemd restarts us and the scan recovers).
+    /// Carries out the engine's actions in order (a failed durable write exits; see
+    /// `DaemonLauncher.performDurably`).
     func perform(_ actions: [SyncEngine.Action]) {
-        for action in actions {
-            do {
-                try perform(action)
-            } catch {
-                logger.error("durable write failed; exiting to recover from disk", ["reason": "\(error)"])
-                exit(75)
-            }
-        }
+        DaemonLauncher.performDurably(actions, logger: logger, perform)
     }
 
     private func perform(_ action: SyncEngine.Action) throws {

@@ -10,22 +10,7 @@ import WorkoutModel
 extension WatchDaemon {
     /// Serves one watchctl request (already parsed by watchctl; values are re-validated here).
     func handleAdmin(_ request: AdminRequest) -> AdminResponse {
-        let outcome: AdminOutcome
-        do {
-            outcome = try execute(request.parsedCommand)
-        } catch let error as UsageError {
-            outcome = .refused(error.message)
-        } catch let error as LinkError {
-            outcome = .refused(error.description)
-        } catch {
-            outcome = .refused("\(error)")
-        }
-        if case .refused(let message) = outcome {
-            logger.notice(
-                "refused admin request", ["command": request.command.joined(separator: " "), "reason": message],
-                component: "admin")
-        }
-        return outcome.response
+        AdminOutcome.serve(request, logger: logger, execute)
     }
 
     private func execute(_ command: ParsedCommand) throws -> AdminOutcome {

@@ -139,17 +139,10 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
 
     // MARK: Engine → the world
 
-    /// Carries out the engine's actions in order; a failed durable write stops the daemon (it
-    /// recovers from disk on restart: the cache is re-derived from the last received context).
+    /// Carries out the engine's actions in order (a failed durable write exits; see
+    /// `DaemonLauncher.performDurably`).
     func perform(_ actions: [WatchEngine.Action]) {
-        for action in actions {
-            do {
-                try perform(action)
-            } catch {
-                logger.error("durable write failed; exiting to recover from disk", ["reason": "\(error)"])
-                exit(75)
-            }
-        }
+        DaemonLauncher.performDurably(actions, logger: logger, perform)
     }
 
     private func perform(_ action: WatchEngine.Action) throws {
