@@ -3,10 +3,10 @@ import ArgumentParsing
 /// phonectl's grammar: every verb, its arguments and options. Parsing is pure; phoned re-validates
 /// values (IDs, ranges) when it executes the command. docs/CLI.md describes each verb.
 package enum PhoneCommands {
-    private static let json = FlagSpec.json
-    private static let run = ArgumentSpec("run", help: "The run's ID (a UUID).")
-    private static let exercise = ArgumentSpec("exercise", help: "The exercise's position in the run, from 1.")
-    private static let set = ArgumentSpec("set", help: "The set's position in the exercise, from 1.")
+    private static let json = SharedCommands.json
+    private static let run = SharedCommands.run
+    private static let exercise = SharedCommands.exercise
+    private static let set = SharedCommands.set
     private static let exerciseOption = OptionSpec(
         "exercise", shortName: "e", help: "An exercise as NAME:SETSxREPS@WEIGHT[:EQUIPMENT]; repeat for each.",
         valueName: "spec")
@@ -50,10 +50,7 @@ package enum PhoneCommands {
             CommandSpec(
                 name: "complete", abstract: "Complete a set (reps and weight default to the targets).",
                 arguments: [run, exercise, set],
-                options: [
-                    OptionSpec("reps", shortName: "r", help: "Reps done.", valueName: "count"),
-                    OptionSpec("weight", shortName: "w", help: "Weight lifted.", valueName: "weight"),
-                ]),
+                options: SharedCommands.setValues),
             CommandSpec(name: "undo", abstract: "Undo a completed set.", arguments: [run, exercise, set]),
             CommandSpec(name: "skip", abstract: "Skip an exercise.", arguments: [run, exercise]),
             CommandSpec(name: "reopen", abstract: "Reopen a completed or skipped exercise.", arguments: [run, exercise]),
@@ -90,41 +87,9 @@ package enum PhoneCommands {
                     CommandSpec(name: "workout", abstract: "Clear the run lock."),
                     CommandSpec(name: "split", abstract: "Clear the split lock."),
                 ]),
-            CommandSpec(
-                name: "live", abstract: "The live-run mirror: drive a run's exercise flow, or follow the peer's.",
-                subcommands: [
-                    CommandSpec(
-                        name: "open", abstract: "Open a run's exercise flow here (this side drives it).",
-                        arguments: [ArgumentSpec("run", help: "The run's ID.")],
-                        options: [
-                            OptionSpec(
-                                "exercise", shortName: "e",
-                                help: "The exercise's position, from 1 (default: the first unfinished).",
-                                valueName: "n")
-                        ]),
-                    CommandSpec(
-                        name: "advance",
-                        abstract: "The next human action: skip the countdown, complete the set, or skip the rest.",
-                        arguments: [ArgumentSpec("run", help: "The run's ID.")],
-                        options: [
-                            OptionSpec("reps", shortName: "r", help: "Reps done (completing a set).", valueName: "count"),
-                            OptionSpec("weight", shortName: "w", help: "Weight lifted (completing a set).", valueName: "weight"),
-                        ]),
-                    CommandSpec(
-                        name: "close", abstract: "Leave the flow (sends liveEnded).",
-                        arguments: [ArgumentSpec("run", help: "The run's ID.")]),
-                    CommandSpec(
-                        name: "dismiss", abstract: "Dismiss the follower cover for a run.",
-                        arguments: [ArgumentSpec("run", help: "The run's ID.")]),
-                    CommandSpec(
-                        name: "show", abstract: "What the screen shows now: phase, set k of n, seconds left.",
-                        flags: [json]),
-                ]),
+            SharedCommands.live,
             CommandSpec(name: "push", abstract: "Send the full state to the watch now, even if unchanged."),
             CommandSpec(name: "launch", abstract: "Ask the watch app to launch for a run (best effort).", arguments: [run]),
         ]
-    ).adding(options: [
-        OptionSpec("socket", help: "phoned's admin socket (default: $PHONED_ADMIN_SOCKET).", valueName: "path"),
-        OptionSpec("config", help: "Read the admin socket path from phoned's config file.", valueName: "file"),
-    ])
+    ).adding(options: SharedCommands.socketOptions(daemon: "phoned", environment: "PHONED_ADMIN_SOCKET"))
 }

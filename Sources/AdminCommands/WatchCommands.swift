@@ -3,10 +3,10 @@ import ArgumentParsing
 /// watchctl's grammar: every verb, its arguments and options. Parsing is pure; watchd re-validates
 /// values when it executes the command. docs/CLI.md describes each verb.
 package enum WatchCommands {
-    private static let json = FlagSpec.json
-    private static let run = ArgumentSpec("run", help: "The run's ID (a UUID).")
-    private static let exercise = ArgumentSpec("exercise", help: "The exercise's position in the run, from 1.")
-    private static let set = ArgumentSpec("set", help: "The set's position in the exercise, from 1.")
+    private static let json = SharedCommands.json
+    private static let run = SharedCommands.run
+    private static let exercise = SharedCommands.exercise
+    private static let set = SharedCommands.set
 
     /// The whole tree, rooted at `watchctl`.
     package static let spec = CommandSpec(
@@ -27,10 +27,7 @@ package enum WatchCommands {
             CommandSpec(
                 name: "complete", abstract: "Complete a set (reps and weight default to the targets).",
                 arguments: [run, exercise, set],
-                options: [
-                    OptionSpec("reps", shortName: "r", help: "Reps done.", valueName: "count"),
-                    OptionSpec("weight", shortName: "w", help: "Weight lifted.", valueName: "weight"),
-                ]),
+                options: SharedCommands.setValues),
             CommandSpec(name: "undo", abstract: "Undo a completed set.", arguments: [run, exercise, set]),
             CommandSpec(name: "skip", abstract: "Skip an exercise.", arguments: [run, exercise]),
             CommandSpec(name: "reopen", abstract: "Reopen a completed or skipped exercise.", arguments: [run, exercise]),
@@ -58,43 +55,11 @@ package enum WatchCommands {
                         name: "cancel", abstract: "Cancel a transfer that has not been sent yet.",
                         arguments: [ArgumentSpec("sequence", help: "The transfer's sequence number.")]),
                 ]),
-            CommandSpec(
-                name: "live", abstract: "The live-run mirror: drive a run's exercise flow, or follow the peer's.",
-                subcommands: [
-                    CommandSpec(
-                        name: "open", abstract: "Open a run's exercise flow here (this side drives it).",
-                        arguments: [ArgumentSpec("run", help: "The run's ID.")],
-                        options: [
-                            OptionSpec(
-                                "exercise", shortName: "e",
-                                help: "The exercise's position, from 1 (default: the first unfinished).",
-                                valueName: "n")
-                        ]),
-                    CommandSpec(
-                        name: "advance",
-                        abstract: "The next human action: skip the countdown, complete the set, or skip the rest.",
-                        arguments: [ArgumentSpec("run", help: "The run's ID.")],
-                        options: [
-                            OptionSpec("reps", shortName: "r", help: "Reps done (completing a set).", valueName: "count"),
-                            OptionSpec("weight", shortName: "w", help: "Weight lifted (completing a set).", valueName: "weight"),
-                        ]),
-                    CommandSpec(
-                        name: "close", abstract: "Leave the flow (sends liveEnded).",
-                        arguments: [ArgumentSpec("run", help: "The run's ID.")]),
-                    CommandSpec(
-                        name: "dismiss", abstract: "Dismiss the follower cover for a run.",
-                        arguments: [ArgumentSpec("run", help: "The run's ID.")]),
-                    CommandSpec(
-                        name: "show", abstract: "What the screen shows now: phase, set k of n, seconds left.",
-                        flags: [json]),
-                ]),
+            SharedCommands.live,
             CommandSpec(name: "sync", abstract: "Ask the phone for a fresh push (requestSync, best effort)."),
             CommandSpec(
                 name: "wrist", abstract: "Move the watch app to the background (down) or foreground (up).",
                 arguments: [ArgumentSpec("position", help: "down or up.")]),
         ]
-    ).adding(options: [
-        OptionSpec("socket", help: "watchd's admin socket (default: $WATCHD_ADMIN_SOCKET).", valueName: "path"),
-        OptionSpec("config", help: "Read the admin socket path from watchd's config file.", valueName: "file"),
-    ])
+    ).adding(options: SharedCommands.socketOptions(daemon: "watchd", environment: "WATCHD_ADMIN_SOCKET"))
 }
