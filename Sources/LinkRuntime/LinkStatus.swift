@@ -1,0 +1,47 @@
+import LinkProtocol
+
+/// What `status` reports about the link.
+package struct LinkStatus: Equatable, Sendable, Codable {
+    package var role: String
+    package var instance: String
+    package var activated: Bool
+    package var reachable: Bool
+    package var linked: Bool
+    package var peer: String?
+    package var watchAppForeground: Bool
+    package var contextGenerationSent: UInt64?
+    package var contextGenerationAcknowledged: UInt64?
+    package var contextGenerationReceived: UInt64?
+    package var contextSender: String?
+    package var outboxDepth: Int
+    package var handshakingConnections: Int
+
+    init(
+        role: LinkRole, instance: InstanceID, activated: Bool, reachable: Bool, linked: Bool, peer: InstanceID?,
+        watchAppForeground: Bool, contextGenerationSent: UInt64?, contextGenerationAcknowledged: UInt64?,
+        contextGenerationReceived: UInt64?, contextSender: InstanceID?, outboxDepth: Int, handshakingConnections: Int
+    ) {
+        self.role = role.description
+        self.instance = instance.description
+        self.activated = activated
+        self.reachable = reachable
+        self.linked = linked
+        self.peer = peer?.description
+        self.watchAppForeground = watchAppForeground
+        self.contextGenerationSent = contextGenerationSent
+        self.contextGenerationAcknowledged = contextGenerationAcknowledged
+        self.contextGenerationReceived = contextGenerationReceived
+        self.contextSender = contextSender?.description
+        self.outboxDepth = outboxDepth
+        self.handshakingConnections = handshakingConnections
+    }
+}
+
+/// One transfer still in the outbox, for `queue` listings.
+package struct OutstandingTransfer: Equatable, Sendable, Codable {
+    package var sequence: UInt64
+    package var bytes: Int
+    package var ageSeconds: Double
+    /// Put on the wire at least once (no longer cancellable).
+    package var sent: Bool
+}
