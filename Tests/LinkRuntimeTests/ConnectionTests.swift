@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import LinkRuntime
 import Testing
+import TestSupport
 
 @Suite("Event loop: TCP listeners and connections over loopback")
 struct ConnectionTests {

@@ -4,44 +4,6 @@ import LinkRuntime
 import Synchronization
 import Testing
 
-/// Collects values recorded from the loop thread so a test can wait for them.
-///
-/// The wait polls with a generous timeout purely as a hang guard; assertions are made on what was
-/// recorded, never on how long it took.
-final class Recorder<Value: Sendable>: Sendable {
-    /// A Mutex because the loop thread records while the test's task reads.
-    private let storage = Mutex<[Value]>([])
-
-    /// Appends one value.
-    func record(_ value: Value) { storage.withLock { $0.append(value) } }
-    /// Appends several values.
-    func record(contentsOf values: [Value]) { storage.withLock { $0.append(contentsOf: values) } }
-    /// Everything recorded so far.
-    var values: [Value] { storage.withLock { $0 } }
-
-    /// Waits until `condition` holds for the recorded values, and returns them.
-    @discardableResult
-    func wait(
-        for what: String, timeout: Duration = .seconds(30), until condition: ([Value]) -> Bool
-    ) async throws -> [Value] {
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
-        while true {
-            let snapshot = values
-            if condition(snapshot) { return snapshot }
-            guard clock.now < deadline else { throw HangGuardExpired(waitingFor: what, recorded: snapshot.count) }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-    }
-}
-
-/// A test waited far longer than the behaviour could plausibly take: something hangs.
-struct HangGuardExpired: Error, CustomStringConvertible {
-    let waitingFor: String
-    let recorded: Int
-    var description: String { "gave up waiting for \(waitingFor) (\(recorded) values recorded)" }
-}
-
 /// Connects on `loop` and returns the completion's result.
 func connect(
     on loop: EventLoop, host: String = "127.0.0.1", port: UInt16, timeout: Duration = .seconds(10),
