@@ -137,6 +137,7 @@ let package = Package(
             dependencies: ["TestSupport", "WorkoutModel", "DaemonRuntime"],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "ChaosTestTests", dependencies: ["chaostest", "WorkoutModel"], swiftSettings: swiftSettings),
         .testTarget(name: "PackageChecks", dependencies: ["TestSupport"], swiftSettings: swiftSettings),
     ]
 )

@@ -29,7 +29,13 @@ struct CheckResult: Codable, Sendable {
     /// Up to 20 lines explaining each failure.
     var problems: [String] = []
 
-    var passed: Bool { lost == 0 && appliedTwice == 0 && outOfOrder == 0 && resurrected == 0 && phantom == 0 }
+    /// The phone's final state could not be read: nothing could be checked against it, so the run
+    /// fails on that — a failed read is never counted as lost edits.
+    var finalStateUnread = false
+
+    var passed: Bool {
+        !finalStateUnread && lost == 0 && appliedTwice == 0 && outOfOrder == 0 && resurrected == 0 && phantom == 0
+    }
 
     mutating func problem(_ text: String) {
         if problems.count < 20 { problems.append(text) }
@@ -41,8 +47,8 @@ struct CheckResult: Codable, Sendable {
 enum Checker {
     struct Inputs {
         var records: [EditRecord]
-        /// `phonectl workouts --all --json` at the end.
-        var phoneRuns: [WorkoutDocument]
+        /// `phonectl workouts --all --json` at the end; nil when that read failed.
+        var phoneRuns: [WorkoutDocument]?
         /// `watchctl workouts --json` at the end.
         var watchRuns: [WorkoutDocument]
         /// Stubs in the phone's document directory.
@@ -55,8 +61,14 @@ enum Checker {
 
     static func check(_ inputs: Inputs) -> CheckResult {
         var result = CheckResult()
-        let final = Dictionary(inputs.phoneRuns.map { ($0.id.rawValue, $0) }) { first, _ in first }
         count(inputs.records, into: &result)
+        guard let phoneRuns = inputs.phoneRuns else {
+            // Nothing read is not an empty phone: check nothing against it, and fail on the read.
+            result.finalStateUnread = true
+            result.problem("could not read the phone's final state (phonectl workouts --all --json failed)")
+            return result
+        }
+        let final = Dictionary(phoneRuns.map { ($0.id.rawValue, $0) }) { first, _ in first }
         checkLost(inputs, final: final, into: &result)
         checkPhantoms(inputs, final: final, into: &result)
         checkLog(inputs, into: &result)

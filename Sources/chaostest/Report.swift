@@ -62,6 +62,7 @@ struct Report: Codable, Sendable {
             "\(c.appliedTwice) applied twice", "\(c.outOfOrder) out of order", "\(c.resurrected) resurrected",
         ]
         if c.phantom > 0 { parts.append("\(c.phantom) phantom") }
+        if c.finalStateUnread { parts.append("could not read the phone's final state") }
         if !crashes.isEmpty { parts.append("\(crashes.count) crashes") }
         if test == "partition" {
             parts.append("detection median \(format(median(cycles.compactMap(\.phoneDetectionSeconds)))) phone / \(format(median(cycles.compactMap(\.watchDetectionSeconds)))) watch")
