@@ -15,7 +15,12 @@ import WorkoutModel
 /// What it reports, through the owner's handlers, on the watcher thread:
 /// - a file written and closed, or renamed into place (`IN_CLOSE_WRITE`, `IN_MOVED_TO`) is read and
 ///   decoded with the scan's rules: `onChange(.documentChanged(…))`, or `onSkipped` with the reason;
-/// - a run or split file deleted or moved away: `onChange(.workoutRemoved(id))` / `.splitRemoved(id)`;
+/// - a run or split file deleted or moved away: `onChange(.workoutRemoved(id, year:month:))` (the
+///   folder it was in) / `.splitRemoved(id)`;
+/// - an entry created that is not a regular file (a symbolic link, FIFO, socket or device):
+///   `onSkipped` with `notARegularFile`;
+/// - a path that now holds a usable document, or nothing: `onSettled(path)`, so the owner can forget
+///   an entry it was told to skip there;
 /// - a stub deleted: `onNotice(.stubRemoved)` only (tombstones are forever);
 /// - names starting with `.` (our own temporary files, `.DS_Store`) are ignored.
 ///
@@ -49,7 +54,8 @@ package final class DirectoryWatcher: Sendable {
         directory: DocumentDirectory,
         onChange: @escaping @Sendable (SyncEngine.ExternalChange) -> Void,
         onSkipped: @escaping @Sendable (SkippedEntry) -> Void,
-        onNotice: @escaping @Sendable (WatcherNotice) -> Void = { _ in }
+        onNotice: @escaping @Sendable (WatcherNotice) -> Void = { _ in },
+        onSettled: @escaping @Sendable (String) -> Void = { _ in }
     ) throws(DocumentStoreError) {
         let descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard descriptor >= 0 else {
@@ -63,7 +69,8 @@ package final class DirectoryWatcher: Sendable {
         }
         let session = WatchSession(
             directory: directory, descriptor: descriptor, wakeReceiver: pair[0],
-            handlers: WatchSession.Handlers(onChange: onChange, onSkipped: onSkipped, onNotice: onNotice))
+            handlers: WatchSession.Handlers(
+                onChange: onChange, onSkipped: onSkipped, onNotice: onNotice, onSettled: onSettled))
         do {
             try session.watchExistingFolders()
         } catch {

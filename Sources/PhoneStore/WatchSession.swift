@@ -14,6 +14,7 @@ final class WatchSession {
         var onChange: @Sendable (SyncEngine.ExternalChange) -> Void
         var onSkipped: @Sendable (SkippedEntry) -> Void
         var onNotice: @Sendable (WatcherNotice) -> Void
+        var onSettled: @Sendable (String) -> Void
     }
 
     /// What each watch is for, on files in it and on itself.
@@ -126,6 +127,8 @@ final class WatchSession {
         guard !name.hasPrefix(".") else { return }
         if mask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO) != 0 {
             fileChanged(named: name, in: folder)
+        } else if mask & UInt32(IN_CREATE) != 0 {
+            entryCreated(named: name, in: folder)
         } else if mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 {
             fileRemoved(named: name, in: folder)
         }
@@ -133,18 +136,34 @@ final class WatchSession {
 
     /// Reads a file that was written or moved in and reports it as a change or as skipped.
     private func fileChanged(named name: String, in folder: DocumentFolder) {
+        let path = folder.relativePath(of: name)
         switch DocumentFile.load(name: name, in: folder, root: directory.root) {
-        case .missing: return
-        case .skipped(let reason): handlers.onSkipped(SkippedEntry(path: folder.relativePath(of: name), reason: reason))
-        case .document(let document): handlers.onChange(.documentChanged(document))
+        case .missing: handlers.onSettled(path)
+        case .skipped(let reason): handlers.onSkipped(SkippedEntry(path: path, reason: reason))
+        case .document(let document):
+            handlers.onSettled(path)
+            handlers.onChange(.documentChanged(document))
         }
+    }
+
+    /// A new entry that is not a folder: a regular file is reported when it is closed after writing
+    /// (`IN_CLOSE_WRITE`); anything else — a symbolic link, a FIFO, a socket, a device — never will
+    /// be, so it is reported as skipped now, as the scan would.
+    private func entryCreated(named name: String, in folder: DocumentFolder) {
+        var status = stat()
+        let path = "\(directory.path(of: folder))/\(name)"
+        guard lstat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG else { return }
+        handlers.onSkipped(SkippedEntry(path: folder.relativePath(of: name), reason: .notARegularFile))
     }
 
     /// Reports a document file that was deleted or moved away (names that are not documents are ignored).
     private func fileRemoved(named name: String, in folder: DocumentFolder) {
+        handlers.onSettled(folder.relativePath(of: name))
         guard let kind = folder.documentKind, let id = DocumentFolder.documentID(fromFileName: name) else { return }
         switch kind {
-        case .workout: handlers.onChange(.workoutRemoved(id))
+        case .workout:
+            guard case .month(let year, let month) = folder else { return }
+            handlers.onChange(.workoutRemoved(id, year: year, month: month))
         case .split: handlers.onChange(.splitRemoved(id))
         case .tombstone: handlers.onNotice(.stubRemoved(path: folder.relativePath(of: name)))
         }

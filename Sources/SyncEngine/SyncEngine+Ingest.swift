@@ -40,12 +40,14 @@ extension SyncEngine {
         return (outcome, actions)
     }
 
-    /// Writes a run and caches it; removes its old file when its start moved to another month.
+    /// Writes a run and caches it; removes its old file when its start moved to another month — after
+    /// the new file is written, so the run always has a file (a crash in between leaves a duplicate
+    /// the scan reports, never a run without a file).
     mutating func write(_ run: WorkoutDocument, now: Timestamp, into actions: inout [Action]) {
+        actions.append(.writeWorkout(run))
         if let old = index.summaries[run.id], old.startedAt.yearAndMonth != run.startedAt.yearAndMonth {
             actions.append(.removeWorkoutFile(run.id, startedAt: old.startedAt))
         }
-        actions.append(.writeWorkout(run))
         cache(run, now: now)
     }
 }

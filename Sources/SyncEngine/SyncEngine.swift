@@ -42,8 +42,10 @@ package struct SyncEngine: Sendable {
     /// A change to the directory made by someone else (another device's sync, a person).
     package enum ExternalChange: Equatable, Sendable {
         case documentChanged(ScannedDocument)
-        /// A live workout file vanished without a stub: dropped from the cache, but not a delete.
-        case workoutRemoved(DocumentID)
+        /// A live workout file vanished without a stub: dropped from the cache, but not a delete —
+        /// unless the file was in another month's folder than the run's start now names (the old
+        /// file of a run whose start moved: the run lives on in its new folder).
+        case workoutRemoved(DocumentID, year: Int, month: Int)
         case splitRemoved(DocumentID)
     }
 
@@ -199,8 +201,13 @@ package struct SyncEngine: Sendable {
             }
             if splits.removeValue(forKey: stub.id) != nil { actions.append(.removeSplitFile(stub.id)) }
             actions.append(.log("external delete: stub for \(stub.id)"))
-        case .workoutRemoved(let id):
-            guard index.summaries[id] != nil else { return }
+        case .workoutRemoved(let id, let year, let month):
+            guard let summary = index.summaries[id] else { return }
+            guard summary.startedAt.yearAndMonth == (year, month) else {
+                actions.append(
+                    .log("old file of run \(id) in \(year)/\(month) removed; the run lives in its new folder"))
+                return
+            }
             forget(run: id)
             actions.append(.log("live file of run \(id) vanished without a stub: dropped from the cache, not deleted"))
         case .splitRemoved(let id):

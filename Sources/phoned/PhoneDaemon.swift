@@ -78,7 +78,8 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             directory: documents,
             onChange: { change in loop.execute { [unowned self] in self.externalChange(change) } },
             onSkipped: { entry in loop.execute { [unowned self] in self.skipped(entry) } },
-            onNotice: { notice in loop.execute { [unowned self] in self.watcherNoticed(notice) } })
+            onNotice: { notice in loop.execute { [unowned self] in self.watcherNoticed(notice) } },
+            onSettled: { path in loop.execute { [unowned self] in self.skippedFiles.removeAll { $0.path == path } } })
         let report = try documents.scan { [self] document in
             perform(engine.handle(.documentScanned(document, now: .current)))
         }

@@ -70,7 +70,7 @@ struct DirectoryWatcherTests {
         try fixture.plantFile("Workouts/2026/11/\(id(2)).json", DocumentCoder.encodeForDisk(edited))
         try await recorder.wait(for: .change(.documentChanged(.workout(edited))))
         try FileManager.default.removeItem(atPath: fixture.path("Workouts/2026/11/\(id(2)).json"))
-        try await recorder.wait(for: .change(.workoutRemoved(id(2))))
+        try await recorder.wait(for: .change(.workoutRemoved(id(2), year: 2026, month: 11)))
     }
 
     @Test("this process's own writes and removals are seen too (the engine tells them apart by value)")
