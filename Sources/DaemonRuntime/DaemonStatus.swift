@@ -21,6 +21,10 @@ package struct PhoneStatus: Codable, Sendable {
     package var pendingDeletes: Int
     package var skippedFiles: [String]
     package var lastPushAt: String?
+    /// Why the last push could not go (it is retried until one goes); nil when the last one went.
+    package var pushError: String?
+    /// Runs the last push left out to fit the context limit (see docs/PROTOCOL.md).
+    package var heldBackRuns: Int
     package var editingWorkoutID: String?
     package var editingSplitID: String?
     package var ingest: [String: Int]
@@ -36,7 +40,8 @@ package struct PhoneStatus: Codable, Sendable {
         daemon: String, instance: String, uptimeSeconds: Int, listenPort: Int, activation: String, reachable: Bool,
         linked: Bool, watchInstance: String?, watchAppForeground: Bool, contextGenerationSent: UInt64,
         contextGenerationAcknowledged: UInt64, splits: Int, activeRuns: Int, recentRuns: Int, runsInHistory: Int,
-        tombstones: Int, pendingDeletes: Int, skippedFiles: [String], lastPushAt: String?, editingWorkoutID: String?,
+        tombstones: Int, pendingDeletes: Int, skippedFiles: [String], lastPushAt: String?, pushError: String?,
+        heldBackRuns: Int, editingWorkoutID: String?,
         editingSplitID: String?, ingest: [String: Int], outboxDepth: Int, launchesSent: Int, launchesDropped: Int,
         liveFramesSent: [String: Int], liveFramesReceived: Int
     ) {
@@ -59,6 +64,8 @@ package struct PhoneStatus: Codable, Sendable {
         self.pendingDeletes = pendingDeletes
         self.skippedFiles = skippedFiles
         self.lastPushAt = lastPushAt
+        self.pushError = pushError
+        self.heldBackRuns = heldBackRuns
         self.editingWorkoutID = editingWorkoutID
         self.editingSplitID = editingSplitID
         self.ingest = ingest
@@ -71,10 +78,13 @@ package struct PhoneStatus: Codable, Sendable {
 
     /// The human form `status` prints.
     package var text: String {
+        var push = "last push \(lastPushAt ?? "never")"
+        if heldBackRuns > 0 { push += ", \(heldBackRuns) runs held back to fit" }
+        if let pushError { push += "; push NOT SENT: \(pushError) (retrying)" }
         var lines = [
             "phoned \(instance) up \(uptimeSeconds) s, link port \(listenPort)",
             "activation: \(activation); watch: \(linked ? "linked" : "not linked")\(watchInstance.map { " (\($0))" } ?? ""), reachable: \(reachable ? "yes" : "no"), app \(watchAppForeground ? "foreground" : "background")",
-            "context generation sent \(contextGenerationSent), acknowledged \(contextGenerationAcknowledged); last push \(lastPushAt ?? "never")",
+            "context generation sent \(contextGenerationSent), acknowledged \(contextGenerationAcknowledged); \(push)",
             "documents: \(splits) splits, \(activeRuns) active, \(recentRuns) recent, \(runsInHistory) runs in history, \(tombstones) tombstones",
             "locks: workout \(editingWorkoutID ?? "-"), split \(editingSplitID ?? "-")",
             "ingest: " + (ingest.isEmpty ? "none" : ingest.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")),

@@ -201,6 +201,12 @@ package final class LinkEndpoint: @unchecked Sendable {
         handle(.localAppStateChanged(foreground: foreground))
     }
 
+    /// Phone only: the context slot (the last context handed to the link, and what the watch acknowledged).
+    package var contextSlot: ContextSlot? {
+        loop.preconditionInLoop()
+        return engine.currentContextSlot
+    }
+
     /// A snapshot of the session for status displays.
     package func status() -> LinkStatus {
         loop.preconditionInLoop()

@@ -29,6 +29,19 @@ package enum PhoneOperation: Equatable, Sendable {
     case launch(runID: DocumentID)
 }
 
+extension PhoneOperation {
+    /// The existing run the operation changes, whose document must be loaded first (`needsDocument`).
+    package var runID: DocumentID? {
+        switch self {
+        case .completeSet(let id, _, _, _, _), .undoSet(let id, _, _), .skipLog(let id, _), .reopenLog(let id, _),
+            .pause(let id), .resume(let id), .endKeepingProgress(let id):
+            return id
+        default:
+            return nil
+        }
+    }
+}
+
 /// Why the phone refused an operation; nothing was changed.
 package enum OperationError: Error, Equatable, Sendable, CustomStringConvertible {
     case stillGathering

@@ -13,7 +13,10 @@ import WorkoutModel
 /// is a pending delete); send `pushContext` over the context channel (forced pushes bump the
 /// generation even when the payload is unchanged); feed `linkActivated`, `reachabilityRestored`
 /// and `requestSyncReceived` from the link; before an operation on a run for which
-/// `needsDocument(_:)` is true, load its file and feed it with `documentScanned`.
+/// `needsDocument(_:)` is true, load its file and feed it with `runsLoaded`; carry out `loadRuns` by
+/// feeding `runsLoaded` (the push waits for it); feed `pushQueued` with the link's generation once a
+/// push is handed to the link, `pushFailed` when the link refused it, `contextAcknowledged` from the
+/// link, and `tick` at `nextDeadline` (a retry, or a run leaving the recent window).
 package struct SyncEngine: Sendable {
     /// What the shell must do, in order.
     package enum Action: Equatable, Sendable {
@@ -23,6 +26,9 @@ package struct SyncEngine: Sendable {
         /// Remove the live file of a run (it lives under the year/month of `startedAt`).
         case removeWorkoutFile(DocumentID, startedAt: Timestamp)
         case writeTombstone(Tombstone)
+        /// Load these runs' files (under the year/month of each start) and feed them with `runsLoaded`:
+        /// the push needs them and they were evicted from the working set.
+        case loadRuns([DocumentID: Timestamp])
         /// Send the state push; `force` re-sends an unchanged state under a new generation.
         case pushContext(ApplicationContext, force: Bool)
         /// Best-effort HealthKit-style launch of the watch app for this run.
@@ -58,6 +64,17 @@ package struct SyncEngine: Sendable {
         case linkActivated(now: Timestamp)
         case reachabilityRestored(now: Timestamp)
         case requestSyncReceived(now: Timestamp)
+        /// Runs loaded from disk on demand (`loadRuns`, or before an operation); `unreadable` ones
+        /// (file gone or unusable) are dropped from the index like a vanished file.
+        case runsLoaded([WorkoutDocument], unreadable: [DocumentID], now: Timestamp)
+        /// The link took the last push as context generation `generation`.
+        case pushQueued(generation: UInt64)
+        /// The link refused the last push (too large, say): it was not sent and is retried.
+        case pushFailed(reason: String, now: Timestamp)
+        /// The watch acknowledged context generation `generation`.
+        case contextAcknowledged(generation: UInt64, now: Timestamp)
+        /// Time passed: `nextDeadline` was reached.
+        case tick(now: Timestamp)
     }
 
     /// How `ingestFromWatch` decided; a message-delivered update is answered with it.
@@ -90,6 +107,20 @@ package struct SyncEngine: Sendable {
     package var isLinkActivated = false
     package var lastPushed: ApplicationContext?
     package var lastPushAt: Timestamp?
+    /// Why the last push could not go, until one goes; it is retried at `retryAt`.
+    package var pushFailure: String?
+    var retryAt: Timestamp?
+    /// What was recorded as sent before the push that then failed (restored on failure).
+    var beforeLastPush: (context: ApplicationContext?, at: Timestamp?)
+    /// A push waiting for `loadRuns`.
+    var pendingPush: (force: Bool, reason: String)?
+    /// Runs the watch may hold as active (active in the last push it acknowledged or in a push since):
+    /// once completed they ride every push until the watch has seen them completed, so its session
+    /// ends with finish-and-save, never as a discard. The shell seeds it at start-up from the last
+    /// context the link holds.
+    package var watchMayHoldActive: Set<DocumentID> = []
+    /// The active runs of recent pushes by link generation (the newest last; nil: not yet queued).
+    var pushesAwaitingAck: [(generation: UInt64?, active: Set<DocumentID>)] = []
     package var ingestCounts: [IngestOutcome: Int] = [:]
     package let policy: PushPolicy
     var stamper = EditStamper()
@@ -144,6 +175,24 @@ package struct SyncEngine: Sendable {
             push(now: now, force: false, reason: "reachability restored", into: &actions)
         case .requestSyncReceived(let now):
             push(now: now, force: true, reason: "watch requestSync", into: &actions)
+        case .runsLoaded(let runs, let unreadable, let now):
+            runsLoaded(runs, unreadable: unreadable, now: now, into: &actions)
+        case .pushQueued(let generation):
+            if let last = pushesAwaitingAck.indices.last, pushesAwaitingAck[last].generation == nil {
+                pushesAwaitingAck[last].generation = generation
+            }
+        case .pushFailed(let reason, let now):
+            lastPushed = beforeLastPush.context
+            lastPushAt = beforeLastPush.at
+            pushFailure = reason
+            retryAt = now.advanced(by: Self.pushRetryInterval)
+            if pushesAwaitingAck.last?.generation == nil { pushesAwaitingAck.removeLast() }
+            actions.append(.log("push not sent (\(reason)); retrying in \(Self.pushRetryInterval)"))
+        case .contextAcknowledged(let generation, let now):
+            contextAcknowledged(generation, now: now, into: &actions)
+        case .tick(let now):
+            let retrying = retryAt.map { $0 <= now } ?? false
+            push(now: now, force: false, reason: retrying ? "retry" : "recent window moved", into: &actions)
         }
         return actions
     }
@@ -217,7 +266,7 @@ package struct SyncEngine: Sendable {
         push(now: now, force: false, reason: "external change", into: &actions)
     }
 
-    // MARK: Cache and push
+    // MARK: Cache
 
     /// Puts a run in the index, and in the working set when a push can carry it.
     mutating func cache(_ run: WorkoutDocument, now: Timestamp) {
@@ -236,35 +285,26 @@ package struct SyncEngine: Sendable {
 
     private func isPushable(_ run: WorkoutDocument, now: Timestamp) -> Bool {
         guard let endedAt = run.endedAt, !run.isActive else { return true }
-        return endedAt >= now.advanced(by: .zero - policy.recentWindow)
+        return endedAt >= now.advanced(by: .zero - policy.recentWindow) || watchMayHoldActive.contains(run.id)
     }
 
-    /// Builds the state push and emits it unless it equals the last one (or `force`).
-    mutating func push(now: Timestamp, force: Bool, reason: String, into actions: inout [Action]) {
-        guard isGathered else { return }
-        guard isLinkActivated else { return }
-        guard !isPristine else {
-            actions.append(.log("push skipped (\(reason)): pristine state is never pushed"))
-            return
+    private mutating func runsLoaded(
+        _ runs: [WorkoutDocument], unreadable: [DocumentID], now: Timestamp, into actions: inout [Action]
+    ) {
+        for run in runs where index.summaries[run.id] != nil {
+            // Only a copy at least as new as the index's: a late load never rolls a run back.
+            guard run.updatedAt >= index.summaries[run.id]!.updatedAt else { continue }
+            stamper.observe(run.updatedAt)
+            index.upsert(RunIndex.RunSummary(run))
+            documents[run.id] = run
         }
-        let documents = self.documents
-        let context = ApplicationContext.build(
-            splits: splits.values, index: index, run: { documents[$0] }, settings: settings, editLocks: locks,
-            now: now, policy: policy)
-        evictAgedRuns(keeping: Set(context.workouts.map(\.id)))
-        if !force, context == lastPushed { return }
-        lastPushed = context
-        lastPushAt = now
-        actions.append(.pushContext(context, force: force))
-        actions.append(
-            .log("push (\(reason))\(force ? ", forced" : ""): \(context.splits.count) splits, \(context.workouts.count) runs"))
-    }
-
-    /// Drops documents of completed runs that no push carries any more (the index keeps their summary).
-    private mutating func evictAgedRuns(keeping pushed: Set<DocumentID>) {
-        guard documents.count > pushed.count + index.activeIDs.count else { return }
-        for (id, run) in documents where !run.isActive && !pushed.contains(id) {
-            documents[id] = nil
+        for id in unreadable where index.summaries[id] != nil {
+            forget(run: id)
+            actions.append(.log("run \(id) could not be loaded: dropped from the cache, not deleted"))
         }
+        // A load for an operation pushes nothing (the operation that follows does).
+        guard let pending = pendingPush else { return }
+        pendingPush = nil
+        push(now: now, force: pending.force, reason: pending.reason, into: &actions)
     }
 }

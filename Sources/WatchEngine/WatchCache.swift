@@ -15,6 +15,8 @@ package struct WatchCache: Equatable, Sendable {
     package private(set) var editLocks: EditLocks
     /// Run ID → `updatedAt` of the newest local edit not yet confirmed by an applied push.
     package private(set) var undeliveredEdits: [DocumentID: Timestamp]
+    /// Runs the last push left out only to fit the context limit: not in the cache, but not gone.
+    package private(set) var heldBackRunIDs: Set<DocumentID> = []
 
     /// An empty cache: no runs, no splits, default settings, nothing locked.
     package init() {
@@ -77,8 +79,9 @@ package struct WatchCache: Equatable, Sendable {
 
     mutating func removeSplit(_ id: DocumentID) { splits[id] = nil }
 
-    mutating func replaceSettings(_ settings: Settings, editLocks: EditLocks) {
+    mutating func replaceSettings(_ settings: Settings, editLocks: EditLocks, heldBack: Set<DocumentID>) {
         self.settings = settings
         self.editLocks = editLocks
+        heldBackRunIDs = heldBack
     }
 }

@@ -10,7 +10,7 @@ import WorkoutModel
 ///   clears the mark (the echo, or a newer phone edit);
 /// - a run absent from the push is pruned even with an undelivered edit: the phone deleted it, and
 ///   tombstones win;
-/// - settings and edit locks are replaced by the pushed ones;
+/// - settings, edit locks and the runs held back to fit the context limit are replaced by the pushed ones;
 /// - bytes that do not decode (not JSON, malformed, or a `schemaVersion` this build does not read)
 ///   are skipped entirely — no upsert, no prune — so a bogus empty set never wipes real rows.
 ///
@@ -63,7 +63,8 @@ package enum WatchCacheApplier {
 
         report.settingsChanged = cache.settings != context.settings
         report.editLocksChanged = cache.editLocks != context.editLocks
-        cache.replaceSettings(context.settings, editLocks: context.editLocks)
+        cache.replaceSettings(
+            context.settings, editLocks: context.editLocks, heldBack: Set(context.heldBackRunIDs ?? []))
         report.sortIDs()
         return report
     }

@@ -11,6 +11,7 @@ import WorkoutModel
 /// - running, run in the cache and active → keep running (and note the run has been seen);
 /// - running, run in the cache and completed → finish and save: the metrics
 ///   (`WorkoutDocument.sessionMetrics(recordedAt:)`) go out in `saveMetrics`, the session ends;
+/// - running, run absent but held back (left out of the push to fit its size) → keep running;
 /// - running, run absent → discard, nothing saved — once the run has been seen, or when a context
 ///   received from the phone after the start lacks it (the launch and its context race, S1; the
 ///   persisted context re-applied at start-up, or a local edit of another run, cannot prove a run
@@ -108,6 +109,8 @@ package struct WorkoutSessionCoordinator: Equatable, Sendable {
     private mutating func reconcile(with cache: WatchCache, source: CacheChangeSource, now: Timestamp) -> [Action] {
         guard case .running(var session) = state else { return [] }
         guard let run = cache.workouts[session.runID] else {
+            // Left out of the push only to fit the context limit: the run is still live on the phone.
+            guard !cache.heldBackRunIDs.contains(session.runID) else { return [] }
             guard session.runSeen || source == .receivedContext else { return [] }
             return end(session, outcome: .discarded, at: now, before: [])
         }

@@ -9,31 +9,87 @@ package struct ApplicationContext: VersionedDocument {
     package var schemaVersion: Int
     /// Every split, ordered by ID.
     package var splits: [SplitDocument]
-    /// Every active run (uncapped), then the recent completed ones; see `RunIndex.pushSelection`.
+    /// Active runs (oldest start first), then completed ones (newest end first): what
+    /// `SyncEngine`'s push selection carries within the context limit.
     package var workouts: [WorkoutDocument]
     package var settings: Settings
     /// What the phone is editing; absent keys mean nothing is.
     package var editLocks: EditLocks
+    /// Runs the phone still holds as live (active, or completed while the watch may still hold them
+    /// active) that this push leaves out to fit the context limit. They are not cleared: the watch
+    /// drops its copy like any run absent, but a session following one keeps running. Absent (nil)
+    /// when nothing is held back.
+    package var heldBackRunIDs: [DocumentID]?
 
-    package init(splits: [SplitDocument], workouts: [WorkoutDocument], settings: Settings, editLocks: EditLocks) {
+    package init(
+        splits: [SplitDocument], workouts: [WorkoutDocument], settings: Settings, editLocks: EditLocks,
+        heldBackRunIDs: [DocumentID]? = nil
+    ) {
         schemaVersion = Self.currentSchemaVersion
         self.splits = splits
         self.workouts = workouts
         self.settings = settings
         self.editLocks = editLocks
+        self.heldBackRunIDs = heldBackRunIDs
     }
 
     /// Builds the push from the phone's index without touching every run in history: only the runs
-    /// `index.pushSelection` names are looked up with `run(_:)`. A selected ID the lookup cannot
-    /// produce (its file vanished since it was indexed) is left out.
+    /// `index.pushSelection` names, and the completed runs in `awaited` (the watch may still hold
+    /// them active: they ride until it has seen them completed, whatever the window), are looked up
+    /// with `run(_:)`. A selected ID the lookup cannot produce (its file vanished since it was
+    /// indexed) is left out.
+    ///
+    /// The push fits `policy.maximumBytes` by this rule: when everything does not fit, runs are
+    /// taken in priority order — active runs most recently updated first, then `awaited` runs, then
+    /// the other completed ones newest end first — each while it still fits (the first that does not
+    /// ends the selection). Active and awaited runs left out are named in `heldBackRunIDs`. Only when
+    /// the splits, settings and those IDs alone are too large does the result still exceed the limit.
     package static func build(
         splits: some Sequence<SplitDocument>, index: RunIndex, run: (DocumentID) -> WorkoutDocument?,
-        settings: Settings, editLocks: EditLocks, now: Timestamp, policy: PushPolicy = .standard
+        settings: Settings, editLocks: EditLocks, now: Timestamp, policy: PushPolicy = .standard,
+        awaited: Set<DocumentID> = []
     ) -> ApplicationContext {
-        ApplicationContext(
-            splits: splits.sorted { $0.id < $1.id },
-            workouts: index.pushSelection(now: now, policy: policy).compactMap(run),
-            settings: settings, editLocks: editLocks)
+        let selection = index.pushSelection(now: now, policy: policy)
+        let extra = awaited.subtracting(selection).compactMap { index.summaries[$0] }.filter { !$0.status.isActive }
+        let ordered = selection.compactMap { index.summaries[$0] } + extra
+        let runs = ordered.sorted(by: Self.displayOrder).compactMap { run($0.id) }
+        var context = ApplicationContext(
+            splits: splits.sorted { $0.id < $1.id }, workouts: runs, settings: settings, editLocks: editLocks)
+        guard DocumentCoder.encodeCompact(context).count > policy.maximumBytes else { return context }
+
+        let live = runs.filter { $0.isActive || awaited.contains($0.id) }
+        let rank = { (run: WorkoutDocument) in (awaited.contains(run.id) ? 1 : 0, run.endedAt!, run.id) }
+        let priority =
+            live.filter(\.isActive).sorted { ($0.updatedAt, $0.id) > ($1.updatedAt, $1.id) }
+            + runs.filter { !$0.isActive }.sorted { rank($0) > rank($1) }
+        // Room is kept for every live run's ID, and a comma per run: the result can only be smaller.
+        var frame = context
+        frame.workouts = []
+        frame.heldBackRunIDs = live.map(\.id)
+        var used = DocumentCoder.encodeCompact(frame).count
+        var chosen: Set<DocumentID> = []
+        for candidate in priority {
+            let size = DocumentCoder.encodeCompact(candidate).count + 1
+            guard used + size <= policy.maximumBytes else { break }
+            used += size
+            chosen.insert(candidate.id)
+        }
+        context.workouts = runs.filter { chosen.contains($0.id) }
+        let heldBack = live.map(\.id).filter { !chosen.contains($0) }.sorted()
+        context.heldBackRunIDs = heldBack.isEmpty ? nil : heldBack
+        return context
+    }
+
+    /// Active runs oldest start first, then completed runs newest end first.
+    private static func displayOrder(_ lhs: RunIndex.RunSummary, _ rhs: RunIndex.RunSummary) -> Bool {
+        let lhsEnd = lhs.status.isActive ? nil : lhs.endedAt
+        let rhsEnd = rhs.status.isActive ? nil : rhs.endedAt
+        switch (lhsEnd, rhsEnd) {
+        case (nil, nil): return (lhs.startedAt, lhs.id) < (rhs.startedAt, rhs.id)
+        case (nil, _): return true
+        case (_, nil): return false
+        case (let left?, let right?): return (left, lhs.id) > (right, rhs.id)
+        }
     }
 
     /// Whether a run is locked for editing on the phone.

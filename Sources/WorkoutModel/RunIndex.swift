@@ -108,16 +108,19 @@ package struct RunIndex: Sendable, Equatable {
     }
 }
 
-/// How many completed runs a push carries and how far back they reach.
+/// How many completed runs a push carries, how far back they reach, and how large it may be.
 package struct PushPolicy: Equatable, Sendable {
     package var recentLimit: Int
     package var recentWindow: Duration
+    /// The context limit (the link refuses a larger context with `payloadTooLarge`).
+    package var maximumBytes: Int
 
-    /// Seed 000: up to 25 completed runs from the last 24 hours.
+    /// Seed 000: up to 25 completed runs from the last 24 hours; WatchConnectivity's 262,144 bytes.
     package static let standard = PushPolicy(recentLimit: 25, recentWindow: .seconds(24 * 3_600))
 
-    package init(recentLimit: Int, recentWindow: Duration) {
+    package init(recentLimit: Int, recentWindow: Duration, maximumBytes: Int = 262_144) {
         self.recentLimit = recentLimit
         self.recentWindow = recentWindow
+        self.maximumBytes = maximumBytes
     }
 }

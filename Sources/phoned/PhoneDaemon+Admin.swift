@@ -140,8 +140,10 @@ extension PhoneDaemon {
         }
     }
 
-    /// Performs an operation and its actions.
+    /// Performs an operation and its actions, loading the run it changes first if only its summary
+    /// is in memory (a run outside the recent window), so the model itself answers.
     private func operate(_ operation: PhoneOperation) throws {
+        if let runID = operation.runID, engine.needsDocument(runID) { _ = try loadRun(runID) }
         perform(try engine.perform(operation, now: .current))
     }
 
@@ -149,9 +151,8 @@ extension PhoneDaemon {
     private func loadRun(_ id: DocumentID) throws -> WorkoutDocument {
         if engine.needsDocument(id), let summary = engine.index.summaries[id] {
             let run = try documents.loadWorkout(id: id, startedAt: summary.startedAt)
-            perform(engine.handle(.documentScanned(.workout(run), now: .current)))
-            if let loaded = engine.run(id) { return loaded }
-            return run
+            perform(engine.handle(.runsLoaded([run], unreadable: [], now: .current)))
+            return engine.run(id) ?? run
         }
         guard let run = engine.run(id) else {
             throw engine.tombstones[id] != nil ? OperationError.deleted(id) : OperationError.unknownRun(id)
@@ -189,6 +190,7 @@ extension PhoneDaemon {
             recentRuns: selection.filter { !$0.isActive }.count, runsInHistory: engine.index.count,
             tombstones: engine.tombstones.count, pendingDeletes: engine.pendingDeletes.count,
             skippedFiles: skippedFiles.map(\.description), lastPushAt: engine.lastPushAt?.iso8601,
+            pushError: engine.pushFailure, heldBackRuns: engine.lastPushed?.heldBackRunIDs?.count ?? 0,
             editingWorkoutID: engine.locks.editingWorkoutID?.rawValue, editingSplitID: engine.locks.editingSplitID?.rawValue,
             ingest: counts, outboxDepth: link.outboxDepth, launchesSent: launchesSent, launchesDropped: launchesDropped,
             liveFramesSent: live.framesSent, liveFramesReceived: live.framesReceived)

@@ -31,6 +31,8 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
     var launchesSent = 0
     var launchesDropped = 0
     var watchdogTimer: TimerID?
+    /// The timer for the engine's `nextDeadline` (a push retry, a run leaving the recent window).
+    var pushTimer: (id: TimerID, at: Timestamp)?
     let live: LiveRelay
 
     private var settingsPath: String { "\(configuration.stateDirectory)/settings.json" }
@@ -62,7 +64,7 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             settings: settings,
             policy: PushPolicy(
                 recentLimit: configuration.recentRunsLimit,
-                recentWindow: configuration.recentRunsWindow))
+                recentWindow: configuration.recentRunsWindow, maximumBytes: linkConfiguration.maximumContextBytes))
         notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
         live = LiveRelay(link: link, logger: logger, now: .current)
     }
@@ -80,6 +82,12 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             onSkipped: { entry in loop.execute { [unowned self] in self.skipped(entry) } },
             onNotice: { notice in loop.execute { [unowned self] in self.watcherNoticed(notice) } },
             onSettled: { path in loop.execute { [unowned self] in self.skippedFiles.removeAll { $0.path == path } } })
+        // The watch may still hold as active what the last context the link holds carried.
+        if let payload = link.contextSlot?.payload,
+            let last = try? DocumentCoder.decode(ApplicationContext.self, from: payload)
+        {
+            engine.watchMayHoldActive = Set(last.workouts.filter(\.isActive).map(\.id) + (last.heldBackRunIDs ?? []))
+        }
         let report = try documents.scan { [self] document in
             perform(engine.handle(.documentScanned(document, now: .current)))
         }
@@ -145,7 +153,9 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             logger.info("watch linked", ["peer": "\(peer)"], component: "link")
         case .linkLost(let reason):
             logger.info("watch unlinked", ["reason": reason], component: "link")
-        case .contextReceived, .contextAcknowledged, .messageCompleted, .transferFinished, .launchReceived,
+        case .contextAcknowledged(let generation):
+            perform(engine.handle(.contextAcknowledged(generation: generation, now: .current)))
+        case .contextReceived, .messageCompleted, .transferFinished, .launchReceived,
             .peerAppStateChanged:
             break
         }
@@ -241,6 +251,23 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
     /// `DaemonLauncher.performDurably`).
     func perform(_ actions: [SyncEngine.Action]) {
         DaemonLauncher.performDurably(actions, logger: logger, perform)
+        armPushTimer()
+    }
+
+    /// Keeps one timer at the engine's next deadline, so a refused push is retried and a run leaves
+    /// the push when it leaves the recent window, with nothing else happening.
+    private func armPushTimer() {
+        let deadline = engine.nextDeadline
+        guard pushTimer?.at != deadline else { return }
+        if let pushTimer { loop.cancelTimer(pushTimer.id) }
+        pushTimer = nil
+        guard let deadline else { return }
+        let delay = max(Timestamp.current.duration(to: deadline), .zero)
+        let id = loop.scheduleTimer(after: delay) { [unowned self] in
+            pushTimer = nil
+            perform(engine.handle(.tick(now: .current)))
+        }
+        pushTimer = (id, deadline)
     }
 
     private func perform(_ action: SyncEngine.Action) throws {
@@ -259,9 +286,24 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         case .pushContext(let context, let force):
             do {
                 try link.updateApplicationContext(DocumentCoder.encodeCompact(context), force: force)
+                _ = engine.handle(.pushQueued(generation: link.status().contextGenerationSent ?? 0))
             } catch {
                 logger.warning("push not sent", ["reason": error.description], component: "push")
+                perform(engine.handle(.pushFailed(reason: error.description, now: .current)))
             }
+        case .loadRuns(let wanted):
+            var loaded: [WorkoutDocument] = []
+            var unreadable: [DocumentID] = []
+            for (id, startedAt) in wanted.sorted(by: { $0.key < $1.key }) {
+                do {
+                    loaded.append(try documents.loadWorkout(id: id, startedAt: startedAt))
+                } catch {
+                    logger.warning(
+                        "could not load a run", ["run": "\(id)", "reason": "\(error)"], component: "documents")
+                    unreadable.append(id)
+                }
+            }
+            perform(engine.handle(.runsLoaded(loaded, unreadable: unreadable, now: .current)))
         case .launchWatchApp(let runID):
             launchesSent += 1
             link.launch(DocumentCoder.encodeCompact(WorkoutLaunchRequest(runID: runID)))

@@ -8,6 +8,130 @@ import WorkoutModel
 /// admin transport, against the real daemons.
 @Suite("phone defects")
 struct PhoneDefectsTests {
+    @Test("a push over the context limit is fitted: 500 active runs, and a split made afterwards reaches the watch")
+    func pushOverTheContextLimitStillConverges() async throws {
+        let system = try SyncSystem("fit")
+        try await system.startPhoned()
+        let split = try await system.createSplit("Full", ["Squat:5x5@100:barbell", "Bench:5x5@80", "Row:5x5@60"])
+        let template = try await system.phoneRun(try await system.startRun(split))
+        #expect(try await system.stopPhoned() == 0)
+        try system.writeCopies(of: template, count: 500)
+        try await system.startBoth()
+
+        let late = try await system.createSplit("Late", ["Dip:2x8@0"])
+        try await system.eventually("the split made afterwards is on the watch") {
+            try await system.watch("splits", "--json").contains(late)
+        }
+        let phone = try await system.waitForPhoneStatus("the push went, fitted") { $0.heldBackRuns > 0 }
+        #expect(phone.pushError == nil)
+        #expect(phone.activeRuns == 501)
+        let watch = try await system.watchStatus()
+        #expect(watch.workouts == 501 - phone.heldBackRuns && watch.workouts > 0)
+        #expect(!system.phonedLog.contains("push not sent"), "\(system.phonedLog.suffix(2000))")
+    }
+
+    @Test("the recent window keeps 25 runs when the newest is discarded, and a run leaves it on time")
+    func recentWindowNeitherShrinksNorLingers() async throws {
+        let system = try SyncSystem("win")
+        try await system.startPhoned()
+        let split = try await system.createSplit("Pull", ["Row:2x8@50"])
+        let template = try await system.phoneRun(try await system.startRun(split))
+        _ = try await system.phone("discard", template.id.rawValue)
+        #expect(try await system.stopPhoned() == 0)
+        try system.generateHistory(like: template, count: 26)
+        // One more, ending about 24 h ago: it rides until the window passes it, then must leave alone.
+        var ageing = template
+        ageing.id = DocumentID(bytes: [UInt8](repeating: 0x11, count: 16))
+        ageing.startedAt = Timestamp.current.advanced(by: .seconds(-24 * 3_600 - 600))
+        try ageing.endKeepingProgress(at: Timestamp.current.advanced(by: .seconds(-24 * 3_600 + 75)))
+        try system.dropDocument(DocumentCoder.encodeForDisk(ageing), at: SyncSystem.workoutPath(ageing))
+        try await system.startBoth()
+
+        try await system.waitForWatchStatus("25 recent runs are on the watch") { $0.workouts == 25 }
+        let newest = try await system.phonectl("workouts", "--json").decode([WorkoutDocument].self)
+            .max { ($0.endedAt!, $0.id) < ($1.endedAt!, $1.id) }!
+        #expect(newest.id != ageing.id)
+        _ = try await system.phone("discard", newest.id.rawValue)
+        try await system.eventually("the discard reached the watch") {
+            try await system.watchRun(newest.id.rawValue) == nil
+        }
+        #expect(try await system.watchStatus().workouts == 25)
+        #expect(try await system.phoneStatus().recentRuns == 25)
+
+        // With 25 newer runs the ageing one is not carried; with fewer it would be: take it to 24.
+        let listed = try await system.phonectl("workouts", "--json").decode([WorkoutDocument].self)
+        _ = try await system.phone("discard", listed.first { $0.id != ageing.id }!.id.rawValue)
+        try await system.waitForWatchRun(ageing.id.rawValue, "rides while within 24 h")
+        try await system.eventually("the run left the watch when it left the window", timeout: .seconds(180)) {
+            try await system.watchRun(ageing.id.rawValue) == nil
+        }
+        #expect(try await system.watchStatus().workouts == 24)
+    }
+
+    @Test("reopen, undo, pause, resume and end work on a run completed days ago, refusals in the model's words")
+    func operationsOnOldRuns() async throws {
+        let system = try SyncSystem("old")
+        try await system.startPhoned()
+        let split = try await system.createSplit("Push", ["Bench:3x5@60", "Dip:2x8@0"])
+        let runID = try await system.startRun(split)
+        _ = try await system.phone("complete", runID, "1", "1")
+        let template = try await system.phoneRun(runID)
+        _ = try await system.phone("discard", runID)
+        #expect(try await system.stopPhoned() == 0)
+        var old: [WorkoutDocument] = []
+        for index in 0..<3 {
+            var run = template
+            run.id = DocumentID(bytes: [UInt8](repeating: UInt8(0x21 + index), count: 16))
+            run.startedAt = Timestamp.current.advanced(by: .seconds(-3 * 24 * 3_600))
+            try run.endKeepingProgress(at: run.startedAt.advanced(by: .seconds(3_600)))
+            try system.dropDocument(DocumentCoder.encodeForDisk(run), at: SyncSystem.workoutPath(run))
+            old.append(run)
+        }
+        try await system.startBoth()
+
+        _ = try await system.phone("reopen", old[0].id.rawValue, "2")
+        #expect(try await system.phoneRun(old[0].id.rawValue).status == .inProgress)
+        try await system.waitForWatchRun(old[0].id.rawValue, "is active on the watch") { $0.status == .inProgress }
+        _ = try await system.phone("undo", old[1].id.rawValue, "1", "1")
+        #expect(try await system.phoneRun(old[1].id.rawValue).logs[0].sets[0].isDone == false)
+
+        for verb in ["pause", "resume", "end"] {
+            let refused = try await system.phonectl(verb, old[2].id.rawValue)
+            #expect(refused.exitCode == 1, "\(refused)")
+            #expect(!refused.standardError.contains("not loaded"), "\(refused)")
+            #expect(!refused.standardError.contains("internal"), "\(refused)")
+        }
+        #expect(try await system.phonectl("pause", old[2].id.rawValue).standardError.contains("completed"))
+    }
+
+    @Test("a completed run that left the push while watchd was down ends the session with finish-and-save")
+    func completedRunOutOfThePushEndsTheSessionSaved() async throws {
+        let system = try SyncSystem("aged")
+        try system.writePhonedConfig(["recentRunsLimit": "1"])
+        try await system.startBoth()
+        let split = try await system.createSplit("Legs", ["Squat:2x5@100"])
+        let followed = try await system.startRun(split)
+        try await system.waitForWatchStatus("the session follows the run") {
+            $0.session == "running" && $0.sessionRun == followed
+        }
+        _ = try await system.phone("complete", followed, "1", "1")
+        try await system.waitForWatchRun(followed, "has set 1.1") { $0.logs[0].sets[0].isDone }
+        #expect(try await system.stopWatchd() == 0)
+
+        _ = try await system.phone("end", followed)
+        let later = try await system.startRun(split)
+        _ = try await system.phone("end", later)
+        try await system.startWatchd()
+        let watch = try await system.waitForWatchStatus("the session ended") { $0.session != "running" }
+        #expect(watch.sessionOutcome == "finishedAndSaved", "\(watch)")
+        let saved = try await system.waitForPhoneRun(followed, "has the session's metrics") { $0.metrics != nil }
+        #expect(saved.status == .completed)
+        #expect(saved.metrics?.setsCompleted == 1)
+        try await system.eventually("the run then leaves the watch (recentRunsLimit 1)") {
+            try await system.watchRun(followed) == nil
+        }
+    }
+
     @Test("a run whose start moves to another month stays on the phone and the watch; its session runs on")
     func runMovingMonthsIsNotPruned() async throws {
         let system = try SyncSystem("month")
@@ -57,5 +181,20 @@ struct PhoneDefectsTests {
         try await system.waitForPhoneStatus("the broken file is reported") { $0.skippedFiles.count == 1 }
         try system.dropDocument(Array(good), at: "Splits/\(split).json")
         try await system.waitForPhoneStatus("the fixed file is forgotten") { $0.skippedFiles.isEmpty }
+    }
+}
+
+extension SyncSystem {
+    /// Writes `count` copies of `template` (new IDs, same month, same state) straight into the
+    /// document directory.
+    func writeCopies(of template: WorkoutDocument, count: Int) throws {
+        for index in 0..<count {
+            var copy = template
+            var bytes = [UInt8](repeating: 0x6B, count: 16)
+            bytes[14] = UInt8(index >> 8 & 0xFF)
+            bytes[15] = UInt8(index & 0xFF)
+            copy.id = DocumentID(bytes: bytes)
+            try dropDocument(DocumentCoder.encodeForDisk(copy), at: Self.workoutPath(copy))
+        }
     }
 }

@@ -1,0 +1,145 @@
+import SyncEngine
+import Testing
+import WorkoutModel
+
+/// The push's promises (issue 14, items 1–5): it fits, it is never recorded as sent when it did not
+/// go, the recent window neither shrinks nor lingers, old runs can be operated on, and a moved file
+/// is not a delete.
+@Suite("SyncEngine: what the push promises (issue 14)")
+struct PushPromiseTests {
+    /// A completed run of split 1 with ID `n`, started at `start`, ended an hour later.
+    private func completedRun(_ n: Int, start: Timestamp) throws -> WorkoutDocument {
+        var run = try WorkoutDocument.start(
+            from: SplitDocument(id: id(1), name: "Legs", exercises: [squat, row], updatedAt: t0), id: id(n), at: start)
+        try run.endKeepingProgress(at: start.advanced(by: .seconds(3_600)))
+        return run
+    }
+
+    private func loads(_ actions: [SyncEngine.Action]) -> [DocumentID: Timestamp] {
+        actions.reduce(into: [:]) { if case .loadRuns(let wanted) = $1 { $0.merge(wanted) { $1 } } }
+    }
+
+    @Test("a push the link refused is not recorded as sent: status says why, and a tick retries it")
+    func refusedPushIsRetried() throws {
+        var engine = try readyEngine()
+        let first = try engine.perform(.createSplit(id: id(2), name: "Pull", exercises: [row]), now: at(1))
+        let context = try #require(pushes(first).first?.0)
+        _ = engine.handle(.pushFailed(reason: "payloadTooLarge", now: at(1)))
+        #expect(engine.pushFailure == "payloadTooLarge")
+        #expect(engine.lastPushed?.splits.count == 1, "the refused push is not the last one sent")
+        #expect(engine.nextDeadline == at(1).advanced(by: SyncEngine.pushRetryInterval))
+        let retried = engine.handle(.tick(now: at(6)))
+        #expect(pushes(retried).map(\.0) == [context], "the identical push is not suppressed")
+        #expect(engine.pushFailure == nil)
+        #expect(engine.nextDeadline == nil)
+    }
+
+    @Test("over the byte limit: the most recently updated active runs ride, the rest are held back by ID")
+    func pushFitsTheLimit() throws {
+        let policy = PushPolicy(recentLimit: 25, recentWindow: .seconds(86_400), maximumBytes: 8_000)
+        var engine = SyncEngine(settings: nil, policy: policy)
+        _ = engine.handle(.gatherFinished(now: t0))
+        _ = engine.handle(.linkActivated(now: t0))
+        _ = try engine.perform(.createSplit(id: id(1), name: "Legs", exercises: [squat, row]), now: t0)
+        for n in 0..<40 {
+            _ = try engine.perform(.startRun(splitID: id(1), runID: id(100 + n), endingOthers: false), now: at(n + 1))
+        }
+        let last = try engine.perform(.forcePush, now: at(100))
+        let context = try #require(pushes(last).first?.0)
+        #expect(DocumentCoder.encodeCompact(context).count <= 8_000)
+        #expect(!context.workouts.isEmpty)
+        let carried = Set(context.workouts.map(\.id))
+        let heldBack = Set(try #require(context.heldBackRunIDs))
+        #expect(carried.union(heldBack) == Set((0..<40).map { id(100 + $0) }) && carried.isDisjoint(with: heldBack))
+        #expect(carried.contains(id(139)), "the newest run rides")
+        #expect(!carried.contains(id(100)), "the oldest is held back")
+    }
+
+    @Test("a run evicted from the working set is loaded when it qualifies again: the window keeps 25")
+    func windowDoesNotShrink() throws {
+        var engine = try readyEngine()
+        for n in 0..<26 {
+            _ = engine.handle(.documentScanned(.workout(try completedRun(200 + n, start: at(n))), now: at(5_000)))
+        }
+        let first = try engine.perform(.forcePush, now: at(5_000))
+        #expect(pushes(first).first?.0.workouts.count == 25)
+        let discard = try engine.perform(.discard(runID: id(225)), now: at(5_001))
+        #expect(pushes(discard).isEmpty, "the push waits for the evicted run")
+        #expect(loads(discard).keys.sorted() == [id(200)])
+        let loaded = engine.handle(.runsLoaded([try completedRun(200, start: at(0))], unreadable: [], now: at(5_002)))
+        #expect(pushes(loaded).first?.0.workouts.count == 25)
+    }
+
+    @Test("a completed run leaves the push when it leaves the window: nextDeadline, then tick")
+    func runAgesOutOnTime() throws {
+        var engine = try readyEngine()
+        let run = try completedRun(300, start: at(0))
+        _ = engine.handle(.documentScanned(.workout(run), now: at(3_700)))
+        _ = try engine.perform(.forcePush, now: at(3_700))
+        let leaves = run.endedAt!.advanced(by: .seconds(86_400)).advanced(by: .microseconds(1))
+        #expect(engine.nextDeadline == leaves)
+        #expect(pushes(engine.handle(.tick(now: leaves.advanced(by: .microseconds(-2))))).isEmpty)
+        #expect(pushes(engine.handle(.tick(now: leaves))).map(\.0.workouts.count) == [0])
+        #expect(engine.nextDeadline == nil)
+    }
+
+    @Test("an operation on a run outside the window works once the run is loaded")
+    func operationsOnOldRuns() throws {
+        var engine = try readyEngine()
+        let old = try completedRun(400, start: at(0))
+        _ = engine.handle(.documentScanned(.workout(old), now: at(10 * 86_400)))
+        #expect(engine.needsDocument(old.id))
+        #expect(PhoneOperation.reopenLog(runID: old.id, logIndex: 1).runID == old.id)
+        _ = engine.handle(.runsLoaded([old], unreadable: [], now: at(10 * 86_400)))
+        let actions = try engine.perform(.reopenLog(runID: old.id, logIndex: 1), now: at(10 * 86_400 + 1))
+        #expect(writtenRuns(actions).first?.status == .inProgress)
+        #expect(pushes(actions).first?.0.workouts.map(\.id) == [old.id])
+        #expect(throws: OperationError.refused(.runCompleted(id(401)))) {
+            var other = engine
+            let done = try completedRun(401, start: at(0))
+            _ = other.handle(.documentScanned(.workout(done), now: at(10 * 86_400)))
+            _ = other.handle(.runsLoaded([done], unreadable: [], now: at(10 * 86_400)))
+            _ = try other.perform(.pause(runID: done.id), now: at(10 * 86_400 + 2))
+        }
+    }
+
+    @Test("the old file of a run whose start moved months is not a vanished run")
+    func movedFileIsNotADelete() throws {
+        var engine = try readyEngine()
+        let started = try engine.perform(.startRun(splitID: id(1), runID: id(500), endingOthers: false), now: at(1))
+        var moved = try #require(writtenRuns(started).first)
+        let before = moved.startedAt
+        moved.startedAt = before.advanced(by: .seconds(-40 * 86_400))
+        try moved.pause(at: at(2))
+        _ = engine.handle(.externalChange(.documentChanged(.workout(moved)), now: at(3)))
+        let (year, month) = before.yearAndMonth
+        let removed = engine.handle(.externalChange(.workoutRemoved(id(500), year: year, month: month), now: at(4)))
+        #expect(engine.run(id(500)) == moved)
+        #expect(pushes(removed).isEmpty)
+        let (newYear, newMonth) = moved.startedAt.yearAndMonth
+        _ = engine.handle(.externalChange(.workoutRemoved(id(500), year: newYear, month: newMonth), now: at(5)))
+        #expect(engine.run(id(500)) == nil, "its current file going is a vanish, as before")
+    }
+
+    @Test("a completed run the watch may hold active rides until the watch acknowledged it completed")
+    func completedRunRidesUntilTheWatchSawIt() throws {
+        var engine = SyncEngine(settings: nil, policy: PushPolicy(recentLimit: 1, recentWindow: .seconds(86_400)))
+        _ = engine.handle(.gatherFinished(now: t0))
+        _ = engine.handle(.linkActivated(now: t0))
+        _ = try engine.perform(.createSplit(id: id(1), name: "Legs", exercises: [squat, row]), now: t0)
+        _ = try engine.perform(.startRun(splitID: id(1), runID: id(600), endingOthers: false), now: at(1))
+        _ = engine.handle(.pushQueued(generation: 2))
+        _ = engine.handle(.contextAcknowledged(generation: 2, now: at(2)))
+        // The watch goes away; the run ends and a newer one ends after it (recentRunsLimit 1).
+        _ = try engine.perform(.endKeepingProgress(runID: id(600)), now: at(3))
+        _ = engine.handle(.pushQueued(generation: 3))
+        _ = try engine.perform(.startRun(splitID: id(1), runID: id(601), endingOthers: false), now: at(4))
+        _ = engine.handle(.pushQueued(generation: 4))
+        let ended = try engine.perform(.endKeepingProgress(runID: id(601)), now: at(5))
+        _ = engine.handle(.pushQueued(generation: 5))
+        #expect(pushes(ended).first?.0.workouts.map(\.id) == [id(601), id(600)])
+        // The watch applies the last push and acknowledges it: the run has been seen completed.
+        let acknowledged = engine.handle(.contextAcknowledged(generation: 5, now: at(6)))
+        #expect(pushes(acknowledged).first?.0.workouts.map(\.id) == [id(601)])
+    }
+}
