@@ -23,6 +23,11 @@ package enum PhoneCommands {
             CommandSpec(name: "splits", abstract: "List every split.", flags: [json]),
             CommandSpec(
                 name: "workouts", abstract: "List active and recent runs (--all: every run in history).",
+                options: [
+                    OptionSpec("limit", help: "List at most this many runs (a page).", valueName: "count"),
+                    OptionSpec(
+                        "after", help: "Start after this run ID (the last one of the previous page).", valueName: "id"),
+                ],
                 flags: [FlagSpec("all", help: "Include the whole history."), json]),
             CommandSpec(
                 name: "show", abstract: "Show one split or run.",

@@ -37,7 +37,9 @@ package enum AdminClient {
         let body = (try? encoder.encode(request)).map(Array.init) ?? []
         let reply: [UInt8]
         do {
-            reply = try UnixSocketClient.request(path: path, bytes: body, timeout: timeout)
+            // No cap on the reply: a daemon's answer (a long history, say) must arrive whole.
+            reply = try UnixSocketClient.request(
+                path: path, bytes: body, timeout: timeout, maximumResponseBytes: Int.max)
         } catch {
             switch error {
             case .daemonUnreachable(let path): throw .daemonUnreachable(path: path)

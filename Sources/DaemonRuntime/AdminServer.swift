@@ -7,7 +7,7 @@ import LinkRuntime
 ///
 /// Per connection: bytes are collected until the client half-closes (`onEndOfInput`); the JSON
 /// request is decoded and handed to the handler on the loop; the encoded `AdminResponse` is written
-/// and the connection closed after the flush. Limits, each answered with an `error` response:
+/// and the connection closed after the flush, whatever its size. Limits, each answered with an `error` response:
 /// - a request over `maximumRequestBytes` (default 1 MiB) is refused as soon as it crosses the cap,
 ///   without buffering the rest;
 /// - a request that is not a JSON `AdminRequest` is refused with the decoder's reason;
@@ -93,7 +93,11 @@ package final class AdminServer: @unchecked Sendable {
         func answer(_ response: AdminResponse) {
             guard !answered else { return }
             answered = true
-            connection.write(Self.encode(response))
+            let bytes = Self.encode(response)
+            // A response is ours and already whole in memory: the write buffer's cap (meant for
+            // peers that stop reading) must never truncate it.
+            connection.maximumBufferedWriteBytes = max(connection.maximumBufferedWriteBytes, bytes.count)
+            connection.write(bytes)
             connection.closeAfterFlush()
         }
 

@@ -111,7 +111,8 @@ package struct CLIRunner: Sendable {
     package let defaultSocketPath: String?
     /// Reads the admin socket's path from the daemon's config file (strictly, as the daemon would).
     package let adminSocketFromConfig: @Sendable (String) throws -> String
-    /// How long to wait for the daemon's answer.
+    /// How long to wait for the daemon's answer: long enough for a whole long history on a busy
+    /// machine (a dead daemon is seen at once: its socket refuses or closes).
     package let timeout: Duration
     /// The CLI's parser (and validation): arguments without the program name → outcome.
     package let parse: @Sendable ([String]) -> CLIParseOutcome
@@ -119,7 +120,7 @@ package struct CLIRunner: Sendable {
     /// A runner for a tool that administers `daemonName`, parsing with `parse`.
     package init(
         daemonName: String, socketEnvironmentVariable: String, defaultSocketPath: String? = nil,
-        adminSocketFromConfig: @escaping @Sendable (String) throws -> String, timeout: Duration = .seconds(10),
+        adminSocketFromConfig: @escaping @Sendable (String) throws -> String, timeout: Duration = .seconds(30),
         parse: @escaping @Sendable ([String]) -> CLIParseOutcome
     ) {
         self.daemonName = daemonName

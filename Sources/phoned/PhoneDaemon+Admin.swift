@@ -29,13 +29,16 @@ extension PhoneDaemon {
             }
             return .output(text: AdminOutcome.lines(text, empty: "no splits"), json: AdminOutcome.json(splits))
         case ["workouts"]:
-            return try workouts(all: command.flag("all"))
+            let limit = try command.optionalInteger("limit")
+            if let limit, limit < 1 { throw UsageError("--limit must be at least 1, got \(limit)") }
+            let after = command.optionalString("after") == nil ? nil : try command.documentID("after")
+            return try workouts(all: command.flag("all"), limit: limit, after: after, json: command.flag("json"))
         case ["show"]:
             let id = try command.documentID("id")
             if let split = engine.splits[id] {
                 return .output(text: String(decoding: DocumentCoder.encodeForDisk(split), as: UTF8.self), json: AdminOutcome.json(split))
             }
-            let run = try loadRun(id)
+            let run = try readRun(id)
             return .output(text: describe(run), json: AdminOutcome.json(run))
         case ["split", "create"]:
             let id = DocumentID(bytes: try SecureRandom.bytes(count: 16))
@@ -160,24 +163,39 @@ extension PhoneDaemon {
         return run
     }
 
-    private func workouts(all: Bool) throws -> AdminOutcome {
-        let selection = engine.lastPushed?.workouts.map(\.id) ?? []
-        var runs: [WorkoutDocument] = engine.index.activeIDs.compactMap { engine.run($0) }
-        if all {
-            runs = try engine.index.summaries.keys.map { try loadRun($0) }
-        } else {
-            runs += selection.compactMap { engine.run($0) }.filter { !$0.isActive }
+    /// The run for reading: the working set's copy, else its file (not kept in memory).
+    private func readRun(_ id: DocumentID) throws -> WorkoutDocument {
+        if engine.needsDocument(id), let summary = engine.index.summaries[id] {
+            return try documents.loadWorkout(id: id, startedAt: summary.startedAt)
         }
-        runs.sort { ($0.startedAt, $0.id) < ($1.startedAt, $1.id) }
+        return try loadRun(id)
+    }
+
+    /// The runs `workouts` lists, ordered by (start, ID): what the push carries now (active and
+    /// recent, fitted to the context limit — whether or not a push ever went), or with `all` the whole
+    /// history; `after` and `limit` cut one page of it.
+    private func workouts(all: Bool, limit: Int?, after: DocumentID?, json: Bool) throws -> AdminOutcome {
+        let index = engine.index
+        let carried: [WorkoutDocument] = all ? [] : engine.context(now: .current) { try? self.readRun($0) }.workouts
+        let known = Dictionary(uniqueKeysWithValues: carried.map { ($0.id, $0) })
+        let ids = all ? Array(index.summaries.keys) : carried.map(\.id)
+        var summaries = ids.compactMap { index.summaries[$0] }.sorted { ($0.startedAt, $0.id) < ($1.startedAt, $1.id) }
+        if let after {
+            guard let anchor = index.summaries[after] else { throw OperationError.unknownRun(after) }
+            summaries.removeAll { ($0.startedAt, $0.id) <= (anchor.startedAt, anchor.id) }
+        }
+        if let limit { summaries = Array(summaries.prefix(limit)) }
+        let runs = try summaries.map { summary in try known[summary.id] ?? self.readRun(summary.id) }
+        // Only the form the CLI prints: a long history is costly to encode twice.
+        guard !json else { return .output(text: "", json: AdminOutcome.json(runs)) }
         let text = runs.map { run in
             "\(run.id)  \(run.status.rawValue)  \(run.splitName)  sets \(run.logs.flatMap(\.sets).filter(\.isDone).count)/\(run.totalSetCount)  started \(run.startedAt)"
         }
-        return .output(text: AdminOutcome.lines(text, empty: all ? "no runs" : "no active or recent runs"), json: AdminOutcome.json(runs))
+        return .output(text: AdminOutcome.lines(text, empty: all ? "no runs" : "no active or recent runs"), json: "")
     }
 
     private func status() -> PhoneStatus {
         let link = self.link.status()
-        let selection = engine.lastPushed?.workouts ?? []
         var counts: [String: Int] = [:]
         for (outcome, count) in engine.ingestCounts { counts[outcome.rawValue] = count }
         return PhoneStatus(
@@ -187,7 +205,9 @@ extension PhoneDaemon {
             watchAppForeground: link.watchAppForeground, contextGenerationSent: link.contextGenerationSent ?? 0,
             contextGenerationAcknowledged: link.contextGenerationAcknowledged ?? 0,
             splits: engine.splits.count, activeRuns: engine.index.activeIDs.count,
-            recentRuns: selection.filter { !$0.isActive }.count, runsInHistory: engine.index.count,
+            recentRuns: engine.index.pushSelection(now: .current, policy: engine.policy).count
+                - engine.index.activeIDs.count,
+            runsInHistory: engine.index.count,
             tombstones: engine.tombstones.count, pendingDeletes: engine.pendingDeletes.count,
             skippedFiles: skippedFiles.map(\.description), lastPushAt: engine.lastPushAt?.iso8601,
             pushError: engine.pushFailure, heldBackRuns: engine.lastPushed?.heldBackRunIDs?.count ?? 0,

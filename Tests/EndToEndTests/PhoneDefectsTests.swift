@@ -8,6 +8,49 @@ import WorkoutModel
 /// admin transport, against the real daemons.
 @Suite("phone defects")
 struct PhoneDefectsTests {
+    @Test("a long history arrives whole: workouts --all (text and --json) with 2,250 runs, and paged")
+    func largeAdminResponsesArriveWhole() async throws {
+        let system = try SyncSystem("big")
+        try await system.startPhoned()
+        let exercises = (1...8).map { "Lift \($0):10x5@100:barbell" }
+        let split = try await system.createSplit("Legs", exercises)
+        var template = try await system.phoneRun(try await system.startRun(split))
+        #expect(try await system.stopPhoned() == 0)
+        // Every set but the last done, as the soak's runs are: about 6 KB a run, so the whole
+        // history is larger than the daemon's 8 MiB write buffer.
+        var stamp = template.updatedAt
+        for log in template.logs.indices {
+            for set in template.logs[log].sets.indices where log < template.logs.count - 1 || set > 0 {
+                stamp = stamp.advanced(by: .milliseconds(1))
+                try template.completeSet(logID: template.logs[log].id, setIndex: set, reps: 5, weight: 100, at: stamp)
+            }
+        }
+        try system.generateHistory(like: template, count: 2_250)
+        try await system.startPhoned()
+
+        let raw = try await system.phonectl("workouts", "--all", "--json").succeeded().standardOutput
+        #expect(raw.utf8.count > 8 << 20, "the reply is larger than the daemon's 8 MiB write buffer")
+        let all = try JSONDecoder().decode([WorkoutDocument].self, from: Data(raw.utf8))
+        #expect(all.count == 2_251)
+        let text = try await system.phone("workouts", "--all")
+        #expect(text.split(separator: "\n").count == 2_251)
+
+        // Pages of at most 1,000, each after the last ID of the previous one, cover the history once.
+        var paged: [WorkoutDocument] = []
+        var after: [String] = []
+        while true {
+            let page = try await system.phonectl(["workouts", "--all", "--json", "--limit", "1000"] + after)
+                .decode([WorkoutDocument].self)
+            #expect(page.count <= 1_000)
+            guard let last = page.last else { break }
+            paged += page
+            after = ["--after", last.id.rawValue]
+        }
+        #expect(paged.map(\.id) == all.map(\.id))
+        let unknown = try await system.phonectl("workouts", "--all", "--after", UUID().uuidString)
+        #expect(unknown.exitCode == 1 && unknown.standardOutput.isEmpty, "\(unknown)")
+    }
+
     @Test("a push over the context limit is fitted: 500 active runs, and a split made afterwards reaches the watch")
     func pushOverTheContextLimitStillConverges() async throws {
         let system = try SyncSystem("fit")
@@ -181,6 +224,20 @@ struct PhoneDefectsTests {
         try await system.waitForPhoneStatus("the broken file is reported") { $0.skippedFiles.count == 1 }
         try system.dropDocument(Array(good), at: "Splits/\(split).json")
         try await system.waitForPhoneStatus("the fixed file is forgotten") { $0.skippedFiles.isEmpty }
+    }
+
+    @Test("a phone that never linked lists its recent runs in workouts and status")
+    func neverLinkedPhoneShowsRecentRuns() async throws {
+        let system = try SyncSystem("solo")
+        try await system.startPhoned()
+        let split = try await system.createSplit("Core", ["Plank:1x1@0"])
+        let done = try await system.startRun(split)
+        _ = try await system.phone("end", done)
+        let active = try await system.startRun(split)
+        let listed = try await system.phonectl("workouts", "--json").decode([WorkoutDocument].self)
+        #expect(Set(listed.map(\.id.rawValue)) == [done, active])
+        let status = try await system.phoneStatus()
+        #expect(status.recentRuns == 1 && status.activeRuns == 1, "\(status)")
     }
 }
 
