@@ -73,11 +73,13 @@ extension SyncEngine {
     /// When the shell must feed `tick`: a push to retry, or the first carried run to leave the window.
     package var nextDeadline: Timestamp? {
         var deadline = retryAt
-        if let lastPushed, lastPushAt != nil {
+        if let lastPushed, let lastPushAt {
             for run in lastPushed.workouts where !run.isActive && !watchMayHoldActive.contains(run.id) {
                 guard let endedAt = run.endedAt else { continue }
                 // One microsecond past the window: the window is inclusive at its edge.
                 let leaves = endedAt.advanced(by: policy.recentWindow).advanced(by: .microseconds(1))
+                // Already outside the window when pushed: it rode for another reason, not a deadline.
+                guard leaves > lastPushAt else { continue }
                 if deadline.map({ leaves < $0 }) ?? true { deadline = leaves }
             }
         }

@@ -186,7 +186,7 @@ package struct SyncEngine: Sendable {
             lastPushAt = beforeLastPush.at
             pushFailure = reason
             retryAt = now.advanced(by: Self.pushRetryInterval)
-            if pushesAwaitingAck.last?.generation == nil { pushesAwaitingAck.removeLast() }
+            if let last = pushesAwaitingAck.last, last.generation == nil { pushesAwaitingAck.removeLast() }
             actions.append(.log("push not sent (\(reason)); retrying in \(Self.pushRetryInterval)"))
         case .contextAcknowledged(let generation, let now):
             contextAcknowledged(generation, now: now, into: &actions)
