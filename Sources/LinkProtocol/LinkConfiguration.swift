@@ -7,8 +7,12 @@ package struct LinkConfiguration: Sendable, Equatable {
     package var maximumFrameLength: Int = 1 << 20
     /// A connection that has not authenticated within this is closed with `handshakeTimeout`.
     package var handshakeTimeout: Duration = .seconds(5)
-    /// At most this many connections may be mid-handshake at once; more are refused.
+    /// At most this many connections may be mid-handshake at once. A new one at the cap closes the
+    /// stalest (see `LinkEngine.connectionOpened`): refusing the newest instead would let a trickle
+    /// of idle connections keep the paired peer out for good.
     package var maximumUnauthenticatedConnections: Int = 8
+    /// At most this many of them from one source address: one address can never crowd out another.
+    package var maximumUnauthenticatedConnectionsPerAddress: Int = 4
     /// How often each side pings an established peer.
     package var heartbeatInterval: Duration = .milliseconds(500)
     /// The peer is declared unreachable (and the connection closed) after this many intervals of silence.

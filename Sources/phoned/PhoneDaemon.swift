@@ -45,10 +45,12 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             atPath: (configuration.documentsDirectory as NSString).deletingLastPathComponent,
             withIntermediateDirectories: true)
         documents = try DocumentDirectory(root: configuration.documentsDirectory)
-        let linkConfiguration = LinkConfiguration(
+        var linkConfiguration = LinkConfiguration(
             role: .phone, heartbeatInterval: configuration.heartbeatInterval,
             missedHeartbeats: configuration.missedHeartbeats, handshakeTimeout: configuration.handshakeTimeout,
             messageReplyTimeout: configuration.messageReplyTimeout, maximumFrameBytes: configuration.maximumFrameBytes)
+        linkConfiguration.maximumUnauthenticatedConnections = configuration.maximumPendingHandshakes
+        linkConfiguration.maximumUnauthenticatedConnectionsPerAddress = configuration.maximumPendingHandshakesPerAddress
         link = try LinkEndpoint.forDaemon(
             configuration: linkConfiguration, stateDirectory: configuration.stateDirectory,
             pairingKeyFile: configuration.pairingKeyFile,
