@@ -64,6 +64,10 @@ package enum LinkError: Error, Equatable, Sendable, CustomStringConvertible {
     case messageReplyTimedOut
     /// The message could not be delivered or handled (WCErrorCodeDeliveryFailed).
     case deliveryFailed(reason: String)
+    /// The receiver handled the message but its reply could not be sent (WCErrorCodeMessageReplyFailed).
+    case messageReplyFailed(reason: String)
+    /// The receiver could not decode the payload (WCErrorCodePayloadUnsupportedTypes).
+    case payloadUnsupportedTypes(reason: String)
     /// The transfer was cancelled before delivery (WCErrorCodeTransferCancelled).
     case transferCancelled
     /// The transfer has already been put on the wire and may have been delivered, so it cannot be cancelled.
@@ -78,6 +82,8 @@ package enum LinkError: Error, Equatable, Sendable, CustomStringConvertible {
         case .payloadTooLarge(let size, let limit): return "payloadTooLarge: \(size) bytes exceeds the \(limit)-byte limit"
         case .messageReplyTimedOut: return "messageReplyTimedOut: no reply within the timeout"
         case .deliveryFailed(let reason): return "deliveryFailed: \(reason)"
+        case .messageReplyFailed(let reason): return "messageReplyFailed: \(reason)"
+        case .payloadUnsupportedTypes(let reason): return "payloadUnsupportedTypes: \(reason)"
         case .transferCancelled: return "transferCancelled"
         case .transferAlreadySent(let sequence): return "transfer \(sequence) is already on the wire and cannot be cancelled"
         case .unknownTransfer(let sequence): return "no outstanding transfer \(sequence)"

@@ -21,6 +21,13 @@ struct EstablishedLink: Sendable {
     var peerAppForeground: Bool
 }
 
+/// A message this side sent that still waits for its answer.
+struct AwaitingReply: Sendable {
+    var deadline: LinkInstant
+    /// The payload's size, for a `payloadTooLarge` refusal.
+    var bytes: Int
+}
+
 /// The watch's redial schedule: capped exponential backoff with jitter.
 struct RedialState: Sendable, Equatable {
     /// Consecutive failed attempts since the last established link.
@@ -283,13 +290,13 @@ extension LinkEngine {
         case .contextAck(let generation, let sender) where role == .phone:
             contextAcknowledged(generation: generation, sender: sender, into: &actions)
         case .message(let id, let wantsReply, let payload):
-            actions.append(.notify(.messageReceived(id: id, payload: payload, wantsReply: wantsReply)))
+            messageReceived(id: id, payload: payload, wantsReply: wantsReply, into: &actions)
         case .messageReply(let id, let payload):
             completeMessage(id: id, .replied(payload), into: &actions)
         case .messageDelivered(let id):
             completeMessage(id: id, .delivered, into: &actions)
-        case .messageFailed(let id, _, let reason):
-            completeMessage(id: id, .failed(.deliveryFailed(reason: reason)), into: &actions)
+        case .messageFailed(let id, let code, let reason):
+            messageFailed(id: id, code: code, reason: reason, into: &actions)
         case .userInfo(let queue, let sequence, let payload):
             userInfoReceived(TransferKey(queue: queue, sequence: sequence), payload: payload, into: &actions)
         case .userInfoAck(let queue, let sequence):

@@ -79,7 +79,7 @@ package struct LinkEngine: Sendable {
     var redial = RedialState()
     var contextSlot: ContextSlot?
     var receivedContext: ReceivedContext?
-    var awaitingReply: [UInt64: LinkInstant] = [:]
+    var awaitingReply: [UInt64: AwaitingReply] = [:]
     var outbox: TransferOutbox
     var transferMarks: [InstanceID: UInt64]
     var deliveredToApp: Set<TransferKey> = []
@@ -218,7 +218,7 @@ package struct LinkEngine: Sendable {
             deadlines.append(link.nextPingAt)
             deadlines.append(link.lastHeardAt.advanced(by: configuration.peerSilenceLimit))
         }
-        deadlines.append(contentsOf: awaitingReply.values)
+        deadlines.append(contentsOf: awaitingReply.values.map(\.deadline))
         if let redialAt = redial.nextDialAt { deadlines.append(redialAt) }
         let earliest = deadlines.min()
         if let earliest, earliest != scheduledWakeUp {

@@ -128,11 +128,11 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             messageReceived(id: id, payload: payload, wantsReply: wantsReply)
         case .userInfoReceived(let key, let payload):
             switch decodeWatchMessage(payload, via: "userInfo \(key)") {
-            case .workoutUpdate(let run)?:
+            case .success(.workoutUpdate(let run)):
                 ingest(run, via: "userInfo")
-            case .requestSync?:
+            case .success(.requestSync):
                 perform(engine.handle(.requestSyncReceived(now: .current)))
-            case nil:
+            case .failure:
                 break
             }
             reconcileLive()
@@ -146,8 +146,8 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             logger.info("watch linked", ["peer": "\(peer)"], component: "link")
         case .linkLost(let reason):
             logger.info("watch unlinked", ["reason": reason], component: "link")
-        case .contextReceived, .contextAcknowledged, .messageCompleted, .transferFinished, .launchReceived,
-            .peerAppStateChanged:
+        case .contextReceived, .contextAcknowledged, .messageCompleted, .transferFinished, .transferFailed,
+            .launchReceived, .peerAppStateChanged:
             break
         }
     }
@@ -159,25 +159,26 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             return
         }
         switch decodeWatchMessage(payload, via: "message \(id)") {
-        case .workoutUpdate(let run)?:
+        case .success(.workoutUpdate(let run)):
             let outcome = ingest(run, via: "message")
             reconcileLive()
             link.answerMessage(id: id, wantsReply ? .reply(Array("{\"outcome\":\"\(outcome.rawValue)\"}".utf8)) : .handled)
-        case .requestSync?:
+        case .success(.requestSync):
             perform(engine.handle(.requestSyncReceived(now: .current)))
             link.answerMessage(id: id, wantsReply ? .reply(Array("{\"outcome\":\"pushed\"}".utf8)) : .handled)
-        case nil:
-            link.answerMessage(id: id, .noHandler(reason: "phoned cannot decode this message"))
+        case .failure(let error):
+            // WatchConnectivity's name for a payload the receiver cannot take.
+            link.answerMessage(id: id, .failed(.payloadUnsupportedTypes, reason: "phoned cannot decode it: \(error)"))
         }
     }
 
-    private func decodeWatchMessage(_ payload: [UInt8], via channel: String) -> WatchToPhoneMessage? {
-        do {
-            return try DocumentCoder.decode(WatchToPhoneMessage.self, from: payload)
-        } catch {
-            logger.warning("refused a watch update", ["via": channel, "reason": error.description], component: "ingest")
-            return nil
-        }
+    /// The watch's message; a payload that does not decode is logged and returned as the failure.
+    private func decodeWatchMessage(_ payload: [UInt8], via channel: String) -> Result<WatchToPhoneMessage, DocumentError> {
+        Result { () throws(DocumentError) in try DocumentCoder.decode(WatchToPhoneMessage.self, from: payload) }
+            .mapError { error in
+                logger.warning("refused a watch update", ["via": channel, "reason": error.description], component: "ingest")
+                return error
+            }
     }
 
     @discardableResult
