@@ -64,6 +64,23 @@ struct PhonedTests {
         #expect(ingested.map(\.updatedAt) == [byMessage.updatedAt.iso8601, byUserInfo.updatedAt.iso8601])
     }
 
+    @Test("a split file restored next to its own stub is removed at start-up, as a run's live file is")
+    func splitNextToItsStub() async throws {
+        let system = try SyncSystem("splitstub")
+        try await system.startPhoned()
+        let split = try await system.createSplit("Legs", ["Squat:2x5@100"])
+        let file = "Splits/\(split).json"
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: "\(system.documentsDirectory)/\(file)"))
+        _ = try await system.phone("split", "delete", split)
+        try await system.stopPhoned()
+        // Another device syncs the old file back in while phoned is down.
+        try system.dropDocument(Array(bytes), at: file)
+        try await system.startPhoned()
+        #expect(system.filesNamed(split) == ["Stubs/\(split).json"])
+        #expect(system.phonedLog.contains("removed split file of tombstoned split \(split)"))
+        #expect(try await system.phone("splits") == "no splits")
+    }
+
     @Test("a stale copy of a discarded run is vetoed; the run never reappears on disk or on the watch")
     func staleCopyOfDiscardedRunIsVetoed() async throws {
         let system = try SyncSystem("veto")
