@@ -66,7 +66,8 @@ package struct PhonedConfiguration: Sendable, Equatable {
         documentsDirectory: String, stateDirectory: String, listen: NetworkAddress, pairingKeyFile: String,
         adminSocket: String, heartbeatInterval: Duration, missedHeartbeats: Int, handshakeTimeout: Duration,
         messageReplyTimeout: Duration, maximumFrameBytes: Int, maximumPendingHandshakes: Int = 8,
-        maximumPendingHandshakesPerAddress: Int = 4, recentRunsLimit: Int, recentRunsWindow: Duration, logLevel: LogLevel
+        maximumPendingHandshakesPerAddress: Int = 4, recentRunsLimit: Int, recentRunsWindow: Duration,
+        logLevel: LogLevel
     ) {
         self.documentsDirectory = documentsDirectory
         self.stateDirectory = stateDirectory

@@ -123,17 +123,19 @@ extension LinkEngine {
             actions.append(.notify(.messageCompleted(id: id, .failed(.notReachable))))
             return
         }
-        awaitingReply[id] = AwaitingReply(deadline: now.advanced(by: configuration.messageReplyTimeout), bytes: payload.count)
+        awaitingReply[id] = AwaitingReply(
+            deadline: now.advanced(by: configuration.messageReplyTimeout), bytes: payload.count)
         actions.append(.send(current.connection, .message(id: id, wantsReply: wantsReply, payload: payload)))
     }
 
     /// A message from the peer: over this side's limit it is refused with `payloadTooLarge` (its
     /// reason is the limit in decimal bytes) without reaching the app.
     mutating func messageReceived(id: UInt64, payload: [UInt8], wantsReply: Bool, into actions: inout [Action]) {
-        guard payload.count <= configuration.maximumMessageBytes else {
+        let limit = configuration.maximumMessageBytes
+        guard payload.count <= limit else {
             if let current = link {
-                let reason = "\(configuration.maximumMessageBytes)"
-                actions.append(.send(current.connection, .messageFailed(id: id, code: .payloadTooLarge, reason: reason)))
+                let refusal = LinkFrame.messageFailed(id: id, code: .payloadTooLarge, reason: "\(limit)")
+                actions.append(.send(current.connection, refusal))
             }
             return
         }
@@ -144,7 +146,8 @@ extension LinkEngine {
         guard let current = link else { return }
         switch answer {
         case .reply(let payload) where payload.count > configuration.maximumMessageBytes:
-            let reason = "the reply of \(payload.count) bytes exceeds the \(configuration.maximumMessageBytes)-byte limit"
+            let limit = configuration.maximumMessageBytes
+            let reason = "the reply of \(payload.count) bytes exceeds the \(limit)-byte limit"
             actions.append(.send(current.connection, .messageFailed(id: id, code: .messageReplyFailed, reason: reason)))
         case .reply(let payload):
             actions.append(.send(current.connection, .messageReply(id: id, payload: payload)))

@@ -110,7 +110,7 @@ extension LinkEngine {
             })
         else { return }
         handshaking[victim] = nil
-        let reason = source == nil ? "too many connections mid-handshake" : "too many connections mid-handshake from \(source!)"
+        let reason = "too many connections mid-handshake" + (source.map { " from \($0)" } ?? "")
         actions.append(.send(victim, .error(code: .tooManyConnections, reason: reason)))
         actions.append(.close(victim, reason: "\(reason): closing the stalest to make room"))
     }

@@ -153,7 +153,8 @@ final class LinkPeer: @unchecked Sendable {
             for text in options.messages {
                 endpoint.sendMessage(Array(text.utf8), wantsReply: true) { outcome in
                     switch outcome {
-                    case .replied(let reply): output("message-outcome replied \(String(decoding: reply, as: UTF8.self))")
+                    case .replied(let reply):
+                        output("message-outcome replied \(String(decoding: reply, as: UTF8.self))")
                     case .delivered: output("message-outcome delivered")
                     case .failed(let error): output("message-outcome failed \(error)")
                     }

@@ -124,7 +124,8 @@ struct UnitFileTests {
         let unit = try verifiableCopy(of: name, in: directory)
         let (_, output) = try systemdAnalyze(["security", "--offline=yes", "--no-pager", unit])
         // "→ Overall exposure level for phoned.service: 1.3 OK 🙂"
-        let line = try #require(output.split(separator: "\n").last { $0.contains("Overall exposure level") }, "\(output)")
+        let line = try #require(
+            output.split(separator: "\n").last { $0.contains("Overall exposure level") }, "\(output)")
         let score = try #require(
             line.split(separator: ":").last?.split(separator: " ").first.flatMap { Double($0) }, "\(line)")
         #expect(score <= 2.0, "\(name).service: \(line)\n\(output)")

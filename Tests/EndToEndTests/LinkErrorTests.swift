@@ -8,7 +8,7 @@ import Testing
 @Suite("Link errors reported by the real daemons")
 struct LinkErrorTests {
     private func linkpeer(_ system: SyncSystem, role: String, _ extra: [String]) throws -> DaemonProcess {
-        let address = role == "watch" ? ["--connect", "127.0.0.1:\(system.port)"] : ["--listen", "127.0.0.1:\(system.port)"]
+        let address = [role == "watch" ? "--connect" : "--listen", "127.0.0.1:\(system.port)"]
         return try DaemonProcess(
             executable: BuildProducts.executable("linkpeer"),
             arguments: ["--role", role, "--state", system.directory.appending("peer"), "--key", system.keyPath]

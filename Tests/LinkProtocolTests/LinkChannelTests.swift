@@ -114,12 +114,15 @@ struct LinkChannelTests {
         // A reply over the limit cannot be sent: messageReplyFailed, never a truncated reply.
         pair.handle(.watch, .messageSent(id: 2, payload: [2], wantsReply: true, now: pair.now))
         pair.handle(.phone, .messageAnswered(id: 2, .reply([UInt8](repeating: 0, count: limit + 1))))
+        let tooLong = "the reply of \(limit + 1) bytes exceeds the \(limit)-byte limit"
         #expect(pair.notifications(.watch) == [
             .messageCompleted(id: 1, .failed(.payloadUnsupportedTypes(reason: "not JSON"))),
-            .messageCompleted(
-                id: 2, .failed(.messageReplyFailed(reason: "the reply of \(limit + 1) bytes exceeds the \(limit)-byte limit"))),
+            .messageCompleted(id: 2, .failed(.messageReplyFailed(reason: tooLong))),
         ])
-        #expect(pair.framesSent[.phone]!.contains { if case .messageFailed(2, .messageReplyFailed, _) = $0 { true } else { false } })
+        #expect(
+            pair.framesSent[.phone]!.contains {
+                if case .messageFailed(2, .messageReplyFailed, _) = $0 { true } else { false }
+            })
     }
 
     @Test("a message over the receiver's limit is refused with payloadTooLarge and never reaches its app")
@@ -134,7 +137,8 @@ struct LinkChannelTests {
         // The sender of such a message learns its size and the receiver's limit.
         pair.handle(.watch, .messageSent(id: 5, payload: [5, 5, 5], wantsReply: true, now: pair.now))
         pair.forget()
-        pair.handle(.watch, .bytesReceived(connection(pair), LinkFrame.messageFailed(id: 5, code: .payloadTooLarge, reason: "2").encoded(), now: pair.now))
+        let refusal = LinkFrame.messageFailed(id: 5, code: .payloadTooLarge, reason: "2")
+        pair.handle(.watch, .bytesReceived(connection(pair), refusal.encoded(), now: pair.now))
         #expect(pair.notifications(.watch) == [.messageCompleted(id: 5, .failed(.payloadTooLarge(size: 3, limit: 2)))])
     }
 

@@ -325,7 +325,8 @@ struct ExternalChangeTests {
         let split = SplitDocument(id: id(61), name: "Legs", exercises: [squat], updatedAt: t0)
         for stubFirst in [true, false] {
             var engine = SyncEngine(settings: nil)
-            let scans: [SyncEngine.ScannedDocument] = stubFirst ? [.tombstone(stub), .split(split)] : [.split(split), .tombstone(stub)]
+            let scans: [SyncEngine.ScannedDocument] =
+                stubFirst ? [.tombstone(stub), .split(split)] : [.split(split), .tombstone(stub)]
             let during = scans.flatMap { engine.handle(.documentScanned($0, now: at(2))) }
             #expect(during.isEmpty, "nothing is written mid-scan")
             let actions = engine.handle(.gatherFinished(now: at(2)))
