@@ -87,7 +87,6 @@ package struct SyncEngine: Sendable {
     package var isGathered = false
     package var isLinkActivated = false
     package var lastPushed: ApplicationContext?
-    package var lastPushAt: Timestamp?
     package var ingestCounts: [IngestOutcome: Int] = [:]
     package let policy: PushPolicy
     var stamper = EditStamper()
@@ -257,7 +256,6 @@ package struct SyncEngine: Sendable {
         evictAgedRuns(keeping: Set(context.workouts.map(\.id)))
         if !force, context == lastPushed { return }
         lastPushed = context
-        lastPushAt = now
         actions.append(.pushContext(context, force: force))
         actions.append(
             .log("push (\(reason))\(force ? ", forced" : ""): \(context.splits.count) splits, \(context.workouts.count) runs"))

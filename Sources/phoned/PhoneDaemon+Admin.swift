@@ -188,7 +188,7 @@ extension PhoneDaemon {
             splits: engine.splits.count, activeRuns: engine.index.activeIDs.count,
             recentRuns: selection.filter { !$0.isActive }.count, runsInHistory: engine.index.count,
             tombstones: engine.tombstones.count, pendingDeletes: engine.pendingDeletes.count,
-            skippedFiles: skippedFiles.map(\.description), lastPushAt: engine.lastPushAt?.iso8601,
+            skippedFiles: skippedFiles.map(\.description), lastPushAt: lastPushAt?.iso8601,
             editingWorkoutID: engine.locks.editingWorkoutID?.rawValue, editingSplitID: engine.locks.editingSplitID?.rawValue,
             ingest: counts, outboxDepth: link.outboxDepth, launchesSent: launchesSent, launchesDropped: launchesDropped,
             liveFramesSent: live.framesSent, liveFramesReceived: live.framesReceived)

@@ -30,6 +30,8 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
     var linkPort: UInt16 = 0
     var launchesSent = 0
     var launchesDropped = 0
+    /// When the link last took a state push (status.lastPushAt); a refused push does not count.
+    var lastPushAt: Timestamp?
     var watchdogTimer: TimerID?
     let live: LiveRelay
 
@@ -72,6 +74,7 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
     /// Runs the start-up sequence on the loop; returns the readiness line.
     func start() throws -> String {
         loop.preconditionInLoop()
+        for note in state.recoveryNotes { logger.warning(note, component: "link") }
         // The watcher starts before the scan so nothing that lands during it is missed; its reports
         // queue on this loop and are handled after the gather (a document seen twice is equal by
         // value and ignored).
@@ -173,10 +176,13 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
     }
 
     /// The watch's message; a payload that does not decode is logged and returned as the failure.
-    private func decodeWatchMessage(_ payload: [UInt8], via channel: String) -> Result<WatchToPhoneMessage, DocumentError> {
+    private func decodeWatchMessage(
+        _ payload: [UInt8], via channel: String
+    ) -> Result<WatchToPhoneMessage, DocumentError> {
         Result { () throws(DocumentError) in try DocumentCoder.decode(WatchToPhoneMessage.self, from: payload) }
             .mapError { error in
-                logger.warning("refused a watch update", ["via": channel, "reason": error.description], component: "ingest")
+                logger.warning(
+                    "refused a watch update", ["via": channel, "reason": error.description], component: "ingest")
                 return error
             }
     }
@@ -261,6 +267,7 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         case .pushContext(let context, let force):
             do {
                 try link.updateApplicationContext(DocumentCoder.encodeCompact(context), force: force)
+                lastPushAt = .current
             } catch {
                 logger.warning("push not sent", ["reason": error.description], component: "push")
             }

@@ -63,6 +63,7 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
     func start() throws -> String {
         loop.preconditionInLoop()
         for skipped in skippedCacheFiles { logger.warning("skipped unreadable cache file", ["file": skipped]) }
+        for note in state.recoveryNotes { logger.warning(note, component: "link") }
         let lastContext = try state.readReceivedContext()?.payload
         perform(engine.handle(.started(lastContext: lastContext, now: .current)))
         link.log = { [logger] line in logger.info(line, component: "link") }

@@ -51,7 +51,7 @@ struct CLIVerbTests {
         let documented = try String(contentsOfFile: "\(SourceTree.root)/docs/CLI.md", encoding: .utf8)
 
         // Read verbs first, while the run and split exist; then the rest (refusals are fine there).
-        let all = Self.leaves(of: spec).sorted { ($0.spec.flags.contains(.json) ? 0 : 1) < ($1.spec.flags.contains(.json) ? 0 : 1) }
+        let all = Self.leaves(of: spec).sorted { $0.spec.flags.contains(.json) && !$1.spec.flags.contains(.json) }
         #expect(all.count > 20)
         for leaf in all {
             let verb = leaf.path.joined(separator: " ")
@@ -68,5 +68,22 @@ struct CLIVerbTests {
                 #expect(result.exitCode == 0 || result.exitCode == 1, "\(words): \(result)")
             }
         }
+    }
+
+    @Test("docs/CLI.md quotes the lock refusal watchd prints")
+    func lockRefusalAsDocumented() async throws {
+        let system = try SyncSystem("lockdoc")
+        try await system.startBoth()
+        let run = try await system.startRun(try await system.createSplit("Legs", ["Squat:2x5@100"]))
+        _ = try await system.phone("lock", "workout", run)
+        try await system.waitForWatchStatus("the lock reached the watch") {
+            $0.editingWorkoutID?.uppercased() == run.uppercased()
+        }
+        let refused = try await system.watchctl("complete", run, "1", "1")
+        #expect(refused.exitCode == 1)
+        let quoted = refused.standardError.trimmingCharacters(in: .whitespacesAndNewlines)
+            .replacingOccurrences(of: run, with: "RUN", options: .caseInsensitive)
+        let documented = try String(contentsOfFile: "\(SourceTree.root)/docs/CLI.md", encoding: .utf8)
+        #expect(documented.contains(quoted), "docs/CLI.md does not quote `\(quoted)`")
     }
 }
