@@ -42,10 +42,7 @@ struct CLIVerbTests {
     ])
     func everyVerbIsKnown(side: Device) async throws {
         let system = try SyncSystem("verbs")
-        try await system.startBoth()
-        let split = try await system.createSplit("Legs", ["Squat:2x5@100"])
-        let run = try await system.startRun(split)
-        try await system.waitForWatchRun(run)
+        let (split, run) = try await system.startBothWithRun()
         let spec = side == .phone ? PhoneCommands.spec : WatchCommands.spec
         let daemon = side == .phone ? "phoned" : "watchd"
         let documented = try String(contentsOfFile: "\(SourceTree.root)/docs/CLI.md", encoding: .utf8)
@@ -73,8 +70,7 @@ struct CLIVerbTests {
     @Test("docs/CLI.md quotes the lock refusal watchd prints")
     func lockRefusalAsDocumented() async throws {
         let system = try SyncSystem("lockdoc")
-        try await system.startBoth()
-        let run = try await system.startRun(try await system.createSplit("Legs", ["Squat:2x5@100"]))
+        let (_, run) = try await system.startBothWithRun()
         _ = try await system.phone("lock", "workout", run)
         try await system.waitForWatchStatus("the lock reached the watch") {
             $0.editingWorkoutID?.uppercased() == run.uppercased()

@@ -40,10 +40,7 @@ struct LinkErrorTests {
     @Test("a cancelled transfer is reported to watchd as transferCancelled")
     func cancelledTransfer() async throws {
         let system = try SyncSystem("cancel")
-        try await system.startBoth()
-        let split = try await system.createSplit("Legs", ["Squat:2x5@100"])
-        let run = try await system.startRun(split)
-        try await system.waitForWatchRun(run)
+        let (_, run) = try await system.startBothWithRun()
         try await system.stopPhoned()
         try await system.waitForWatchStatus("unlinked") { !$0.linked }
         _ = try await system.watch("complete", run, "1", "1")

@@ -8,10 +8,7 @@ struct StateRecoveryTests {
     @Test("a damaged received context is set aside and logged; watchd starts and converges on a fresh push")
     func damagedReceivedContext() async throws {
         let system = try SyncSystem("rxctx")
-        try await system.startBoth()
-        let split = try await system.createSplit("Legs", ["Squat:2x5@100"])
-        let run = try await system.startRun(split)
-        try await system.waitForWatchRun(run)
+        let (_, run) = try await system.startBothWithRun()
         try await system.stopWatchd()
         let path = "\(system.watchStateDirectory)/link/received-context"
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
@@ -30,9 +27,7 @@ struct StateRecoveryTests {
     @Test("a torn last outbox record is cut at start-up with a log line saying what was dropped")
     func tornOutboxTailLogged() async throws {
         let system = try SyncSystem("torn")
-        try await system.startBoth()
-        let run = try await system.startRun(try await system.createSplit("Legs", ["Squat:2x5@100"]))
-        try await system.waitForWatchRun(run)
+        let (_, run) = try await system.startBothWithRun()
         try await system.stopPhoned()
         try await system.waitForWatchStatus("the phone is away") { !$0.linked }
         _ = try await system.watch("complete", run, "1", "1")
