@@ -134,7 +134,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["TestSupport", "WorkoutModel", "DaemonRuntime"],
+            dependencies: ["TestSupport", "WorkoutModel", "DaemonRuntime", "AdminCommands", "ArgumentParsing"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "ChaosTestTests", dependencies: ["chaostest", "WorkoutModel"], swiftSettings: swiftSettings),

@@ -196,7 +196,7 @@ package struct CLIRunner: Sendable {
             do {
                 return .success(try adminSocketFromConfig(configPath))
             } catch {
-                return .failure(Outcome(exitCode: Self.exitUsage, standardError: "Error: \(error)\n"))
+                return .failure(usageFailure("\(error)", usage: invocation.usage))
             }
         }
         if let path = environment[socketEnvironmentVariable], !path.isEmpty { return .success(path) }

@@ -16,6 +16,8 @@
 /// | `handshakeTimeoutMilliseconds` | integer, 1…86400000 | `5000` | How long a new connection may take to authenticate. |
 /// | `messageReplyTimeoutMilliseconds` | integer, 1…86400000 | `5000` | How long a message waits for its reply before failing. |
 /// | `maximumFrameBytes` | integer, 128…16777216 | `1048576` | The largest link frame accepted or sent. |
+/// | `maximumPendingHandshakes` | integer, 1…10000 | `8` | Connections allowed mid-handshake at once; at the cap the stalest is closed. |
+/// | `maximumPendingHandshakesPerAddress` | integer, 1…10000 | `4` | Of those, at most this many from one source address. |
 /// | `recentRunsLimit` | integer, 1…10000 | `25` | How many runs the state push lists as recent, at most. |
 /// | `recentRunsWindowHours` | integer, 1…8760 | `24` | How far back a run still counts as recent. |
 /// | `logLevel` | `"debug"`, `"info"`, `"notice"`, `"warning"` or `"error"` | `"info"` | The least important log line written. |
@@ -24,7 +26,8 @@ package struct PhonedConfiguration: Sendable, Equatable {
     package static let keys: Set<String> = [
         "documentsDirectory", "stateDirectory", "listen", "pairingKeyFile", "adminSocket",
         "heartbeatIntervalMilliseconds", "missedHeartbeats", "handshakeTimeoutMilliseconds",
-        "messageReplyTimeoutMilliseconds", "maximumFrameBytes", "recentRunsLimit", "recentRunsWindowHours", "logLevel",
+        "messageReplyTimeoutMilliseconds", "maximumFrameBytes", "maximumPendingHandshakes",
+        "maximumPendingHandshakesPerAddress", "recentRunsLimit", "recentRunsWindowHours", "logLevel",
     ]
 
     /// `documentsDirectory`, absolute.
@@ -47,6 +50,10 @@ package struct PhonedConfiguration: Sendable, Equatable {
     package var messageReplyTimeout: Duration
     /// `maximumFrameBytes`.
     package var maximumFrameBytes: Int
+    /// `maximumPendingHandshakes`.
+    package var maximumPendingHandshakes: Int
+    /// `maximumPendingHandshakesPerAddress`.
+    package var maximumPendingHandshakesPerAddress: Int
     /// `recentRunsLimit`.
     package var recentRunsLimit: Int
     /// `recentRunsWindowHours`, as a duration.
@@ -58,7 +65,8 @@ package struct PhonedConfiguration: Sendable, Equatable {
     package init(
         documentsDirectory: String, stateDirectory: String, listen: NetworkAddress, pairingKeyFile: String,
         adminSocket: String, heartbeatInterval: Duration, missedHeartbeats: Int, handshakeTimeout: Duration,
-        messageReplyTimeout: Duration, maximumFrameBytes: Int, recentRunsLimit: Int, recentRunsWindow: Duration,
+        messageReplyTimeout: Duration, maximumFrameBytes: Int, maximumPendingHandshakes: Int = 8,
+        maximumPendingHandshakesPerAddress: Int = 4, recentRunsLimit: Int, recentRunsWindow: Duration,
         logLevel: LogLevel
     ) {
         self.documentsDirectory = documentsDirectory
@@ -71,6 +79,8 @@ package struct PhonedConfiguration: Sendable, Equatable {
         self.handshakeTimeout = handshakeTimeout
         self.messageReplyTimeout = messageReplyTimeout
         self.maximumFrameBytes = maximumFrameBytes
+        self.maximumPendingHandshakes = maximumPendingHandshakes
+        self.maximumPendingHandshakesPerAddress = maximumPendingHandshakesPerAddress
         self.recentRunsLimit = recentRunsLimit
         self.recentRunsWindow = recentRunsWindow
         self.logLevel = logLevel
@@ -92,6 +102,9 @@ package struct PhonedConfiguration: Sendable, Equatable {
             handshakeTimeout: try file.milliseconds("handshakeTimeoutMilliseconds", default: 5000),
             messageReplyTimeout: try file.milliseconds("messageReplyTimeoutMilliseconds", default: 5000),
             maximumFrameBytes: try file.integer("maximumFrameBytes", in: 128...16_777_216, default: 1_048_576),
+            maximumPendingHandshakes: try file.positiveInteger("maximumPendingHandshakes", maximum: 10_000, default: 8),
+            maximumPendingHandshakesPerAddress: try file.positiveInteger(
+                "maximumPendingHandshakesPerAddress", maximum: 10_000, default: 4),
             recentRunsLimit: try file.positiveInteger("recentRunsLimit", maximum: 10_000, default: 25),
             recentRunsWindow: .seconds(
                 3600 * (try file.positiveInteger("recentRunsWindowHours", maximum: 8760, default: 24))),

@@ -7,8 +7,12 @@ package struct LinkConfiguration: Sendable, Equatable {
     package var maximumFrameLength: Int = 1 << 20
     /// A connection that has not authenticated within this is closed with `handshakeTimeout`.
     package var handshakeTimeout: Duration = .seconds(5)
-    /// At most this many connections may be mid-handshake at once; more are refused.
+    /// At most this many connections may be mid-handshake at once. A new one at the cap closes the
+    /// stalest (see `LinkEngine.connectionOpened`): refusing the newest instead would let a trickle
+    /// of idle connections keep the paired peer out for good.
     package var maximumUnauthenticatedConnections: Int = 8
+    /// At most this many of them from one source address: one address can never crowd out another.
+    package var maximumUnauthenticatedConnectionsPerAddress: Int = 4
     /// How often each side pings an established peer.
     package var heartbeatInterval: Duration = .milliseconds(500)
     /// The peer is declared unreachable (and the connection closed) after this many intervals of silence.
@@ -60,6 +64,10 @@ package enum LinkError: Error, Equatable, Sendable, CustomStringConvertible {
     case messageReplyTimedOut
     /// The message could not be delivered or handled (WCErrorCodeDeliveryFailed).
     case deliveryFailed(reason: String)
+    /// The receiver handled the message but its reply could not be sent (WCErrorCodeMessageReplyFailed).
+    case messageReplyFailed(reason: String)
+    /// The receiver could not decode the payload (WCErrorCodePayloadUnsupportedTypes).
+    case payloadUnsupportedTypes(reason: String)
     /// The transfer was cancelled before delivery (WCErrorCodeTransferCancelled).
     case transferCancelled
     /// The transfer has already been put on the wire and may have been delivered, so it cannot be cancelled.
@@ -74,6 +82,8 @@ package enum LinkError: Error, Equatable, Sendable, CustomStringConvertible {
         case .payloadTooLarge(let size, let limit): return "payloadTooLarge: \(size) bytes exceeds the \(limit)-byte limit"
         case .messageReplyTimedOut: return "messageReplyTimedOut: no reply within the timeout"
         case .deliveryFailed(let reason): return "deliveryFailed: \(reason)"
+        case .messageReplyFailed(let reason): return "messageReplyFailed: \(reason)"
+        case .payloadUnsupportedTypes(let reason): return "payloadUnsupportedTypes: \(reason)"
         case .transferCancelled: return "transferCancelled"
         case .transferAlreadySent(let sequence): return "transfer \(sequence) is already on the wire and cannot be cancelled"
         case .unknownTransfer(let sequence): return "no outstanding transfer \(sequence)"

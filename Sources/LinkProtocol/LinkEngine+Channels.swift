@@ -123,20 +123,56 @@ extension LinkEngine {
             actions.append(.notify(.messageCompleted(id: id, .failed(.notReachable))))
             return
         }
-        awaitingReply[id] = now.advanced(by: configuration.messageReplyTimeout)
+        awaitingReply[id] = AwaitingReply(
+            deadline: now.advanced(by: configuration.messageReplyTimeout), bytes: payload.count)
         actions.append(.send(current.connection, .message(id: id, wantsReply: wantsReply, payload: payload)))
+    }
+
+    /// A message from the peer: over this side's limit it is refused with `payloadTooLarge` (its
+    /// reason is the limit in decimal bytes) without reaching the app.
+    mutating func messageReceived(id: UInt64, payload: [UInt8], wantsReply: Bool, into actions: inout [Action]) {
+        let limit = configuration.maximumMessageBytes
+        guard payload.count <= limit else {
+            if let current = link {
+                let refusal = LinkFrame.messageFailed(id: id, code: .payloadTooLarge, reason: "\(limit)")
+                actions.append(.send(current.connection, refusal))
+            }
+            return
+        }
+        actions.append(.notify(.messageReceived(id: id, payload: payload, wantsReply: wantsReply)))
     }
 
     mutating func messageAnswered(id: UInt64, _ answer: MessageAnswer, into actions: inout [Action]) {
         guard let current = link else { return }
         switch answer {
+        case .reply(let payload) where payload.count > configuration.maximumMessageBytes:
+            let limit = configuration.maximumMessageBytes
+            let reason = "the reply of \(payload.count) bytes exceeds the \(limit)-byte limit"
+            actions.append(.send(current.connection, .messageFailed(id: id, code: .messageReplyFailed, reason: reason)))
         case .reply(let payload):
             actions.append(.send(current.connection, .messageReply(id: id, payload: payload)))
         case .handled:
             actions.append(.send(current.connection, .messageDelivered(id: id)))
-        case .noHandler(let reason):
-            actions.append(.send(current.connection, .messageFailed(id: id, code: .deliveryFailed, reason: reason)))
+        case .failed(let code, let reason):
+            actions.append(.send(current.connection, .messageFailed(id: id, code: code, reason: reason)))
         }
+    }
+
+    /// The peer's `messageFailed`, as the error its code names.
+    mutating func messageFailed(id: UInt64, code: MessageFailureCode, reason: String, into actions: inout [Action]) {
+        let error: LinkError
+        switch code {
+        case .deliveryFailed: error = .deliveryFailed(reason: reason)
+        case .messageReplyFailed: error = .messageReplyFailed(reason: reason)
+        case .payloadUnsupportedTypes: error = .payloadUnsupportedTypes(reason: reason)
+        case .payloadTooLarge:
+            guard let limit = Int(reason), let bytes = awaitingReply[id]?.bytes else {
+                error = .deliveryFailed(reason: "payloadTooLarge: \(reason)")
+                break
+            }
+            error = .payloadTooLarge(size: bytes, limit: limit)
+        }
+        completeMessage(id: id, .failed(error), into: &actions)
     }
 
     /// Completes a send exactly once; a reply for a message that already timed out is dropped.
@@ -149,7 +185,7 @@ extension LinkEngine {
     }
 
     mutating func expireMessages(now: LinkInstant, into actions: inout [Action]) {
-        for (id, deadline) in awaitingReply.sorted(by: { $0.key < $1.key }) where deadline <= now {
+        for (id, awaiting) in awaitingReply.sorted(by: { $0.key < $1.key }) where awaiting.deadline <= now {
             awaitingReply[id] = nil
             actions.append(.notify(.messageCompleted(id: id, .failed(.messageReplyTimedOut))))
         }
@@ -211,6 +247,7 @@ extension LinkEngine {
         }
         _ = outbox.remove(sequence: sequence)
         actions.append(.removeTransfer(sequence: sequence, cancelled: true))
+        actions.append(.notify(.transferFailed(sequence: sequence, .transferCancelled)))
     }
 
     /// Why cancelling `sequence` would be refused, or nil if it will be cancelled.

@@ -3,6 +3,11 @@ struct PendingConnection: Sendable {
     var handshake: Handshake
     var decoder: FrameDecoder
     var deadline: LinkInstant
+    /// The peer's address (host only), when known.
+    var source: String?
+    var openedAt: LinkInstant
+    /// The handshake accepted at least one frame from the peer: a silent connection goes first.
+    var progressed = false
 }
 
 /// The one authenticated connection: the link.
@@ -14,6 +19,13 @@ struct EstablishedLink: Sendable {
     var nextPingAt: LinkInstant
     /// The watch app's state as last reported by the watch (phone side only; the watch reports on link-up).
     var peerAppForeground: Bool
+}
+
+/// A message this side sent that still waits for its answer.
+struct AwaitingReply: Sendable {
+    var deadline: LinkInstant
+    /// The payload's size, for a `payloadTooLarge` refusal.
+    var bytes: Int
 }
 
 /// The watch's redial schedule: capped exponential backoff with jitter.
@@ -57,15 +69,21 @@ extension LinkEngine {
 
     // MARK: Connections
 
+    /// A new connection starts its handshake. At a cap (per source address, then overall) the
+    /// stalest pending handshake is closed to make room — silent before progressed, then oldest —
+    /// so unauthenticated connections can delay the paired peer by at most a handshake, never lock
+    /// it out: the newest connection is always the one that may be the real peer redialling.
     mutating func connectionOpened(
-        _ connection: ConnectionID, nonce: [UInt8], now: LinkInstant, into actions: inout [Action]
+        _ connection: ConnectionID, nonce: [UInt8], source: String?, now: LinkInstant, into actions: inout [Action]
     ) {
         if configuration.role == .watch { redial.dialInFlight = false }
-        guard handshaking.count < configuration.maximumUnauthenticatedConnections else {
-            actions.append(
-                .send(connection, .error(code: .tooManyConnections, reason: "too many connections mid-handshake")))
-            actions.append(.close(connection, reason: "too many unauthenticated connections"))
-            return
+        if let source, handshaking.values.lazy.filter({ $0.source == source }).count
+            >= configuration.maximumUnauthenticatedConnectionsPerAddress
+        {
+            evictStalestHandshake(from: source, into: &actions)
+        }
+        if handshaking.count >= configuration.maximumUnauthenticatedConnections {
+            evictStalestHandshake(from: nil, into: &actions)
         }
         var handshake = Handshake(
             configuration: Handshake.Configuration(
@@ -74,11 +92,27 @@ extension LinkEngine {
             authenticator: authenticator)
         var pending = PendingConnection(
             handshake: handshake, decoder: FrameDecoder(maximumFrameLength: configuration.maximumFrameLength),
-            deadline: now.advanced(by: configuration.handshakeTimeout))
+            deadline: now.advanced(by: configuration.handshakeTimeout), source: source, openedAt: now)
         let handshakeActions = handshake.handle(.started(nonce: nonce))
         pending.handshake = handshake
         handshaking[connection] = pending
         apply(handshakeActions, on: connection, now: now, into: &actions)
+    }
+
+    /// Closes the pending handshake (from `source`, or any when nil) that has shown the least: one
+    /// that never sent a frame before one that did, then the oldest.
+    private mutating func evictStalestHandshake(from source: String?, into actions: inout [Action]) {
+        let candidates = handshaking.filter { source == nil || $0.value.source == source }
+        guard
+            let (victim, _) = candidates.min(by: { lhs, rhs in
+                (lhs.value.progressed ? 1 : 0, lhs.value.openedAt, lhs.key.rawValue)
+                    < (rhs.value.progressed ? 1 : 0, rhs.value.openedAt, rhs.key.rawValue)
+            })
+        else { return }
+        handshaking[victim] = nil
+        let reason = "too many connections mid-handshake" + (source.map { " from \($0)" } ?? "")
+        actions.append(.send(victim, .error(code: .tooManyConnections, reason: reason)))
+        actions.append(.close(victim, reason: "\(reason): closing the stalest to make room"))
     }
 
     mutating func connectionClosed(_ connection: ConnectionID, now: LinkInstant, into actions: inout [Action]) {
@@ -135,6 +169,7 @@ extension LinkEngine {
                 return
             }
             let handshakeActions = pending.handshake.handle(.frameReceived(frame))
+            pending.progressed = true
             handshaking[connection] = pending
             apply(handshakeActions, on: connection, now: now, into: &actions)
         }
@@ -255,13 +290,13 @@ extension LinkEngine {
         case .contextAck(let generation, let sender) where role == .phone:
             contextAcknowledged(generation: generation, sender: sender, into: &actions)
         case .message(let id, let wantsReply, let payload):
-            actions.append(.notify(.messageReceived(id: id, payload: payload, wantsReply: wantsReply)))
+            messageReceived(id: id, payload: payload, wantsReply: wantsReply, into: &actions)
         case .messageReply(let id, let payload):
             completeMessage(id: id, .replied(payload), into: &actions)
         case .messageDelivered(let id):
             completeMessage(id: id, .delivered, into: &actions)
-        case .messageFailed(let id, _, let reason):
-            completeMessage(id: id, .failed(.deliveryFailed(reason: reason)), into: &actions)
+        case .messageFailed(let id, let code, let reason):
+            messageFailed(id: id, code: code, reason: reason, into: &actions)
         case .userInfo(let queue, let sequence, let payload):
             userInfoReceived(TransferKey(queue: queue, sequence: sequence), payload: payload, into: &actions)
         case .userInfoAck(let queue, let sequence):

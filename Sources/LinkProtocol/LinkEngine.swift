@@ -18,7 +18,8 @@ package struct LinkEngine: Sendable {
         /// The daemon started (the watch dials at once).
         case started(now: LinkInstant)
         /// A TCP connection was accepted (phone) or a dial succeeded (watch); `nonce` is 32 fresh CSPRNG bytes.
-        case connectionOpened(ConnectionID, nonce: [UInt8], now: LinkInstant)
+        /// `source` is the peer's address (host only) for an accepted connection, nil when unknown.
+        case connectionOpened(ConnectionID, nonce: [UInt8], now: LinkInstant, source: String? = nil)
         case bytesReceived(ConnectionID, [UInt8], now: LinkInstant)
         case connectionClosed(ConnectionID, now: LinkInstant)
         case dialFailed(reason: String, now: LinkInstant)
@@ -78,7 +79,7 @@ package struct LinkEngine: Sendable {
     var redial = RedialState()
     var contextSlot: ContextSlot?
     var receivedContext: ReceivedContext?
-    var awaitingReply: [UInt64: LinkInstant] = [:]
+    var awaitingReply: [UInt64: AwaitingReply] = [:]
     var outbox: TransferOutbox
     var transferMarks: [InstanceID: UInt64]
     var deliveredToApp: Set<TransferKey> = []
@@ -156,9 +157,9 @@ package struct LinkEngine: Sendable {
         case .started(let at):
             now = at
             if configuration.role == .watch { startDial(into: &actions) }
-        case .connectionOpened(let connection, let nonce, let at):
+        case .connectionOpened(let connection, let nonce, let at, let source):
             now = at
-            connectionOpened(connection, nonce: nonce, now: at, into: &actions)
+            connectionOpened(connection, nonce: nonce, source: source, now: at, into: &actions)
         case .bytesReceived(let connection, let bytes, let at):
             now = at
             bytesReceived(connection, bytes, now: at, into: &actions)
@@ -217,7 +218,7 @@ package struct LinkEngine: Sendable {
             deadlines.append(link.nextPingAt)
             deadlines.append(link.lastHeardAt.advanced(by: configuration.peerSilenceLimit))
         }
-        deadlines.append(contentsOf: awaitingReply.values)
+        deadlines.append(contentsOf: awaitingReply.values.map(\.deadline))
         if let redialAt = redial.nextDialAt { deadlines.append(redialAt) }
         let earliest = deadlines.min()
         if let earliest, earliest != scheduledWakeUp {

@@ -48,11 +48,13 @@ package enum LinkErrorCode: UInt16, Sendable, CustomStringConvertible {
 package enum MessageFailureCode: UInt16, Sendable, CustomStringConvertible {
     /// The receiver has no handler for messages (WCError `deliveryFailed`).
     case deliveryFailed = 1
-    /// The receiver's handler failed to produce a reply (WCError `messageReplyFailed`).
+    /// The receiver handled the message but its reply could not be sent: over the message limit
+    /// (WCError `messageReplyFailed`).
     case messageReplyFailed = 2
     /// The receiver could not decode the payload (WCError `payloadUnsupportedTypes`).
     case payloadUnsupportedTypes = 3
-    /// The payload exceeds what the receiver accepts (WCError `payloadTooLarge`).
+    /// The payload exceeds what the receiver accepts (WCError `payloadTooLarge`); the reason is the
+    /// receiver's limit in decimal bytes.
     case payloadTooLarge = 4
 
     /// The case name, for logs.

@@ -88,8 +88,9 @@ package enum MessageAnswer: Equatable, Sendable {
     case reply([UInt8])
     /// Handled; no reply payload.
     case handled
-    /// The app has no handler for this message: the sender gets `deliveryFailed`.
-    case noHandler(reason: String)
+    /// The app could not handle the message: the sender gets the error named by `code`
+    /// (`deliveryFailed`: no handler; `payloadUnsupportedTypes`: the payload does not decode).
+    case failed(MessageFailureCode, reason: String)
 }
 
 /// How a sent message ended: exactly one of these per send.
@@ -115,6 +116,9 @@ package enum LinkNotification: Equatable, Sendable {
     case messageReceived(id: UInt64, payload: [UInt8], wantsReply: Bool)
     /// A message this side sent ended.
     case messageCompleted(id: UInt64, MessageOutcome)
+    /// The transfer ended without delivery: cancelled before it was ever sent (`transferCancelled`),
+    /// as `session(_:didFinish:error:)` reports it.
+    case transferFailed(sequence: UInt64, LinkError)
     /// A transfer arrived; process it durably, then send `Event.transferProcessed`.
     case userInfoReceived(TransferKey, payload: [UInt8])
     /// The peer durably processed this outbound transfer (didFinish).

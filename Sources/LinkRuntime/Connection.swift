@@ -67,6 +67,9 @@ package final class Connection: LoopChannel, @unchecked Sendable {
     package let id: Int
     /// The peer, e.g. `127.0.0.1:53122` or `unix:/run/phoned.sock (client)`.
     package let remoteDescription: String
+    /// The peer's numeric host (`127.0.0.1`) for a TCP connection the listener accepted, else nil:
+    /// the key by which unauthenticated connections are bounded per source address.
+    package let remoteHost: String?
     /// The loop that owns this connection.
     package let loop: EventLoop
 
@@ -92,12 +95,13 @@ package final class Connection: LoopChannel, @unchecked Sendable {
     private var lingerTimer: TimerID?
 
     /// Wraps a connected non-blocking socket and adds it to the loop's poll set. Loop-only.
-    init(loop: EventLoop, socket: SocketDescriptor, remoteDescription: String) {
+    init(loop: EventLoop, socket: SocketDescriptor, remoteDescription: String, remoteHost: String? = nil) {
         loop.preconditionInLoop()
         self.loop = loop
         self.socket = socket
         descriptor = socket.rawValue
         self.remoteDescription = remoteDescription
+        self.remoteHost = remoteHost
         id = Self.lastID.wrappingAdd(1, ordering: .relaxed).newValue
         loop.register(self)
     }

@@ -268,7 +268,7 @@ package final class LinkEndpoint: @unchecked Sendable {
             connection.close()
             return
         }
-        handle(.connectionOpened(ConnectionID(connection.id), nonce: nonce, now: now))
+        handle(.connectionOpened(ConnectionID(connection.id), nonce: nonce, now: now, source: connection.remoteHost))
     }
 
     /// Feeds one event and carries out the actions; events raised meanwhile wait their turn.

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import LinkProtocol
 
 /// The link's durable state under a daemon's state directory, and how it is read back at start-up.
@@ -12,12 +13,17 @@ import LinkProtocol
 /// <state>/link/outbox/             sender's durable transferUserInfo queue (TransferLog)
 /// ```
 /// Every file is replaced atomically (AtomicFile); integers are big-endian. A file that exists but
-/// does not parse stops start-up with an error naming it: never a silent reset.
+/// does not parse stops start-up with an error naming it: never a silent reset. One exception: a
+/// damaged `received-context` is renamed `received-context.damaged` and the watch carries on (its
+/// cache holds what it applied; with no context since start it asks the phone for a fresh push),
+/// which `recoveryNotes` reports.
 package final class LinkStateDirectory: Sendable {
     package let root: String
     package let instance: InstanceID
     package let outbox: TransferLog
     package let receivedTransfers: ReceivedTransfers
+    /// What opening had to repair or set aside, one line each, for the daemon's log.
+    package let recoveryNotes: [String]
 
     private var linkDirectory: String { "\(root)/link" }
     private var peerPath: String { "\(linkDirectory)/peer" }
@@ -46,6 +52,24 @@ package final class LinkStateDirectory: Sendable {
         }
         outbox = try TransferLog(directory: "\(root)/link/outbox", configuration: outboxConfiguration)
         receivedTransfers = try ReceivedTransfers(path: "\(root)/link/transfer-marks")
+        var notes = outbox.recoveryNotes
+        if let damage = try Self.setAsideIfDamaged("\(root)/link/received-context") { notes.append(damage) }
+        recoveryNotes = notes
+    }
+
+    /// Renames a received context that does not parse to `<name>.damaged` (kept for a post-mortem);
+    /// returns what was done, or nil when the file is absent or whole.
+    private static func setAsideIfDamaged(_ path: String) throws -> String? {
+        guard let sealed = try AtomicFile.read(path) else { return nil }
+        do {
+            _ = try parseReceivedContext(sealed, file: path)
+            return nil
+        } catch {
+            guard rename(path, "\(path).damaged") == 0 else { throw SystemCallError.last("rename", path: path) }
+            try Directory.sync((path as NSString).deletingLastPathComponent)
+            return "set aside a damaged received context (\(error)) as \(path).damaged; "
+                + "the cache keeps what was applied and a fresh push is requested once the phone is reachable"
+        }
     }
 
     /// Everything the link engine needs from disk.
@@ -86,10 +110,13 @@ package final class LinkStateDirectory: Sendable {
 
     /// The last received context, as `receivedApplicationContext` (also readable with the daemon down).
     package func readReceivedContext() throws -> ReceivedContext? {
-        guard let sealed = try AtomicFile.read(receivedPath) else { return nil }
-        let bytes = try Self.unsealed(sealed, file: receivedPath)
+        try AtomicFile.read(receivedPath).map { try Self.parseReceivedContext($0, file: receivedPath) }
+    }
+
+    private static func parseReceivedContext(_ sealed: [UInt8], file: String) throws -> ReceivedContext {
+        let bytes = try unsealed(sealed, file: file)
         guard bytes.count >= 24, let sender = InstanceID(bytes: bytes[0..<16]) else {
-            throw StateFileError.malformed(file: receivedPath, reason: "shorter than its 24-byte header")
+            throw StateFileError.malformed(file: file, reason: "shorter than its 24-byte header")
         }
         return ReceivedContext(sender: sender, generation: BigEndian.read(UInt64.self, from: bytes, at: 16), payload: Array(bytes[24...]))
     }

@@ -70,14 +70,17 @@ package final class Listener: LoopChannel, @unchecked Sendable {
             }
             let client = SocketDescriptor(rawValue: accepted)
             let remote: String
+            var host: String?
             if let unixPath {
                 remote = "unix:\(unixPath) (client)"
             } else {
                 // Latency over throughput for small frames; failure only costs latency, so it is ignored.
                 try? client.disableNagle()
-                remote = client.peerAddress()?.description ?? "unknown TCP peer"
+                let peer = client.peerAddress()
+                remote = peer?.description ?? "unknown TCP peer"
+                host = peer?.host
             }
-            onAccept(Connection(loop: loop, socket: client, remoteDescription: remote))
+            onAccept(Connection(loop: loop, socket: client, remoteDescription: remote, remoteHost: host))
         }
     }
 

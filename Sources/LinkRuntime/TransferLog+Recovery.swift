@@ -10,7 +10,8 @@ import Glibc
 ///   bad checksum, unexpected sequence) is a torn tail *unless* some later offset, searched byte
 ///   by byte, holds a verifying record with a higher sequence than the last good one: then the
 ///   damage is in the middle and open fails with `corruptRecord` naming that first bad offset.
-///   A torn tail is cut off (`ftruncate` + `fsync`) and appends continue after the last good record.
+///   A torn tail is cut off (`ftruncate` + `fsync`) and appends continue after the last good record;
+///   the cut is reported in `recoveryNotes`, for the daemon's log.
 /// - Sequences missing between segments must all be resolved (their segment was deleted), else
 ///   `missingRecords`.
 extension TransferLog {
@@ -44,7 +45,7 @@ extension TransferLog {
     }
 
     /// Reads or creates the log's files in `directory` and rebuilds the in-memory state.
-    static func recover(directory: String) throws -> (queueID: [UInt8], state: State) {
+    static func recover(directory: String) throws -> (queueID: [UInt8], state: State, notes: [String]) {
         try Directory.create(directory)
         try AtomicFile.sweepTemporaryFiles(in: directory)
         let names = try Directory.entryNames(in: directory)
@@ -71,6 +72,7 @@ extension TransferLog {
             ?? ResolvedSequences()
 
         var records: [TransferRecord] = []
+        var notes: [String] = []
         var expected: UInt64 = 1
         var activeBytes = 0
         for (index, first) in segments.enumerated() {
@@ -85,13 +87,18 @@ extension TransferLog {
             expected = first
             let isLast = index == segments.count - 1
             let file = try FileDescriptor(opening: path, flags: isLast ? O_RDWR : O_RDONLY)
-            let scan = try scanSegment(try file.readAll(), path: path, firstSequence: first, isLast: isLast)
+            let bytes = try file.readAll()
+            let scan = try scanSegment(bytes, path: path, firstSequence: first, isLast: isLast)
             records += scan.records.filter { !resolved.contains($0.sequence) }
             expected = first + UInt64(scan.records.count)
             if isLast {
                 if let tornAt = scan.tornTailOffset {
                     try file.truncate(to: tornAt)
                     try file.sync()
+                    notes.append(
+                        "cut a damaged last record (\(scan.tornTailReason ?? "unreadable")) from \(path) at offset "
+                            + "\(tornAt): \(bytes.count - tornAt) bytes dropped; the outbox continues after sequence "
+                            + "\(expected - 1)")
                 }
                 activeBytes = scan.validBytes
             }
@@ -116,7 +123,7 @@ extension TransferLog {
             active: active, activeBytes: activeBytes, segmentFirstSequences: segments, nextSequence: nextSequence,
             writtenThrough: nextSequence - 1, syncedThrough: nextSequence - 1, records: records, resolved: resolved
         )
-        return (queueID, state)
+        return (queueID, state, notes)
     }
 
     /// The outcome of scanning one segment's bytes.
@@ -127,6 +134,8 @@ extension TransferLog {
         var validBytes = 0
         /// Where a torn tail starts (last segment only); nil when the file ends on a record boundary.
         var tornTailOffset: Int?
+        /// What was wrong with the first record of the torn tail.
+        var tornTailReason: String?
     }
 
     /// Verifies every record in `bytes`, the contents of segment `path`; throws on corruption.
@@ -156,6 +165,7 @@ extension TransferLog {
                     reason: "\(reason); a valid record with sequence \(later.sequence) follows at offset \(later.offset)")
             }
             scan.tornTailOffset = offset
+            scan.tornTailReason = reason
             return scan
         }
         return scan

@@ -81,6 +81,8 @@ package final class TransferLog: @unchecked Sendable {
     package let directory: String
     /// This queue's random identity; the receiver keys its dedup marks by it.
     package let queueID: [UInt8]
+    /// What opening had to repair (a torn tail cut off), one line each, for the daemon's log.
+    package let recoveryNotes: [String]
     let configuration: Configuration
     /// Guards `state` and parks group-commit followers. Internal (not private) only so this
     /// type's extensions in other files can take it.
@@ -94,7 +96,7 @@ package final class TransferLog: @unchecked Sendable {
         precondition(configuration.maximumPayloadBytes <= Int(UInt32.max), "payloads are limited by the u32 length field")
         self.directory = directory
         self.configuration = configuration
-        (queueID, state) = try Self.recover(directory: directory)
+        (queueID, state, recoveryNotes) = try Self.recover(directory: directory)
         condition.lock()
         defer { condition.unlock() }
         try deleteResolvedSegments()

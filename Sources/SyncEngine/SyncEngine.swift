@@ -126,6 +126,8 @@ package struct SyncEngine: Sendable {
     var stamper = EditStamper()
     /// Live files found next to their own tombstone during the scan; removed once the scan is done.
     var orphanedLiveFiles: [(DocumentID, Timestamp)] = []
+    /// The same for split files (stubs are scanned first, so this is how a tombstoned split is met).
+    var orphanedSplitFiles: [DocumentID] = []
 
     /// `settings` come from the state directory (nil: never set, defaults apply).
     package init(settings: Settings?, policy: PushPolicy = .standard) {
@@ -161,6 +163,11 @@ package struct SyncEngine: Sendable {
                 actions.append(.log("removed live file of tombstoned run \(id)"))
             }
             orphanedLiveFiles = []
+            for id in orphanedSplitFiles {
+                actions.append(.removeSplitFile(id))
+                actions.append(.log("removed split file of tombstoned split \(id)"))
+            }
+            orphanedSplitFiles = []
             actions.append(
                 .log("initial gather finished: \(splits.count) splits, \(index.count) runs, \(tombstones.count) tombstones"))
             push(now: now, force: false, reason: "initial gather", into: &actions)
@@ -202,7 +209,10 @@ package struct SyncEngine: Sendable {
     private mutating func scanned(_ document: ScannedDocument, now: Timestamp, into actions: inout [Action]) {
         switch document {
         case .split(let split):
-            guard tombstones[split.id] == nil else { return }
+            guard tombstones[split.id] == nil else {
+                orphanedSplitFiles.append(split.id)
+                return
+            }
             splits[split.id] = split
         case .workout(let run):
             stamper.observe(run.updatedAt)
@@ -217,7 +227,7 @@ package struct SyncEngine: Sendable {
                 forget(run: stub.id)
                 orphanedLiveFiles.append((stub.id, summary.startedAt))
             }
-            if splits.removeValue(forKey: stub.id) != nil { actions.append(.removeSplitFile(stub.id)) }
+            if splits.removeValue(forKey: stub.id) != nil { orphanedSplitFiles.append(stub.id) }
         }
     }
 

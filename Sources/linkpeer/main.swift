@@ -9,12 +9,15 @@ import LinkRuntime
 let usage = """
     Usage: linkpeer --role phone|watch --state DIR --key FILE (--listen HOST:PORT | --connect HOST:PORT)
                     [--enqueue N] [--applied FILE] [--crash-after-apply SEQ] [--context TEXT]...
+                    [--message TEXT]...
       --enqueue N            queue N transfers ("transfer-1" ...), one after another, printing
                              "enqueued seq=S" once each is on disk
       --applied FILE         append "<queue> <seq> <payload>" to FILE (fsynced) for each transfer
                              applied; a transfer already in FILE is not applied again
       --crash-after-apply S  kill -9 this process right after applying sequence S, before the ack
       --context TEXT         (phone) update the application context to TEXT at start; repeatable
+      --message TEXT         send TEXT as a message wanting a reply when reachable, printing
+                             "message-outcome ..." with the reply or the error; repeatable
     """
 
 func fail(_ message: String) -> Never {
@@ -35,6 +38,7 @@ struct Options: Sendable {
     var applied: String?
     var crashAfterApply: UInt64?
     var contexts: [String] = []
+    var messages: [String] = []
 }
 
 func hostAndPort(_ text: String) -> (String, UInt16) {
@@ -75,6 +79,7 @@ while let argument = arguments.popFirst() {
         guard let sequence = UInt64(value()) else { fail("--crash-after-apply needs a sequence") }
         options.crashAfterApply = sequence
     case "--context": options.contexts.append(value())
+    case "--message": options.messages.append(value())
     default: fail("unknown argument \(argument)")
     }
 }
@@ -143,6 +148,18 @@ final class LinkPeer: @unchecked Sendable {
         switch notification {
         case .linkEstablished(let peer):
             output("linked peer=\(peer)")
+        case .reachabilityChanged(true):
+            // Messages need the peer reachable (towards the watch: its app in the foreground).
+            for text in options.messages {
+                endpoint.sendMessage(Array(text.utf8), wantsReply: true) { outcome in
+                    switch outcome {
+                    case .replied(let reply):
+                        output("message-outcome replied \(String(decoding: reply, as: UTF8.self))")
+                    case .delivered: output("message-outcome delivered")
+                    case .failed(let error): output("message-outcome failed \(error)")
+                    }
+                }
+            }
         case .linkLost(let reason):
             output("unlinked reason=\(reason)")
         case .contextReceived(let context):

@@ -100,7 +100,7 @@ extension PhoneDaemon {
             let count = engine.index.completedCount
             try operate(.clearHistory)
             return .output(text: "tombstoned \(count) completed runs", json: "{\"tombstoned\":\(count)}")
-        case ["settings"]:
+        case ["settings", "show"]:
             return .output(text: describe(engine.settings), json: AdminOutcome.json(engine.settings))
         case ["settings", "set"]:
             var settings = engine.settings

@@ -47,10 +47,12 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             atPath: (configuration.documentsDirectory as NSString).deletingLastPathComponent,
             withIntermediateDirectories: true)
         documents = try DocumentDirectory(root: configuration.documentsDirectory)
-        let linkConfiguration = LinkConfiguration(
+        var linkConfiguration = LinkConfiguration(
             role: .phone, heartbeatInterval: configuration.heartbeatInterval,
             missedHeartbeats: configuration.missedHeartbeats, handshakeTimeout: configuration.handshakeTimeout,
             messageReplyTimeout: configuration.messageReplyTimeout, maximumFrameBytes: configuration.maximumFrameBytes)
+        linkConfiguration.maximumUnauthenticatedConnections = configuration.maximumPendingHandshakes
+        linkConfiguration.maximumUnauthenticatedConnectionsPerAddress = configuration.maximumPendingHandshakesPerAddress
         link = try LinkEndpoint.forDaemon(
             configuration: linkConfiguration, stateDirectory: configuration.stateDirectory,
             pairingKeyFile: configuration.pairingKeyFile,
@@ -72,6 +74,7 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
     /// Runs the start-up sequence on the loop; returns the readiness line.
     func start() throws -> String {
         loop.preconditionInLoop()
+        for note in state.recoveryNotes { logger.warning(note, component: "link") }
         // The watcher starts before the scan so nothing that lands during it is missed; its reports
         // queue on this loop and are handled after the gather (a document seen twice is equal by
         // value and ignored).
@@ -135,11 +138,11 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             messageReceived(id: id, payload: payload, wantsReply: wantsReply)
         case .userInfoReceived(let key, let payload):
             switch decodeWatchMessage(payload, via: "userInfo \(key)") {
-            case .workoutUpdate(let run)?:
+            case .success(.workoutUpdate(let run)):
                 ingest(run, via: "userInfo")
-            case .requestSync?:
+            case .success(.requestSync):
                 perform(engine.handle(.requestSyncReceived(now: .current)))
-            case nil:
+            case .failure:
                 break
             }
             reconcileLive()
@@ -155,7 +158,7 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             logger.info("watch unlinked", ["reason": reason], component: "link")
         case .contextAcknowledged(let generation):
             perform(engine.handle(.contextAcknowledged(generation: generation, now: .current)))
-        case .contextReceived, .messageCompleted, .transferFinished, .launchReceived,
+        case .contextReceived, .messageCompleted, .transferFinished, .transferFailed, .launchReceived,
             .peerAppStateChanged:
             break
         }
@@ -168,25 +171,29 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             return
         }
         switch decodeWatchMessage(payload, via: "message \(id)") {
-        case .workoutUpdate(let run)?:
+        case .success(.workoutUpdate(let run)):
             let outcome = ingest(run, via: "message")
             reconcileLive()
             link.answerMessage(id: id, wantsReply ? .reply(Array("{\"outcome\":\"\(outcome.rawValue)\"}".utf8)) : .handled)
-        case .requestSync?:
+        case .success(.requestSync):
             perform(engine.handle(.requestSyncReceived(now: .current)))
             link.answerMessage(id: id, wantsReply ? .reply(Array("{\"outcome\":\"pushed\"}".utf8)) : .handled)
-        case nil:
-            link.answerMessage(id: id, .noHandler(reason: "phoned cannot decode this message"))
+        case .failure(let error):
+            // WatchConnectivity's name for a payload the receiver cannot take.
+            link.answerMessage(id: id, .failed(.payloadUnsupportedTypes, reason: "phoned cannot decode it: \(error)"))
         }
     }
 
-    private func decodeWatchMessage(_ payload: [UInt8], via channel: String) -> WatchToPhoneMessage? {
-        do {
-            return try DocumentCoder.decode(WatchToPhoneMessage.self, from: payload)
-        } catch {
-            logger.warning("refused a watch update", ["via": channel, "reason": error.description], component: "ingest")
-            return nil
-        }
+    /// The watch's message; a payload that does not decode is logged and returned as the failure.
+    private func decodeWatchMessage(
+        _ payload: [UInt8], via channel: String
+    ) -> Result<WatchToPhoneMessage, DocumentError> {
+        Result { () throws(DocumentError) in try DocumentCoder.decode(WatchToPhoneMessage.self, from: payload) }
+            .mapError { error in
+                logger.warning(
+                    "refused a watch update", ["via": channel, "reason": error.description], component: "ingest")
+                return error
+            }
     }
 
     @discardableResult

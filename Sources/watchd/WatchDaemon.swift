@@ -63,6 +63,7 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
     func start() throws -> String {
         loop.preconditionInLoop()
         for skipped in skippedCacheFiles { logger.warning("skipped unreadable cache file", ["file": skipped]) }
+        for note in state.recoveryNotes { logger.warning(note, component: "link") }
         let lastContext = try state.readReceivedContext()?.payload
         perform(engine.handle(.started(lastContext: lastContext, now: .current)))
         link.log = { [logger] line in logger.info(line, component: "link") }
@@ -109,7 +110,7 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
                 live.received(payload)
                 link.answerMessage(id: id, .handled)
             } else {
-                link.answerMessage(id: id, .noHandler(reason: "watchd has no handler for this message"))
+                link.answerMessage(id: id, .failed(.deliveryFailed, reason: "watchd has no handler for this message"))
             }
         case .userInfoReceived(let key, _):
             logger.notice("ignored a transfer from the phone (none are defined)", ["key": "\(key)"], component: "link")
@@ -118,6 +119,8 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
             logger.info("phone linked", ["peer": "\(peer)"], component: "link")
         case .linkLost(let reason):
             logger.info("phone unlinked", ["reason": reason], component: "link")
+        case .transferFailed(let sequence, let error):
+            logger.notice("transfer not delivered", ["sequence": sequence, "reason": error], component: "link")
         case .activated, .contextAcknowledged, .messageCompleted, .transferFinished, .launchDropped,
             .peerAppStateChanged:
             break

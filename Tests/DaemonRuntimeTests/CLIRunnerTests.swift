@@ -131,9 +131,11 @@ struct CLIRunnerTests {
 
         let directory = try TemporaryDirectory("cli-config")
         let missing = directory.appending("phoned.json")
+        let unusable = phonectlRunner().run(["status", "--config", missing], environment: [:])
+        #expect(unusable.exitCode == 64)
         #expect(
-            phonectlRunner().run(["status", "--config", missing], environment: [:])
-                == CLIRunner.Outcome(exitCode: 64, standardError: "Error: config file \(missing) does not exist\n"))
+            unusable.standardError.hasPrefix(
+                "Error: config file \(missing) does not exist\nUsage: phonectl status [--json]\n"), "\(unusable)")
     }
 
     @Test("the socket comes from --socket, then --config, then the environment, then the default")

@@ -39,9 +39,14 @@ private let systemdAnalyze = ["/usr/bin/systemd-analyze", "/bin/systemd-analyze"
 
 /// Runs `systemd-analyze verify` on `units`; returns its exit status and what it printed.
 private func verify(_ units: [String]) throws -> (status: Int32, output: String) {
+    try systemdAnalyze(["verify", "--man=no", "--generators=no"] + units)
+}
+
+/// Runs `systemd-analyze` with `arguments`; returns its exit status and what it printed.
+private func systemdAnalyze(_ arguments: [String]) throws -> (status: Int32, output: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: try #require(systemdAnalyze))
-    process.arguments = ["verify", "--man=no", "--generators=no"] + units
+    process.arguments = arguments
     // Offline verification: no running manager is needed (or wanted) for this check.
     process.environment = ProcessInfo.processInfo.environment.merging(["SYSTEMD_LOG_COLOR": "0"]) { $1 }
     let pipe = Pipe()
@@ -110,6 +115,22 @@ struct UnitFileTests {
         #expect(unverifiable.status != 0, "a missing ExecStart binary must fail verify")
     }
 
+    @Test(
+        "systemd-analyze security rates each unit's exposure 2.0 or better",
+        .enabled(if: systemdAnalyze != nil, "systemd-analyze is not installed: the units are not rated"),
+        arguments: names)
+    func securityExposure(_ name: String) throws {
+        let directory = try TemporaryDirectory("units-sec")
+        let unit = try verifiableCopy(of: name, in: directory)
+        let (_, output) = try systemdAnalyze(["security", "--offline=yes", "--no-pager", unit])
+        // "→ Overall exposure level for phoned.service: 1.3 OK 🙂"
+        let line = try #require(
+            output.split(separator: "\n").last { $0.contains("Overall exposure level") }, "\(output)")
+        let score = try #require(
+            line.split(separator: ":").last?.split(separator: " ").first.flatMap { Double($0) }, "\(line)")
+        #expect(score <= 2.0, "\(name).service: \(line)\n\(output)")
+    }
+
     @Test("each unit is Type=notify with the watchdog, restarts on failure and is sandboxed", arguments: names)
     func notifyWatchdogAndSandbox(_ name: String) throws {
         let unit = try UnitFile(path: "\(SourceTree.root)/systemd/\(name).service")
@@ -118,6 +139,8 @@ struct UnitFileTests {
             "RestartSec": "1s", "ExecStart": "/usr/local/bin/\(name) --config /etc/watchsync/\(name).json",
             "RuntimeDirectory": "watchsync", "RuntimeDirectoryPreserve": "yes", "NoNewPrivileges": "yes",
             "ProtectSystem": "strict", "ProtectHome": "yes", "PrivateTmp": "yes", "User": "watchsync",
+            "CapabilityBoundingSet": "", "SystemCallFilter": "@system-service", "SystemCallErrorNumber": "EPERM",
+            "MemoryDenyWriteExecute": "yes", "PrivateUsers": "yes", "ProtectProc": "invisible",
             "StateDirectory": name == "phoned" ? "watchsync/phone" : "watchsync/watch",
         ]
         for (key, value) in expected.sorted(by: { $0.key < $1.key }) {

@@ -52,6 +52,7 @@ struct AdminCLITests {
         let badConfig = try await system.run(
             "phonectl", ["--config", system.directory.appending("nope.json"), "status"])
         #expect(badConfig.exitCode == 64, "\(badConfig)")
+        #expect(badConfig.standardError.contains("Usage:"), "docs/CLI.md promises the Usage: line: \(badConfig)")
 
         // 64: usage errors are caught before phoned is asked.
         for arguments in [["frobnicate"], ["complete"], ["start"], ["split", "create"], ["status", "--bogus"]] {

@@ -64,6 +64,51 @@ struct PhonedTests {
         #expect(ingested.map(\.updatedAt) == [byMessage.updatedAt.iso8601, byUserInfo.updatedAt.iso8601])
     }
 
+    @Test("a split file restored next to its own stub is removed at start-up, as a run's live file is")
+    func splitNextToItsStub() async throws {
+        let system = try SyncSystem("splitstub")
+        try await system.startPhoned()
+        let split = try await system.createSplit("Legs", ["Squat:2x5@100"])
+        let file = "Splits/\(split).json"
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: "\(system.documentsDirectory)/\(file)"))
+        _ = try await system.phone("split", "delete", split)
+        try await system.stopPhoned()
+        // Another device syncs the old file back in while phoned is down.
+        try system.dropDocument(Array(bytes), at: file)
+        try await system.startPhoned()
+        #expect(system.filesNamed(split) == ["Stubs/\(split).json"])
+        #expect(system.phonedLog.contains("removed split file of tombstoned split \(split)"))
+        #expect(try await system.phone("splits") == "no splits")
+    }
+
+    @Test("status.lastPushAt moves only when the link takes a push, never for one it refused")
+    func lastPushAtOnlyForTakenPushes() async throws {
+        let system = try SyncSystem("lastpush")
+        try await system.startBoth()
+        let split = try await system.createSplit("Everything", (1...20).map { "Lift\($0):5x5@100" })
+        let run = try await system.phoneRun(try await system.startRun(split))
+        let generation = try await system.phoneStatus().contextGenerationSent
+        try await system.stopWatchd()
+        try await system.stopPhoned()
+        // Enough active copies that the whole state is over the 262,144-byte context limit.
+        for _ in 0...(262_144 / DocumentCoder.encodeCompact(run).count) {
+            var copy = run
+            copy.id = try #require(DocumentID(UUID().uuidString))
+            try system.dropDocument(DocumentCoder.encodeForDisk(copy), at: SyncSystem.workoutPath(copy))
+        }
+        try await system.startPhoned()
+        var status = try await system.phoneStatus()
+        try await system.eventually("phoned's push at start-up was taken or refused") {
+            status = try await system.phoneStatus()
+            return status.contextGenerationSent > generation || system.phoned!.standardError.contains("push not sent")
+        }
+        if status.contextGenerationSent == generation {
+            #expect(status.lastPushAt == nil, "a refused push set lastPushAt: \(status)")
+        } else {
+            #expect(status.lastPushAt != nil, "\(status)")
+        }
+    }
+
     @Test("a stale copy of a discarded run is vetoed; the run never reappears on disk or on the watch")
     func staleCopyOfDiscardedRunIsVetoed() async throws {
         let system = try SyncSystem("veto")

@@ -62,6 +62,16 @@ extension SyncSystem {
             .trimmedOutput
     }
 
+    /// Starts both daemons and a run of a one-exercise split; returns the split's and the run's IDs
+    /// once the run is on the watch.
+    func startBothWithRun() async throws -> (split: String, run: String) {
+        try await startBoth()
+        let split = try await createSplit("Legs", ["Squat:2x5@100"])
+        let run = try await startRun(split)
+        try await waitForWatchRun(run)
+        return (split, run)
+    }
+
     /// `phonectl start SPLIT`; returns the new run's ID.
     func startRun(_ split: String) async throws -> String {
         try await phone("start", split)

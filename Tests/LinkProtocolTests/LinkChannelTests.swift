@@ -98,11 +98,59 @@ struct LinkChannelTests {
         pair.handle(.watch, .messageSent(id: 2, payload: [2], wantsReply: false, now: pair.now))
         pair.handle(.phone, .messageAnswered(id: 2, .handled))
         pair.handle(.watch, .messageSent(id: 3, payload: [3], wantsReply: false, now: pair.now))
-        pair.handle(.phone, .messageAnswered(id: 3, .noHandler(reason: "no handler for kind x")))
+        pair.handle(.phone, .messageAnswered(id: 3, .failed(.deliveryFailed, reason: "no handler for kind x")))
         #expect(pair.notifications(.watch) == [
             .messageCompleted(id: 1, .replied([42])), .messageCompleted(id: 2, .delivered),
             .messageCompleted(id: 3, .failed(.deliveryFailed(reason: "no handler for kind x"))),
         ])
+    }
+
+    @Test("each messageFailed code reaches the sender as the error it names, not all as deliveryFailed")
+    func messageFailureCodes() {
+        var pair = linkedPair()
+        let limit = pair.phone.configuration.maximumMessageBytes
+        pair.handle(.watch, .messageSent(id: 1, payload: [1], wantsReply: true, now: pair.now))
+        pair.handle(.phone, .messageAnswered(id: 1, .failed(.payloadUnsupportedTypes, reason: "not JSON")))
+        // A reply over the limit cannot be sent: messageReplyFailed, never a truncated reply.
+        pair.handle(.watch, .messageSent(id: 2, payload: [2], wantsReply: true, now: pair.now))
+        pair.handle(.phone, .messageAnswered(id: 2, .reply([UInt8](repeating: 0, count: limit + 1))))
+        let tooLong = "the reply of \(limit + 1) bytes exceeds the \(limit)-byte limit"
+        #expect(pair.notifications(.watch) == [
+            .messageCompleted(id: 1, .failed(.payloadUnsupportedTypes(reason: "not JSON"))),
+            .messageCompleted(id: 2, .failed(.messageReplyFailed(reason: tooLong))),
+        ])
+        #expect(
+            pair.framesSent[.phone]!.contains {
+                if case .messageFailed(2, .messageReplyFailed, _) = $0 { true } else { false }
+            })
+    }
+
+    @Test("a message over the receiver's limit is refused with payloadTooLarge and never reaches its app")
+    func messageOverReceiverLimit() {
+        var pair = linkedPair()
+        let limit = pair.phone.configuration.maximumMessageBytes
+        // A peer with a larger limit (another build) sends what this phone does not take.
+        let oversized = LinkFrame.message(id: 4, wantsReply: true, payload: [UInt8](repeating: 7, count: limit + 1))
+        pair.handle(.phone, .bytesReceived(connection(pair), oversized.encoded(), now: pair.now))
+        #expect(pair.notifications(.phone).isEmpty)
+        #expect(pair.framesSent[.phone] == [.messageFailed(id: 4, code: .payloadTooLarge, reason: "\(limit)")])
+        // The sender of such a message learns its size and the receiver's limit.
+        pair.handle(.watch, .messageSent(id: 5, payload: [5, 5, 5], wantsReply: true, now: pair.now))
+        pair.forget()
+        let refusal = LinkFrame.messageFailed(id: 5, code: .payloadTooLarge, reason: "2")
+        pair.handle(.watch, .bytesReceived(connection(pair), refusal.encoded(), now: pair.now))
+        #expect(pair.notifications(.watch) == [.messageCompleted(id: 5, .failed(.payloadTooLarge(size: 3, limit: 2)))])
+    }
+
+    @Test("a cancelled transfer is reported to the app as transferCancelled")
+    func cancelReported() {
+        var pair = LinkPair(
+            watchRestored: RestoredLinkState(knownPeer: LinkPair.phoneInstance, outboxQueue: LinkPair.watchQueue))
+        pair.watchCanDial = false
+        pair.start()
+        pair.handle(.watch, .transferPersisted(sequence: 1, payload: [1]))
+        pair.handle(.watch, .transferCancelRequested(sequence: 1))
+        #expect(pair.notifications(.watch).contains(.transferFailed(sequence: 1, .transferCancelled)))
     }
 
     @Test("phone → watch messages fail at once with notReachable while the watch app is in the background")

@@ -134,15 +134,53 @@ struct LinkEngineConnectionTests {
         #expect(pair.framesSent[.phone]!.contains(.error(code: .replaced, reason: "a newer connection replaced this one")))
     }
 
-    @Test("more connections mid-handshake than the cap are refused")
+    private let nonce = [UInt8](repeating: 1, count: 32)
+
+    @Test("at the cap a new connection closes the oldest one mid-handshake, never itself")
     func unauthenticatedCap() {
         var pair = LinkPair { $0.maximumUnauthenticatedConnections = 2 }
         for raw in 50..<53 {
             pair.open.insert(raw)
-            pair.handle(.phone, .connectionOpened(ConnectionID(raw), nonce: [UInt8](repeating: 1, count: 32), now: t0))
+            pair.advance(by: .milliseconds(10))
+            pair.handle(.phone, .connectionOpened(ConnectionID(raw), nonce: nonce, now: pair.now))
         }
         #expect(pair.phone.handshakingConnectionCount == 2)
-        #expect(!pair.open.contains(52))
+        #expect(pair.open == [51, 52])
+        #expect(
+            pair.framesSent[.phone]!.contains { if case .error(.tooManyConnections, _) = $0 { true } else { false } })
+    }
+
+    @Test("a connection that sent a handshake frame outlasts silent ones, even older ones")
+    func silentGoFirst() {
+        var pair = LinkPair { $0.maximumUnauthenticatedConnections = 2 }
+        let hello = LinkFrame.hello(
+            version: pair.phone.configuration.protocolVersion, role: .watch, instance: LinkPair.watchInstance,
+            nonce: [UInt8](repeating: 3, count: 32))
+        pair.open.insert(60)
+        pair.handle(.phone, .connectionOpened(ConnectionID(60), nonce: nonce, now: pair.now))
+        pair.handle(.phone, .bytesReceived(ConnectionID(60), hello.encoded(), now: pair.now))
+        for raw in 61..<64 {
+            pair.open.insert(raw)
+            pair.advance(by: .milliseconds(10))
+            pair.handle(.phone, .connectionOpened(ConnectionID(raw), nonce: nonce, now: pair.now))
+        }
+        #expect(pair.open == [60, 63])
+    }
+
+    @Test("one source address holds at most its share of the handshakes; it evicts its own")
+    func perAddressCap() {
+        var pair = LinkPair {
+            $0.maximumUnauthenticatedConnections = 8
+            $0.maximumUnauthenticatedConnectionsPerAddress = 2
+        }
+        pair.open.insert(80)
+        pair.handle(.phone, .connectionOpened(ConnectionID(80), nonce: nonce, now: pair.now, source: "10.0.0.2"))
+        for raw in 81..<86 {
+            pair.open.insert(raw)
+            pair.advance(by: .milliseconds(10))
+            pair.handle(.phone, .connectionOpened(ConnectionID(raw), nonce: nonce, now: pair.now, source: "10.0.0.9"))
+        }
+        #expect(pair.open == [80, 84, 85])
     }
 
     @Test("a handshake that does not finish by its deadline is closed with handshakeTimeout")

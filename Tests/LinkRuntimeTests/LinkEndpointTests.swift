@@ -125,7 +125,7 @@ struct LinkEndpointTests {
         #expect(frames.contains { if case .error(.handshakeTimeout, _) = $0 { true } else { false } })
     }
 
-    @Test("connections mid-handshake are capped")
+    @Test("connections mid-handshake are capped: the oldest is closed to make room for the newest")
     func unauthenticatedCap() async throws {
         let directory = try TemporaryDirectory("link")
         let phone = try await TestEndpoint(
@@ -137,9 +137,10 @@ struct LinkEndpointTests {
         try await phone.notifications.wait(for: "nothing") { _ in true }
         while try await phone.on({ $0.status().handshakingConnections }) < 2 { try await Task.sleep(for: .milliseconds(5)) }
         let third = try RawLinkClient(port: phone.port!)
-        let frames = try third.readUntilClosed()
+        let frames = try first.readUntilClosed()
         #expect(frames.contains { if case .error(.tooManyConnections, _) = $0 { true } else { false } })
-        _ = (first, second)
+        #expect(try await phone.on({ $0.status().handshakingConnections }) == 2)
+        _ = (second, third)
     }
 
     @Test("a reflected proof and a replayed transcript are refused over TCP")

@@ -319,4 +319,20 @@ struct ExternalChangeTests {
         #expect(actions.contains(.removeWorkoutFile(id(60), startedAt: run.startedAt)))
         #expect(engine.index.count == 0)
     }
+
+    @Test("a split file found next to its own stub is removed after the gather, whichever is scanned first")
+    func orphanedSplitCleanup() {
+        let stub = Tombstone(id: id(61), kind: .split, deletedAt: at(1))
+        let split = SplitDocument(id: id(61), name: "Legs", exercises: [squat], updatedAt: t0)
+        for stubFirst in [true, false] {
+            var engine = SyncEngine(settings: nil)
+            let scans: [SyncEngine.ScannedDocument] =
+                stubFirst ? [.tombstone(stub), .split(split)] : [.split(split), .tombstone(stub)]
+            let during = scans.flatMap { engine.handle(.documentScanned($0, now: at(2))) }
+            #expect(during.isEmpty, "nothing is written mid-scan")
+            let actions = engine.handle(.gatherFinished(now: at(2)))
+            #expect(actions.contains(.removeSplitFile(id(61))), "stub first: \(stubFirst)")
+            #expect(engine.splits.isEmpty)
+        }
+    }
 }

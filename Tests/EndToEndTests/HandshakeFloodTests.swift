@@ -1,0 +1,101 @@
+import Foundation
+import Glibc
+import Synchronization
+import TestSupport
+import Testing
+
+/// Silent TCP connections to phoned's link port, each reopened as soon as phoned drops it: what an
+/// unauthenticated client on the network can do without the pairing key. Runs on its own thread.
+final class IdleConnectionFlood: Sendable {
+    private let running = Atomic<Bool>(true)
+    private let reopenCount = Atomic<Int>(0)
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Keeps `count` connections open to `port` on the loopback until `stop()`.
+    init(port: UInt16, count: Int) {
+        Thread.detachNewThread { [self] in
+            run(port: port, count: count)
+            finished.signal()
+        }
+    }
+
+    /// How many times a connection phoned dropped was opened again.
+    var reopened: Int { reopenCount.load(ordering: .relaxed) }
+
+    func stop() {
+        running.store(false, ordering: .relaxed)
+        finished.wait()
+    }
+
+    private func run(port: UInt16, count: Int) {
+        var sockets = (0..<count).map { _ in Self.connect(port: port) }
+        while running.load(ordering: .relaxed) {
+            var polled = sockets.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            _ = poll(&polled, nfds_t(polled.count), 50)
+            for index in sockets.indices where sockets[index] < 0 || polled[index].revents != 0 {
+                // Anything from phoned (an error frame, EOF) means it dropped us: open another.
+                if sockets[index] >= 0 { close(sockets[index]) }
+                sockets[index] = Self.connect(port: port)
+                reopenCount.add(1, ordering: .relaxed)
+            }
+        }
+        for socket in sockets where socket >= 0 { close(socket) }
+    }
+
+    /// A blocking connect to 127.0.0.1:`port`; -1 when it fails (tried again on the next round).
+    private static func connect(port: UInt16) -> Int32 {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard socket >= 0 else { return -1 }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard result == 0 else {
+            close(socket)
+            return -1
+        }
+        return socket
+    }
+}
+
+@Suite("Unauthenticated connections never lock the watch out")
+struct HandshakeFloodTests {
+    @Test("a restarted watchd relinks while a trickle of 8 and a flood of 200 idle connections go on")
+    func watchRelinksThroughFlood() async throws {
+        let system = try SyncSystem("flood")
+        try await system.startBoth()
+        try await system.stopWatchd()
+
+        // The trickle of the issue (eight silent connections reopened whenever phoned drops them),
+        // and a flood of 200 more, both still going while the watch comes back.
+        let trickle = IdleConnectionFlood(port: system.port, count: 8)
+        let flood = IdleConnectionFlood(port: system.port, count: 200)
+        defer {
+            trickle.stop()
+            flood.stop()
+        }
+        try await system.eventually("phoned drops idle connections to make room") { flood.reopened > 0 }
+
+        let clock = ContinuousClock()
+        let restarted = clock.now
+        try await system.startWatchd()
+        try await system.waitForWatchStatus("linked through the flood") { $0.linked }
+        // The figure, for people; the assertion is that it relinked at all while the flood went on.
+        print("watchd relinked \(clock.now - restarted) after its restart; idle connections reopened: "
+            + "\(trickle.reopened + flood.reopened)")
+        // The flood goes on, and the link stays up through it.
+        let reopened = flood.reopened
+        try await system.eventually("the flood goes on") { flood.reopened > reopened + 200 }
+        #expect(try await system.watchStatus().linked)
+        #expect(system.phoned?.isRunning == true)
+        // The link carries data, not just a handshake.
+        let split = try await system.createSplit("Legs", ["Squat:2x5@100"])
+        let run = try await system.startRun(split)
+        try await system.waitForWatchRun(run)
+    }
+}

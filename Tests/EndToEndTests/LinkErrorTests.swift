@@ -1,0 +1,53 @@
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+/// The link errors docs/PROTOCOL.md names, as the real daemons report them: a bare `linkpeer`
+/// plays the other device, so it can send what neither daemon would.
+@Suite("Link errors reported by the real daemons")
+struct LinkErrorTests {
+    private func linkpeer(_ system: SyncSystem, role: String, _ extra: [String]) throws -> DaemonProcess {
+        let address = [role == "watch" ? "--connect" : "--listen", "127.0.0.1:\(system.port)"]
+        return try DaemonProcess(
+            executable: BuildProducts.executable("linkpeer"),
+            arguments: ["--role", role, "--state", system.directory.appending("peer"), "--key", system.keyPath]
+                + address + extra)
+    }
+
+    @Test("phoned answers a message it cannot decode with payloadUnsupportedTypes, not deliveryFailed")
+    func undecodableMessage() async throws {
+        let system = try SyncSystem("msgcode")
+        try await system.startPhoned()
+        let watch = try linkpeer(
+            system, role: "watch", ["--message", "not JSON", "--message", #"{"kind":"requestSync","schemaVersion":1}"#])
+        let refused = try await watch.waitForLine(containing: "message-outcome failed", timeout: SyncSystem.hangGuard)
+        #expect(refused.contains("payloadUnsupportedTypes: phoned cannot decode it"), "\(refused)")
+        let answered = try await watch.waitForLine(containing: "message-outcome replied", timeout: SyncSystem.hangGuard)
+        #expect(answered.contains(#"{"outcome":"pushed"}"#), "\(answered)")
+    }
+
+    @Test("watchd answers a message it has no handler for with deliveryFailed")
+    func noHandler() async throws {
+        let system = try SyncSystem("msgnone")
+        let phone = try linkpeer(system, role: "phone", ["--message", #"{"kind":"unknown","schemaVersion":1}"#])
+        _ = try await phone.waitForLine(containing: "ready role=phone", timeout: SyncSystem.hangGuard)
+        try await system.startWatchd()
+        let outcome = try await phone.waitForLine(containing: "message-outcome", timeout: SyncSystem.hangGuard)
+        #expect(outcome.contains("failed deliveryFailed: watchd has no handler"), "\(outcome)")
+    }
+
+    @Test("a cancelled transfer is reported to watchd as transferCancelled")
+    func cancelledTransfer() async throws {
+        let system = try SyncSystem("cancel")
+        let (_, run) = try await system.startBothWithRun()
+        try await system.stopPhoned()
+        try await system.waitForWatchStatus("unlinked") { !$0.linked }
+        _ = try await system.watch("complete", run, "1", "1")
+        let queued = try await system.waitForQueue(1)
+        _ = try await system.watch("queue", "cancel", "\(queued[0].sequence)")
+        try await system.eventually("watchd logged the cancelled transfer") {
+            system.watchdLog.contains("transfer not delivered") && system.watchdLog.contains("transferCancelled")
+        }
+    }
+}
