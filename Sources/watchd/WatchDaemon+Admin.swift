@@ -70,7 +70,11 @@ extension WatchDaemon {
             let record = SessionRecord(engine.session)
             return .output(text: describe(engine.session), json: AdminOutcome.json(record))
         case ["session", "start"]:
-            perform(engine.handle(.sessionStartRequested(runID: try command.documentID("run"), now: .current)))
+            let runID = try command.documentID("run")
+            if let refusal = engine.coordinator.startRefusal(runID: runID, origin: .watch, cache: engine.cache) {
+                return .refused("session not started for run \(runID): \(refusal)")
+            }
+            perform(engine.handle(.sessionStartRequested(runID: runID, now: .current)))
             return .output(text: describe(engine.session), json: AdminOutcome.json(SessionRecord(engine.session)))
         case ["session", "end"]:
             perform(engine.handle(.sessionEndedBySystem(failure: try command.string("failure"), now: .current)))
