@@ -39,10 +39,19 @@ package struct ApplicationContext: VersionedDocument {
     /// Whether a run is locked for editing on the phone.
     package func isParked(_ run: WorkoutDocument) -> Bool { editLocks.parks(run) }
 
+    /// Every inner document must be of a schema this build reads (both daemons' loaders skip such
+    /// files; the watch skips such a context whole, seed 000) and pass its own checks.
     package func validate() throws(DocumentError) {
+        try DocumentCoder.requireCurrentSchema(settings.schemaVersion, of: Settings.self)
         try settings.validate()
-        for split in splits { try split.validate() }
-        for run in workouts { try run.validate() }
+        for split in splits {
+            try DocumentCoder.requireCurrentSchema(split.schemaVersion, of: SplitDocument.self)
+            try split.validate()
+        }
+        for run in workouts {
+            try DocumentCoder.requireCurrentSchema(run.schemaVersion, of: WorkoutDocument.self)
+            try run.validate()
+        }
         guard Set(splits.map(\.id)).count == splits.count else {
             throw .malformed(type: "ApplicationContext", field: "splits", reason: "duplicate split ID")
         }

@@ -63,10 +63,7 @@ package enum WatchToPhoneMessage: VersionedDocument {
     /// A carried workout must be of the document schema this build reads and pass its own checks.
     package func validate() throws(DocumentError) {
         guard case .workoutUpdate(let run) = self else { return }
-        guard run.schemaVersion == WorkoutDocument.currentSchemaVersion else {
-            throw .unsupportedSchemaVersion(
-                type: "WorkoutDocument", found: run.schemaVersion, supported: WorkoutDocument.currentSchemaVersion)
-        }
+        try DocumentCoder.requireCurrentSchema(run.schemaVersion, of: WorkoutDocument.self)
         try run.validate()
     }
 }

@@ -172,3 +172,26 @@ struct WatchCacheApplierTests {
         #expect(cache.activeRuns.map(\.id) == [id(102), id(100)])
     }
 }
+
+extension WatchCacheApplierTests {
+    @Test("a context whose run, split or settings is of an unknown schema version is skipped whole")
+    func unknownInnerSchemaVersionSkipped() throws {
+        var cache = try seededCache()
+        let before = cache
+        var futureRun = try newRun(102)
+        futureRun.schemaVersion = 2
+        var futureSplit = twoExerciseSplit(2)
+        futureSplit.schemaVersion = 3
+        var futureSettings = context([])
+        futureSettings.settings.schemaVersion = 4
+        let cases: [(ApplicationContext, ContextApplyOutcome)] = [
+            (context([futureRun]), .skipped(.unsupportedSchemaVersion(type: "WorkoutDocument", found: 2, supported: 1))),
+            (context([], splits: [futureSplit]), .skipped(.unsupportedSchemaVersion(type: "SplitDocument", found: 3, supported: 1))),
+            (futureSettings, .skipped(.unsupportedSchemaVersion(type: "Settings", found: 4, supported: 1))),
+        ]
+        for (pushed, expected) in cases {
+            #expect(WatchCacheApplier.apply(contextBytes: bytes(pushed), to: &cache) == expected)
+            #expect(cache == before, "no upsert, no prune")
+        }
+    }
+}
