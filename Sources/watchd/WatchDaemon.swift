@@ -149,8 +149,11 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
         switch action {
         case .persistWorkout(let run):
             try cache.write(run)
+            // Every stored document repairs the live mirror, local edits too (the phone may be away).
+            live.handle(.documentAbsorbed(run, now: .current))
         case .deleteWorkout(let id):
             try cache.removeWorkout(id)
+            live.handle(.runRemoved(runID: id))
         case .persistSplit(let split):
             try cache.write(split)
         case .deleteSplit(let id):

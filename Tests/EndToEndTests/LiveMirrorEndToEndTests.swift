@@ -513,3 +513,22 @@ private final class LiveSystem: Sendable {
         return (try await phone.decode(LiveCounters.self), try await watch.decode(LiveCounters.self))
     }
 }
+
+// MARK: The watch's own edits
+
+extension LiveMirrorEndToEndTests {
+    @Test("the watch's own edit repairs its flow forward with the phone away")
+    func ownEditRepairsFlow() async throws {
+        let live = try await LiveSystem.started("own", countdown: 30, rest: 30)
+        let runID = try await live.startRun(["Row:3x10@60"])
+        try await live.system.stopPhoned()
+        try await live.system.waitForWatchStatus("the phone is gone") { !$0.linked }
+
+        try await live.open(runID, on: .watch)
+        let opened = try #require(try await live.screen(runID, on: .watch))
+        #expect(opened.phase == "ready" && opened.set == 1)
+        _ = try await live.system.watch("complete", runID, "1", "1")
+        let repaired = try #require(try await live.screen(runID, on: .watch))
+        #expect(repaired.role == "driving" && repaired.phase == "work" && repaired.set == 2, "\(repaired)")
+    }
+}
