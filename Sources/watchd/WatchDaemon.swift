@@ -125,12 +125,18 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
     }
 
     /// Durable repair for the live mirror: every run a flow or cover is on is compared with the
-    /// watch's authoritative (applied) copy; a run pruned from the cache closes its views.
+    /// watch's authoritative (applied) copy; a run pruned from the cache closes its views. A flow on a
+    /// run the phone has locked for editing pops out (S8): it is closed here, and its liveEnded drops
+    /// the phone's cover, so no phase of it can be advanced until the phone lets go.
     func reconcileLive() {
         let followed = Set(live.mirror.flows.keys).union(live.mirror.covers.keys)
         for runID in followed.sorted() {
             if let run = engine.cache.workouts[runID] {
                 live.handle(.documentAbsorbed(run, now: .current))
+                if live.mirror.flows[runID] != nil, engine.cache.isParked(run) {
+                    logger.info("live flow closed: the phone is editing the run (S8)", ["run": "\(runID)"], component: "live")
+                    live.handle(.flowClosed(runID: runID, now: .current))
+                }
             } else {
                 live.handle(.runRemoved(runID: runID))
             }
