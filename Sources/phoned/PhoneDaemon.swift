@@ -64,7 +64,8 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
                 recentLimit: configuration.recentRunsLimit,
                 recentWindow: configuration.recentRunsWindow))
         notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
-        live = LiveRelay(link: link, logger: logger, now: .current)
+        live = try LiveRelay(
+            link: link, logger: logger, now: .current, versionFile: "\(configuration.stateDirectory)/live-version")
     }
 
     /// Runs the start-up sequence on the loop; returns the readiness line.

@@ -56,7 +56,8 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
         engine = WatchEngine(
             cache: WatchCache(restoringWorkouts: contents.workouts, splits: contents.splits), session: contents.session)
         notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
-        live = LiveRelay(link: link, logger: logger, now: .current)
+        live = try LiveRelay(
+            link: link, logger: logger, now: .current, versionFile: "\(configuration.stateDirectory)/live-version")
     }
 
     /// Runs the start-up sequence on the loop; returns the readiness line.
