@@ -9,21 +9,16 @@ extension WatchEngine {
         var actions: [Action] = []
         var report = ContextApplyReport()
         if let lastContext {
-            switch WatchCacheApplier.apply(contextBytes: lastContext, to: &cache) {
-            case .applied(let applied):
-                report = applied
-                lastApplied = applied
-                actions.append(.log("persisted \(applied.summary)"))
-            case .skipped(let error):
+            do throws(DocumentError) {
+                report = try applyContext(lastContext)
+                actions.append(.log("persisted \(report.summary)"))
+            } catch {
                 actions.append(.log("persisted context skipped: \(error)"))
             }
         }
         let (saved, sessionSteps) = reconcileSession(source: .restoredContext, now: now)
         actions += fileActions(for: report, alsoWriting: saved.map(\.id))
-        for id in cache.undeliveredEdits.keys.sorted() {
-            guard let run = cache.workouts[id] else { continue }
-            actions += forward(run)
-        }
+        actions += forwardUndelivered()
         actions += sessionSteps
         if isReachable {
             actions.append(.log("requesting a sync: no context received since start"))
@@ -32,17 +27,38 @@ extension WatchEngine {
         return actions
     }
 
+    /// Re-forwards every undelivered edit the outbox does not already hold (a message in flight when
+    /// the process died is lost, and a transfer refused before activation never reached the outbox;
+    /// the phone's `updatedAt` gate makes a duplicate harmless).
+    mutating func forwardUndelivered() -> [Action] {
+        var actions: [Action] = []
+        for (id, mark) in cache.undeliveredEdits.sorted(by: { $0.key < $1.key }) {
+            guard let run = cache.workouts[id], queuedTransfers[id].map({ $0 < mark }) ?? true else { continue }
+            actions += forward(run)
+        }
+        return actions
+    }
+
+    /// Decodes and applies context bytes (the cache is untouched when they do not decode) and keeps
+    /// the context as the phone's copy of its runs.
+    private mutating func applyContext(_ bytes: [UInt8]) throws(DocumentError) -> ContextApplyReport {
+        let context = try DocumentCoder.decode(ApplicationContext.self, from: bytes)
+        let report = WatchCacheApplier.apply(context, to: &cache)
+        lastContext = context
+        lastApplied = report
+        queuedTransfers = queuedTransfers.filter { cache.undeliveredEdits[$0.key] != nil }
+        return report
+    }
+
     /// Applies a pushed context, writes what changed, then reconciles the session against it.
     mutating func contextReceived(_ bytes: [UInt8], now: Timestamp) -> [Action] {
         let report: ContextApplyReport
-        switch WatchCacheApplier.apply(contextBytes: bytes, to: &cache) {
-        case .applied(let applied):
-            report = applied
-        case .skipped(let error):
+        do throws(DocumentError) {
+            report = try applyContext(bytes)
+        } catch {
             lastSkipped = error
             return [.log("context skipped (no upsert, no prune): \(error)")]
         }
-        lastApplied = report
         lastSkipped = nil
         receivedContextSinceStart = true
         let (saved, sessionSteps) = reconcileSession(source: .receivedContext, now: now)
@@ -87,7 +103,27 @@ extension WatchEngine {
         }
         return [
             .log("workout update \(token) for run \(run.id) failed (\(reason)); falling back to transferUserInfo"),
-            .transferUserInfo(message),
+            transfer(run),
+        ]
+    }
+
+    /// A cancelled transfer never reaches the phone from here: when it carried the run's newest local
+    /// edit, the edit gives way to the phone's copy (the last context's; when none is known, the mark
+    /// is dropped so the next push replaces it). A newer local edit of the run is left as it is.
+    mutating func transferCancelled(_ message: WatchToPhoneMessage) -> [Action] {
+        guard case .workoutUpdate(let cancelled) = message else { return [] }
+        if queuedTransfers[cancelled.id] == cancelled.updatedAt { queuedTransfers[cancelled.id] = nil }
+        guard cache.undeliveredEdits[cancelled.id] == cancelled.updatedAt else {
+            return [.log("cancelled transfer of run \(cancelled.id) was not its newest edit; nothing reverted")]
+        }
+        cache.clearUndeliveredEdit(cancelled.id)
+        guard let phoneCopy = lastContext?.workouts.first(where: { $0.id == cancelled.id }) else {
+            return [.log("cancelled edit of run \(cancelled.id) dropped; the next push brings the phone's copy")]
+        }
+        cache.storePushed(phoneCopy)
+        return [
+            .persistWorkout(phoneCopy),
+            .log("cancelled edit of run \(cancelled.id) reverted to the phone's copy (updatedAt \(phoneCopy.updatedAt))"),
         ]
     }
 
@@ -151,12 +187,24 @@ extension WatchEngine {
     /// (requestSync is message-only: dropped when unreachable).
     mutating func send(_ message: WatchToPhoneMessage) -> [Action] {
         guard isReachable else {
-            if case .workoutUpdate = message { return [.transferUserInfo(message)] }
+            if case .workoutUpdate(let run) = message { return [transfer(run)] }
             return []
         }
         let token = nextToken
         nextToken = token.next
         messagesInFlight[token] = message
         return [.sendMessage(token, message)]
+    }
+}
+
+extension WatchEngine {
+    /// Hands the run to the durable outbox and remembers that it is there.
+    mutating func transfer(_ run: WorkoutDocument) -> Action {
+        noteQueued(run)
+        return .transferUserInfo(.workoutUpdate(run))
+    }
+
+    mutating func noteQueued(_ run: WorkoutDocument) {
+        queuedTransfers[run.id] = max(queuedTransfers[run.id] ?? run.updatedAt, run.updatedAt)
     }
 }

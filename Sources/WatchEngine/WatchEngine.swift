@@ -42,6 +42,13 @@ package struct WatchEngine: Sendable {
         case sessionEndedBySystem(failure: String, now: Timestamp)
         /// The ended session was acknowledged (status shown, person dismissed it).
         case sessionCleared
+        /// The link activated for the first time (a fresh or wiped state directory): transfers refused
+        /// before with `sessionNotActivated` can go now.
+        case linkActivated
+        /// The outbox refused a `transferUserInfo` (e.g. `sessionNotActivated`); the edit stays undelivered.
+        case transferRefused(WatchToPhoneMessage, reason: String)
+        /// A person cancelled this queued transfer (`watchctl queue cancel`).
+        case transferCancelled(WatchToPhoneMessage)
     }
 
     /// What the shell must do, in order.
@@ -77,13 +84,22 @@ package struct WatchEngine: Sendable {
     package internal(set) var lastSkipped: DocumentError?
     /// Messages sent and not yet reported delivered or failed.
     package internal(set) var messagesInFlight: [MessageToken: WatchToPhoneMessage] = [:]
+    /// Run → `updatedAt` of the newest copy of it handed to the durable outbox and not refused or
+    /// cancelled since (seeded from the outbox at start-up). An undelivered edit already there is not
+    /// queued again at start-up or activation, so the outbox does not grow with restarts.
+    package internal(set) var queuedTransfers: [DocumentID: Timestamp] = [:]
+    /// The last context applied: the phone's own copy of every run it carries, which a cancelled
+    /// local edit gives way to.
+    package internal(set) var lastContext: ApplicationContext?
     var nextToken = MessageToken(rawValue: 1)
 
-    /// Builds the engine from what the shell restored: the cache files and the last session record.
-    package init(cache: WatchCache = WatchCache(), session: SessionRecord? = nil) {
+    /// Builds the engine from what the shell restored: the cache files, the last session record and
+    /// the workout updates still in the durable outbox.
+    package init(cache: WatchCache = WatchCache(), session: SessionRecord? = nil, queued: [WatchToPhoneMessage] = []) {
         self.cache = cache
         editor = WatchEditor()
         coordinator = WorkoutSessionCoordinator(restoring: session)
+        for case .workoutUpdate(let run) in queued { noteQueued(run) }
     }
 
     /// The workout session's state, for status.
@@ -122,6 +138,14 @@ package struct WatchEngine: Sendable {
             return sessionActions(coordinator.handle(.endedBySystem(failure: failure, now: now)))
         case .sessionCleared:
             return sessionActions(coordinator.handle(.cleared))
+        case .linkActivated:
+            return [.log("link activated: forwarding undelivered edits")] + forwardUndelivered()
+        case .transferRefused(let message, let reason):
+            guard case .workoutUpdate(let run) = message else { return [] }
+            if queuedTransfers[run.id] == run.updatedAt { queuedTransfers[run.id] = nil }
+            return [.log("transfer of run \(run.id) refused (\(reason)); forwarded again once the link activates")]
+        case .transferCancelled(let message):
+            return transferCancelled(message)
         }
     }
 }

@@ -92,8 +92,12 @@ extension WatchDaemon {
         case ["queue", "cancel"]:
             let text = try command.string("sequence")
             guard let sequence = UInt64(text) else { throw UsageError("sequence must be a number, got \(text)") }
+            let payload = link.state.outbox.pending().first { $0.sequence == sequence }?.payload
             try link.cancelTransfer(sequence: sequence)
-            return .output(text: "cancelled \(sequence)", json: "{\"cancelled\":\(sequence)}")
+            if let payload, let message = try? DocumentCoder.decode(WatchToPhoneMessage.self, from: payload) {
+                perform(engine.handle(.transferCancelled(message)))
+            }
+            return .output(text: "cancelled \(sequence) before it was sent", json: "{\"cancelled\":\(sequence)}")
         case ["sync"]:
             guard link.status().reachable else { return .refused("notReachable: the phone is not reachable") }
             link.sendMessage(WatchToPhoneMessage.requestSync.encoded(), wantsReply: true) { [logger] outcome in

@@ -54,7 +54,8 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
         let contents = try cache.load()
         skippedCacheFiles = contents.skipped.map { "\($0.path): \($0.reason)" }
         engine = WatchEngine(
-            cache: WatchCache(restoringWorkouts: contents.workouts, splits: contents.splits), session: contents.session)
+            cache: WatchCache(restoringWorkouts: contents.workouts, splits: contents.splits), session: contents.session,
+            queued: link.state.outbox.pending().compactMap { try? DocumentCoder.decode(WatchToPhoneMessage.self, from: $0.payload) })
         notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
         live = try LiveRelay(
             link: link, logger: logger, now: .current, versionFile: "\(configuration.stateDirectory)/live-version")
@@ -119,8 +120,9 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
             logger.info("phone linked", ["peer": "\(peer)"], component: "link")
         case .linkLost(let reason):
             logger.info("phone unlinked", ["reason": reason], component: "link")
-        case .activated, .contextAcknowledged, .messageCompleted, .transferFinished, .launchDropped,
-            .peerAppStateChanged:
+        case .activated:
+            perform(engine.handle(.linkActivated))
+        case .contextAcknowledged, .messageCompleted, .transferFinished, .launchDropped, .peerAppStateChanged:
             break
         }
     }
@@ -178,9 +180,10 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
                 }
             }
         case .transferUserInfo(let message):
-            link.transferUserInfo(message.encoded()) { [logger] result in
+            link.transferUserInfo(message.encoded()) { [unowned self] result in
                 if case .failure(let error) = result {
-                    logger.error("could not queue a transfer", ["reason": "\(error)"], component: "link")
+                    logger.warning("could not queue a transfer", ["reason": "\(error)"], component: "link")
+                    perform(engine.handle(.transferRefused(message, reason: "\(error)")))
                 }
             }
         case .editRefused(_, let refusal):

@@ -39,4 +39,95 @@ struct WatchQueueTests {
         let status = try await system.watchStatus()
         #expect(status.session == "running" && status.sessionRun == second)
     }
+
+    /// Both daemons up, a run of five sets on the watch, then phoned stopped.
+    private func runWithPhoneAway(_ name: String) async throws -> (SyncSystem, String) {
+        let system = try SyncSystem(name)
+        try await system.startBoth()
+        let split = try await system.createSplit("Curls", ["Curl:5x10@12"])
+        let runID = try await system.startRun(split)
+        try await system.waitForWatchRun(runID)
+        try await system.stopPhoned()
+        try await system.waitForWatchStatus("the phone is gone") { !$0.linked }
+        return (system, runID)
+    }
+
+    /// Waits until the outbox holds at least `count` transfers and returns them. Appends are
+    /// group-committed in order, so once a later edit's transfer is listed every earlier one is too.
+    private func queueOnceSettled(_ system: SyncSystem, atLeast count: Int) async throws -> [QueuedTransferView] {
+        var found: [QueuedTransferView] = []
+        try await system.eventually("watchd's outbox holds at least \(count) transfers") {
+            found = try await system.queue()
+            return found.count >= count
+        }
+        return found
+    }
+
+    @Test("restarting watchd while the phone is away does not queue the undelivered edits again")
+    func restartsDoNotGrowTheOutbox() async throws {
+        let (system, runID) = try await runWithPhoneAway("regrow")
+        _ = try await system.watch("complete", runID, "1", "1")
+        try await system.waitForQueue(1)
+        for restart in 1...3 {
+            #expect(try await system.stopWatchd() == 0)
+            try await system.startWatchd()
+            _ = try await system.watch("complete", runID, "1", "\(restart + 1)")
+            let queued = try await queueOnceSettled(system, atLeast: restart + 1)
+            #expect(queued.count == restart + 1, "restart \(restart): one transfer per edit, none per restart")
+        }
+        try await system.startPhoned()
+        let landed = try await system.waitForPhoneRun(runID, "has all four sets") { $0.doneSets == 4 }
+        try await system.waitForWatchStatus("the outbox drained and the echo confirmed") {
+            $0.outboxDepth == 0 && $0.undeliveredEdits == 0 && $0.linked
+        }
+        #expect(try await system.watchRun(runID) == landed)
+        #expect(system.ingestLines.filter { $0.run == runID }.map(\.outcome) == Array(repeating: "accepted", count: 4))
+    }
+
+    @Test("a cancelled edit gives way to the phone's copy and is never sent, not even after a restart")
+    func cancelGivesWay() async throws {
+        let (system, runID) = try await runWithPhoneAway("cancel")
+        let before = try #require(try await system.watchRun(runID))
+        _ = try await system.watch("complete", runID, "1", "1")
+        let queued = try await system.waitForQueue(1)
+
+        let cancelled = try await system.watch("queue", "cancel", "\(queued[0].sequence)")
+        #expect(cancelled.contains("before it was sent"), "\(cancelled)")
+        #expect(try await system.watchRun(runID) == before, "the watch shows the phone's copy again")
+        let status = try await system.watchStatus()
+        #expect(status.undeliveredEdits == 0 && status.outboxDepth == 0)
+
+        try await system.stopWatchd()
+        try await system.startWatchd()
+        try await system.startPhoned()
+        try await system.waitUntilLinked()
+        // The phone's own edit reaches the watch: nothing local holds the run back.
+        _ = try await system.phone("complete", runID, "1", "2")
+        let fromPhone = try await system.waitForWatchRun(runID, "has the phone's set") { $0.logs[0].sets[1].isDone }
+        #expect(!fromPhone.logs[0].sets[0].isDone)
+        #expect(try await system.phoneRun(runID) == fromPhone)
+        try await system.waitForWatchStatus("nothing left to deliver") { $0.outboxDepth == 0 && $0.undeliveredEdits == 0 }
+        #expect(system.ingestLines.filter { $0.run == runID }.isEmpty, "the cancelled edit never reached the phone")
+    }
+
+    @Test("edits on a watch whose state directory was wiped are forwarded once the link activates")
+    func wipedStateForwardsOnActivation() async throws {
+        let (system, runID) = try await runWithPhoneAway("wiped")
+        _ = try await system.watch("complete", runID, "1", "1")
+        try await system.waitForQueue(1)
+        try await system.stopWatchd()
+        try FileManager.default.removeItem(atPath: system.watchStateDirectory)
+        try await system.startWatchd()
+        // Never activated: the edit is taken (optimistic) and waits for the link.
+        _ = try await system.watch("complete", runID, "1", "2")
+        let waiting = try await system.watchStatus()
+        #expect(waiting.activation == "notActivated" && waiting.outboxDepth == 0 && waiting.undeliveredEdits == 1)
+
+        try await system.startPhoned()
+        let landed = try await system.waitForPhoneRun(runID, "has both of the watch's sets") { $0.doneSets == 2 }
+        try await system.waitForWatchStatus("the echo confirmed the edits") {
+            $0.outboxDepth == 0 && $0.undeliveredEdits == 0
+        }
+        #expect(try await system.watchRun(runID) == landed)
+    }
 }
