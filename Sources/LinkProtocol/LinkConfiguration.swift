@@ -62,8 +62,6 @@ package enum LinkError: Error, Equatable, Sendable, CustomStringConvertible {
     case deliveryFailed(reason: String)
     /// The transfer was cancelled before delivery (WCErrorCodeTransferCancelled).
     case transferCancelled
-    /// The transfer has already been put on the wire and may have been delivered, so it cannot be cancelled.
-    case transferAlreadySent(sequence: UInt64)
     /// No outstanding transfer has that sequence.
     case unknownTransfer(sequence: UInt64)
 
@@ -75,7 +73,6 @@ package enum LinkError: Error, Equatable, Sendable, CustomStringConvertible {
         case .messageReplyTimedOut: return "messageReplyTimedOut: no reply within the timeout"
         case .deliveryFailed(let reason): return "deliveryFailed: \(reason)"
         case .transferCancelled: return "transferCancelled"
-        case .transferAlreadySent(let sequence): return "transfer \(sequence) is already on the wire and cannot be cancelled"
         case .unknownTransfer(let sequence): return "no outstanding transfer \(sequence)"
         }
     }

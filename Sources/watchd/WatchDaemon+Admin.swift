@@ -93,11 +93,15 @@ extension WatchDaemon {
             let text = try command.string("sequence")
             guard let sequence = UInt64(text) else { throw UsageError("sequence must be a number, got \(text)") }
             let payload = link.state.outbox.pending().first { $0.sequence == sequence }?.payload
-            try link.cancelTransfer(sequence: sequence)
+            let wasSent = try link.cancelTransfer(sequence: sequence)
             if let payload, let message = try? DocumentCoder.decode(WatchToPhoneMessage.self, from: payload) {
                 perform(engine.handle(.transferCancelled(message)))
             }
-            return .output(text: "cancelled \(sequence) before it was sent", json: "{\"cancelled\":\(sequence)}")
+            let result =
+                wasSent
+                ? "cancelled \(sequence); it had been sent: if the phone received it, the phone keeps it (its dedup makes the cancel a no-op there)"
+                : "cancelled \(sequence) before it was sent"
+            return .output(text: result, json: "{\"cancelled\":\(sequence),\"wasSent\":\(wasSent)}")
         case ["sync"]:
             guard link.status().reachable else { return .refused("notReachable: the phone is not reachable") }
             link.sendMessage(WatchToPhoneMessage.requestSync.encoded(), wantsReply: true) { [logger] outcome in

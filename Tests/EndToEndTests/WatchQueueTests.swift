@@ -110,6 +110,32 @@ struct WatchQueueTests {
         #expect(system.ingestLines.filter { $0.run == runID }.isEmpty, "the cancelled edit never reached the phone")
     }
 
+    @Test("a transfer recovered after a restart can be cancelled, and the result says it had been sent")
+    func cancelAfterRestart() async throws {
+        let (system, runID) = try await runWithPhoneAway("cancel2")
+        _ = try await system.watch("complete", runID, "1", "1")
+        try await system.waitForQueue(1)
+        try await system.stopWatchd()
+        try await system.startWatchd()
+        let recovered = try await system.waitForQueue(1)
+        #expect(recovered[0].sent, "a recovered transfer may have been delivered before the restart")
+
+        let result = try await system.watchctl("queue", "cancel", "\(recovered[0].sequence)")
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(result.standardOutput.contains("it had been sent"), "\(result)")
+        let status = try await system.watchStatus()
+        #expect(status.outboxDepth == 0 && status.undeliveredEdits == 0)
+        #expect(try await system.watchRun(runID)?.doneSets == 0)
+        let unknown = try await system.watchctl("queue", "cancel", "\(recovered[0].sequence)")
+        #expect(unknown.exitCode == 1 && unknown.standardError.contains("no outstanding transfer"), "\(unknown)")
+
+        try await system.startPhoned()
+        try await system.waitUntilLinked()
+        _ = try await system.phone("complete", runID, "1", "2")
+        try await system.waitForWatchRun(runID, "has the phone's set") { $0.doneSets == 1 && $0.logs[0].sets[1].isDone }
+        #expect(try await system.phoneRun(runID).doneSets == 1)
+    }
+
     @Test("edits on a watch whose state directory was wiped are forwarded once the link activates")
     func wipedStateForwardsOnActivation() async throws {
         let (system, runID) = try await runWithPhoneAway("wiped")
