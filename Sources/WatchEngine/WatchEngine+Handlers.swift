@@ -10,7 +10,7 @@ extension WatchEngine {
         var report = ContextApplyReport()
         if let lastContext {
             do throws(DocumentError) {
-                report = try applyContext(lastContext)
+                report = try applyContext(lastContext, into: &actions)
                 actions.append(.log("persisted \(report.summary)"))
             } catch {
                 actions.append(.log("persisted context skipped: \(error)"))
@@ -39,10 +39,31 @@ extension WatchEngine {
         return actions
     }
 
-    /// Decodes and applies context bytes (the cache is untouched when they do not decode) and keeps
-    /// the context as the phone's copy of its runs.
-    private mutating func applyContext(_ bytes: [UInt8]) throws(DocumentError) -> ContextApplyReport {
+    /// Decodes and applies context bytes and keeps the context as the phone's copy of its runs. The
+    /// cache is untouched when they do not decode or belong to an older phone epoch than the newest
+    /// applied (a phone state restored from an older backup never beats a newer one). A newer epoch
+    /// (a reset phone) wins wholesale: the local edits, made against the old one, give way to it.
+    private mutating func applyContext(_ bytes: [UInt8], into actions: inout [Action]) throws(DocumentError)
+        -> ContextApplyReport
+    {
         let context = try DocumentCoder.decode(ApplicationContext.self, from: bytes)
+        if let known = phoneEpoch, context.epoch != known {
+            guard let epoch = context.epoch, epoch > known else {
+                throw .malformed(
+                    type: "ApplicationContext", field: "epoch",
+                    reason: "phone epoch \(context.epoch.map(\.description) ?? "(none)") is older than \(known), "
+                        + "the newest this watch has applied (a phone state restored from an older backup?)")
+            }
+            actions.append(
+                .log("phone epoch \(epoch) replaces \(known) (a reset phone): "
+                    + "\(cache.undeliveredEdits.count) undelivered edits of the old epoch dropped"))
+            cache.dropUndeliveredEdits()
+            queuedTransfers = [:]
+        }
+        if let epoch = context.epoch, epoch != phoneEpoch {
+            phoneEpoch = epoch
+            actions.append(.persistPhoneEpoch(PhoneEpochRecord(epoch)))
+        }
         let report = WatchCacheApplier.apply(context, to: &cache)
         lastContext = context
         lastApplied = report
@@ -53,8 +74,9 @@ extension WatchEngine {
     /// Applies a pushed context, writes what changed, then reconciles the session against it.
     mutating func contextReceived(_ bytes: [UInt8], now: Timestamp) -> [Action] {
         let report: ContextApplyReport
+        var epochSteps: [Action] = []
         do throws(DocumentError) {
-            report = try applyContext(bytes)
+            report = try applyContext(bytes, into: &epochSteps)
         } catch {
             lastSkipped = error
             return [.log("context skipped (no upsert, no prune): \(error)")]
@@ -62,7 +84,7 @@ extension WatchEngine {
         lastSkipped = nil
         receivedContextSinceStart = true
         let (saved, sessionSteps) = reconcileSession(source: .receivedContext, now: now)
-        var actions: [Action] = [.log(report.summary)]
+        var actions: [Action] = epochSteps + [.log(report.summary)]
         actions += fileActions(for: report, alsoWriting: saved.map(\.id))
         for run in saved { actions += forward(run) }
         return actions + sessionSteps
@@ -98,7 +120,7 @@ extension WatchEngine {
         guard let message = messagesInFlight.removeValue(forKey: token) else {
             return [.log("message \(token) failure ignored: no such message in flight")]
         }
-        guard case .workoutUpdate(let run) = message else {
+        guard case .workoutUpdate(let run, _) = message else {
             return [.log("requestSync \(token) failed (\(reason)); not retried")]
         }
         return [
@@ -111,7 +133,7 @@ extension WatchEngine {
     /// edit, the edit gives way to the phone's copy (the last context's; when none is known, the mark
     /// is dropped so the next push replaces it). A newer local edit of the run is left as it is.
     mutating func transferCancelled(_ message: WatchToPhoneMessage) -> [Action] {
-        guard case .workoutUpdate(let cancelled) = message else { return [] }
+        guard case .workoutUpdate(let cancelled, _) = message else { return [] }
         if queuedTransfers[cancelled.id] == cancelled.updatedAt { queuedTransfers[cancelled.id] = nil }
         guard cache.undeliveredEdits[cancelled.id] == cancelled.updatedAt else {
             return [.log("cancelled transfer of run \(cancelled.id) was not its newest edit; nothing reverted")]
@@ -180,14 +202,14 @@ extension WatchEngine {
 
     /// Sends the whole run to the phone: `sendMessage` when reachable, else `transferUserInfo`.
     mutating func forward(_ run: WorkoutDocument) -> [Action] {
-        send(.workoutUpdate(run))
+        send(.workoutUpdate(run, epoch: phoneEpoch))
     }
 
     /// Sends a message when reachable; a workout update falls back to `transferUserInfo` when not
     /// (requestSync is message-only: dropped when unreachable).
     mutating func send(_ message: WatchToPhoneMessage) -> [Action] {
         guard isReachable else {
-            if case .workoutUpdate(let run) = message { return [transfer(run)] }
+            if case .workoutUpdate(let run, _) = message { return [transfer(run)] }
             return []
         }
         let token = nextToken
@@ -201,7 +223,7 @@ extension WatchEngine {
     /// Hands the run to the durable outbox and remembers that it is there.
     mutating func transfer(_ run: WorkoutDocument) -> Action {
         noteQueued(run)
-        return .transferUserInfo(.workoutUpdate(run))
+        return .transferUserInfo(.workoutUpdate(run, epoch: phoneEpoch))
     }
 
     mutating func noteQueued(_ run: WorkoutDocument) {

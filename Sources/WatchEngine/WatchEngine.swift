@@ -61,6 +61,8 @@ package struct WatchEngine: Sendable {
         case deleteSplit(DocumentID)
         /// Write the session record; fed back to `init` at start-up.
         case persistSession(SessionRecord)
+        /// Write the phone epoch the cache now belongs to; fed back to `init` at start-up.
+        case persistPhoneEpoch(PhoneEpochRecord)
         /// Send over the message channel (reachable-only); report the outcome under this token.
         case sendMessage(MessageToken, WatchToPhoneMessage)
         /// Queue in the durable transfer outbox (guaranteed, survives restarts, unordered vs messages).
@@ -91,15 +93,22 @@ package struct WatchEngine: Sendable {
     /// The last context applied: the phone's own copy of every run it carries, which a cancelled
     /// local edit gives way to.
     package internal(set) var lastContext: ApplicationContext?
+    /// The newest phone epoch applied (persisted in the cache directory): a context of an older one
+    /// is skipped whole, a newer one replaces the cache wholesale, local edits included.
+    package internal(set) var phoneEpoch: Timestamp?
     var nextToken = MessageToken(rawValue: 1)
 
     /// Builds the engine from what the shell restored: the cache files, the last session record and
     /// the workout updates still in the durable outbox.
-    package init(cache: WatchCache = WatchCache(), session: SessionRecord? = nil, queued: [WatchToPhoneMessage] = []) {
+    package init(
+        cache: WatchCache = WatchCache(), session: SessionRecord? = nil, queued: [WatchToPhoneMessage] = [],
+        phoneEpoch: Timestamp? = nil
+    ) {
         self.cache = cache
+        self.phoneEpoch = phoneEpoch
         editor = WatchEditor()
         coordinator = WorkoutSessionCoordinator(restoring: session)
-        for case .workoutUpdate(let run) in queued { noteQueued(run) }
+        for case .workoutUpdate(let run, let epoch) in queued where epoch == phoneEpoch { noteQueued(run) }
     }
 
     /// The workout session's state, for status.
@@ -141,7 +150,7 @@ package struct WatchEngine: Sendable {
         case .linkActivated:
             return [.log("link activated: forwarding undelivered edits")] + forwardUndelivered()
         case .transferRefused(let message, let reason):
-            guard case .workoutUpdate(let run) = message else { return [] }
+            guard case .workoutUpdate(let run, _) = message else { return [] }
             if queuedTransfers[run.id] == run.updatedAt { queuedTransfers[run.id] = nil }
             return [.log("transfer of run \(run.id) refused (\(reason)); forwarded again once the link activates")]
         case .transferCancelled(let message):

@@ -14,6 +14,10 @@ package struct ApplicationContext: VersionedDocument {
     package var settings: Settings
     /// What the phone is editing; absent keys mean nothing is.
     package var editLocks: EditLocks
+    /// The phone epoch this state belongs to (docs/PROTOCOL.md, "Phone epochs"): a watch applies a
+    /// context only if its epoch is not older than the newest it has applied, and a newer epoch
+    /// replaces its cache wholesale. Absent only from a phone that predates epochs (the oldest).
+    package var epoch: Timestamp?
 
     package init(splits: [SplitDocument], workouts: [WorkoutDocument], settings: Settings, editLocks: EditLocks) {
         schemaVersion = Self.currentSchemaVersion

@@ -55,7 +55,8 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
         skippedCacheFiles = contents.skipped.map { "\($0.path): \($0.reason)" }
         engine = WatchEngine(
             cache: WatchCache(restoringWorkouts: contents.workouts, splits: contents.splits), session: contents.session,
-            queued: link.state.outbox.pending().compactMap { try? DocumentCoder.decode(WatchToPhoneMessage.self, from: $0.payload) })
+            queued: link.state.outbox.pending().compactMap { try? DocumentCoder.decode(WatchToPhoneMessage.self, from: $0.payload) },
+            phoneEpoch: contents.phoneEpoch?.epoch)
         notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
         live = try LiveRelay(
             link: link, logger: logger, now: .current, versionFile: "\(configuration.stateDirectory)/live-version")
@@ -167,6 +168,8 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
             try cache.write(split)
         case .deleteSplit(let id):
             try cache.removeSplit(id)
+        case .persistPhoneEpoch(let record):
+            try cache.write(record)
         case .persistSession(let record):
             try cache.write(record)
             logger.info("session", ["state": describe(record.state)], component: "session")
