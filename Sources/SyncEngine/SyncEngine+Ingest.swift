@@ -4,10 +4,11 @@ extension SyncEngine {
     /// `ingestFromWatch`: the intake gates for a workout update from the watch (message or userInfo),
     /// in order: the epoch veto (made against another phone epoch than this one: a reset phone must
     /// not take edits of its old state, an older restored one not those of a newer; an update naming
-    /// no epoch predates epochs and passes), tombstone veto, pending-delete veto, then the `updatedAt` gate — strictly newer is
-    /// accepted (status recomputed, written, cached, pushed as the authoritative echo), strictly
-    /// older re-pushes to correct the watch, equal is a duplicate or echo and is ignored. The gate
-    /// arbitrates timestamps, not content (seed 000's known limit; a per-log merge would be the fix).
+    /// no epoch predates epochs and passes), tombstone veto, pending-delete veto, then the
+    /// `updatedAt` gate — strictly newer is accepted (status recomputed, written, cached, pushed as the
+    /// authoritative echo), strictly older re-pushes to correct the watch, equal is a duplicate or echo
+    /// and is ignored. The gate arbitrates timestamps, not content (seed 000's known limit; a per-log
+    /// merge would be the fix).
     package mutating func ingestFromWatch(
         _ incoming: WorkoutDocument, epoch madeAgainst: Timestamp? = nil, now: Timestamp
     ) -> (outcome: IngestOutcome, actions: [Action]) {

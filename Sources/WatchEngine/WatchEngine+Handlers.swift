@@ -145,7 +145,7 @@ extension WatchEngine {
         cache.storePushed(phoneCopy)
         return [
             .persistWorkout(phoneCopy),
-            .log("cancelled edit of run \(cancelled.id) reverted to the phone's copy (updatedAt \(phoneCopy.updatedAt))"),
+            .log("cancelled edit of run \(cancelled.id) reverted to the phone's copy (\(phoneCopy.updatedAt))"),
         ]
     }
 

@@ -79,9 +79,12 @@ package enum DocumentCoder {
 
     /// Refuses a nested document (a context's run, a message's run) whose own `schemaVersion` this build
     /// does not read: the outer version says nothing about the documents inside it.
-    package static func requireCurrentSchema<T: VersionedDocument>(_ found: Int, of type: T.Type) throws(DocumentError) {
+    package static func requireCurrentSchema<T: VersionedDocument>(
+        _ found: Int, of type: T.Type
+    ) throws(DocumentError) {
         guard found == T.currentSchemaVersion else {
-            throw .unsupportedSchemaVersion(type: String(describing: T.self), found: found, supported: T.currentSchemaVersion)
+            throw .unsupportedSchemaVersion(
+                type: String(describing: T.self), found: found, supported: T.currentSchemaVersion)
         }
     }
 

@@ -5,7 +5,8 @@
 /// before reading anything else. The JSON shape, version 1:
 ///
 /// ```
-/// {"epoch":"2026-11-30T21:00:00.000000Z","kind":"workoutUpdate","schemaVersion":1,"workout":{ …a whole WorkoutDocument… }}
+/// {"epoch":"2026-11-30T21:00:00.000000Z","kind":"workoutUpdate","schemaVersion":1,
+///  "workout":{ …a whole WorkoutDocument… }}
 /// {"kind":"requestSync","schemaVersion":1}
 /// ```
 ///

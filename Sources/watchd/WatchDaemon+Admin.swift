@@ -99,7 +99,8 @@ extension WatchDaemon {
             }
             let result =
                 wasSent
-                ? "cancelled \(sequence); it had been sent: if the phone received it, the phone keeps it (its dedup makes the cancel a no-op there)"
+                ? "cancelled \(sequence); it had been sent: if the phone received it, the phone keeps it "
+                    + "(its dedup makes the cancel a no-op there)"
                 : "cancelled \(sequence) before it was sent"
             return .output(text: result, json: "{\"cancelled\":\(sequence),\"wasSent\":\(wasSent)}")
         case ["sync"]:

@@ -55,7 +55,9 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
         skippedCacheFiles = contents.skipped.map { "\($0.path): \($0.reason)" }
         engine = WatchEngine(
             cache: WatchCache(restoringWorkouts: contents.workouts, splits: contents.splits), session: contents.session,
-            queued: link.state.outbox.pending().compactMap { try? DocumentCoder.decode(WatchToPhoneMessage.self, from: $0.payload) },
+            queued: link.state.outbox.pending().compactMap {
+                try? DocumentCoder.decode(WatchToPhoneMessage.self, from: $0.payload)
+            },
             phoneEpoch: contents.phoneEpoch?.epoch)
         notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
         live = try LiveRelay(
@@ -138,7 +140,8 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
             if let run = engine.cache.workouts[runID] {
                 live.handle(.documentAbsorbed(run, now: .current))
                 if live.mirror.flows[runID] != nil, engine.cache.isParked(run) {
-                    logger.info("live flow closed: the phone is editing the run (S8)", ["run": "\(runID)"], component: "live")
+                    logger.info(
+                        "live flow closed: the phone is editing the run (S8)", ["run": "\(runID)"], component: "live")
                     live.handle(.flowClosed(runID: runID, now: .current))
                 }
             } else {

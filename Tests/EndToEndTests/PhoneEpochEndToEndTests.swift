@@ -6,7 +6,9 @@ import WorkoutModel
 /// Seed 002's "a reset carries an epoch that wins wholesale", both ways, between the real daemons.
 @Suite("phone epochs end to end")
 struct PhoneEpochEndToEndTests {
-    @Test("a reset phone never writes the watch's edits of its old state; an older state restored from a backup never beats the newer one")
+    @Test(
+        "a reset phone never writes the watch's edits of its old state; an older state restored from a backup never beats the newer one"
+    )
     func resetWinsWholesale() async throws {
         let system = try SyncSystem("epoch")
         try await system.startBoth()

@@ -106,7 +106,9 @@ struct WatchQueueTests {
         let fromPhone = try await system.waitForWatchRun(runID, "has the phone's set") { $0.logs[0].sets[1].isDone }
         #expect(!fromPhone.logs[0].sets[0].isDone)
         #expect(try await system.phoneRun(runID) == fromPhone)
-        try await system.waitForWatchStatus("nothing left to deliver") { $0.outboxDepth == 0 && $0.undeliveredEdits == 0 }
+        try await system.waitForWatchStatus("nothing left to deliver") {
+            $0.outboxDepth == 0 && $0.undeliveredEdits == 0
+        }
         #expect(system.ingestLines.filter { $0.run == runID }.isEmpty, "the cancelled edit never reached the phone")
     }
 

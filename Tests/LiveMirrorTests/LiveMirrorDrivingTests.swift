@@ -108,7 +108,8 @@ struct LiveMirrorDrivingTests {
         let last = before.version
         // The clock stepped back a minute before the restart.
         var restarted = reachableMirror(versionFloor: LiveMirror.versionFloor(startingAt: t0, persisted: last))
-        let frame = progress(sent(restarted.handle(.flowOpened(run: run, logID: nil, settings: settings, now: t0))).first)
+        let opened = restarted.handle(.flowOpened(run: run, logID: nil, settings: settings, now: t0))
+        let frame = progress(sent(opened).first)
         #expect(frame.map { $0.version > last } == true, "a later action outranks an earlier one")
     }
 

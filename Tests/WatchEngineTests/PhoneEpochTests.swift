@@ -28,7 +28,8 @@ struct PhoneEpochTests {
         #expect(madeAgainst == at(0), "an edit names the epoch it was made against")
 
         let reset = try newRun(200)
-        let actions = engine.handle(.contextReceived(epochContext([reset], epoch: at(50), splits: [twoExerciseSplit(2)]), now: at(60)))
+        let pushed = epochContext([reset], epoch: at(50), splits: [twoExerciseSplit(2)])
+        let actions = engine.handle(.contextReceived(pushed, now: at(60)))
         #expect(actions.contains(.persistPhoneEpoch(PhoneEpochRecord(at(50)))))
         #expect(actions.contains(.deleteWorkout(run.id)))
         #expect(engine.cache.workouts == [reset.id: reset])

@@ -184,12 +184,13 @@ extension WatchCacheApplierTests {
         futureSplit.schemaVersion = 3
         var futureSettings = context([])
         futureSettings.settings.schemaVersion = 4
-        let cases: [(ApplicationContext, ContextApplyOutcome)] = [
-            (context([futureRun]), .skipped(.unsupportedSchemaVersion(type: "WorkoutDocument", found: 2, supported: 1))),
-            (context([], splits: [futureSplit]), .skipped(.unsupportedSchemaVersion(type: "SplitDocument", found: 3, supported: 1))),
-            (futureSettings, .skipped(.unsupportedSchemaVersion(type: "Settings", found: 4, supported: 1))),
+        let cases: [(ApplicationContext, type: String, found: Int)] = [
+            (context([futureRun]), "WorkoutDocument", 2),
+            (context([], splits: [futureSplit]), "SplitDocument", 3),
+            (futureSettings, "Settings", 4),
         ]
-        for (pushed, expected) in cases {
+        for (pushed, type, found) in cases {
+            let expected = ContextApplyOutcome.skipped(.unsupportedSchemaVersion(type: type, found: found, supported: 1))
             #expect(WatchCacheApplier.apply(contextBytes: bytes(pushed), to: &cache) == expected)
             #expect(cache == before, "no upsert, no prune")
         }
