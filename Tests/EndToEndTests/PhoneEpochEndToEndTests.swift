@@ -10,13 +10,7 @@ struct PhoneEpochEndToEndTests {
         "a reset phone never writes the watch's edits of its old state; an older state restored from a backup never beats the newer one"
     )
     func resetWinsWholesale() async throws {
-        let system = try SyncSystem("epoch")
-        try await system.startBoth()
-        let oldSplit = try await system.createSplit("Old", ["Curl:3x10@12"])
-        let oldRun = try await system.startRun(oldSplit)
-        try await system.waitForWatchRun(oldRun)
-        try await system.stopPhoned()
-        try await system.waitForWatchStatus("the phone is gone") { !$0.linked }
+        let (system, oldRun) = try await SyncSystem.withRunAndPhoneAway("epoch")
         let backup = try Backup(of: system)
 
         // The watch edits the old run while the phone is reset (state and documents wiped).

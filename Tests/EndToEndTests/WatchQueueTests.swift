@@ -40,18 +40,6 @@ struct WatchQueueTests {
         #expect(status.session == "running" && status.sessionRun == second)
     }
 
-    /// Both daemons up, a run of five sets on the watch, then phoned stopped.
-    private func runWithPhoneAway(_ name: String) async throws -> (SyncSystem, String) {
-        let system = try SyncSystem(name)
-        try await system.startBoth()
-        let split = try await system.createSplit("Curls", ["Curl:5x10@12"])
-        let runID = try await system.startRun(split)
-        try await system.waitForWatchRun(runID)
-        try await system.stopPhoned()
-        try await system.waitForWatchStatus("the phone is gone") { !$0.linked }
-        return (system, runID)
-    }
-
     /// Waits until the outbox holds at least `count` transfers and returns them. Appends are
     /// group-committed in order, so once a later edit's transfer is listed every earlier one is too.
     private func queueOnceSettled(_ system: SyncSystem, atLeast count: Int) async throws -> [QueuedTransferView] {
@@ -65,7 +53,7 @@ struct WatchQueueTests {
 
     @Test("restarting watchd while the phone is away does not queue the undelivered edits again")
     func restartsDoNotGrowTheOutbox() async throws {
-        let (system, runID) = try await runWithPhoneAway("regrow")
+        let (system, runID) = try await SyncSystem.withRunAndPhoneAway("regrow")
         _ = try await system.watch("complete", runID, "1", "1")
         try await system.waitForQueue(1)
         for restart in 1...3 {
@@ -86,7 +74,7 @@ struct WatchQueueTests {
 
     @Test("a cancelled edit gives way to the phone's copy and is never sent, not even after a restart")
     func cancelGivesWay() async throws {
-        let (system, runID) = try await runWithPhoneAway("cancel")
+        let (system, runID) = try await SyncSystem.withRunAndPhoneAway("cancel")
         let before = try #require(try await system.watchRun(runID))
         _ = try await system.watch("complete", runID, "1", "1")
         let queued = try await system.waitForQueue(1)
@@ -114,7 +102,7 @@ struct WatchQueueTests {
 
     @Test("a transfer recovered after a restart can be cancelled, and the result says it had been sent")
     func cancelAfterRestart() async throws {
-        let (system, runID) = try await runWithPhoneAway("cancel2")
+        let (system, runID) = try await SyncSystem.withRunAndPhoneAway("cancel2")
         _ = try await system.watch("complete", runID, "1", "1")
         try await system.waitForQueue(1)
         try await system.stopWatchd()
@@ -140,7 +128,7 @@ struct WatchQueueTests {
 
     @Test("edits on a watch whose state directory was wiped are forwarded once the link activates")
     func wipedStateForwardsOnActivation() async throws {
-        let (system, runID) = try await runWithPhoneAway("wiped")
+        let (system, runID) = try await SyncSystem.withRunAndPhoneAway("wiped")
         _ = try await system.watch("complete", runID, "1", "1")
         try await system.waitForQueue(1)
         try await system.stopWatchd()
@@ -157,5 +145,19 @@ struct WatchQueueTests {
             $0.outboxDepth == 0 && $0.undeliveredEdits == 0
         }
         #expect(try await system.watchRun(runID) == landed)
+    }
+}
+
+extension SyncSystem {
+    /// Both daemons up, a run of five sets on the watch, then phoned stopped.
+    static func withRunAndPhoneAway(_ name: String) async throws -> (SyncSystem, String) {
+        let system = try SyncSystem(name)
+        try await system.startBoth()
+        let split = try await system.createSplit("Curls", ["Curl:5x10@12"])
+        let runID = try await system.startRun(split)
+        try await system.waitForWatchRun(runID)
+        try await system.stopPhoned()
+        try await system.waitForWatchStatus("the phone is gone") { !$0.linked }
+        return (system, runID)
     }
 }
