@@ -17,11 +17,18 @@ package final class LiveRelay: @unchecked Sendable {
     /// Frames this side put on the wire, by kind (progress / ended), for status and tests.
     package private(set) var framesSent: [String: Int] = [:]
     package private(set) var framesReceived = 0
+    /// Where the last version minted or received is kept (`<state>/live-version`), so the floor of the
+    /// next start is never below it.
+    private let versionFile: String
+    private var persistedVersion: Int
 
-    package init(link: LinkEndpoint, logger: Logger, now: Timestamp) {
+    package init(link: LinkEndpoint, logger: Logger, now: Timestamp, versionFile: String) throws {
         self.link = link
         self.logger = logger
-        mirror = LiveMirror(versionFloor: LiveMirror.versionFloor(startingAt: now))
+        self.versionFile = versionFile
+        let persisted = try AtomicFile.read(versionFile).flatMap { Int(String(decoding: $0, as: UTF8.self)) }
+        persistedVersion = persisted ?? 0
+        mirror = LiveMirror(versionFloor: LiveMirror.versionFloor(startingAt: now, persisted: persisted))
     }
 
     /// Whether `payload` is a live frame (`kind` progress or ended) rather than another message.
@@ -52,7 +59,19 @@ package final class LiveRelay: @unchecked Sendable {
                 logger.info(line, component: "live")
             }
         }
+        persistVersion()
         return refusals
+    }
+
+    /// Keeps the floor monotone across restarts; a failed write is logged (the clock floor still holds).
+    private func persistVersion() {
+        guard mirror.version > persistedVersion else { return }
+        do {
+            try AtomicFile.write(Array("\(mirror.version)".utf8), to: versionFile)
+            persistedVersion = mirror.version
+        } catch {
+            logger.warning("live version not persisted", ["reason": "\(error)"], component: "live")
+        }
     }
 
     /// A live frame arrived from the peer.

@@ -70,8 +70,6 @@ package enum LinkError: Error, Equatable, Sendable, CustomStringConvertible {
     case payloadUnsupportedTypes(reason: String)
     /// The transfer was cancelled before delivery (WCErrorCodeTransferCancelled).
     case transferCancelled
-    /// The transfer has already been put on the wire and may have been delivered, so it cannot be cancelled.
-    case transferAlreadySent(sequence: UInt64)
     /// No outstanding transfer has that sequence.
     case unknownTransfer(sequence: UInt64)
 
@@ -85,7 +83,6 @@ package enum LinkError: Error, Equatable, Sendable, CustomStringConvertible {
         case .messageReplyFailed(let reason): return "messageReplyFailed: \(reason)"
         case .payloadUnsupportedTypes(let reason): return "payloadUnsupportedTypes: \(reason)"
         case .transferCancelled: return "transferCancelled"
-        case .transferAlreadySent(let sequence): return "transfer \(sequence) is already on the wire and cannot be cancelled"
         case .unknownTransfer(let sequence): return "no outstanding transfer \(sequence)"
         }
     }

@@ -2,7 +2,7 @@
 package struct OutboundTransfer: Equatable, Sendable {
     package var sequence: UInt64
     package var payload: [UInt8]
-    /// Put on the wire at least once: it may have been delivered, so it can no longer be cancelled.
+    /// Put on the wire at least once (or recovered from disk): it may have been delivered.
     package var everSent: Bool
     /// Sent on the current link and not yet acknowledged.
     var inFlight: Bool
@@ -241,21 +241,17 @@ extension LinkEngine {
             actions.append(.log("cancel of unknown transfer \(sequence) ignored"))
             return
         }
-        guard !transfer.everSent else {
-            actions.append(.log("transfer \(sequence) is already on the wire; not cancelled"))
-            return
-        }
+        // Anything not acknowledged can be cancelled; one already sent may have been delivered, and
+        // then the receiver keeps it (its high-water mark acknowledges a late copy without delivering).
+        if transfer.everSent { actions.append(.log("transfer \(sequence) cancelled after it was sent")) }
         _ = outbox.remove(sequence: sequence)
         actions.append(.removeTransfer(sequence: sequence, cancelled: true))
         actions.append(.notify(.transferFailed(sequence: sequence, .transferCancelled)))
     }
 
-    /// Why cancelling `sequence` would be refused, or nil if it will be cancelled.
+    /// Why cancelling `sequence` would be refused (it is not outstanding), or nil if it will be cancelled.
     package func cancellationError(sequence: UInt64) -> LinkError? {
-        guard let transfer = outbox.pending.first(where: { $0.sequence == sequence }) else {
-            return .unknownTransfer(sequence: sequence)
-        }
-        return transfer.everSent ? .transferAlreadySent(sequence: sequence) : nil
+        outbox.pending.contains { $0.sequence == sequence } ? nil : .unknownTransfer(sequence: sequence)
     }
 
     // MARK: Launch and app state

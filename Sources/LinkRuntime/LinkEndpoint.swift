@@ -182,11 +182,15 @@ package final class LinkEndpoint: @unchecked Sendable {
         for action in engine.handle(.transferProcessed(key)) { perform(action) }
     }
 
-    /// Cancels a transfer that has never been put on the wire.
-    package func cancelTransfer(sequence: UInt64) throws(LinkError) {
+    /// Cancels an outstanding (unacknowledged) transfer, as `WCSessionUserInfoTransfer.cancel()` does;
+    /// returns whether it had been put on the wire (then it may have been delivered already).
+    @discardableResult
+    package func cancelTransfer(sequence: UInt64) throws(LinkError) -> Bool {
         loop.preconditionInLoop()
         if let error = engine.cancellationError(sequence: sequence) { throw error }
+        let wasSent = engine.outstandingTransfers.contains { $0.sequence == sequence && $0.everSent }
         handle(.transferCancelRequested(sequence: sequence))
+        return wasSent
     }
 
     /// The HealthKit-style launch: sent if linked, otherwise dropped (and `launchDropped` notified).

@@ -20,8 +20,8 @@ import WorkoutModel
 /// forward to what the document shows, never backward, and sends nothing.
 ///
 /// The shell (each daemon) MUST:
-/// - build the engine with `LiveMirror(versionFloor: LiveMirror.versionFloor(startingAt: now))`, so a
-///   restarted daemon's frames outrank the ones it minted before it died;
+/// - build the engine with `LiveMirror(versionFloor: LiveMirror.versionFloor(startingAt: now, persisted:))`
+///   and persist `version` whenever it grows, so a restarted daemon's frames outrank every one before;
 /// - feed `reachabilityChanged` on every change of the link's `isReachable`, and `true` again when the
 ///   session (re)activates;
 /// - perform `send` over the message channel only (`message.encoded()`), and report exactly one
@@ -105,11 +105,13 @@ package struct LiveMirror: Sendable {
         version = versionFloor
     }
 
-    /// The version floor for an engine started at `now`: milliseconds since the epoch. A restarted
-    /// daemon then outranks everything its previous life minted (versions grow by one per human action,
-    /// far slower than one per millisecond), and bumping past received versions keeps both sides in step.
-    package static func versionFloor(startingAt now: Timestamp) -> Int {
-        Int(max(0, now.microsecondsSinceEpoch / 1_000))
+    /// The version floor for an engine started at `now`: milliseconds since the epoch, and never below
+    /// `persisted`, the last version the previous life minted or received. A restarted daemon then
+    /// outranks everything before it even when its clock stepped back or a peer's ran ahead (versions
+    /// grow by one per human action, far slower than one per millisecond), and bumping past received
+    /// versions keeps both sides in step.
+    package static func versionFloor(startingAt now: Timestamp, persisted: Int? = nil) -> Int {
+        max(Int(max(0, now.microsecondsSinceEpoch / 1_000)), persisted ?? 0)
     }
 
     /// Handles one event and returns the complete list of actions, in order.

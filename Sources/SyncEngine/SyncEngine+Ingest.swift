@@ -2,16 +2,25 @@ import WorkoutModel
 
 extension SyncEngine {
     /// `ingestFromWatch`: the intake gates for a workout update from the watch (message or userInfo),
-    /// in order: tombstone veto, pending-delete veto, then the `updatedAt` gate — strictly newer is
-    /// accepted (status recomputed, written, cached, pushed as the authoritative echo), strictly
-    /// older re-pushes to correct the watch, equal is a duplicate or echo and is ignored. The gate
-    /// arbitrates timestamps, not content (seed 000's known limit; a per-log merge would be the fix).
+    /// in order: the epoch veto (made against another phone epoch than this one: a reset phone must
+    /// not take edits of its old state, an older restored one not those of a newer; an update naming
+    /// no epoch predates epochs and passes), tombstone veto, pending-delete veto, then the
+    /// `updatedAt` gate — strictly newer is accepted (status recomputed, written, cached, pushed as the
+    /// authoritative echo), strictly older re-pushes to correct the watch, equal is a duplicate or echo
+    /// and is ignored. The gate arbitrates timestamps, not content (seed 000's known limit; a per-log
+    /// merge would be the fix).
     package mutating func ingestFromWatch(
-        _ incoming: WorkoutDocument, now: Timestamp
+        _ incoming: WorkoutDocument, epoch madeAgainst: Timestamp? = nil, now: Timestamp
     ) -> (outcome: IngestOutcome, actions: [Action]) {
         var actions: [Action] = []
         let outcome: IngestOutcome
-        if tombstones[incoming.id] != nil {
+        if let madeAgainst, madeAgainst != epoch {
+            outcome = .vetoedEpoch
+            actions.append(
+                .log("ingest \(incoming.id): vetoed, made against phone epoch \(madeAgainst), this phone's is "
+                    + "\(epoch.map(\.description) ?? "(none)"); re-pushing"))
+            push(now: now, force: true, reason: "epoch veto", into: &actions)
+        } else if tombstones[incoming.id] != nil {
             outcome = .vetoedTombstoned
             actions.append(.log("ingest \(incoming.id): vetoed, the run is deleted (tombstone); re-pushing"))
             push(now: now, force: true, reason: "tombstone veto", into: &actions)

@@ -57,7 +57,7 @@ extension SyncEngine {
         let documents = self.documents
         return ApplicationContext.build(
             splits: splits.values, index: index, run: { documents[$0] ?? load($0) }, settings: settings,
-            editLocks: locks, now: now, policy: policy, awaited: awaitedRuns())
+            editLocks: locks, now: now, policy: policy, awaited: awaitedRuns(), epoch: epoch)
     }
 
     /// The completed runs that ride because the watch may still hold them active, at most

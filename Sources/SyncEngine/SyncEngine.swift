@@ -35,6 +35,8 @@ package struct SyncEngine: Sendable {
         case launchWatchApp(runID: DocumentID)
         /// Persist the phone's settings (its UserDefaults) in the state directory.
         case persistSettings(Settings)
+        /// Persist the phone epoch in the state directory; fed back to `init` at start-up.
+        case persistEpoch(Timestamp)
         case log(String)
     }
 
@@ -85,6 +87,9 @@ package struct SyncEngine: Sendable {
         case vetoedTombstoned
         /// The run's delete is in flight (stub not yet on disk): same as a tombstone.
         case vetoedPendingDelete
+        /// Made against another phone epoch (before a reset, or against a newer state than this one,
+        /// restored from a backup): no write; re-pushed so the watch follows this state.
+        case vetoedEpoch
         /// Strictly older than the phone's copy: no write; re-pushed to correct the watch.
         case stale
         /// Same `updatedAt` as the phone's copy: an echo or duplicate, ignored.
@@ -121,6 +126,9 @@ package struct SyncEngine: Sendable {
     package var watchMayHoldActive: Set<DocumentID> = []
     /// The active runs of recent pushes by link generation (the newest last; nil: not yet queued).
     var pushesAwaitingAck: [(generation: UInt64?, active: Set<DocumentID>)] = []
+    /// The phone epoch (docs/PROTOCOL.md, "Phone epochs"): when this state began. Every push names it;
+    /// a watch update made against another one is never written.
+    package private(set) var epoch: Timestamp?
     package var ingestCounts: [IngestOutcome: Int] = [:]
     package let policy: PushPolicy
     var stamper = EditStamper()
@@ -129,8 +137,10 @@ package struct SyncEngine: Sendable {
     /// The same for split files (stubs are scanned first, so this is how a tombstoned split is met).
     var orphanedSplitFiles: [DocumentID] = []
 
-    /// `settings` come from the state directory (nil: never set, defaults apply).
-    package init(settings: Settings?, policy: PushPolicy = .standard) {
+    /// `settings` and `epoch` come from the state directory (nil: never set, defaults apply; a new
+    /// epoch is started at the end of the gather).
+    package init(settings: Settings?, policy: PushPolicy = .standard, epoch: Timestamp? = nil) {
+        self.epoch = epoch
         self.settings = settings ?? Settings()
         settingsCustomized = settings != nil
         self.policy = policy
@@ -168,6 +178,15 @@ package struct SyncEngine: Sendable {
                 actions.append(.log("removed split file of tombstoned split \(id)"))
             }
             orphanedSplitFiles = []
+            // A state without an epoch, or one with nothing in it (its documents wiped), starts a new
+            // epoch: edits the watch made against the old one must not be written here. Later than
+            // the old one even if the clock stepped back.
+            if epoch == nil || isPristine {
+                let started = epoch.map { max(now, $0.advanced(by: .microseconds(1))) } ?? now
+                epoch = started
+                actions.append(.persistEpoch(started))
+                actions.append(.log("phone epoch \(started) started"))
+            }
             actions.append(
                 .log("initial gather finished: \(splits.count) splits, \(index.count) runs, \(tombstones.count) tombstones"))
             push(now: now, force: false, reason: "initial gather", into: &actions)

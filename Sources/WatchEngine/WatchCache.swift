@@ -75,6 +75,9 @@ package struct WatchCache: Equatable, Sendable {
 
     mutating func clearUndeliveredEdit(_ id: DocumentID) { undeliveredEdits[id] = nil }
 
+    /// Forgets every local edit's mark: a newer phone epoch's push then replaces every run.
+    mutating func dropUndeliveredEdits() { undeliveredEdits = [:] }
+
     mutating func storeSplit(_ split: SplitDocument) { splits[split.id] = split }
 
     mutating func removeSplit(_ id: DocumentID) { splits[id] = nil }

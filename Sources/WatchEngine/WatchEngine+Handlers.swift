@@ -9,21 +9,16 @@ extension WatchEngine {
         var actions: [Action] = []
         var report = ContextApplyReport()
         if let lastContext {
-            switch WatchCacheApplier.apply(contextBytes: lastContext, to: &cache) {
-            case .applied(let applied):
-                report = applied
-                lastApplied = applied
-                actions.append(.log("persisted \(applied.summary)"))
-            case .skipped(let error):
+            do throws(DocumentError) {
+                report = try applyContext(lastContext, into: &actions)
+                actions.append(.log("persisted \(report.summary)"))
+            } catch {
                 actions.append(.log("persisted context skipped: \(error)"))
             }
         }
         let (saved, sessionSteps) = reconcileSession(source: .restoredContext, now: now)
         actions += fileActions(for: report, alsoWriting: saved.map(\.id))
-        for id in cache.undeliveredEdits.keys.sorted() {
-            guard let run = cache.workouts[id] else { continue }
-            actions += forward(run)
-        }
+        actions += forwardUndelivered()
         actions += sessionSteps
         if isReachable {
             actions.append(.log("requesting a sync: no context received since start"))
@@ -32,21 +27,64 @@ extension WatchEngine {
         return actions
     }
 
+    /// Re-forwards every undelivered edit the outbox does not already hold (a message in flight when
+    /// the process died is lost, and a transfer refused before activation never reached the outbox;
+    /// the phone's `updatedAt` gate makes a duplicate harmless).
+    mutating func forwardUndelivered() -> [Action] {
+        var actions: [Action] = []
+        for (id, mark) in cache.undeliveredEdits.sorted(by: { $0.key < $1.key }) {
+            guard let run = cache.workouts[id], queuedTransfers[id].map({ $0 < mark }) ?? true else { continue }
+            actions += forward(run)
+        }
+        return actions
+    }
+
+    /// Decodes and applies context bytes and keeps the context as the phone's copy of its runs. The
+    /// cache is untouched when they do not decode or belong to an older phone epoch than the newest
+    /// applied (a phone state restored from an older backup never beats a newer one). A newer epoch
+    /// (a reset phone) wins wholesale: the local edits, made against the old one, give way to it.
+    private mutating func applyContext(_ bytes: [UInt8], into actions: inout [Action]) throws(DocumentError)
+        -> ContextApplyReport
+    {
+        let context = try DocumentCoder.decode(ApplicationContext.self, from: bytes)
+        if let known = phoneEpoch, context.epoch != known {
+            guard let epoch = context.epoch, epoch > known else {
+                throw .malformed(
+                    type: "ApplicationContext", field: "epoch",
+                    reason: "phone epoch \(context.epoch.map(\.description) ?? "(none)") is older than \(known), "
+                        + "the newest this watch has applied (a phone state restored from an older backup?)")
+            }
+            actions.append(
+                .log("phone epoch \(epoch) replaces \(known) (a reset phone): "
+                    + "\(cache.undeliveredEdits.count) undelivered edits of the old epoch dropped"))
+            cache.dropUndeliveredEdits()
+            queuedTransfers = [:]
+        }
+        if let epoch = context.epoch, epoch != phoneEpoch {
+            phoneEpoch = epoch
+            actions.append(.persistPhoneEpoch(PhoneEpochRecord(epoch)))
+        }
+        let report = WatchCacheApplier.apply(context, to: &cache)
+        lastContext = context
+        lastApplied = report
+        queuedTransfers = queuedTransfers.filter { cache.undeliveredEdits[$0.key] != nil }
+        return report
+    }
+
     /// Applies a pushed context, writes what changed, then reconciles the session against it.
     mutating func contextReceived(_ bytes: [UInt8], now: Timestamp) -> [Action] {
         let report: ContextApplyReport
-        switch WatchCacheApplier.apply(contextBytes: bytes, to: &cache) {
-        case .applied(let applied):
-            report = applied
-        case .skipped(let error):
+        var epochSteps: [Action] = []
+        do throws(DocumentError) {
+            report = try applyContext(bytes, into: &epochSteps)
+        } catch {
             lastSkipped = error
             return [.log("context skipped (no upsert, no prune): \(error)")]
         }
-        lastApplied = report
         lastSkipped = nil
         receivedContextSinceStart = true
         let (saved, sessionSteps) = reconcileSession(source: .receivedContext, now: now)
-        var actions: [Action] = [.log(report.summary)]
+        var actions: [Action] = epochSteps + [.log(report.summary)]
         actions += fileActions(for: report, alsoWriting: saved.map(\.id))
         for run in saved { actions += forward(run) }
         return actions + sessionSteps
@@ -82,12 +120,32 @@ extension WatchEngine {
         guard let message = messagesInFlight.removeValue(forKey: token) else {
             return [.log("message \(token) failure ignored: no such message in flight")]
         }
-        guard case .workoutUpdate(let run) = message else {
+        guard case .workoutUpdate(let run, _) = message else {
             return [.log("requestSync \(token) failed (\(reason)); not retried")]
         }
         return [
             .log("workout update \(token) for run \(run.id) failed (\(reason)); falling back to transferUserInfo"),
-            .transferUserInfo(message),
+            transfer(run),
+        ]
+    }
+
+    /// A cancelled transfer never reaches the phone from here: when it carried the run's newest local
+    /// edit, the edit gives way to the phone's copy (the last context's; when none is known, the mark
+    /// is dropped so the next push replaces it). A newer local edit of the run is left as it is.
+    mutating func transferCancelled(_ message: WatchToPhoneMessage) -> [Action] {
+        guard case .workoutUpdate(let cancelled, _) = message else { return [] }
+        if queuedTransfers[cancelled.id] == cancelled.updatedAt { queuedTransfers[cancelled.id] = nil }
+        guard cache.undeliveredEdits[cancelled.id] == cancelled.updatedAt else {
+            return [.log("cancelled transfer of run \(cancelled.id) was not its newest edit; nothing reverted")]
+        }
+        cache.clearUndeliveredEdit(cancelled.id)
+        guard let phoneCopy = lastContext?.workouts.first(where: { $0.id == cancelled.id }) else {
+            return [.log("cancelled edit of run \(cancelled.id) dropped; the next push brings the phone's copy")]
+        }
+        cache.storePushed(phoneCopy)
+        return [
+            .persistWorkout(phoneCopy),
+            .log("cancelled edit of run \(cancelled.id) reverted to the phone's copy (\(phoneCopy.updatedAt))"),
         ]
     }
 
@@ -144,19 +202,31 @@ extension WatchEngine {
 
     /// Sends the whole run to the phone: `sendMessage` when reachable, else `transferUserInfo`.
     mutating func forward(_ run: WorkoutDocument) -> [Action] {
-        send(.workoutUpdate(run))
+        send(.workoutUpdate(run, epoch: phoneEpoch))
     }
 
     /// Sends a message when reachable; a workout update falls back to `transferUserInfo` when not
     /// (requestSync is message-only: dropped when unreachable).
     mutating func send(_ message: WatchToPhoneMessage) -> [Action] {
         guard isReachable else {
-            if case .workoutUpdate = message { return [.transferUserInfo(message)] }
+            if case .workoutUpdate(let run, _) = message { return [transfer(run)] }
             return []
         }
         let token = nextToken
         nextToken = token.next
         messagesInFlight[token] = message
         return [.sendMessage(token, message)]
+    }
+}
+
+extension WatchEngine {
+    /// Hands the run to the durable outbox and remembers that it is there.
+    mutating func transfer(_ run: WorkoutDocument) -> Action {
+        noteQueued(run)
+        return .transferUserInfo(.workoutUpdate(run, epoch: phoneEpoch))
+    }
+
+    mutating func noteQueued(_ run: WorkoutDocument) {
+        queuedTransfers[run.id] = max(queuedTransfers[run.id] ?? run.updatedAt, run.updatedAt)
     }
 }

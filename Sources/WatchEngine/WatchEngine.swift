@@ -42,6 +42,13 @@ package struct WatchEngine: Sendable {
         case sessionEndedBySystem(failure: String, now: Timestamp)
         /// The ended session was acknowledged (status shown, person dismissed it).
         case sessionCleared
+        /// The link activated for the first time (a fresh or wiped state directory): transfers refused
+        /// before with `sessionNotActivated` can go now.
+        case linkActivated
+        /// The outbox refused a `transferUserInfo` (e.g. `sessionNotActivated`); the edit stays undelivered.
+        case transferRefused(WatchToPhoneMessage, reason: String)
+        /// A person cancelled this queued transfer (`watchctl queue cancel`).
+        case transferCancelled(WatchToPhoneMessage)
     }
 
     /// What the shell must do, in order.
@@ -54,6 +61,8 @@ package struct WatchEngine: Sendable {
         case deleteSplit(DocumentID)
         /// Write the session record; fed back to `init` at start-up.
         case persistSession(SessionRecord)
+        /// Write the phone epoch the cache now belongs to; fed back to `init` at start-up.
+        case persistPhoneEpoch(PhoneEpochRecord)
         /// Send over the message channel (reachable-only); report the outcome under this token.
         case sendMessage(MessageToken, WatchToPhoneMessage)
         /// Queue in the durable transfer outbox (guaranteed, survives restarts, unordered vs messages).
@@ -77,13 +86,29 @@ package struct WatchEngine: Sendable {
     package internal(set) var lastSkipped: DocumentError?
     /// Messages sent and not yet reported delivered or failed.
     package internal(set) var messagesInFlight: [MessageToken: WatchToPhoneMessage] = [:]
+    /// Run → `updatedAt` of the newest copy of it handed to the durable outbox and not refused or
+    /// cancelled since (seeded from the outbox at start-up). An undelivered edit already there is not
+    /// queued again at start-up or activation, so the outbox does not grow with restarts.
+    package internal(set) var queuedTransfers: [DocumentID: Timestamp] = [:]
+    /// The last context applied: the phone's own copy of every run it carries, which a cancelled
+    /// local edit gives way to.
+    package internal(set) var lastContext: ApplicationContext?
+    /// The newest phone epoch applied (persisted in the cache directory): a context of an older one
+    /// is skipped whole, a newer one replaces the cache wholesale, local edits included.
+    package internal(set) var phoneEpoch: Timestamp?
     var nextToken = MessageToken(rawValue: 1)
 
-    /// Builds the engine from what the shell restored: the cache files and the last session record.
-    package init(cache: WatchCache = WatchCache(), session: SessionRecord? = nil) {
+    /// Builds the engine from what the shell restored: the cache files, the last session record and
+    /// the workout updates still in the durable outbox.
+    package init(
+        cache: WatchCache = WatchCache(), session: SessionRecord? = nil, queued: [WatchToPhoneMessage] = [],
+        phoneEpoch: Timestamp? = nil
+    ) {
         self.cache = cache
+        self.phoneEpoch = phoneEpoch
         editor = WatchEditor()
         coordinator = WorkoutSessionCoordinator(restoring: session)
+        for case .workoutUpdate(let run, let epoch) in queued where epoch == phoneEpoch { noteQueued(run) }
     }
 
     /// The workout session's state, for status.
@@ -122,6 +147,14 @@ package struct WatchEngine: Sendable {
             return sessionActions(coordinator.handle(.endedBySystem(failure: failure, now: now)))
         case .sessionCleared:
             return sessionActions(coordinator.handle(.cleared))
+        case .linkActivated:
+            return [.log("link activated: forwarding undelivered edits")] + forwardUndelivered()
+        case .transferRefused(let message, let reason):
+            guard case .workoutUpdate(let run, _) = message else { return [] }
+            if queuedTransfers[run.id] == run.updatedAt { queuedTransfers[run.id] = nil }
+            return [.log("transfer of run \(run.id) refused (\(reason)); forwarded again once the link activates")]
+        case .transferCancelled(let message):
+            return transferCancelled(message)
         }
     }
 }

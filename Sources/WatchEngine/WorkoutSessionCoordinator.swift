@@ -89,20 +89,29 @@ package struct WorkoutSessionCoordinator: Equatable, Sendable {
     private mutating func start(
         runID: DocumentID, origin: SessionOrigin, cache: WatchCache, now: Timestamp
     ) -> [Action] {
-        if case .running(let session) = state {
-            return [.log("session: start for run \(runID) ignored: already running for run \(session.runID)")]
+        if case .running(let session) = state, session.runID == runID {
+            return [.log("session: start for run \(runID) ignored: already running for run \(runID)")]
+        }
+        if let refusal = startRefusal(runID: runID, origin: origin, cache: cache) {
+            return [.log("session: start for run \(runID) ignored: \(refusal)")]
         }
         let run = cache.workouts[runID]
-        if let run, !run.isActive {
-            return [.log("session: start for run \(runID) ignored: the run is completed")]
-        }
-        if run == nil, origin == .watch {
-            return [.log("session: start for run \(runID) ignored: no such run on this watch")]
-        }
         let session = RunningSession(runID: runID, startedAt: now, origin: origin, runSeen: run != nil)
         state = .running(session)
         let note = run == nil ? " (run not in the cache yet)" : ""
         return [.persistSession(SessionRecord(state)), .log("session: running for run \(runID)\(note)")]
+    }
+
+    /// Why a start for the run would be refused now, or nil when it would start (or already runs) one;
+    /// the shell tells the person who asked (`watchctl session start` exits 1 with it).
+    package func startRefusal(runID: DocumentID, origin: SessionOrigin, cache: WatchCache) -> String? {
+        if case .running(let session) = state, session.runID != runID {
+            return "already running for run \(session.runID)"
+        }
+        let run = cache.workouts[runID]
+        if let run, !run.isActive { return "the run is completed" }
+        if run == nil, origin == .watch { return "no such run on this watch" }
+        return nil
     }
 
     /// Reconciles a running session against the cache; see the type's documentation for the rules.

@@ -9,6 +9,7 @@ import WorkoutModel
 /// <cache>/Workouts/<id>.json   every run the last applied context (or a local edit) left in the cache
 /// <cache>/Splits/<id>.json     every split
 /// <cache>/session.json         the workout session record (running / ended), so a restart knows it
+/// <cache>/phone-epoch.json     the phone epoch the cached runs belong to (docs/PROTOCOL.md)
 /// ```
 /// Every write is atomic (temp file, fsync, rename, fsync the directory). The last received context
 /// itself is kept by the link (`<state>/link/received-context`) and re-applied at start-up, so a
@@ -19,12 +20,14 @@ package final class WatchCacheDirectory: Sendable {
     private var workoutsDirectory: String { "\(root)/Workouts" }
     private var splitsDirectory: String { "\(root)/Splits" }
     private var sessionPath: String { "\(root)/session.json" }
+    private var epochPath: String { "\(root)/phone-epoch.json" }
 
     /// What `load` found.
     package struct Contents: Sendable {
         package var workouts: [WorkoutDocument] = []
         package var splits: [SplitDocument] = []
         package var session: SessionRecord?
+        package var phoneEpoch: PhoneEpochRecord?
         /// Files that could not be read, with the reason; left on disk.
         package var skipped: [(path: String, reason: String)] = []
     }
@@ -42,14 +45,21 @@ package final class WatchCacheDirectory: Sendable {
         var contents = Contents()
         contents.workouts = try documents(in: workoutsDirectory, as: WorkoutDocument.self, skipped: &contents.skipped)
         contents.splits = try documents(in: splitsDirectory, as: SplitDocument.self, skipped: &contents.skipped)
-        if let bytes = try AtomicFile.read(sessionPath) {
-            do {
-                contents.session = try DocumentCoder.decode(SessionRecord.self, from: bytes)
-            } catch {
-                contents.skipped.append((sessionPath, error.description))
-            }
-        }
+        contents.session = try record(at: sessionPath, skipped: &contents.skipped)
+        contents.phoneEpoch = try record(at: epochPath, skipped: &contents.skipped)
         return contents
+    }
+
+    private func record<Record: VersionedDocument>(
+        at path: String, skipped: inout [(path: String, reason: String)]
+    ) throws -> Record? {
+        guard let bytes = try AtomicFile.read(path) else { return nil }
+        do {
+            return try DocumentCoder.decode(Record.self, from: bytes)
+        } catch {
+            skipped.append((path, error.description))
+            return nil
+        }
     }
 
     package func write(_ run: WorkoutDocument) throws {
@@ -62,6 +72,10 @@ package final class WatchCacheDirectory: Sendable {
 
     package func write(_ session: SessionRecord) throws {
         try AtomicFile.write(DocumentCoder.encodeForDisk(session), to: sessionPath)
+    }
+
+    package func write(_ epoch: PhoneEpochRecord) throws {
+        try AtomicFile.write(DocumentCoder.encodeForDisk(epoch), to: epochPath)
     }
 
     package func removeWorkout(_ id: DocumentID) throws {

@@ -20,6 +20,10 @@ package struct ApplicationContext: VersionedDocument {
     /// drops its copy like any run absent, but a session following one keeps running. Absent (nil)
     /// when nothing is held back.
     package var heldBackRunIDs: [DocumentID]?
+    /// The phone epoch this state belongs to (docs/PROTOCOL.md, "Phone epochs"): a watch applies a
+    /// context only if its epoch is not older than the newest it has applied, and a newer epoch
+    /// replaces its cache wholesale. Absent only from a phone that predates epochs (the oldest).
+    package var epoch: Timestamp?
 
     package init(
         splits: [SplitDocument], workouts: [WorkoutDocument], settings: Settings, editLocks: EditLocks,
@@ -47,7 +51,7 @@ package struct ApplicationContext: VersionedDocument {
     package static func build(
         splits: some Sequence<SplitDocument>, index: RunIndex, run: (DocumentID) -> WorkoutDocument?,
         settings: Settings, editLocks: EditLocks, now: Timestamp, policy: PushPolicy = .standard,
-        awaited: Set<DocumentID> = []
+        awaited: Set<DocumentID> = [], epoch: Timestamp? = nil
     ) -> ApplicationContext {
         let selection = index.pushSelection(now: now, policy: policy)
         let extra = awaited.subtracting(selection).compactMap { index.summaries[$0] }.filter { !$0.status.isActive }
@@ -55,6 +59,7 @@ package struct ApplicationContext: VersionedDocument {
         let runs = ordered.sorted(by: Self.displayOrder).compactMap { run($0.id) }
         var context = ApplicationContext(
             splits: splits.sorted { $0.id < $1.id }, workouts: runs, settings: settings, editLocks: editLocks)
+        context.epoch = epoch
         guard DocumentCoder.encodeCompact(context).count > policy.maximumBytes else { return context }
 
         let live = runs.filter { $0.isActive || awaited.contains($0.id) }
@@ -95,10 +100,19 @@ package struct ApplicationContext: VersionedDocument {
     /// Whether a run is locked for editing on the phone.
     package func isParked(_ run: WorkoutDocument) -> Bool { editLocks.parks(run) }
 
+    /// Every inner document must be of a schema this build reads (both daemons' loaders skip such
+    /// files; the watch skips such a context whole, seed 000) and pass its own checks.
     package func validate() throws(DocumentError) {
+        try DocumentCoder.requireCurrentSchema(settings.schemaVersion, of: Settings.self)
         try settings.validate()
-        for split in splits { try split.validate() }
-        for run in workouts { try run.validate() }
+        for split in splits {
+            try DocumentCoder.requireCurrentSchema(split.schemaVersion, of: SplitDocument.self)
+            try split.validate()
+        }
+        for run in workouts {
+            try DocumentCoder.requireCurrentSchema(run.schemaVersion, of: WorkoutDocument.self)
+            try run.validate()
+        }
         guard Set(splits.map(\.id)).count == splits.count else {
             throw .malformed(type: "ApplicationContext", field: "splits", reason: "duplicate split ID")
         }

@@ -77,6 +77,17 @@ package enum DocumentCoder {
         return value
     }
 
+    /// Refuses a nested document (a context's run, a message's run) whose own `schemaVersion` this build
+    /// does not read: the outer version says nothing about the documents inside it.
+    package static func requireCurrentSchema<T: VersionedDocument>(
+        _ found: Int, of type: T.Type
+    ) throws(DocumentError) {
+        guard found == T.currentSchemaVersion else {
+            throw .unsupportedSchemaVersion(
+                type: String(describing: T.self), found: found, supported: T.currentSchemaVersion)
+        }
+    }
+
     private static func encode(_ value: some Encodable, pretty: Bool) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted] : [.sortedKeys]

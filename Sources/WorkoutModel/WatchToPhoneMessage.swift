@@ -5,18 +5,21 @@
 /// before reading anything else. The JSON shape, version 1:
 ///
 /// ```
-/// {"kind":"workoutUpdate","schemaVersion":1,"workout":{ …a whole WorkoutDocument… }}
+/// {"epoch":"2026-11-30T21:00:00.000000Z","kind":"workoutUpdate","schemaVersion":1,
+///  "workout":{ …a whole WorkoutDocument… }}
 /// {"kind":"requestSync","schemaVersion":1}
 /// ```
 ///
 /// - `workoutUpdate`: the whole document after an optimistic edit on the watch (or after the workout
-///   session recorded its metrics). The phone gates it by `updatedAt` (strictly newer is written,
-///   equal is an echo, older is answered with a fresh push) and by tombstones.
+///   session recorded its metrics), with the phone epoch of the state it was made against (absent
+///   when the watch has never applied a context that named one). The phone gates it by epoch (made
+///   against another epoch: never written), by tombstones and by `updatedAt` (strictly newer is
+///   written, equal is an echo, older is answered with a fresh push).
 /// - `requestSync`: the watch asks for a fresh full push (cold launch, S9). Best effort, message only.
 package enum WatchToPhoneMessage: VersionedDocument {
     package static let currentSchemaVersion = 1
 
-    case workoutUpdate(WorkoutDocument)
+    case workoutUpdate(WorkoutDocument, epoch: Timestamp? = nil)
     case requestSync
 
     /// The wire bytes: compact JSON with sorted keys.
@@ -24,7 +27,7 @@ package enum WatchToPhoneMessage: VersionedDocument {
 
     /// The run a workout update carries, if any.
     package var runID: DocumentID? {
-        if case .workoutUpdate(let run) = self { return run.id }
+        if case .workoutUpdate(let run, _) = self { return run.id }
         return nil
     }
 
@@ -32,6 +35,7 @@ package enum WatchToPhoneMessage: VersionedDocument {
         case schemaVersion
         case kind
         case workout
+        case epoch
     }
 
     private enum Kind: String, Codable {
@@ -43,7 +47,10 @@ package enum WatchToPhoneMessage: VersionedDocument {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         _ = try container.decode(Int.self, forKey: .schemaVersion)
         switch try container.decode(Kind.self, forKey: .kind) {
-        case .workoutUpdate: self = .workoutUpdate(try container.decode(WorkoutDocument.self, forKey: .workout))
+        case .workoutUpdate:
+            self = .workoutUpdate(
+                try container.decode(WorkoutDocument.self, forKey: .workout),
+                epoch: try container.decodeIfPresent(Timestamp.self, forKey: .epoch))
         case .requestSync: self = .requestSync
         }
     }
@@ -52,9 +59,10 @@ package enum WatchToPhoneMessage: VersionedDocument {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(Self.currentSchemaVersion, forKey: .schemaVersion)
         switch self {
-        case .workoutUpdate(let run):
+        case .workoutUpdate(let run, let epoch):
             try container.encode(Kind.workoutUpdate, forKey: .kind)
             try container.encode(run, forKey: .workout)
+            try container.encodeIfPresent(epoch, forKey: .epoch)
         case .requestSync:
             try container.encode(Kind.requestSync, forKey: .kind)
         }
@@ -62,11 +70,8 @@ package enum WatchToPhoneMessage: VersionedDocument {
 
     /// A carried workout must be of the document schema this build reads and pass its own checks.
     package func validate() throws(DocumentError) {
-        guard case .workoutUpdate(let run) = self else { return }
-        guard run.schemaVersion == WorkoutDocument.currentSchemaVersion else {
-            throw .unsupportedSchemaVersion(
-                type: "WorkoutDocument", found: run.schemaVersion, supported: WorkoutDocument.currentSchemaVersion)
-        }
+        guard case .workoutUpdate(let run, _) = self else { return }
+        try DocumentCoder.requireCurrentSchema(run.schemaVersion, of: WorkoutDocument.self)
         try run.validate()
     }
 }

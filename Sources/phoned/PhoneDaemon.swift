@@ -36,6 +36,7 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
     let live: LiveRelay
 
     private var settingsPath: String { "\(configuration.stateDirectory)/settings.json" }
+    private var epochPath: String { "\(configuration.stateDirectory)/epoch.json" }
 
     init(configuration: PhonedConfiguration, logger: Logger) throws {
         self.configuration = configuration
@@ -62,13 +63,19 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         if let bytes = try AtomicFile.read("\(configuration.stateDirectory)/settings.json") {
             settings = try DocumentCoder.decode(Settings.self, from: bytes)
         }
+        var epoch: PhoneEpochRecord?
+        if let bytes = try AtomicFile.read("\(configuration.stateDirectory)/epoch.json") {
+            epoch = try DocumentCoder.decode(PhoneEpochRecord.self, from: bytes)
+        }
         engine = SyncEngine(
             settings: settings,
             policy: PushPolicy(
                 recentLimit: configuration.recentRunsLimit,
-                recentWindow: configuration.recentRunsWindow, maximumBytes: linkConfiguration.maximumContextBytes))
+                recentWindow: configuration.recentRunsWindow, maximumBytes: linkConfiguration.maximumContextBytes),
+            epoch: epoch?.epoch)
         notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
-        live = LiveRelay(link: link, logger: logger, now: .current)
+        live = try LiveRelay(
+            link: link, logger: logger, now: .current, versionFile: "\(configuration.stateDirectory)/live-version")
     }
 
     /// Runs the start-up sequence on the loop; returns the readiness line.
@@ -138,8 +145,8 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             messageReceived(id: id, payload: payload, wantsReply: wantsReply)
         case .userInfoReceived(let key, let payload):
             switch decodeWatchMessage(payload, via: "userInfo \(key)") {
-            case .success(.workoutUpdate(let run)):
-                ingest(run, via: "userInfo")
+            case .success(.workoutUpdate(let run, let epoch)):
+                ingest(run, epoch: epoch, via: "userInfo")
             case .success(.requestSync):
                 perform(engine.handle(.requestSyncReceived(now: .current)))
             case .failure:
@@ -171,8 +178,8 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             return
         }
         switch decodeWatchMessage(payload, via: "message \(id)") {
-        case .success(.workoutUpdate(let run)):
-            let outcome = ingest(run, via: "message")
+        case .success(.workoutUpdate(let run, let epoch)):
+            let outcome = ingest(run, epoch: epoch, via: "message")
             reconcileLive()
             link.answerMessage(id: id, wantsReply ? .reply(Array("{\"outcome\":\"\(outcome.rawValue)\"}".utf8)) : .handled)
         case .success(.requestSync):
@@ -197,8 +204,8 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
     }
 
     @discardableResult
-    private func ingest(_ run: WorkoutDocument, via channel: String) -> SyncEngine.IngestOutcome {
-        let (outcome, actions) = engine.ingestFromWatch(run, now: .current)
+    private func ingest(_ run: WorkoutDocument, epoch: Timestamp?, via channel: String) -> SyncEngine.IngestOutcome {
+        let (outcome, actions) = engine.ingestFromWatch(run, epoch: epoch, now: .current)
         perform(actions)
         // Logged after the write, so an `accepted` line always means the document is on disk.
         logger.info(
@@ -316,6 +323,8 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             link.launch(DocumentCoder.encodeCompact(WorkoutLaunchRequest(runID: runID)))
         case .persistSettings(let settings):
             try AtomicFile.write(DocumentCoder.encodeForDisk(settings), to: settingsPath)
+        case .persistEpoch(let epoch):
+            try AtomicFile.write(DocumentCoder.encodeForDisk(PhoneEpochRecord(epoch)), to: epochPath)
         case .log(let line):
             logger.info(line, component: "sync")
         }

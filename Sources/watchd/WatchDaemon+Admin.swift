@@ -70,7 +70,11 @@ extension WatchDaemon {
             let record = SessionRecord(engine.session)
             return .output(text: describe(engine.session), json: AdminOutcome.json(record))
         case ["session", "start"]:
-            perform(engine.handle(.sessionStartRequested(runID: try command.documentID("run"), now: .current)))
+            let runID = try command.documentID("run")
+            if let refusal = engine.coordinator.startRefusal(runID: runID, origin: .watch, cache: engine.cache) {
+                return .refused("session not started for run \(runID): \(refusal)")
+            }
+            perform(engine.handle(.sessionStartRequested(runID: runID, now: .current)))
             return .output(text: describe(engine.session), json: AdminOutcome.json(SessionRecord(engine.session)))
         case ["session", "end"]:
             perform(engine.handle(.sessionEndedBySystem(failure: try command.string("failure"), now: .current)))
@@ -88,8 +92,17 @@ extension WatchDaemon {
         case ["queue", "cancel"]:
             let text = try command.string("sequence")
             guard let sequence = UInt64(text) else { throw UsageError("sequence must be a number, got \(text)") }
-            try link.cancelTransfer(sequence: sequence)
-            return .output(text: "cancelled \(sequence)", json: "{\"cancelled\":\(sequence)}")
+            let payload = link.state.outbox.pending().first { $0.sequence == sequence }?.payload
+            let wasSent = try link.cancelTransfer(sequence: sequence)
+            if let payload, let message = try? DocumentCoder.decode(WatchToPhoneMessage.self, from: payload) {
+                perform(engine.handle(.transferCancelled(message)))
+            }
+            let result =
+                wasSent
+                ? "cancelled \(sequence); it had been sent: if the phone received it, the phone keeps it "
+                    + "(its dedup makes the cancel a no-op there)"
+                : "cancelled \(sequence) before it was sent"
+            return .output(text: result, json: "{\"cancelled\":\(sequence),\"wasSent\":\(wasSent)}")
         case ["sync"]:
             guard link.status().reachable else { return .refused("notReachable: the phone is not reachable") }
             link.sendMessage(WatchToPhoneMessage.requestSync.encoded(), wantsReply: true) { [logger] outcome in

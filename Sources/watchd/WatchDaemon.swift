@@ -54,9 +54,14 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
         let contents = try cache.load()
         skippedCacheFiles = contents.skipped.map { "\($0.path): \($0.reason)" }
         engine = WatchEngine(
-            cache: WatchCache(restoringWorkouts: contents.workouts, splits: contents.splits), session: contents.session)
+            cache: WatchCache(restoringWorkouts: contents.workouts, splits: contents.splits), session: contents.session,
+            queued: link.state.outbox.pending().compactMap {
+                try? DocumentCoder.decode(WatchToPhoneMessage.self, from: $0.payload)
+            },
+            phoneEpoch: contents.phoneEpoch?.epoch)
         notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
-        live = LiveRelay(link: link, logger: logger, now: .current)
+        live = try LiveRelay(
+            link: link, logger: logger, now: .current, versionFile: "\(configuration.stateDirectory)/live-version")
     }
 
     /// Runs the start-up sequence on the loop; returns the readiness line.
@@ -121,19 +126,27 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
             logger.info("phone unlinked", ["reason": reason], component: "link")
         case .transferFailed(let sequence, let error):
             logger.notice("transfer not delivered", ["sequence": sequence, "reason": error], component: "link")
-        case .activated, .contextAcknowledged, .messageCompleted, .transferFinished, .launchDropped,
-            .peerAppStateChanged:
+        case .activated:
+            perform(engine.handle(.linkActivated))
+        case .contextAcknowledged, .messageCompleted, .transferFinished, .launchDropped, .peerAppStateChanged:
             break
         }
     }
 
     /// Durable repair for the live mirror: every run a flow or cover is on is compared with the
-    /// watch's authoritative (applied) copy; a run pruned from the cache closes its views.
+    /// watch's authoritative (applied) copy; a run pruned from the cache closes its views. A flow on a
+    /// run the phone has locked for editing pops out (S8): it is closed here, and its liveEnded drops
+    /// the phone's cover, so no phase of it can be advanced until the phone lets go.
     func reconcileLive() {
         let followed = Set(live.mirror.flows.keys).union(live.mirror.covers.keys)
         for runID in followed.sorted() {
             if let run = engine.cache.workouts[runID] {
                 live.handle(.documentAbsorbed(run, now: .current))
+                if live.mirror.flows[runID] != nil, engine.cache.isParked(run) {
+                    logger.info(
+                        "live flow closed: the phone is editing the run (S8)", ["run": "\(runID)"], component: "live")
+                    live.handle(.flowClosed(runID: runID, now: .current))
+                }
             } else {
                 live.handle(.runRemoved(runID: runID))
             }
@@ -152,12 +165,17 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
         switch action {
         case .persistWorkout(let run):
             try cache.write(run)
+            // Every stored document repairs the live mirror, local edits too (the phone may be away).
+            live.handle(.documentAbsorbed(run, now: .current))
         case .deleteWorkout(let id):
             try cache.removeWorkout(id)
+            live.handle(.runRemoved(runID: id))
         case .persistSplit(let split):
             try cache.write(split)
         case .deleteSplit(let id):
             try cache.removeSplit(id)
+        case .persistPhoneEpoch(let record):
+            try cache.write(record)
         case .persistSession(let record):
             try cache.write(record)
             logger.info("session", ["state": describe(record.state)], component: "session")
@@ -171,9 +189,10 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
                 }
             }
         case .transferUserInfo(let message):
-            link.transferUserInfo(message.encoded()) { [logger] result in
+            link.transferUserInfo(message.encoded()) { [unowned self] result in
                 if case .failure(let error) = result {
-                    logger.error("could not queue a transfer", ["reason": "\(error)"], component: "link")
+                    logger.warning("could not queue a transfer", ["reason": "\(error)"], component: "link")
+                    perform(engine.handle(.transferRefused(message, reason: "\(error)")))
                 }
             }
         case .editRefused(_, let refusal):

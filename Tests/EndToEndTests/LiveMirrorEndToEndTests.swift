@@ -513,3 +513,46 @@ private final class LiveSystem: Sendable {
         return (try await phone.decode(LiveCounters.self), try await watch.decode(LiveCounters.self))
     }
 }
+
+// MARK: S8 pop-out and the watch's own edits
+
+extension LiveMirrorEndToEndTests {
+    @Test("S8: the phone locking the run pops the watch out of its flow in the ready and the rest phase")
+    func lockPopsWatchOut() async throws {
+        let live = try await LiveSystem.started("s8", countdown: 30, rest: 30)
+        let runID = try await live.startRun(["Curl:3x10@12"])
+        // Ready: just opened. Rest: the first set completed through the flow.
+        for (phase, advances) in [("ready", 0), ("rest", 2)] {
+            try await live.open(runID, on: .watch)
+            for _ in 0..<advances { try await live.advance(runID, on: .watch) }
+            try await live.waitMirrored(runID, driver: .watch, phase: phase, set: 1)
+
+            _ = try await live.system.phone("lock", "workout", runID)
+            try await live.system.waitForWatchStatus("the lock reached the watch") { $0.editingWorkoutID == runID }
+            try await live.waitForNoScreen(runID, on: .watch)
+            try await live.waitForNoScreen(runID, on: .phone)
+            let refused = try await live.system.watchctl("live", "advance", runID)
+            #expect(refused.exitCode == 1, "\(phase): \(refused)")
+            #expect(try await live.screen(runID, on: .phone) == nil, "\(phase): the phone's cover stays down")
+
+            _ = try await live.system.phone("unlock", "workout")
+            try await live.system.waitForWatchStatus("the unlock reached the watch") { $0.editingWorkoutID == nil }
+        }
+        #expect(try await live.system.phoneRun(runID).doneSets == 1)
+    }
+
+    @Test("the watch's own edit repairs its flow forward with the phone away")
+    func ownEditRepairsFlow() async throws {
+        let live = try await LiveSystem.started("own", countdown: 30, rest: 30)
+        let runID = try await live.startRun(["Row:3x10@60"])
+        try await live.system.stopPhoned()
+        try await live.system.waitForWatchStatus("the phone is gone") { !$0.linked }
+
+        try await live.open(runID, on: .watch)
+        let opened = try #require(try await live.screen(runID, on: .watch))
+        #expect(opened.phase == "ready" && opened.set == 1)
+        _ = try await live.system.watch("complete", runID, "1", "1")
+        let repaired = try #require(try await live.screen(runID, on: .watch))
+        #expect(repaired.role == "driving" && repaired.phase == "work" && repaired.set == 2, "\(repaired)")
+    }
+}

@@ -208,14 +208,14 @@ struct ScenarioTests {
         let run = try await system.startRun(split)
         try await system.waitForWatchStatus("the run arrived") { $0.workouts == 1 }
 
-        // Equal: an edit queued while the phone is away, then watchd killed and restarted, which
-        // re-forwards its copy; the same document arrives twice — accepted once, then a duplicate.
-        #expect(try await system.stopPhoned() == 0)
+        // Equal: the watch's edit is accepted; then watchd loses its state directory (a new watch
+        // instance, no persisted context), so once its link activates it forwards every cached run
+        // again — the same document arrives twice: accepted once, then a duplicate.
         _ = try await system.watch("complete", run, "1", "1", "--reps", "3")
-        try await system.waitForQueue(1)
-        #expect(try await system.killWatchd() == SIGKILL)
+        try await system.waitForPhoneStatus("the edit was accepted") { $0.ingested("accepted") == 1 }
+        #expect(try await system.stopWatchd() == 0)
+        try FileManager.default.removeItem(atPath: system.watchStateDirectory)
         _ = try await system.startWatchd()
-        _ = try await system.startPhoned()
         var phone = try await system.waitForPhoneStatus("the copy was accepted once and its twin ignored") {
             $0.ingested("accepted") == 1 && $0.ingested("duplicate") >= 1
         }

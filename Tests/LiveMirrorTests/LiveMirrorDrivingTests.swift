@@ -101,6 +101,18 @@ struct LiveMirrorDrivingTests {
         #expect(frame.map { $0.version > LiveMirror.versionFloor(startingAt: t0) + 1_000 } == true)
     }
 
+    @Test("after a restart the floor never falls below the persisted version, even with the clock behind it")
+    func versionFloorMonotoneAcrossRestarts() {
+        var before = reachableMirror(versionFloor: LiveMirror.versionFloor(startingAt: at(60)))
+        _ = before.handle(.flowOpened(run: run, logID: nil, settings: settings, now: at(60)))
+        let last = before.version
+        // The clock stepped back a minute before the restart.
+        var restarted = reachableMirror(versionFloor: LiveMirror.versionFloor(startingAt: t0, persisted: last))
+        let opened = restarted.handle(.flowOpened(run: run, logID: nil, settings: settings, now: t0))
+        let frame = progress(sent(opened).first)
+        #expect(frame.map { $0.version > last } == true, "a later action outranks an earlier one")
+    }
+
     @Test("while unreachable each run stages only its latest frame; liveEnded replaces it; the edge re-sends it")
     func stagingLatestWins() {
         var mirror = LiveMirror()

@@ -172,3 +172,27 @@ struct WatchCacheApplierTests {
         #expect(cache.activeRuns.map(\.id) == [id(102), id(100)])
     }
 }
+
+extension WatchCacheApplierTests {
+    @Test("a context whose run, split or settings is of an unknown schema version is skipped whole")
+    func unknownInnerSchemaVersionSkipped() throws {
+        var cache = try seededCache()
+        let before = cache
+        var futureRun = try newRun(102)
+        futureRun.schemaVersion = 2
+        var futureSplit = twoExerciseSplit(2)
+        futureSplit.schemaVersion = 3
+        var futureSettings = context([])
+        futureSettings.settings.schemaVersion = 4
+        let cases: [(ApplicationContext, type: String, found: Int)] = [
+            (context([futureRun]), "WorkoutDocument", 2),
+            (context([], splits: [futureSplit]), "SplitDocument", 3),
+            (futureSettings, "Settings", 4),
+        ]
+        for (pushed, type, found) in cases {
+            let expected = ContextApplyOutcome.skipped(.unsupportedSchemaVersion(type: type, found: found, supported: 1))
+            #expect(WatchCacheApplier.apply(contextBytes: bytes(pushed), to: &cache) == expected)
+            #expect(cache == before, "no upsert, no prune")
+        }
+    }
+}
