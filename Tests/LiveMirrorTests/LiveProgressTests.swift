@@ -1,5 +1,6 @@
 import Foundation
 import LiveMirror
+import TestSupport
 import Testing
 import WorkoutModel
 
