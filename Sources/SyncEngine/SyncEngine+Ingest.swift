@@ -6,9 +6,10 @@ extension SyncEngine {
     /// the phone's register by register (`WorkoutDocument.merged(with:)`). A merge that changes the
     /// phone's copy is written, cached and pushed as the authoritative echo (`merged`); one that
     /// changes nothing is an echo or duplicate (`unchanged`), re-pushed when the watch's copy lacks
-    /// something the phone has. The shell MUST load the run first when `needsDocument(_:)` says so.
+    /// something the phone has. When `needsDocument(_:)` says so the shell MUST load the phone's copy
+    /// from disk and pass it as `loaded` (an old run is only summarised in memory).
     package mutating func ingestFromWatch(
-        _ incoming: WorkoutDocument, now: Timestamp
+        _ incoming: WorkoutDocument, loaded: WorkoutDocument? = nil, now: Timestamp
     ) -> (outcome: IngestOutcome, actions: [Action]) {
         var actions: [Action] = []
         let outcome: IngestOutcome
@@ -22,11 +23,11 @@ extension SyncEngine {
             push(now: now, force: true, reason: "pending-delete veto", into: &actions)
         } else {
             clock.observe(incoming)
-            let known = documents[incoming.id]
+            let known = documents[incoming.id] ?? loaded
             let merged: WorkoutDocument
             do throws(MergeError) {
                 // Merging with nothing would overwrite a run the shell failed to load: refuse instead.
-                guard !needsDocument(incoming.id) else {
+                guard known != nil || !needsDocument(incoming.id) else {
                     throw MergeError(run: incoming.id, reason: "the phone's copy is not loaded")
                 }
                 merged = try known.map { known throws(MergeError) in try known.merged(with: incoming) } ?? incoming

@@ -79,10 +79,11 @@ package struct WatchEngine: Sendable {
     package internal(set) var messagesInFlight: [MessageToken: WatchToPhoneMessage] = [:]
     var nextToken = MessageToken(rawValue: 1)
 
-    /// Builds the engine from what the shell restored: the cache files and the last session record.
-    package init(cache: WatchCache = WatchCache(), session: SessionRecord? = nil) {
+    /// Builds the engine from what the shell restored: the cache files, the last session record and
+    /// the clock's persisted high-water mark (persist `editor.clock.last` whenever it moves).
+    package init(cache: WatchCache = WatchCache(), session: SessionRecord? = nil, clockHighWater: Stamp? = nil) {
         self.cache = cache
-        editor = WatchEditor()
+        editor = WatchEditor(clock: HybridLogicalClock(origin: .watch, highWater: clockHighWater))
         coordinator = WorkoutSessionCoordinator(restoring: session)
     }
 

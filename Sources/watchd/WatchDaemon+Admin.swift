@@ -70,10 +70,10 @@ extension WatchDaemon {
             let record = SessionRecord(engine.session)
             return .output(text: describe(engine.session), json: AdminOutcome.json(record))
         case ["session", "start"]:
-            perform(engine.handle(.sessionStartRequested(runID: try command.documentID("run"), now: .current)))
+            perform(engine.handle(.sessionStartRequested(runID: try command.documentID("run"), now: now)))
             return .output(text: describe(engine.session), json: AdminOutcome.json(SessionRecord(engine.session)))
         case ["session", "end"]:
-            perform(engine.handle(.sessionEndedBySystem(failure: try command.string("failure"), now: .current)))
+            perform(engine.handle(.sessionEndedBySystem(failure: try command.string("failure"), now: now)))
             return .output(text: describe(engine.session), json: AdminOutcome.json(SessionRecord(engine.session)))
         case ["session", "clear"]:
             perform(engine.handle(.sessionCleared))
@@ -132,7 +132,7 @@ extension WatchDaemon {
     /// cache unchanged and becomes exit code 1.
     func edit(_ edit: WatchEdit, run: DocumentID) -> AdminOutcome {
         lastRefusal = nil
-        perform(engine.handle(.editRequested(edit, runID: run, now: .current)))
+        perform(engine.handle(.editRequested(edit, runID: run, now: now)))
         if let refusal = lastRefusal { return .refused(refusal.description) }
         guard let updated = engine.cache.workouts[run] else { return .output(text: "ok", json: "{\"ok\":true}") }
         return .output(text: "ok (\(updated.status.rawValue))", json: AdminOutcome.json(updated))
