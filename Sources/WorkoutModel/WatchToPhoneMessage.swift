@@ -10,8 +10,8 @@
 /// ```
 ///
 /// - `workoutUpdate`: the whole document after an optimistic edit on the watch (or after the workout
-///   session recorded its metrics). The phone gates it by `updatedAt` (strictly newer is written,
-///   equal is an echo, older is answered with a fresh push) and by tombstones.
+///   session recorded its metrics). The phone vetoes it for a deleted run, else merges it into its
+///   copy per field by stamp (a change is written, an echo or older copy changes nothing).
 /// - `requestSync`: the watch asks for a fresh full push (cold launch, S9). Best effort, message only.
 package enum WatchToPhoneMessage: VersionedDocument {
     package static let currentSchemaVersion = 1
