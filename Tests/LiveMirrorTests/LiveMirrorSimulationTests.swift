@@ -1,5 +1,4 @@
 import LiveMirror
-import TestSupport
 import Testing
 import WorkoutModel
 

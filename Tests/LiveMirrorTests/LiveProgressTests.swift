@@ -1,6 +1,5 @@
 import Foundation
 import LiveMirror
-import TestSupport
 import Testing
 import WorkoutModel
 

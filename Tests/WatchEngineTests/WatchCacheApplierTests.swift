@@ -1,4 +1,3 @@
-import TestSupport
 import Testing
 import WatchEngine
 import WorkoutModel
