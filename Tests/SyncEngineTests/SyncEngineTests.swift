@@ -122,6 +122,34 @@ struct IngestTests {
         #expect(engine.ingestCounts == [.vetoedPendingDelete: 1, .vetoedTombstoned: 1])
     }
 
+    @Test("an old run only summarised in memory merges with the copy the shell loaded, never overwritten blind")
+    func oldRunNeedsItsFile() throws {
+        var engine = SyncEngine(settings: nil)
+        let split = SplitDocument(id: id(1), name: "Legs", exercises: [squat, row], updatedAt: t0)
+        var old = try WorkoutDocument.start(from: split, id: id(300), at: at(0))
+        try old.completeSet(logID: old.logs[0].id, setIndex: 0, reps: 5, weight: 100, at: at(1))
+        try old.endKeepingProgress(at: at(2))
+        let twoDaysLater = at(2 * 86_400)
+        _ = engine.handle(.documentScanned(.workout(old), now: twoDaysLater))
+        _ = engine.handle(.gatherFinished(now: twoDaysLater))
+        #expect(engine.needsDocument(old.id))
+        // The watch's copy lacks the phone's set 1.1 and adds its metrics.
+        var watchCopy = try WorkoutDocument.start(from: split, id: id(300), at: at(0))
+        try watchCopy.endKeepingProgress(at: Stamp(time: at(3), origin: .watch))
+        watchCopy.recordMetrics(watchCopy.sessionMetrics(recordedAt: at(4)), at: Stamp(time: at(4), origin: .watch))
+
+        let blind = engine.ingestFromWatch(watchCopy, now: twoDaysLater)
+        #expect(blind.outcome == .refused)
+        #expect(writtenRuns(blind.actions).isEmpty)
+
+        let (outcome, actions) = engine.ingestFromWatch(watchCopy, loaded: old, now: twoDaysLater)
+        #expect(outcome == .merged)
+        let written = try #require(writtenRuns(actions).first)
+        #expect(written.logs[0].sets[0].reps == 5)
+        #expect(written.metrics != nil)
+        #expect(written == (try old.merged(with: watchCopy)))
+    }
+
     @Test("an unknown run from the watch is accepted (it was finished there while the phone had no copy)")
     func unknownAccepted() throws {
         var engine = try readyEngine()
