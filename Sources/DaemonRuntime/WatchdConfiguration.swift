@@ -18,7 +18,7 @@
 /// | `maximumFrameBytes` | integer, 128…16777216 | `1048576` | The largest link frame accepted or sent. |
 /// | `redialMaximumMilliseconds` | integer, 1…86400000 | `1000` | The longest pause between attempts to reach the phone. |
 /// | `logLevel` | `"debug"`, `"info"`, `"notice"`, `"warning"` or `"error"` | `"info"` | The least important log line written. |
-/// | `testClockOffsetSeconds` | integer, -86400…86400 | `0` | Test only: added to the wall clock the engine stamps edits with (a skewed watch). |
+/// | `testClockOffsetSeconds` | integer, -86400…86400 | `0` | Test only: shifts the engine's clock (a skewed watch). |
 package struct WatchdConfiguration: Sendable, Equatable {
     /// Every key the file may contain.
     package static let keys: Set<String> = [
@@ -93,7 +93,8 @@ package struct WatchdConfiguration: Sendable, Equatable {
             maximumFrameBytes: try file.integer("maximumFrameBytes", in: 128...16_777_216, default: 1_048_576),
             redialMaximum: try file.milliseconds("redialMaximumMilliseconds", default: 1000),
             logLevel: try file.choice("logLevel", default: LogLevel.info))
-        configuration.clockOffset = .seconds(try file.integer("testClockOffsetSeconds", in: -86_400...86_400, default: 0))
+        configuration.clockOffset = .seconds(
+            try file.integer("testClockOffsetSeconds", in: -86_400...86_400, default: 0))
         return configuration
     }
 }

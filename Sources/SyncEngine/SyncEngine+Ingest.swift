@@ -40,7 +40,8 @@ extension SyncEngine {
             if merged == known {
                 outcome = .unchanged
                 if incoming == merged {
-                    actions.append(.log("ingest \(incoming.id): unchanged (duplicate or echo, version \(merged.version))"))
+                    actions.append(
+                        .log("ingest \(incoming.id): unchanged (duplicate or echo, version \(merged.version))"))
                 } else {
                     actions.append(.log("ingest \(incoming.id): unchanged (the watch's copy is behind); re-pushing"))
                     push(now: now, force: true, reason: "watch behind", into: &actions)
@@ -48,7 +49,8 @@ extension SyncEngine {
             } else {
                 outcome = .merged
                 write(merged, now: now, into: &actions)
-                actions.append(.log("ingest \(merged.id): merged (\(merged.status.rawValue), version \(merged.version))"))
+                actions.append(
+                    .log("ingest \(merged.id): merged (\(merged.status.rawValue), version \(merged.version))"))
                 push(now: now, force: false, reason: "watch update", into: &actions)
             }
         }

@@ -12,7 +12,8 @@ extension WorkoutDocument {
     package mutating func completeSet(
         logID: DocumentID, setIndex: Int, reps: Int, weight: Double, at time: Timestamp
     ) throws(MutationError) {
-        try completeSet(logID: logID, setIndex: setIndex, reps: reps, weight: weight, at: Stamp(time: time, origin: .phone))
+        try completeSet(
+            logID: logID, setIndex: setIndex, reps: reps, weight: weight, at: Stamp(time: time, origin: .phone))
     }
 
     package mutating func undoSet(logID: DocumentID, setIndex: Int, at time: Timestamp) throws(MutationError) {

@@ -29,8 +29,8 @@ package struct WatchCache: Equatable, Sendable {
     ///
     /// Which of them carry an undelivered local edit is not stored, so every restored run is marked
     /// undelivered at its own `updatedAt`. That is safe: a push whose copy covers the file clears the
-    /// mark as usual, and one that does not is merged with it, so an unconfirmed edit survives. Settings and locks come from the persisted context, which the
-    /// engine re-applies right after.
+    /// mark as usual, and one that does not is merged with it, so an unconfirmed edit survives.
+    /// Settings and locks come from the persisted context, which the engine re-applies right after.
     package init(restoringWorkouts workouts: some Sequence<WorkoutDocument>, splits: some Sequence<SplitDocument>) {
         self.init()
         for run in workouts {

@@ -36,8 +36,9 @@ package enum EditRefusal: Error, Equatable, Sendable, CustomStringConvertible {
 /// Applies a person's edits to the watch's cache optimistically and stamps them.
 ///
 /// It owns the watch's hybrid logical clock: before stamping it observes the run's stamps, so the
-/// local edit outranks everything it was made on top of, whatever the wall clocks say. The stored document is marked as an undelivered
-/// local edit; forwarding it to the phone is the caller's job (`WatchEngine`).
+/// local edit outranks everything it was made on top of, whatever the wall clocks say. The stored
+/// document is marked as an undelivered local edit; forwarding it to the phone is the caller's job
+/// (`WatchEngine`).
 package struct WatchEditor: Equatable, Sendable {
     package internal(set) var clock: HybridLogicalClock
 

@@ -47,7 +47,8 @@ extension Stamp: Codable {
         let text = try container.decode(String.self)
         guard let stamp = Stamp(text: text) else {
             throw DecodingError.dataCorruptedError(
-                in: container, debugDescription: "not a stamp (<ISO-8601 time>/<counter>/<phone|watch>): \(text.debugDescription)")
+                in: container,
+                debugDescription: "not a stamp (<ISO-8601 time>/<counter>/<phone|watch>): \(text.debugDescription)")
         }
         self = stamp
     }

@@ -74,7 +74,9 @@ extension WorkoutDocument {
         return leftBytes.lexicographicallyPrecedes(rightBytes) ? rhs : lhs
     }
 
-    private static func later<Value: Encodable & Equatable>(_ lhs: (Value, Stamp), _ rhs: (Value, Stamp)) -> (Value, Stamp) {
+    private static func later<Value: Encodable & Equatable>(_ lhs: (Value, Stamp), _ rhs: (Value, Stamp)) -> (
+        Value, Stamp
+    ) {
         let winner = later(
             StampedValue(value: lhs.0, stamp: lhs.1), StampedValue(value: rhs.0, stamp: rhs.1), stamp: \.stamp)
         return (winner.value, winner.stamp)

@@ -48,7 +48,9 @@ struct MergeEndToEndTests {
         return final
     }
 
-    @Test("(1) phone end while watchd is down with a queued completion of the last set: completed on both sides, with the watch's set")
+    @Test(
+        "(1) phone end while watchd is down with a queued completion of the last set: completed on both sides, with the watch's set"
+    )
     func endSurvivesQueuedCompletion() async throws {
         let (system, run) = try await linkedRun("merge-end")
         _ = try await system.phone("complete", run, "1", "1")
@@ -64,7 +66,8 @@ struct MergeEndToEndTests {
     func differentSetsBothSurvive() async throws {
         let (system, run) = try await linkedRun("merge-sets")
         try await concurrently(
-            system, watch: ["complete", run, "1", "2", "--reps", "7"], phone: ["complete", run, "1", "1", "--reps", "4"])
+            system, watch: ["complete", run, "1", "2", "--reps", "7"],
+            phone: ["complete", run, "1", "1", "--reps", "4"])
         let final = try await converged(system, run) { $0.logs[0].sets[1].isDone }
         #expect(final.logs[0].sets.map(\.reps) == [4, 7])
         #expect(final.logs[0].resolution == .completed)
@@ -75,7 +78,8 @@ struct MergeEndToEndTests {
     func sameSetSameWinner() async throws {
         let (system, run) = try await linkedRun("merge-same")
         try await concurrently(
-            system, watch: ["complete", run, "1", "1", "--reps", "7"], phone: ["complete", run, "1", "1", "--reps", "4"])
+            system, watch: ["complete", run, "1", "1", "--reps", "7"],
+            phone: ["complete", run, "1", "1", "--reps", "4"])
         // The phone edited after the watch in real time, on clocks that agree: its stamp is later.
         let final = try await converged(system, run) { $0.logs[0].sets[0].stamp.origin == .phone }
         #expect(final.logs[0].sets[0].reps == 4)
@@ -99,7 +103,8 @@ struct MergeEndToEndTests {
         _ = try await system.phone("complete", run, "1", "1", "--reps", "3")
         _ = try await converged(system, run) { $0.logs[0].sets[0].reps == 3 }
         try await concurrently(
-            system, watch: ["complete", run, "1", "2", "--reps", "9"], phone: ["complete", run, "2", "1", "--reps", "4"])
+            system, watch: ["complete", run, "1", "2", "--reps", "9"],
+            phone: ["complete", run, "2", "1", "--reps", "4"])
         var final = try await converged(system, run) { $0.logs[0].sets[1].isDone && $0.logs[1].sets[0].isDone }
         #expect(final.logs[0].sets.map(\.reps) == [3, 9, nil] && final.logs[1].sets[0].reps == 4)
 
@@ -109,20 +114,25 @@ struct MergeEndToEndTests {
         #expect(try await system.stopWatchd() == 0)
         // watchd persisted its clock's high-water mark, at or above its last edit's stamp.
         let mark = try String(contentsOfFile: "\(system.watchStateDirectory)/clock", encoding: .utf8)
-        #expect(try #require(Stamp(text: mark.trimmingCharacters(in: .whitespacesAndNewlines))) >= final.logs[0].sets[1].stamp)
+        #expect(
+            try #require(Stamp(text: mark.trimmingCharacters(in: .whitespacesAndNewlines)))
+                >= final.logs[0].sets[1].stamp)
         try system.writeWatchdConfig(["testClockOffsetSeconds": "-3600"])
         _ = try await system.startWatchd()
         try await system.waitUntilLinked()
         _ = try await system.phone("undo", run, "1", "1")
         try await system.waitForWatchRun(run, "has the undo") { !$0.logs[0].sets[0].isDone }
         try await concurrently(
-            system, watch: ["complete", run, "1", "3", "--reps", "8"], phone: ["complete", run, "2", "2", "--reps", "6"])
+            system, watch: ["complete", run, "1", "3", "--reps", "8"],
+            phone: ["complete", run, "2", "2", "--reps", "6"])
         final = try await converged(system, run) { $0.logs[0].sets[2].isDone && $0.logs[1].sets[1].isDone }
         #expect(final.logs[0].sets.map(\.reps) == [nil, 9, 8])
         #expect(final.logs[1].sets.map(\.reps) == [4, 6, nil])
     }
 
-    @Test("(5) a phone directory written before stamps is read as is, every run intact, and upgraded in place on its next write")
+    @Test(
+        "(5) a phone directory written before stamps is read as is, every run intact, and upgraded in place on its next write"
+    )
     func upgradesVersion1Directory() async throws {
         let system = try SyncSystem("merge-migrate")
         let split = SplitDocument(
@@ -135,9 +145,11 @@ struct MergeEndToEndTests {
         let now = Timestamp.current
         func runID(_ n: UInt8) -> DocumentID { DocumentID(bytes: [UInt8](repeating: 0x40, count: 15) + [n]) }
         var inProgress = try WorkoutDocument.start(from: split, id: runID(1), at: now)
-        try inProgress.completeSet(logID: inProgress.logs[0].id, setIndex: 0, reps: 5, weight: 100, at: now.advanced(by: .seconds(1)))
+        try inProgress.completeSet(
+            logID: inProgress.logs[0].id, setIndex: 0, reps: 5, weight: 100, at: now.advanced(by: .seconds(1)))
         var ended = try WorkoutDocument.start(from: split, id: runID(2), at: now)
-        try ended.completeSet(logID: ended.logs[0].id, setIndex: 1, reps: 6, weight: 90, at: now.advanced(by: .seconds(1)))
+        try ended.completeSet(
+            logID: ended.logs[0].id, setIndex: 1, reps: 6, weight: 90, at: now.advanced(by: .seconds(1)))
         try ended.endKeepingProgress(at: now.advanced(by: .seconds(2)))
         var reopened = try WorkoutDocument.start(from: split, id: runID(3), at: now)
         try reopened.skipLog(logID: reopened.logs[1].id, at: now.advanced(by: .seconds(1)))
@@ -153,7 +165,8 @@ struct MergeEndToEndTests {
 
         try await system.startBoth()
         for run in [inProgress, ended, reopened] {
-            let migrated = try DocumentCoder.decode(WorkoutDocument.self, from: Array(files.first { $0.key.hasSuffix("\(run.id).json") }!.value))
+            let migrated = try DocumentCoder.decode(
+                WorkoutDocument.self, from: Array(files.first { $0.key.hasSuffix("\(run.id).json") }!.value))
             let onPhone = try await system.phoneRun(run.id.rawValue)
             #expect(onPhone == migrated)
             #expect(onPhone.status == run.status && onPhone.logs.map(\.resolution) == run.logs.map(\.resolution))
@@ -174,7 +187,9 @@ struct MergeEndToEndTests {
         let text = String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self)
         #expect(text.contains(#""schemaVersion" : 2"#))
         #expect(try system.runOnDisk(upgraded) == upgraded)
-        for (other, bytes) in files where other != path { #expect(FileManager.default.contents(atPath: other) == bytes) }
+        for (other, bytes) in files where other != path {
+            #expect(FileManager.default.contents(atPath: other) == bytes)
+        }
     }
 
     /// The run as a schemaVersion 1 file: the same JSON without any stamp.

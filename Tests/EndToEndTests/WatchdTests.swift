@@ -113,7 +113,9 @@ struct WatchdTests {
         #expect(ingested.count == 101)
         // Every intermediate document was the one accepted: edit k stamped set k's completion (the
         // last one then got the session's metrics on top, stamped later).
-        #expect(stamps.map(\.description) == Self.expectedStamps(landed), "each of the 100 updates accepted once, in edit order")
+        #expect(
+            stamps.map(\.description) == Self.expectedStamps(landed),
+            "each of the 100 updates accepted once, in edit order")
         let phone = try await system.phoneStatus()
         #expect(phone.ingested("merged") == 100, "\(phone.ingest)")
     }

@@ -16,7 +16,9 @@ struct HandshakeRefusalTests {
         _ = listener.handle(.started(nonce: nonce))
         let actions = listener.handle(
             .frameReceived(
-                .hello(version: Handshake.protocolVersion, role: .watch, instance: Samples.watchInstance, nonce: Samples.dialerNonce))
+                .hello(
+                    version: Handshake.protocolVersion, role: .watch, instance: Samples.watchInstance,
+                    nonce: Samples.dialerNonce))
         )
         guard case .send(.challenge(_, _, _, _, let proof)) = actions.first else { return (listener, []) }
         return (listener, proof)
@@ -156,7 +158,9 @@ struct HandshakeRefusalTests {
         #expect(
             listener.handle(
                 .frameReceived(
-                    .hello(version: Handshake.protocolVersion, role: .watch, instance: Samples.watchInstance, nonce: Samples.dialerNonce)))
+                    .hello(
+                        version: Handshake.protocolVersion, role: .watch, instance: Samples.watchInstance,
+                        nonce: Samples.dialerNonce)))
                 == [])
     }
 
@@ -169,7 +173,8 @@ struct HandshakeRefusalTests {
         )
         var (again, _) = Self.listenerAwaitingProof()
         let hello = LinkFrame.hello(
-            version: Handshake.protocolVersion, role: .watch, instance: Samples.watchInstance, nonce: Samples.dialerNonce)
+            version: Handshake.protocolVersion, role: .watch, instance: Samples.watchInstance,
+            nonce: Samples.dialerNonce)
         #expect(
             again.handle(.frameReceived(hello))
                 == Self.refusal(.protocolViolation, "expected proof during the handshake, received hello"))

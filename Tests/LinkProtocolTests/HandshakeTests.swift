@@ -30,7 +30,8 @@ struct HandshakeTests {
         var dialer = Samples.watchDialer()
         var listener = Samples.phoneListener()
         let hello = LinkFrame.hello(
-            version: Handshake.protocolVersion, role: .watch, instance: Samples.watchInstance, nonce: Samples.dialerNonce)
+            version: Handshake.protocolVersion, role: .watch, instance: Samples.watchInstance,
+            nonce: Samples.dialerNonce)
         let challenge = LinkFrame.challenge(
             version: Handshake.protocolVersion,
             role: .phone,

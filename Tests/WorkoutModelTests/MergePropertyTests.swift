@@ -88,7 +88,8 @@ struct MergePropertyTests {
                 let c = copies.randomElement(using: &random)!
                 #expect(try a.merged(with: b) == b.merged(with: a), "seed \(seed): commutative")
                 #expect(
-                    try a.merged(with: b).merged(with: c) == a.merged(with: b.merged(with: c)), "seed \(seed): associative")
+                    try a.merged(with: b).merged(with: c) == a.merged(with: b.merged(with: c)),
+                    "seed \(seed): associative")
                 #expect(try a.merged(with: a) == a, "seed \(seed): idempotent")
                 #expect(try a.merged(with: b).merged(with: b) == a.merged(with: b), "seed \(seed): absorbs duplicates")
             }
@@ -217,8 +218,10 @@ struct HybridLogicalClockTests {
         let stamp = Stamp(time: at(1), counter: 12, origin: .watch)
         #expect(Stamp(text: stamp.description) == stamp)
         #expect(stamp.description == "2026-11-29T12:00:01.000000Z/12/watch")
-        for bad in ["", "2026-11-29T12:00:01Z/1", "2026-11-29T12:00:01Z/-1/phone", "2026-11-29T12:00:01Z/1/tablet",
-            "2026-11-29T12:00:01Z/x/phone", "2026-11-29T12:00:01Z/1/phone/"] {
+        for bad in [
+            "", "2026-11-29T12:00:01Z/1", "2026-11-29T12:00:01Z/-1/phone", "2026-11-29T12:00:01Z/1/tablet",
+            "2026-11-29T12:00:01Z/x/phone", "2026-11-29T12:00:01Z/1/phone/",
+        ] {
             #expect(Stamp(text: bad) == nil, "\(bad)")
         }
     }
