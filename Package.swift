@@ -75,7 +75,7 @@ let package = Package(
             dependencies: ["LinkRuntime", "SyncEngine", "PhoneStore", "WorkoutModel", "TestSupport", "DaemonRuntime"],
             swiftSettings: swiftSettings),
         // Test-only: manual clock, temporary directories, free ports, spawning daemons.
-        .target(name: "TestSupport", dependencies: ["LinkRuntime"], swiftSettings: swiftSettings),
+        .target(name: "TestSupport", dependencies: ["LinkRuntime", "WorkoutModel"], swiftSettings: swiftSettings),
 
         .testTarget(
             name: "WorkoutModelTests",

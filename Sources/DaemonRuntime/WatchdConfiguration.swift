@@ -18,12 +18,14 @@
 /// | `maximumFrameBytes` | integer, 128…16777216 | `1048576` | The largest link frame accepted or sent. |
 /// | `redialMaximumMilliseconds` | integer, 1…86400000 | `1000` | The longest pause between attempts to reach the phone. |
 /// | `logLevel` | `"debug"`, `"info"`, `"notice"`, `"warning"` or `"error"` | `"info"` | The least important log line written. |
+/// | `testClockOffsetSeconds` | integer, -86400…86400 | `0` | Test only: shifts the engine's clock (a skewed watch). |
 package struct WatchdConfiguration: Sendable, Equatable {
     /// Every key the file may contain.
     package static let keys: Set<String> = [
         "cacheDirectory", "stateDirectory", "phoneAddress", "pairingKeyFile", "adminSocket",
         "heartbeatIntervalMilliseconds", "missedHeartbeats", "handshakeTimeoutMilliseconds",
         "messageReplyTimeoutMilliseconds", "maximumFrameBytes", "redialMaximumMilliseconds", "logLevel",
+        "testClockOffsetSeconds",
     ]
 
     /// `cacheDirectory`, absolute.
@@ -50,6 +52,8 @@ package struct WatchdConfiguration: Sendable, Equatable {
     package var redialMaximum: Duration
     /// `logLevel`.
     package var logLevel: LogLevel
+    /// `testClockOffsetSeconds`: how far the watch's engine clock is from the machine's.
+    package var clockOffset: Duration = .zero
 
     /// A configuration with every value given, for tests and tools that build one in code.
     package init(
@@ -76,7 +80,7 @@ package struct WatchdConfiguration: Sendable, Equatable {
         path: String, workingDirectory: String? = nil
     ) throws(ConfigError) -> WatchdConfiguration {
         let file = try ConfigFile.load(path: path, knownKeys: keys, workingDirectory: workingDirectory)
-        return WatchdConfiguration(
+        var configuration = WatchdConfiguration(
             cacheDirectory: try file.path("cacheDirectory"),
             stateDirectory: try file.path("stateDirectory"),
             phoneAddress: try file.address("phoneAddress", default: "127.0.0.1:7420"),
@@ -89,5 +93,8 @@ package struct WatchdConfiguration: Sendable, Equatable {
             maximumFrameBytes: try file.integer("maximumFrameBytes", in: 128...16_777_216, default: 1_048_576),
             redialMaximum: try file.milliseconds("redialMaximumMilliseconds", default: 1000),
             logLevel: try file.choice("logLevel", default: LogLevel.info))
+        configuration.clockOffset = .seconds(
+            try file.integer("testClockOffsetSeconds", in: -86_400...86_400, default: 0))
+        return configuration
     }
 }

@@ -27,8 +27,9 @@
 ///   frames belong to the session, never to this machine. A ``FrameError`` from the decoder is handled by the
 ///   shell (error frame with ``FrameError/linkErrorCode``, close), not fed here.
 package struct Handshake: Sendable {
-    /// The protocol version this build speaks.
-    package static let protocolVersion: UInt16 = 1
+    /// The protocol version this build speaks. 2: workout documents carry per-field HLC stamps
+    /// (schemaVersion 2) and are merged; a version-1 peer would drop the stamps, so it is refused.
+    package static let protocolVersion: UInt16 = 2
     /// How long a handshake may take unless configured otherwise.
     package static let defaultTimeout: Duration = .seconds(5)
 

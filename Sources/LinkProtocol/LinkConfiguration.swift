@@ -2,7 +2,7 @@
 package struct LinkConfiguration: Sendable, Equatable {
     package var role: LinkRole
     /// Protocol version spoken in the handshake.
-    package var protocolVersion: UInt16 = 1
+    package var protocolVersion: UInt16 = Handshake.protocolVersion
     /// Largest frame (kind + body) accepted; a larger declared length closes the connection.
     package var maximumFrameLength: Int = 1 << 20
     /// A connection that has not authenticated within this is closed with `handshakeTimeout`.

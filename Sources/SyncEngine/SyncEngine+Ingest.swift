@@ -4,13 +4,15 @@ extension SyncEngine {
     /// `ingestFromWatch`: the intake gates for a workout update from the watch (message or userInfo),
     /// in order: the epoch veto (made against another phone epoch than this one: a reset phone must
     /// not take edits of its old state, an older restored one not those of a newer; an update naming
-    /// no epoch predates epochs and passes), tombstone veto, pending-delete veto, then the
-    /// `updatedAt` gate — strictly newer is accepted (status recomputed, written, cached, pushed as the
-    /// authoritative echo), strictly older re-pushes to correct the watch, equal is a duplicate or echo
-    /// and is ignored. The gate arbitrates timestamps, not content (seed 000's known limit; a per-log
-    /// merge would be the fix).
+    /// no epoch predates epochs and passes), tombstone veto, pending-delete veto, then the merge — the
+    /// watch's copy is merged into the phone's register by register (`WorkoutDocument.merged(with:)`).
+    /// A merge that changes the phone's copy is written, cached and pushed as the authoritative echo
+    /// (`merged`); one that changes nothing is an echo or duplicate (`unchanged`), re-pushed when the
+    /// watch's copy lacks something the phone has. When `needsDocument(_:)` says so the shell MUST load
+    /// the phone's copy from disk and pass it as `loaded` (an old run is only summarised in memory).
     package mutating func ingestFromWatch(
-        _ incoming: WorkoutDocument, epoch madeAgainst: Timestamp? = nil, now: Timestamp
+        _ incoming: WorkoutDocument, epoch madeAgainst: Timestamp? = nil, loaded: WorkoutDocument? = nil,
+        now: Timestamp
     ) -> (outcome: IngestOutcome, actions: [Action]) {
         var actions: [Action] = []
         let outcome: IngestOutcome
@@ -28,22 +30,38 @@ extension SyncEngine {
             outcome = .vetoedPendingDelete
             actions.append(.log("ingest \(incoming.id): vetoed, the run's delete is in flight; re-pushing"))
             push(now: now, force: true, reason: "pending-delete veto", into: &actions)
-        } else if let known = index.summaries[incoming.id], incoming.updatedAt < known.updatedAt {
-            outcome = .stale
-            actions.append(
-                .log("ingest \(incoming.id): stale (\(incoming.updatedAt) < \(known.updatedAt)); re-pushing to correct the watch"))
-            push(now: now, force: true, reason: "stale update", into: &actions)
-        } else if let known = index.summaries[incoming.id], incoming.updatedAt == known.updatedAt {
-            outcome = .duplicate
-            actions.append(.log("ingest \(incoming.id): duplicate or echo (updatedAt \(incoming.updatedAt)), ignored"))
         } else {
-            outcome = .accepted
-            var run = incoming
-            run.recomputeStatus(at: run.updatedAt)
-            stamper.observe(run.updatedAt)
-            write(run, now: now, into: &actions)
-            actions.append(.log("ingest \(run.id): accepted (\(run.status.rawValue), updatedAt \(run.updatedAt))"))
-            push(now: now, force: false, reason: "watch update", into: &actions)
+            clock.observe(incoming)
+            let known = documents[incoming.id] ?? loaded
+            let merged: WorkoutDocument
+            do throws(MergeError) {
+                // Merging with nothing would overwrite a run the shell failed to load: refuse instead.
+                guard known != nil || !needsDocument(incoming.id) else {
+                    throw MergeError(run: incoming.id, reason: "the phone's copy is not loaded")
+                }
+                merged = try known.map { known throws(MergeError) in try known.merged(with: incoming) } ?? incoming
+            } catch {
+                ingestCounts[.refused, default: 0] += 1
+                actions.append(.log("ingest \(incoming.id): refused, \(error); re-pushing"))
+                push(now: now, force: true, reason: "refused update", into: &actions)
+                return (.refused, actions)
+            }
+            if merged == known {
+                outcome = .unchanged
+                if incoming == merged {
+                    actions.append(
+                        .log("ingest \(incoming.id): unchanged (duplicate or echo, version \(merged.version))"))
+                } else {
+                    actions.append(.log("ingest \(incoming.id): unchanged (the watch's copy is behind); re-pushing"))
+                    push(now: now, force: true, reason: "watch behind", into: &actions)
+                }
+            } else {
+                outcome = .merged
+                write(merged, now: now, into: &actions)
+                actions.append(
+                    .log("ingest \(merged.id): merged (\(merged.status.rawValue), version \(merged.version))"))
+                push(now: now, force: false, reason: "watch update", into: &actions)
+            }
         }
         ingestCounts[outcome, default: 0] += 1
         return (outcome, actions)

@@ -123,7 +123,7 @@ extension SyncEngine {
             }
             let run: WorkoutDocument
             do {
-                run = try WorkoutDocument.start(from: split, id: runID, at: stamper.stamp(at: now))
+                run = try WorkoutDocument.start(from: split, id: runID, at: clock.stamp(at: now))
             } catch {
                 throw .refused(error)
             }
@@ -206,7 +206,7 @@ extension SyncEngine {
     /// Applies a model mutation to a cached run with a fresh stamp, then writes it.
     private mutating func mutate(
         _ runID: DocumentID, log logIndex: Int? = nil, now: Timestamp, into actions: inout [Action],
-        _ change: (inout WorkoutDocument, Timestamp) throws(MutationError) -> Void
+        _ change: (inout WorkoutDocument, Stamp) throws(MutationError) -> Void
     ) throws(OperationError) {
         guard tombstones[runID] == nil, pendingDeletes[runID] == nil else { throw .deleted(runID) }
         guard index.summaries[runID] != nil else { throw .unknownRun(runID) }
@@ -214,9 +214,9 @@ extension SyncEngine {
         if let logIndex, !run.logs.indices.contains(logIndex) {
             throw .logIndexOutOfRange(run: runID, index: logIndex, count: run.logs.count)
         }
-        stamper.observe(run.updatedAt)
+        clock.observe(run)
         do {
-            try change(&run, stamper.stamp(at: now))
+            try change(&run, clock.stamp(at: now))
         } catch {
             throw .refused(error)
         }

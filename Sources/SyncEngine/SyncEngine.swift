@@ -81,8 +81,10 @@ package struct SyncEngine: Sendable {
 
     /// How `ingestFromWatch` decided; a message-delivered update is answered with it.
     package enum IngestOutcome: String, Equatable, Sendable, Codable, CaseIterable {
-        /// Strictly newer: written, cached and echoed in the next push.
-        case accepted
+        /// The watch's copy changed the phone's (merged register by register): written, cached, echoed.
+        case merged
+        /// Merging changed nothing (an echo, a duplicate, or an older copy — then re-pushed).
+        case unchanged
         /// The run has a tombstone: no write; re-pushed so the watch drops it.
         case vetoedTombstoned
         /// The run's delete is in flight (stub not yet on disk): same as a tombstone.
@@ -90,10 +92,8 @@ package struct SyncEngine: Sendable {
         /// Made against another phone epoch (before a reset, or against a newer state than this one,
         /// restored from a backup): no write; re-pushed so the watch follows this state.
         case vetoedEpoch
-        /// Strictly older than the phone's copy: no write; re-pushed to correct the watch.
-        case stale
-        /// Same `updatedAt` as the phone's copy: an echo or duplicate, ignored.
-        case duplicate
+        /// Not a copy of the phone's run (its skeleton differs): no write; re-pushed.
+        case refused
     }
 
     package var splits: [DocumentID: SplitDocument] = [:]
@@ -131,7 +131,11 @@ package struct SyncEngine: Sendable {
     package private(set) var epoch: Timestamp?
     package var ingestCounts: [IngestOutcome: Int] = [:]
     package let policy: PushPolicy
+    /// Stamps split and tombstone times (`updatedAt`, `deletedAt`).
     var stamper = EditStamper()
+    /// Stamps every edit of a run. The shell restores its persisted high-water mark before the scan
+    /// and persists `clock.last` whenever it moves, so a restart never stamps below an earlier edit.
+    package var clock = HybridLogicalClock(origin: .phone)
     /// Live files found next to their own tombstone during the scan; removed once the scan is done.
     var orphanedLiveFiles: [(DocumentID, Timestamp)] = []
     /// The same for split files (stubs are scanned first, so this is how a tombstoned split is met).
@@ -234,7 +238,7 @@ package struct SyncEngine: Sendable {
             }
             splits[split.id] = split
         case .workout(let run):
-            stamper.observe(run.updatedAt)
+            clock.observe(run)
             if tombstones[run.id] != nil || pendingDeletes[run.id] != nil {
                 orphanedLiveFiles.append((run.id, run.startedAt))
                 return
@@ -260,8 +264,8 @@ package struct SyncEngine: Sendable {
             }
             // Our own writes come back through the watcher, possibly late (an older version read after
             // a newer write): a copy not newer than the phone's is an echo, never a rollback.
-            if let known = index.summaries[run.id], run.updatedAt <= known.updatedAt { return }
-            stamper.observe(run.updatedAt)
+            if let known = index.summaries[run.id], run.version <= known.version { return }
+            clock.observe(run)
             cache(run, now: now)
             actions.append(.log("external change: run \(run.id)"))
         case .documentChanged(.split(let split)):

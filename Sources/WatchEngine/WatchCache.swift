@@ -5,9 +5,9 @@ import WorkoutModel
 /// Workouts and splits are kept by ID; settings and edit locks are whatever the last applied push
 /// said. The one piece of bookkeeping the phone does not send is `undeliveredEdits`: for each run the
 /// watch edited, the `updatedAt` of its newest local edit that no applied push has confirmed yet.
-/// A mark is set by every local edit and cleared when a push carries that run with an `updatedAt` at
-/// least as new (the phone's echo, or a newer phone edit that supersedes it). While a mark stands,
-/// an older pushed copy does not roll the run back (`WatchCacheApplier`).
+/// A mark is set by every local edit and cleared when a push carries that run with every local
+/// register covered (the phone merged the edit). While a mark stands, a pushed copy is merged into
+/// the local one instead of replacing it (`WatchCacheApplier`).
 package struct WatchCache: Equatable, Sendable {
     package private(set) var workouts: [DocumentID: WorkoutDocument]
     package private(set) var splits: [DocumentID: SplitDocument]
@@ -30,11 +30,9 @@ package struct WatchCache: Equatable, Sendable {
     /// Rebuilds the cache from the documents found in the watch's cache files at start-up.
     ///
     /// Which of them carry an undelivered local edit is not stored, so every restored run is marked
-    /// undelivered at its own `updatedAt`. That is safe: the phone's copy of a run only ever moves
-    /// forward, so a push that carries the run at an older `updatedAt` than the watch's file can only
-    /// mean the file holds a local edit the phone has not confirmed; a push at the same or a newer
-    /// stamp clears the mark as usual. Settings and locks come from the persisted context, which the
-    /// engine re-applies right after.
+    /// undelivered at its own `updatedAt`. That is safe: a push whose copy covers the file clears the
+    /// mark as usual, and one that does not is merged with it, so an unconfirmed edit survives.
+    /// Settings and locks come from the persisted context, which the engine re-applies right after.
     package init(restoringWorkouts workouts: some Sequence<WorkoutDocument>, splits: some Sequence<SplitDocument>) {
         self.init()
         for run in workouts {

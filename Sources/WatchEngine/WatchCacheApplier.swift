@@ -5,9 +5,11 @@ import WorkoutModel
 /// The rules (seed 000 §1, ARCHITECTURE §5):
 /// - every document sent is upserted, then every document absent is pruned: the pushed sets are
 ///   authoritative, which is how a delete or discard on the phone reaches the watch;
-/// - a run whose newer local edit is still undelivered (its mark is later than the pushed
-///   `updatedAt`) keeps the local copy; a pushed copy at the same or a later stamp replaces it and
-///   clears the mark (the echo, or a newer phone edit);
+/// - a run with a local edit still undelivered is merged with the pushed copy register by register
+///   (`WorkoutDocument.merged(with:)`), so neither the watch's edit nor a concurrent phone edit of
+///   another set is lost; the mark is cleared once a pushed copy covers every local register (the
+///   phone has merged the edit); a run without one takes the pushed copy (the phone's is the
+///   authoritative state);
 /// - a run absent from the push is pruned even with an undelivered edit: the phone deleted it, and
 ///   tombstones win;
 /// - settings, edit locks and the runs held back to fit the context limit are replaced by the pushed ones;
@@ -33,16 +35,18 @@ package enum WatchCacheApplier {
         var report = ContextApplyReport()
         let pushedRunIDs = Set(context.workouts.map(\.id))
         for pushed in context.workouts {
-            if let mark = cache.undeliveredEdits[pushed.id] {
-                if pushed.updatedAt < mark {
+            var run = pushed
+            if cache.hasUndeliveredEdit(pushed.id), let local = cache.workouts[pushed.id] {
+                if local.isCovered(by: pushed) {
+                    cache.clearUndeliveredEdit(pushed.id)
+                    report.confirmedEdits.append(pushed.id)
+                } else if let merged = try? local.merged(with: pushed) {
+                    run = merged
                     report.keptLocal.append(pushed.id)
-                    continue
                 }
-                cache.clearUndeliveredEdit(pushed.id)
-                report.confirmedEdits.append(pushed.id)
             }
-            if cache.workouts[pushed.id] != pushed {
-                cache.storePushed(pushed)
+            if cache.workouts[pushed.id] != run {
+                cache.storePushed(run)
                 report.upsertedWorkouts.append(pushed.id)
             }
         }
@@ -84,9 +88,9 @@ package struct ContextApplyReport: Equatable, Sendable {
     package var upsertedWorkouts: [DocumentID] = []
     /// Runs removed because the push no longer carries them (undelivered edits included).
     package var prunedWorkouts: [DocumentID] = []
-    /// Runs whose local copy was kept: its undelivered edit is newer than the pushed copy.
+    /// Runs whose undelivered local edit the pushed copy lacks: the two were merged, the edit kept.
     package var keptLocal: [DocumentID] = []
-    /// Runs whose undelivered-edit mark this push cleared (the pushed copy is as new or newer).
+    /// Runs whose undelivered-edit mark this push cleared (the pushed copy covers the local edit).
     package var confirmedEdits: [DocumentID] = []
     package var upsertedSplits: [DocumentID] = []
     package var prunedSplits: [DocumentID] = []

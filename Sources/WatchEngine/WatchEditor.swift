@@ -35,29 +35,29 @@ package enum EditRefusal: Error, Equatable, Sendable, CustomStringConvertible {
 
 /// Applies a person's edits to the watch's cache optimistically and stamps them.
 ///
-/// It owns the watch's `EditStamper`: before stamping it observes the run's current `updatedAt`, so
-/// the local stamp is strictly later than the phone's copy (and than every earlier local stamp) and
-/// the phone's `updatedAt` gate accepts it as newer. The stored document is marked as an undelivered
-/// local edit; forwarding it to the phone is the caller's job (`WatchEngine`).
+/// It owns the watch's hybrid logical clock: before stamping it observes the run's stamps, so the
+/// local edit outranks everything it was made on top of, whatever the wall clocks say. The stored
+/// document is marked as an undelivered local edit; forwarding it to the phone is the caller's job
+/// (`WatchEngine`).
 package struct WatchEditor: Equatable, Sendable {
-    package private(set) var stamper: EditStamper
+    package internal(set) var clock: HybridLogicalClock
 
-    package init(stamper: EditStamper = EditStamper()) {
-        self.stamper = stamper
+    package init(clock: HybridLogicalClock = HybridLogicalClock(origin: .watch)) {
+        self.clock = clock
     }
 
     /// Applies `edit` to the run and returns the stored document.
     ///
-    /// Refuses — leaving the cache and the stamper untouched — when the run is unknown, parked by an
+    /// Refuses — leaving the cache and the clock untouched — when the run is unknown, parked by an
     /// edit lock, or the model throws.
     package mutating func apply(
         _ edit: WatchEdit, toRun runID: DocumentID, in cache: inout WatchCache, at now: Timestamp
     ) throws(EditRefusal) -> WorkoutDocument {
         guard var run = cache.workouts[runID] else { throw .unknownRun(runID) }
         guard !cache.isParked(run) else { throw .editingOnPhone(runID) }
-        var stamper = self.stamper
-        stamper.observe(run.updatedAt)
-        let stamp = stamper.stamp(at: now)
+        var clock = self.clock
+        clock.observe(run)
+        let stamp = clock.stamp(at: now)
         do throws(MutationError) {
             switch edit {
             case .completeSet(let logID, let setIndex, let reps, let weight):
@@ -78,7 +78,7 @@ package struct WatchEditor: Equatable, Sendable {
         } catch {
             throw .refusedByModel(run: runID, error)
         }
-        self.stamper = stamper
+        self.clock = clock
         cache.storeLocalEdit(run)
         return run
     }
@@ -90,8 +90,8 @@ package struct WatchEditor: Equatable, Sendable {
         _ metrics: SessionMetrics, onRun runID: DocumentID, in cache: inout WatchCache, at now: Timestamp
     ) -> WorkoutDocument? {
         guard var run = cache.workouts[runID] else { return nil }
-        stamper.observe(run.updatedAt)
-        run.recordMetrics(metrics, at: stamper.stamp(at: now))
+        clock.observe(run)
+        run.recordMetrics(metrics, at: clock.stamp(at: now))
         cache.storeLocalEdit(run)
         return run
     }

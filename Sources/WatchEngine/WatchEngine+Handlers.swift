@@ -3,8 +3,8 @@ import WorkoutModel
 extension WatchEngine {
     /// Cold launch (S9): re-apply the persisted context eagerly, reconcile the session against it (it
     /// may have ended while watchd was down), re-forward every local edit the phone has not confirmed
-    /// (a message in flight when the process died is lost; the phone's `updatedAt` gate makes a
-    /// duplicate harmless), and ask for a sync if the phone is already reachable.
+    /// (a message in flight when the process died is lost; the phone's merge makes a duplicate
+    /// harmless), and ask for a sync if the phone is already reachable.
     mutating func started(lastContext: [UInt8]?, now: Timestamp) -> [Action] {
         var actions: [Action] = []
         var report = ContextApplyReport()
@@ -150,7 +150,7 @@ extension WatchEngine {
     }
 
     /// Maps the coordinator's actions to the shell's; `saveMetrics` records the metrics on the run
-    /// (stamped by the editor's stamper) and returns the run, which the caller writes and forwards.
+    /// (stamped by the editor's clock) and returns the run, which the caller writes and forwards.
     mutating func performSessionActions(
         _ coordinatorActions: [WorkoutSessionCoordinator.Action]
     ) -> (saved: [WorkoutDocument], actions: [Action]) {

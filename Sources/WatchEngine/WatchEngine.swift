@@ -99,14 +99,15 @@ package struct WatchEngine: Sendable {
     var nextToken = MessageToken(rawValue: 1)
 
     /// Builds the engine from what the shell restored: the cache files, the last session record and
-    /// the workout updates still in the durable outbox.
+    /// the workout updates still in the durable outbox, and the clock's persisted high-water mark
+    /// (persist `editor.clock.last` whenever it moves).
     package init(
         cache: WatchCache = WatchCache(), session: SessionRecord? = nil, queued: [WatchToPhoneMessage] = [],
-        phoneEpoch: Timestamp? = nil
+        phoneEpoch: Timestamp? = nil, clockHighWater: Stamp? = nil
     ) {
         self.cache = cache
         self.phoneEpoch = phoneEpoch
-        editor = WatchEditor()
+        editor = WatchEditor(clock: HybridLogicalClock(origin: .watch, highWater: clockHighWater))
         coordinator = WorkoutSessionCoordinator(restoring: session)
         for case .workoutUpdate(let run, let epoch) in queued where epoch == phoneEpoch { noteQueued(run) }
     }

@@ -23,13 +23,17 @@ package enum DocumentError: Error, Equatable, Sendable, CustomStringConvertible 
 
 /// A value that lands on disk or crosses the wire as a JSON document with a `schemaVersion` field.
 package protocol VersionedDocument: Codable, Equatable, Sendable {
-    /// The schema version this build writes and the only one it reads.
+    /// The schema version this build writes.
     static var currentSchemaVersion: Int { get }
+    /// The oldest version this build reads (older ones are migrated on decode); defaults to the current one.
+    static var oldestReadableSchemaVersion: Int { get }
     /// Checks what JSON types alone cannot (ranges, cross-field consistency); throws `malformed`.
     func validate() throws(DocumentError)
 }
 
 extension VersionedDocument {
+    package static var oldestReadableSchemaVersion: Int { currentSchemaVersion }
+
     package func validate() throws(DocumentError) {}
 }
 
@@ -62,7 +66,7 @@ package enum DocumentCoder {
         guard let found = probe.schemaVersion else {
             throw .malformed(type: name, field: "schemaVersion", reason: "missing")
         }
-        guard found == T.currentSchemaVersion else {
+        guard (T.oldestReadableSchemaVersion...T.currentSchemaVersion).contains(found) else {
             throw .unsupportedSchemaVersion(type: name, found: found, supported: T.currentSchemaVersion)
         }
         let value: T

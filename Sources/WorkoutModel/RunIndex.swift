@@ -10,8 +10,10 @@ package struct RunIndex: Sendable, Equatable {
         package var status: WorkoutStatus
         package var startedAt: Timestamp
         package var endedAt: Timestamp?
-        /// The run's `updatedAt`, so the ingest gate can compare without loading the document.
+        /// The run's `updatedAt` and `version` (its newest stamp), so a late echo of an older copy is
+        /// recognised without loading the document.
         package var updatedAt: Timestamp
+        package var version: Stamp
 
         package init(_ run: WorkoutDocument) {
             id = run.id
@@ -19,6 +21,7 @@ package struct RunIndex: Sendable, Equatable {
             startedAt = run.startedAt
             endedAt = run.endedAt
             updatedAt = run.updatedAt
+            version = run.version
         }
     }
 

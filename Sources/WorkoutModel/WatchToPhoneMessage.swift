@@ -13,8 +13,8 @@
 /// - `workoutUpdate`: the whole document after an optimistic edit on the watch (or after the workout
 ///   session recorded its metrics), with the phone epoch of the state it was made against (absent
 ///   when the watch has never applied a context that named one). The phone gates it by epoch (made
-///   against another epoch: never written), by tombstones and by `updatedAt` (strictly newer is
-///   written, equal is an echo, older is answered with a fresh push).
+///   against another epoch: never written), vetoes it for a deleted run, else merges it into its
+///   copy per field by stamp (a change is written, an echo or older copy changes nothing).
 /// - `requestSync`: the watch asks for a fresh full push (cold launch, S9). Best effort, message only.
 package enum WatchToPhoneMessage: VersionedDocument {
     package static let currentSchemaVersion = 1

@@ -32,23 +32,22 @@ extension WorkoutDocument {
     /// rewrite this run. Log IDs are derived from the run ID (its last four hex digits replaced by the
     /// log's index), which keeps them unique within the run without a random source.
     package static func start(
-        from split: SplitDocument, id: DocumentID, at stamp: Timestamp
+        from split: SplitDocument, id: DocumentID, at stamp: Stamp
     ) throws(MutationError) -> WorkoutDocument {
         guard !split.exercises.isEmpty else { throw .splitHasNoExercises(split: split.id) }
         let logs = split.exercises.enumerated().map { index, exercise in
             ExerciseLog(
                 id: logID(run: id, index: index), exerciseName: exercise.name, equipment: exercise.equipment,
-                targetReps: exercise.targetReps, targetWeight: exercise.targetWeight, setCount: exercise.targetSets)
+                targetReps: exercise.targetReps, targetWeight: exercise.targetWeight, setCount: exercise.targetSets,
+                stamp: stamp)
         }
-        var run = WorkoutDocument(
-            id: id, splitID: split.id, splitName: split.name, startedAt: stamp, logs: logs, updatedAt: stamp)
-        run.recomputeStatus(at: stamp)
-        return run
+        return WorkoutDocument(
+            id: id, splitID: split.id, splitName: split.name, startedAt: stamp.time, logs: logs, stamp: stamp)
     }
 
     /// Marks set `setIndex` of `logID` done with the reps and weight lifted (a redo overwrites them).
     package mutating func completeSet(
-        logID: DocumentID, setIndex: Int, reps: Int, weight: Double, at stamp: Timestamp
+        logID: DocumentID, setIndex: Int, reps: Int, weight: Double, at stamp: Stamp
     ) throws(MutationError) {
         guard reps >= 0 else { throw .invalidValue(field: "reps", reason: "must not be negative") }
         guard weight.isFinite, weight >= 0 else {
@@ -59,90 +58,94 @@ extension WorkoutDocument {
             throw .setOutOfRange(log: logID, index: setIndex, count: logs[index].sets.count)
         }
         guard !logs[index].isResolved else { throw .logAlreadyResolved(logID) }
-        logs[index].sets[setIndex] = SetRecord(reps: reps, weight: weight, completedAt: stamp)
-        logs[index].resolution = Self.resolutionFromSets(logs[index].sets)
+        logs[index].sets[setIndex] = SetRecord(reps: reps, weight: weight, completedAt: stamp.time, stamp: stamp)
         finish(at: stamp)
     }
 
-    /// Clears a done set; the log falls back to in progress, or not started when no set is left done.
-    package mutating func undoSet(logID: DocumentID, setIndex: Int, at stamp: Timestamp) throws(MutationError) {
+    /// Clears a done set; the log falls back to in progress, or not started when no set is left done
+    /// (a skipped log stays skipped).
+    package mutating func undoSet(logID: DocumentID, setIndex: Int, at stamp: Stamp) throws(MutationError) {
         let index = try logIndex(logID)
         guard logs[index].sets.indices.contains(setIndex) else {
             throw .setOutOfRange(log: logID, index: setIndex, count: logs[index].sets.count)
         }
         guard logs[index].sets[setIndex].isDone else { throw .setNotDone(log: logID, index: setIndex) }
-        logs[index].sets[setIndex] = SetRecord()
-        if logs[index].resolution != .skipped {
-            logs[index].resolution = Self.resolutionFromSets(logs[index].sets)
-        }
+        logs[index].sets[setIndex] = SetRecord(stamp: stamp)
         finish(at: stamp)
     }
 
     /// Skips a log that is not resolved yet; its done sets are kept.
-    package mutating func skipLog(logID: DocumentID, at stamp: Timestamp) throws(MutationError) {
+    package mutating func skipLog(logID: DocumentID, at stamp: Stamp) throws(MutationError) {
         let index = try logIndex(logID)
         guard !logs[index].isResolved else { throw .logAlreadyResolved(logID) }
-        logs[index].resolution = .skipped
+        mark(index, .skipped, at: stamp)
         finish(at: stamp)
     }
 
     /// Reopens a completed or skipped log so it can be changed; a completed run goes back to in progress.
-    package mutating func reopenLog(logID: DocumentID, at stamp: Timestamp) throws(MutationError) {
+    package mutating func reopenLog(logID: DocumentID, at stamp: Stamp) throws(MutationError) {
         let index = try logIndex(logID)
         guard logs[index].isResolved else { throw .logNotResolved(logID) }
-        logs[index].resolution = .inProgress
+        mark(index, .reopened, at: stamp)
         finish(at: stamp)
     }
 
     /// "Save Workout" / end keeping progress: every unfinished log is skipped, so the run resolves to
     /// completed with its done sets kept. A no-op error on a run that is already completed.
-    package mutating func endKeepingProgress(at stamp: Timestamp) throws(MutationError) {
+    package mutating func endKeepingProgress(at stamp: Stamp) throws(MutationError) {
         guard status != .completed else { throw .runCompleted(id) }
         for index in logs.indices where !logs[index].isResolved {
-            logs[index].resolution = .skipped
+            mark(index, .skipped, at: stamp)
         }
         finish(at: stamp)
     }
 
     /// Opens a pause; paused time is excluded from the active duration.
-    package mutating func pause(at stamp: Timestamp) throws(MutationError) {
+    package mutating func pause(at stamp: Stamp) throws(MutationError) {
         guard status != .completed else { throw .runCompleted(id) }
         guard !isPaused else { throw .alreadyPaused }
-        pauses.append(PauseInterval(start: stamp))
+        pauses.append(PauseInterval(start: stamp.time))
+        pausesStamp = stamp
         finish(at: stamp)
     }
 
     /// Closes the open pause.
-    package mutating func resume(at stamp: Timestamp) throws(MutationError) {
+    package mutating func resume(at stamp: Stamp) throws(MutationError) {
         guard isPaused else { throw .notPaused }
-        pauses[pauses.count - 1].end = stamp
+        pauses[pauses.count - 1].end = max(stamp.time, pauses[pauses.count - 1].start)
+        pausesStamp = stamp
         finish(at: stamp)
     }
 
     /// Records what the watch session measured when it finished and saved.
-    package mutating func recordMetrics(_ metrics: SessionMetrics, at stamp: Timestamp) {
+    package mutating func recordMetrics(_ metrics: SessionMetrics, at stamp: Stamp) {
         self.metrics = metrics
+        metricsStamp = stamp
         finish(at: stamp)
     }
 
-    /// The one shared status rule (seed 001). Every mutation calls it: a log is resolved when completed
-    /// or skipped; all resolved → completed with the end stamped (an open pause closes there); any
-    /// log started → in progress with the end cleared; otherwise not started. It also moves
-    /// `currentStateIndex` to the first unfinished set.
-    package mutating func recomputeStatus(at now: Timestamp) {
+    /// The one shared status rule (seed 001), a pure function of the registers, so two replicas with
+    /// the same registers derive the same run. A log's resolution: its mark when the mark is not older
+    /// than every set edit of the log (skipped, or reopened = in progress); otherwise completed when
+    /// every set is done, skipped when it carries a skip mark (a set completed after a skip — the
+    /// watch's concurrent completion of a set of a run the phone ended — lands in the skipped log),
+    /// in progress when some set is done, not started else. The run: all logs resolved → completed,
+    /// with `endedAt` from the `ending` register (or, when only a merge completed it, the time of its
+    /// latest log edit); any log not at not-started → in progress; else not started.
+    /// `currentStateIndex` moves to the first unfinished set, `updatedAt` to the newest stamp.
+    package mutating func recomputeDerived() {
+        for index in logs.indices {
+            logs[index].resolution = Self.resolution(of: logs[index])
+        }
         if !logs.isEmpty, logs.allSatisfy(\.isResolved) {
             status = .completed
-            let end = endedAt ?? now
-            endedAt = end
-            if isPaused { pauses[pauses.count - 1].end = max(end, pauses[pauses.count - 1].start) }
-        } else if logs.contains(where: { $0.resolution != .notStarted }) {
-            status = .inProgress
-            endedAt = nil
+            endedAt = ending.at ?? logs.map(\.version).max().map(\.time)
         } else {
-            status = .notStarted
+            status = logs.contains(where: { $0.resolution != .notStarted }) ? .inProgress : .notStarted
             endedAt = nil
         }
         currentStateIndex = firstUnfinishedSetIndex
+        updatedAt = version.time
     }
 
     /// Time from `startedAt` to `end` (or to `endedAt` when nil), with paused time taken out.
@@ -193,9 +196,25 @@ extension WorkoutDocument {
         return nil
     }
 
-    private mutating func finish(at stamp: Timestamp) {
-        recomputeStatus(at: stamp)
-        updatedAt = stamp
+    /// After an edit: derive, then write the `ending` register when the edit ended or reopened the
+    /// run (an open pause closes at the end, as part of the same edit).
+    private mutating func finish(at stamp: Stamp) {
+        recomputeDerived()
+        if status == .completed, ending.at == nil {
+            ending = Ending(at: stamp.time, stamp: stamp)
+            if let last = pauses.last, last.end == nil {
+                pauses[pauses.count - 1].end = max(stamp.time, last.start)
+                pausesStamp = stamp
+            }
+        } else if status != .completed, ending.at != nil {
+            ending = Ending(at: nil, stamp: stamp)
+        }
+        recomputeDerived()
+    }
+
+    private mutating func mark(_ index: Int, _ mark: LogMark, at stamp: Stamp) {
+        logs[index].mark = mark
+        logs[index].markStamp = stamp
     }
 
     private func logIndex(_ logID: DocumentID) throws(MutationError) -> Int {
@@ -203,9 +222,14 @@ extension WorkoutDocument {
         return index
     }
 
-    private static func resolutionFromSets(_ sets: [SetRecord]) -> LogResolution {
-        if sets.allSatisfy(\.isDone) { return .completed }
-        return sets.contains(where: \.isDone) ? .inProgress : .notStarted
+    private static func resolution(of log: ExerciseLog) -> LogResolution {
+        let newestSetEdit = log.sets.map(\.stamp).max()
+        if let mark = log.mark, newestSetEdit.map({ log.markStamp >= $0 }) ?? true {
+            return mark == .skipped ? .skipped : .inProgress
+        }
+        if log.sets.allSatisfy(\.isDone) { return .completed }
+        if log.mark == .skipped { return .skipped }
+        return log.sets.contains(where: \.isDone) ? .inProgress : .notStarted
     }
 
     private static func logID(run: DocumentID, index: Int) -> DocumentID {

@@ -1,33 +1,50 @@
 /// One run of a split: a snapshot of the split's exercises with what the person actually did.
 ///
 /// Stored as `Workouts/<YYYY>/<MM>/<id>.json` (the year and month of `startedAt`, UTC). Every
-/// mutation goes through `WorkoutDocument+Mutations.swift`, which recomputes `status` with the one
-/// shared rule (`recomputeStatus(at:)`) and stamps `updatedAt`.
+/// mutation goes through `WorkoutDocument+Mutations.swift`.
+///
+/// Schema version 2 is a state-based CRDT (`WorkoutDocument+Merge.swift`): the run's skeleton (IDs,
+/// names, targets, set counts, `startedAt`) never changes after the start; every editable field is
+/// a register with its own hybrid-logical-clock stamp — each set's record, each log's `mark`
+/// (skipped / reopened), the pause list, the metrics and the `ending` (when the run was ended) — and
+/// `status`, `endedAt`, each log's `resolution`, `currentStateIndex` and `updatedAt` are derived
+/// from the registers (`recomputeDerived()`), stored only for readers. Version-1 documents are
+/// migrated on read (every register stamped from their `updatedAt`) and written back as version 2
+/// on their next write.
 package struct WorkoutDocument: VersionedDocument, Identifiable {
-    package static let currentSchemaVersion = 1
+    package static let currentSchemaVersion = 2
+    package static let oldestReadableSchemaVersion = 1
 
     package var schemaVersion: Int
     package var id: DocumentID
     package var splitID: DocumentID
     /// The split's name when the run started (a snapshot, like the exercises).
     package var splitName: String
+    /// Derived from the logs (seed 001's rule).
     package var status: WorkoutStatus
     /// When the run was minted; decides the file's `<YYYY>/<MM>` and starts the active duration.
     package var startedAt: Timestamp
-    /// Stamped when every log is resolved; cleared when the run is reopened or reset.
+    /// Derived: present exactly when the run is completed — the `ending` register's time, or (when
+    /// the run completed only by merging two copies) the time of its latest log edit.
     package var endedAt: Timestamp?
     package var logs: [ExerciseLog]
     /// Flow position: the index, counting sets across logs in order, of the first unfinished set
     /// (equal to the total set count when every log is resolved). Run screens jump forward to it.
     package var currentStateIndex: Int
     package var pauses: [PauseInterval]
+    package var pausesStamp: Stamp
     /// What the watch's workout session recorded when it finished and saved; nil until then.
     package var metrics: SessionMetrics?
+    package var metricsStamp: Stamp
+    /// The register an edit writes when it ends the run (the time) or reopens it (nil).
+    package var ending: Ending
+    /// Derived: the time of the run's latest stamp (`version`).
     package var updatedAt: Timestamp
 
+    /// A run minted by `stamp`: every register starts at it.
     package init(
         id: DocumentID, splitID: DocumentID, splitName: String, startedAt: Timestamp, logs: [ExerciseLog],
-        updatedAt: Timestamp
+        stamp: Stamp
     ) {
         schemaVersion = Self.currentSchemaVersion
         self.id = id
@@ -39,28 +56,33 @@ package struct WorkoutDocument: VersionedDocument, Identifiable {
         self.logs = logs
         currentStateIndex = 0
         pauses = []
+        pausesStamp = stamp
         metrics = nil
-        self.updatedAt = updatedAt
+        metricsStamp = stamp
+        ending = Ending(at: nil, stamp: stamp)
+        updatedAt = stamp.time
+        recomputeDerived()
     }
 
     /// Whether the run still shows in the active list (not started or in progress).
     package var isActive: Bool { status.isActive }
 
-    /// Whether a pause is open.
-    package var isPaused: Bool { pauses.last.map { $0.end == nil } ?? false }
+    /// Whether a pause is open (a completed run is never paused: its open pause ends at `endedAt`).
+    package var isPaused: Bool { status != .completed && (pauses.last.map { $0.end == nil } ?? false) }
 
     /// The total number of sets across every log.
     package var totalSetCount: Int { logs.reduce(0) { $0 + $1.sets.count } }
 
+    /// The largest stamp anywhere in the run: two copies with the same registers have the same version.
+    package var version: Stamp {
+        var newest = max(pausesStamp, metricsStamp, ending.stamp)
+        for log in logs { newest = max(newest, log.version) }
+        return newest
+    }
+
     package func validate() throws(DocumentError) {
         let type = "WorkoutDocument"
         guard !logs.isEmpty else { throw .malformed(type: type, field: "logs", reason: "a run has at least one log") }
-        guard (status == .completed) == (endedAt != nil) else {
-            throw .malformed(type: type, field: "endedAt", reason: "present exactly when status is completed")
-        }
-        guard (0...totalSetCount).contains(currentStateIndex) else {
-            throw .malformed(type: type, field: "currentStateIndex", reason: "outside 0...\(totalSetCount)")
-        }
         for (logIndex, log) in logs.enumerated() {
             guard !log.sets.isEmpty else {
                 throw .malformed(type: type, field: "logs[\(logIndex)].sets", reason: "a log has at least one set")
@@ -75,6 +97,17 @@ package struct WorkoutDocument: VersionedDocument, Identifiable {
                 }
             }
         }
+    }
+}
+
+/// The `ending` register of a run: when an edit ended it, or nil after one reopened it.
+package struct Ending: Codable, Equatable, Sendable {
+    package var at: Timestamp?
+    package var stamp: Stamp
+
+    package init(at: Timestamp?, stamp: Stamp) {
+        self.at = at
+        self.stamp = stamp
     }
 }
 
@@ -101,19 +134,25 @@ package struct ExerciseLog: Codable, Equatable, Sendable, Identifiable {
     package var targetReps: Int
     package var targetWeight: Double
     package var sets: [SetRecord]
+    /// Derived from `sets` and `mark` (`WorkoutDocument.recomputeDerived()`).
     package var resolution: LogResolution
+    /// The person's explicit decision on the log (skipped or reopened), a register stamped `markStamp`.
+    package var mark: LogMark?
+    package var markStamp: Stamp
 
     package init(
         id: DocumentID, exerciseName: String, equipment: String, targetReps: Int, targetWeight: Double,
-        setCount: Int
+        setCount: Int, stamp: Stamp
     ) {
         self.id = id
         self.exerciseName = exerciseName
         self.equipment = equipment
         self.targetReps = targetReps
         self.targetWeight = targetWeight
-        sets = Array(repeating: SetRecord(), count: setCount)
+        sets = Array(repeating: SetRecord(stamp: stamp), count: setCount)
         resolution = .notStarted
+        mark = nil
+        markStamp = stamp
     }
 
     /// A log is resolved when completed or skipped.
@@ -121,6 +160,17 @@ package struct ExerciseLog: Codable, Equatable, Sendable, Identifiable {
 
     /// The number of sets marked done.
     package var completedSetCount: Int { sets.filter(\.isDone).count }
+
+    /// The largest stamp of the log's registers.
+    package var version: Stamp { sets.reduce(markStamp) { max($0, $1.stamp) } }
+}
+
+/// What a person decided about a log as a whole.
+package enum LogMark: String, Codable, Sendable, CaseIterable {
+    /// Skipped (its done sets kept); "end keeping progress" skips every unresolved log.
+    case skipped
+    /// Reopened after it was resolved: in progress until a later set edit resolves it again.
+    case reopened
 }
 
 /// Where a log stands. `completed` and `skipped` are the resolved states.
@@ -131,16 +181,19 @@ package enum LogResolution: String, Codable, Sendable, CaseIterable {
     case skipped
 }
 
-/// What was done in one set; all nil until the set is completed.
+/// What was done in one set; all nil until the set is completed. The whole record is one register:
+/// the edit with the later `stamp` (complete, redo or undo) wins.
 package struct SetRecord: Codable, Equatable, Sendable {
     package var reps: Int?
     package var weight: Double?
     package var completedAt: Timestamp?
+    package var stamp: Stamp
 
-    package init(reps: Int? = nil, weight: Double? = nil, completedAt: Timestamp? = nil) {
+    package init(reps: Int? = nil, weight: Double? = nil, completedAt: Timestamp? = nil, stamp: Stamp) {
         self.reps = reps
         self.weight = weight
         self.completedAt = completedAt
+        self.stamp = stamp
     }
 
     package var isDone: Bool { completedAt != nil }

@@ -9,8 +9,8 @@ extension BenchSuite {
     /// falls back to a durable `transferUserInfo`), stop watchd and snapshot all four directories.
     /// Each repetition restores the snapshot, starts watchd (it re-queues its one undelivered run on
     /// start), starts phoned and times from phoned's readiness line until phoned's ingest counters
-    /// sum to the watch's outbox depth (every transfer applied: written durably, or judged stale or
-    /// duplicate). Polls phoned's status every 2 ms.
+    /// sum to the watch's outbox depth (every transfer applied: merged and written durably, or found
+    /// unchanged). Polls phoned's status every 2 ms.
     func drain() throws {
         let section = "5. drain after a partition"
         Progress.say("[\(section)]")

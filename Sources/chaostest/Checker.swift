@@ -175,7 +175,7 @@ enum Checker {
         for line in inputs.phoneLog.split(separator: "\n") {
             if line.contains("component=ingest"), let outcome = field("outcome", in: line) {
                 result.ingestOutcomes[outcome, default: 0] += 1
-                if outcome == "accepted", let via = field("via", in: line) { result.acceptedVia[via, default: 0] += 1 }
+                if outcome == "merged", let via = field("via", in: line) { result.acceptedVia[via, default: 0] += 1 }
             }
             if line.contains("component=sync"), line.contains("msg=\"external change: run ") {
                 result.externalChanges += 1
@@ -189,11 +189,13 @@ enum Checker {
             for (index, version) in sequence.enumerated() {
                 if !seen.insert(version).inserted {
                     result.appliedTwice += 1
-                    result.problem("applied twice: phoned accepted run \(run) at updatedAt \(version) again")
+                    result.problem("applied twice: phoned merged run \(run) at version \(version) again")
                 }
-                if index > 0, version < sequence[index - 1] {
+                if index > 0, let current = Stamp(text: version), let previous = Stamp(text: sequence[index - 1]),
+                    current < previous
+                {
                     result.outOfOrder += 1
-                    result.problem("out of order: run \(run) accepted \(version) after \(sequence[index - 1])")
+                    result.problem("out of order: run \(run) merged \(version) after \(sequence[index - 1])")
                 }
             }
         }
@@ -222,7 +224,7 @@ enum Checker {
             }
         }
         for line in inputs.phoneLog.split(separator: "\n") where line.contains("component=ingest") {
-            guard field("outcome", in: line) == "accepted", let run = field("run", in: line),
+            guard field("outcome", in: line) == "merged", let run = field("run", in: line),
                 let stamp = discardedAt[run], let time = field("ts", in: line), time > stamp
             else { continue }
             if resurrected.insert(run).inserted {
@@ -244,10 +246,10 @@ enum Checker {
         return String(rest.prefix { $0 != " " })
     }
 
-    /// `msg="ingest <run>: accepted (<status>, updatedAt <T>)"` → (run, T).
+    /// `msg="ingest <run>: merged (<status>, version <stamp>)"` → (run, stamp).
     static func acceptedVersion(in line: Substring) -> (run: String, updatedAt: String)? {
         guard let message = field("msg", in: line), message.hasPrefix("ingest "),
-            let colon = message.range(of: ": accepted ("), let stamp = message.range(of: "updatedAt ")
+            let colon = message.range(of: ": merged ("), let stamp = message.range(of: "version ")
         else { return nil }
         let run = String(message[message.index(message.startIndex, offsetBy: 7)..<colon.lowerBound])
         let version = String(message[stamp.upperBound...].prefix { $0 != ")" })

@@ -124,9 +124,10 @@ enum CommandLineParser {
 
         The workload. The phone creates two splits: "watch" (8 exercises x 10 sets) and "phone"
         (4 x 5). It starts runs of "watch" for the watch and runs of "phone" for itself. The watch
-        completes set after set of its runs, the phone completes sets of its own runs; so the two
-        sides never edit one run at the same time (the phone's updatedAt gate is last-writer-wins per
-        document). Every edit completes one distinct set and writes the edit's number into it
+        completes the first 9 sets of each exercise of its runs, one after another; the phone
+        completes sets of its own runs and, meanwhile, the 10th set of each exercise of the run the
+        watch is on: both sides edit one run at once, and runs merge per set, so neither edit may be
+        lost. Every edit completes one distinct set and writes the edit's number into it
         (watch: reps 1 + n mod 50, weight n; phone: weight n + 0.5), so each is checkable at the
         end. The phone now and then discards the run the watch is editing (the watch keeps editing
         it until it learns) and some of its own runs.
@@ -139,17 +140,18 @@ enum CommandLineParser {
                            and certainly not applied; a daemon killed mid-request leaves the edit
                            indeterminate (it may or may not have been applied; never counted as lost).
           lost             an acknowledged edit whose set is not done with its value in the phone's
-                           final document (or an acknowledged discard without its tombstone). Edits to
-                           runs the phone discarded are not expected to survive (the discard wins).
-          applied twice    phoned accepted the same (run, updatedAt) version twice: its engine's
-                           "ingest <run>: accepted (..., updatedAt T)" line, logged after the document
-                           write, appears more than once for one pair. A redelivery must be ignored
-                           as a duplicate, never applied again.
-          out of order     for one run, the versions phoned accepted (in log order, across restarts)
-                           do not strictly increase: an older edit applied after a newer one.
+                           final document (or an acknowledged discard without its tombstone), even
+                           when a newer edit of another set of the run came from the other side.
+                           Only edits to runs the phone discarded are excused (the discard wins).
+          applied twice    phoned merged the same (run, version) twice: its engine's
+                           "ingest <run>: merged (..., version S)" line, logged after the document
+                           write, appears more than once for one pair. A redelivery must merge to
+                           unchanged, never be applied again.
+          out of order     for one run, the versions phoned merged (in log order, across restarts)
+                           do not strictly increase (by stamp): an older copy applied after a newer one.
           resurrected      a discarded run (a stub in Stubs/) that has a file under Workouts/, is in
                            `phonectl workouts --all` or the watch's cache at the end, or that phoned
-                           accepted an update for after the discard was acknowledged.
+                           merged an update for after the discard was acknowledged.
           phantom          a done set in a tracked run whose value no attempted edit wrote.
           converged        after the last restart/heal, within a deadline and with nobody acting:
                            `watchctl workouts --json` equals `phonectl workouts --json` by value,

@@ -88,7 +88,7 @@ struct Report: Codable, Sendable {
             "  watch: \(c.watchAttempted) attempted, \(c.watchAcknowledged) acknowledged; "
                 + "phone: \(c.phoneAttempted) attempted, \(c.phoneAcknowledged) acknowledged",
             "  \(c.discardedRuns) runs discarded; \(c.supersededByDiscard) acknowledged edits to them superseded by the discard",
-            "phoned ingest: " + describe(c.ingestOutcomes) + "; accepted via " + describe(c.acceptedVia)
+            "phoned ingest: " + describe(c.ingestOutcomes) + "; merged via " + describe(c.acceptedVia)
                 + "; \(c.externalChanges) \"external change\" lines (its own writes seen late: nobody else writes)",
             "checks: \(c.lost) lost, \(c.appliedTwice) applied twice, \(c.outOfOrder) out of order, "
                 + "\(c.resurrected) resurrected, \(c.phantom) phantom",

@@ -68,9 +68,12 @@ struct EditRecord: Sendable {
 enum WorkloadShape {
     static let watchExercises = 8
     static let watchSetsPerExercise = 10
+    /// The watch writes all but the last set of each exercise of its runs; the phone writes that last
+    /// set while the watch is on the run, so both sides edit one run at once (merged per set).
+    static var watchOwnSetsPerExercise: Int { watchSetsPerExercise - 1 }
     static let phoneExercises = 4
     static let phoneSetsPerExercise = 5
-    static var watchSets: Int { watchExercises * watchSetsPerExercise }
+    static var watchSets: Int { watchExercises * watchOwnSetsPerExercise }
     static var phoneSets: Int { phoneExercises * phoneSetsPerExercise }
     /// How many unfinished watch runs the phone keeps started ahead of the watch.
     static let watchRunsAhead = 3
@@ -98,6 +101,8 @@ actor Ledger {
     private(set) var discarded: Set<String> = []
     /// Sets the watch has tried per run.
     private var watchProgress: [String: Int] = [:]
+    /// Exercises of each watch run whose last set the phone has tried.
+    private var phoneProgressInWatchRuns: [String: Int] = [:]
 
     /// A fresh edit number (shared by both sides, so every written value is unique).
     func nextNumber() -> Int {
@@ -128,6 +133,16 @@ actor Ledger {
         guard let run = currentWatchRun(), !discarded.contains(run), watchProgress[run, default: 0] >= minimumSets
         else { return nil }
         return run
+    }
+
+    /// The watch run and exercise whose last set the phone should write next: the run the watch is
+    /// on, while it is and the phone has exercises of it left. Each is handed out once.
+    func nextSharedSet() -> (run: String, log: Int)? {
+        guard let run = currentWatchRun(), !discarded.contains(run) else { return nil }
+        let log = phoneProgressInWatchRuns[run, default: 0]
+        guard log < WorkloadShape.watchExercises else { return nil }
+        phoneProgressInWatchRuns[run] = log + 1
+        return (run, log)
     }
 
     /// Watch edits attempted so far.
@@ -196,8 +211,8 @@ struct Workload: Sendable {
                 await ledger.finishWatchRun(run)
                 continue
             }
-            let log = flow / WorkloadShape.watchSetsPerExercise
-            let set = flow % WorkloadShape.watchSetsPerExercise
+            let log = flow / WorkloadShape.watchOwnSetsPerExercise
+            let set = flow % WorkloadShape.watchOwnSetsPerExercise
             let number = await ledger.nextNumber()
             let reps = 1 + number % 50
             let result = await harness.watchctl([
@@ -244,26 +259,34 @@ struct Workload: Sendable {
             } else if random.chance(0.01), let run = phoneRun {
                 await discard(run)
                 phoneRun = nil
+            } else if random.chance(0.1), let (run, log) = await ledger.nextSharedSet() {
+                await completeOnPhone(run, log: log, set: WorkloadShape.watchOwnSetsPerExercise)
             } else if let run = phoneRun {
                 let log = phoneNext / WorkloadShape.phoneSetsPerExercise
                 let set = phoneNext % WorkloadShape.phoneSetsPerExercise
-                let number = await ledger.nextNumber()
-                let weight = Double(number) + 0.5
-                let result = await harness.phonectl([
-                    "complete", run, "\(log + 1)", "\(set + 1)", "--reps", "5", "--weight", "\(weight)",
-                ])
-                let outcome = EditOutcome(result)
-                await ledger.record(
-                    EditRecord(
-                        number: number, side: .phone, kind: .complete, run: run, log: log, set: set, reps: 5,
-                        weight: weight, outcome: outcome, detail: outcome == .acknowledged ? "" : result.transcript))
-                switch outcome {
+                switch await completeOnPhone(run, log: log, set: set) {
                 case .acknowledged, .indeterminate, .refused: phoneNext += 1
                 case .unavailable: try? await Task.sleep(for: .milliseconds(20))
                 }
             }
             try? await Task.sleep(for: random.duration(0.01...0.06))
         }
+    }
+
+    /// `phonectl complete` of one set with a value encoding the edit's number; never retried on the set.
+    @discardableResult
+    private func completeOnPhone(_ run: String, log: Int, set: Int) async -> EditOutcome {
+        let number = await ledger.nextNumber()
+        let weight = Double(number) + 0.5
+        let result = await harness.phonectl([
+            "complete", run, "\(log + 1)", "\(set + 1)", "--reps", "5", "--weight", "\(weight)",
+        ])
+        let outcome = EditOutcome(result)
+        await ledger.record(
+            EditRecord(
+                number: number, side: .phone, kind: .complete, run: run, log: log, set: set, reps: 5,
+                weight: weight, outcome: outcome, detail: outcome == .acknowledged ? "" : result.transcript))
+        return outcome
     }
 
     /// `phonectl start`; returns the new run's ID when acknowledged.

@@ -34,6 +34,7 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
     /// The timer for the engine's `nextDeadline` (a push retry, a run leaving the recent window).
     var pushTimer: (id: TimerID, at: Timestamp)?
     let live: LiveRelay
+    var clockFile: ClockFile
 
     private var settingsPath: String { "\(configuration.stateDirectory)/settings.json" }
     private var epochPath: String { "\(configuration.stateDirectory)/epoch.json" }
@@ -73,6 +74,8 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
                 recentLimit: configuration.recentRunsLimit,
                 recentWindow: configuration.recentRunsWindow, maximumBytes: linkConfiguration.maximumContextBytes),
             epoch: epoch?.epoch)
+        clockFile = ClockFile(stateDirectory: configuration.stateDirectory)
+        engine.clock = HybridLogicalClock(origin: .phone, highWater: try clockFile.read())
         notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
         live = try LiveRelay(
             link: link, logger: logger, now: .current, versionFile: "\(configuration.stateDirectory)/live-version")
@@ -205,11 +208,22 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
 
     @discardableResult
     private func ingest(_ run: WorkoutDocument, epoch: Timestamp?, via channel: String) -> SyncEngine.IngestOutcome {
-        let (outcome, actions) = engine.ingestFromWatch(run, epoch: epoch, now: .current)
+        // The merge needs the phone's copy: an old run only summarised in memory is loaded first.
+        var loaded: WorkoutDocument?
+        if engine.needsDocument(run.id), let summary = engine.index.summaries[run.id] {
+            do {
+                loaded = try documents.loadWorkout(id: run.id, startedAt: summary.startedAt)
+            } catch {
+                logger.warning(
+                    "could not load the phone's copy to merge", ["run": "\(run.id)", "reason": "\(error)"],
+                    component: "ingest")
+            }
+        }
+        let (outcome, actions) = engine.ingestFromWatch(run, epoch: epoch, loaded: loaded, now: .current)
         perform(actions)
-        // Logged after the write, so an `accepted` line always means the document is on disk.
+        // Logged after the write, so a `merged` line always means the document is on disk.
         logger.info(
-            "ingest", ["run": "\(run.id)", "via": channel, "outcome": outcome.rawValue, "updatedAt": "\(run.updatedAt)"],
+            "ingest", ["run": "\(run.id)", "via": channel, "outcome": outcome.rawValue, "version": "\(run.version)"],
             component: "ingest")
         return outcome
     }
@@ -265,6 +279,8 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
     /// `DaemonLauncher.performDurably`).
     func perform(_ actions: [SyncEngine.Action]) {
         DaemonLauncher.performDurably(actions, logger: logger, perform)
+        // The clock's high-water mark, when an edit or an ingest moved it: a restart never stamps below it.
+        DaemonLauncher.performDurably([engine.clock.last], logger: logger) { try clockFile.persist($0) }
         armPushTimer()
     }
 

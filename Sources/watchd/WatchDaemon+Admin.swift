@@ -74,10 +74,10 @@ extension WatchDaemon {
             if let refusal = engine.coordinator.startRefusal(runID: runID, origin: .watch, cache: engine.cache) {
                 return .refused("session not started for run \(runID): \(refusal)")
             }
-            perform(engine.handle(.sessionStartRequested(runID: runID, now: .current)))
+            perform(engine.handle(.sessionStartRequested(runID: runID, now: now)))
             return .output(text: describe(engine.session), json: AdminOutcome.json(SessionRecord(engine.session)))
         case ["session", "end"]:
-            perform(engine.handle(.sessionEndedBySystem(failure: try command.string("failure"), now: .current)))
+            perform(engine.handle(.sessionEndedBySystem(failure: try command.string("failure"), now: now)))
             return .output(text: describe(engine.session), json: AdminOutcome.json(SessionRecord(engine.session)))
         case ["session", "clear"]:
             perform(engine.handle(.sessionCleared))
@@ -145,7 +145,7 @@ extension WatchDaemon {
     /// cache unchanged and becomes exit code 1.
     func edit(_ edit: WatchEdit, run: DocumentID) -> AdminOutcome {
         lastRefusal = nil
-        perform(engine.handle(.editRequested(edit, runID: run, now: .current)))
+        perform(engine.handle(.editRequested(edit, runID: run, now: now)))
         if let refusal = lastRefusal { return .refused(refusal.description) }
         guard let updated = engine.cache.workouts[run] else { return .output(text: "ok", json: "{\"ok\":true}") }
         return .output(text: "ok (\(updated.status.rawValue))", json: AdminOutcome.json(updated))

@@ -35,6 +35,10 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
     /// The last edit refusal, read back by the admin request that caused it.
     var lastRefusal: EditRefusal?
     let live: LiveRelay
+    var clockFile: ClockFile
+
+    /// The wall clock the engine stamps edits with (shifted by `testClockOffsetSeconds` in skew tests).
+    var now: Timestamp { Timestamp.current.advanced(by: configuration.clockOffset) }
 
     init(configuration: WatchdConfiguration, logger: Logger) throws {
         self.configuration = configuration
@@ -53,12 +57,13 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
         state = link.state
         let contents = try cache.load()
         skippedCacheFiles = contents.skipped.map { "\($0.path): \($0.reason)" }
+        clockFile = ClockFile(stateDirectory: configuration.stateDirectory)
         engine = WatchEngine(
             cache: WatchCache(restoringWorkouts: contents.workouts, splits: contents.splits), session: contents.session,
             queued: link.state.outbox.pending().compactMap {
                 try? DocumentCoder.decode(WatchToPhoneMessage.self, from: $0.payload)
             },
-            phoneEpoch: contents.phoneEpoch?.epoch)
+            phoneEpoch: contents.phoneEpoch?.epoch, clockHighWater: try clockFile.read())
         notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
         live = try LiveRelay(
             link: link, logger: logger, now: .current, versionFile: "\(configuration.stateDirectory)/live-version")
@@ -70,7 +75,7 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
         for skipped in skippedCacheFiles { logger.warning("skipped unreadable cache file", ["file": skipped]) }
         for note in state.recoveryNotes { logger.warning(note, component: "link") }
         let lastContext = try state.readReceivedContext()?.payload
-        perform(engine.handle(.started(lastContext: lastContext, now: .current)))
+        perform(engine.handle(.started(lastContext: lastContext, now: now)))
         link.log = { [logger] line in logger.info(line, component: "link") }
         link.onNotification = { [unowned self] notification in linkNotified(notification) }
         try link.start()
@@ -100,7 +105,7 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
             live.handle(.reachabilityChanged(reachable, now: .current))
         case .contextReceived(let context):
             let before = engine.lastSkipped
-            perform(engine.handle(.contextReceived(context.payload, now: .current)))
+            perform(engine.handle(.contextReceived(context.payload, now: now)))
             if engine.lastSkipped != nil, engine.lastSkipped != before || engine.lastApplied == nil {
                 skippedContexts += 1
             } else {
@@ -109,7 +114,7 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
             reconcileLive()
         case .launchReceived(let payload):
             launchesReceived += 1
-            perform(engine.handle(.launchReceived(payload: payload, now: .current)))
+            perform(engine.handle(.launchReceived(payload: payload, now: now)))
         case .messageReceived(let id, let payload, _):
             if LiveRelay.isLiveMessage(payload) {
                 live.received(payload)
@@ -159,6 +164,8 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
     /// `DaemonLauncher.performDurably`).
     func perform(_ actions: [WatchEngine.Action]) {
         DaemonLauncher.performDurably(actions, logger: logger, perform)
+        // The clock's high-water mark, when an edit moved it: a restart must never stamp below it.
+        DaemonLauncher.performDurably([engine.editor.clock.last], logger: logger) { try clockFile.persist($0) }
     }
 
     private func perform(_ action: WatchEngine.Action) throws {

@@ -45,16 +45,17 @@ struct ConfigFileTests {
             {"cacheDirectory": "/c", "stateDirectory": "/s", "phoneAddress": "[::1]:0", "pairingKeyFile": "/k",
              "adminSocket": "/a.sock", "heartbeatIntervalMilliseconds": 100, "missedHeartbeats": 3,
              "handshakeTimeoutMilliseconds": 2000, "messageReplyTimeoutMilliseconds": 3000,
-             "maximumFrameBytes": 128, "redialMaximumMilliseconds": 250, "logLevel": "debug"}
+             "maximumFrameBytes": 128, "redialMaximumMilliseconds": 250, "logLevel": "debug",
+             "testClockOffsetSeconds": -3600}
             """, name: "watchd.json")
         _ = directory
-        #expect(
-            try WatchdConfiguration.load(path: path)
-                == WatchdConfiguration(
-                    cacheDirectory: "/c", stateDirectory: "/s", phoneAddress: NetworkAddress(host: "::1", port: 0),
-                    pairingKeyFile: "/k", adminSocket: "/a.sock", heartbeatInterval: .milliseconds(100),
-                    missedHeartbeats: 3, handshakeTimeout: .seconds(2), messageReplyTimeout: .seconds(3),
-                    maximumFrameBytes: 128, redialMaximum: .milliseconds(250), logLevel: .debug))
+        var expected = WatchdConfiguration(
+            cacheDirectory: "/c", stateDirectory: "/s", phoneAddress: NetworkAddress(host: "::1", port: 0),
+            pairingKeyFile: "/k", adminSocket: "/a.sock", heartbeatInterval: .milliseconds(100),
+            missedHeartbeats: 3, handshakeTimeout: .seconds(2), messageReplyTimeout: .seconds(3),
+            maximumFrameBytes: 128, redialMaximum: .milliseconds(250), logLevel: .debug)
+        expected.clockOffset = .seconds(-3600)
+        #expect(try WatchdConfiguration.load(path: path) == expected)
     }
 
     @Test("an unknown key is refused, naming the key, the file and the key it resembles")

@@ -30,7 +30,7 @@ struct PhonedTests {
         #expect(byMessage.status == .inProgress)
         #expect(try system.runOnDisk(byMessage) == byMessage, "the live file is the phone's copy")
         #expect(system.filesNamed(runID) == [SyncSystem.workoutPath(byMessage)])
-        #expect(system.ingestLines.contains { $0.run == runID && $0.via == "message" && $0.outcome == "accepted" })
+        #expect(system.ingestLines.contains { $0.run == runID && $0.via == "message" && $0.outcome == "merged" })
         // The echo: a newer context carries the phone's copy; the watch's edit is confirmed by it.
         let echoed = try await system.waitForWatchStatus("the edit is confirmed by a newer context") {
             $0.undeliveredEdits == 0 && $0.contextGenerationApplied > generationBefore
@@ -51,7 +51,7 @@ struct PhonedTests {
         }
         #expect(byUserInfo.logs[0].sets[0] == byMessage.logs[0].sets[0], "the first edit is kept")
         #expect(try system.runOnDisk(byUserInfo) == byUserInfo)
-        #expect(system.ingestLines.contains { $0.run == runID && $0.via == "userInfo" && $0.outcome == "accepted" })
+        #expect(system.ingestLines.contains { $0.run == runID && $0.via == "userInfo" && $0.outcome == "merged" })
         try await system.waitForWatchStatus("the queued edit is acknowledged and echoed") {
             $0.outboxDepth == 0 && $0.undeliveredEdits == 0 && $0.contextGenerationApplied > generationOffline
         }
@@ -59,9 +59,9 @@ struct PhonedTests {
         #expect(try await system.watchRun(runID) == byUserInfo)
         // Each update was ingested once, across both phoned instances (counters are per process).
         let ingested = system.ingestLines.filter { $0.run == runID }
-        #expect(ingested.map(\.outcome) == ["accepted", "accepted"], "\(ingested)")
+        #expect(ingested.map(\.outcome) == ["merged", "merged"], "\(ingested)")
         #expect(ingested.map(\.via) == ["message", "userInfo"], "\(ingested)")
-        #expect(ingested.map(\.updatedAt) == [byMessage.updatedAt.iso8601, byUserInfo.updatedAt.iso8601])
+        #expect(ingested.map(\.version) == [byMessage.version.description, byUserInfo.version.description])
     }
 
     @Test("a split file restored next to its own stub is removed at start-up, as a run's live file is")
@@ -139,7 +139,7 @@ struct PhonedTests {
         let vetoed = try await system.waitForPhoneStatus("the stale copies were vetoed") {
             $0.ingested("vetoedTombstoned") >= 2
         }
-        #expect(vetoed.ingested("accepted") == 0, "\(vetoed.ingest)")
+        #expect(vetoed.ingested("merged") == 0, "\(vetoed.ingest)")
         try await system.waitForWatchStatus("the watch dropped the run and ended its session") {
             $0.outboxDepth == 0 && $0.workouts == 1 && $0.session == "ended" && $0.sessionOutcome == "discarded"
         }
@@ -161,8 +161,8 @@ struct PhonedTests {
         #expect(try await system.watchRun(runID) == nil)
         let after = try await system.phoneStatus()
         #expect(after.tombstones == 1 && after.activeRuns == 1, "\(after)")
-        #expect(after.ingested("accepted") == 0, "\(after.ingest)")
-        #expect(!system.ingestLines.contains { $0.run == runID && $0.outcome == "accepted" })
+        #expect(after.ingested("merged") == 0, "\(after.ingest)")
+        #expect(!system.ingestLines.contains { $0.run == runID && $0.outcome == "merged" })
     }
 
     @Test(

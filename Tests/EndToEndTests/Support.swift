@@ -27,7 +27,8 @@ struct IngestLogLine: Equatable {
     var run: String
     var via: String
     var outcome: String
-    var updatedAt: String
+    /// The version (newest stamp) of the copy the watch sent.
+    var version: String
 }
 
 extension SyncSystem {
@@ -179,9 +180,9 @@ extension SyncSystem {
             guard line.contains("component=ingest"), line.contains("msg=ingest ") else { return nil }
             let fields = Self.logfmt(line)
             guard let run = fields["run"], let via = fields["via"], let outcome = fields["outcome"],
-                let updatedAt = fields["updatedAt"]
+                let version = fields["version"]
             else { return nil }
-            return IngestLogLine(run: run, via: via, outcome: outcome, updatedAt: updatedAt)
+            return IngestLogLine(run: run, via: via, outcome: outcome, version: version)
         }
     }
 

@@ -45,7 +45,7 @@ struct WatchdTests {
         try await system.waitForWatchStatus("the echo of the saved run confirmed it") { $0.undeliveredEdits == 0 }
         #expect(try await system.watchRun(runID) == saved)
         #expect(
-            !system.ingestLines.contains { $0.run == runID && $0.outcome != "accepted" && $0.outcome != "duplicate" })
+            !system.ingestLines.contains { $0.run == runID && $0.outcome != "merged" && $0.outcome != "unchanged" })
     }
 
     @Test("with phoned down, 100 edits queue on disk, survive kill -9 of watchd, and land once, in order")
@@ -101,19 +101,21 @@ struct WatchdTests {
 
         // Once and in order: 100 accepted ingests with strictly rising updatedAt; nothing stale.
         let ingested = system.ingestLines.dropFirst(ingestBefore).filter { $0.run == runID }
-        let accepted = ingested.filter { $0.outcome == "accepted" }
+        let accepted = ingested.filter { $0.outcome == "merged" }
         #expect(accepted.count == 100, "\(ingested.map(\.outcome))")
         #expect(accepted.allSatisfy { $0.via == "userInfo" })
-        let stamps = accepted.map(\.updatedAt)
+        let stamps = accepted.compactMap { Stamp(text: $0.version) }
         #expect(zip(stamps, stamps.dropFirst()).allSatisfy { $0 < $1 }, "accepted out of order: \(stamps)")
-        #expect(stamps.last == landed.updatedAt.iso8601)
-        #expect(ingested.filter { $0.outcome == "stale" || $0.outcome.hasPrefix("vetoed") }.isEmpty)
+        #expect(stamps.last == landed.version)
+        #expect(ingested.filter { $0.outcome == "refused" || $0.outcome.hasPrefix("vetoed") }.isEmpty)
         #expect(ingested.count == 100, "\(ingested.map(\.outcome))")
         // Every intermediate document was the one accepted: edit k stamped set k's completion (the
         // last one then got the session's metrics on top, stamped later).
-        #expect(stamps == Self.expectedStamps(landed), "each of the 100 updates accepted once, in edit order")
+        #expect(
+            stamps.map(\.description) == Self.expectedStamps(landed),
+            "each of the 100 updates accepted once, in edit order")
         let phone = try await system.phoneStatus()
-        #expect(phone.ingested("accepted") == 100, "\(phone.ingest)")
+        #expect(phone.ingested("merged") == 100, "\(phone.ingest)")
     }
 
     @Test("phoned killed -9 mid-delivery of queued edits: every edit lands, none lost, none applied out of order")
@@ -144,16 +146,17 @@ struct WatchdTests {
         #expect(try await system.watchRun(runID) == landed)
         #expect(system.documentFiles().allSatisfy { !$0.contains(".tmp-") })
 
-        // A transfer applied but not yet marked when phoned died comes again: the updatedAt gate turns
-        // it into a duplicate (or, behind a newer copy, stale), never into a second write. Its first
+        // A transfer applied but not yet marked when phoned died comes again: the merge finds it
+        // unchanged (a twin, or behind a newer copy), never a second write. Its first
         // ingest line may be missing — it is logged after the write the kill may have followed.
         let ingested = system.ingestLines.filter { $0.run == runID }
-        #expect(ingested.allSatisfy { ["accepted", "stale", "duplicate"].contains($0.outcome) }, "\(ingested)")
-        let accepted = ingested.filter { $0.outcome == "accepted" }.map(\.updatedAt)
+        #expect(ingested.allSatisfy { ["merged", "unchanged"].contains($0.outcome) }, "\(ingested)")
+        let accepted = ingested.filter { $0.outcome == "merged" }.map(\.version)
         #expect(Set(accepted).count == accepted.count, "no update accepted twice: \(ingested)")
         var written: [String] = []
-        for line in ingested where line.outcome != "stale" && !written.contains(line.updatedAt) {
-            written.append(line.updatedAt)
+        // A copy merged just before the kill, its line lost, comes again as `unchanged`: still in order.
+        for line in ingested where !written.contains(line.version) {
+            written.append(line.version)
         }
         #expect(written == Self.expectedStamps(landed), "each update written once, in edit order: \(ingested)")
     }
@@ -162,8 +165,8 @@ struct WatchdTests {
     /// one per edit in flow order, the last one carrying the session's metrics: every set's
     /// completion stamp but the last, then the run's final `updatedAt`.
     static func expectedStamps(_ run: WorkoutDocument) -> [String] {
-        let completions = run.logs.flatMap { $0.sets.compactMap(\.completedAt) }
-        return completions.dropLast().map(\.iso8601) + [run.updatedAt.iso8601]
+        let completions = run.logs.flatMap { $0.sets.filter(\.isDone).map(\.stamp) }
+        return completions.dropLast().map(\.description) + [run.version.description]
     }
 
     @Test("an edit to a run locked on the phone is refused with exit code 1 and changes nothing")
@@ -285,7 +288,7 @@ struct SessionEndTests {
             #expect(ended.sessionOutcome == "discarded", "\(ending) \(condition)")
             #expect(try await system.watchRun(runID) == nil)
             #expect(system.filesNamed(runID) == ["Stubs/\(runID).json"])
-            let accepted = system.ingestLines.filter { $0.run == runID && $0.outcome == "accepted" }
+            let accepted = system.ingestLines.filter { $0.run == runID && $0.outcome == "merged" }
             #expect(accepted.count == 1, "only the watch's set before the discard: \(accepted)")
         }
         // Ended once: the session stays ended, nothing more is saved.

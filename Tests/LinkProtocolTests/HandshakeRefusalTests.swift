@@ -16,7 +16,9 @@ struct HandshakeRefusalTests {
         _ = listener.handle(.started(nonce: nonce))
         let actions = listener.handle(
             .frameReceived(
-                .hello(version: 1, role: .watch, instance: Samples.watchInstance, nonce: Samples.dialerNonce))
+                .hello(
+                    version: Handshake.protocolVersion, role: .watch, instance: Samples.watchInstance,
+                    nonce: Samples.dialerNonce))
         )
         guard case .send(.challenge(_, _, _, _, let proof)) = actions.first else { return (listener, []) }
         return (listener, proof)
@@ -39,11 +41,11 @@ struct HandshakeRefusalTests {
         #expect(pipe.dialer.peer == nil && pipe.listener.peer == nil)
     }
 
-    @Test("a protocol version mismatch is refused by the listener with both versions named")
+    @Test("a peer of the previous protocol version is refused by the listener with both versions named")
     func versionMismatch() {
-        var pipe = HandshakePipe(dialer: Samples.watchDialer(version: 2), listener: Samples.phoneListener())
+        var pipe = HandshakePipe(dialer: Samples.watchDialer(version: 1), listener: Samples.phoneListener())
         pipe.run()
-        let message = "peer speaks protocol 2, this side speaks 1"
+        let message = "peer speaks protocol 1, this side speaks 2"
         #expect(
             pipe.actions[.listener] == [.scheduleDeadline(after: .seconds(5))]
                 + Self.refusal(.unsupportedVersion, message))
@@ -66,7 +68,7 @@ struct HandshakeRefusalTests {
         )
         #expect(
             dialer.handle(.frameReceived(challenge))
-                == Self.refusal(.unsupportedVersion, "peer speaks protocol 3, this side speaks 1"))
+                == Self.refusal(.unsupportedVersion, "peer speaks protocol 3, this side speaks 2"))
     }
 
     @Test("two watches are refused with wrongRole")
@@ -88,7 +90,7 @@ struct HandshakeRefusalTests {
         var dialer = Samples.watchDialer()
         _ = dialer.handle(.started(nonce: Samples.dialerNonce))
         let challenge = LinkFrame.challenge(
-            version: 1,
+            version: Handshake.protocolVersion,
             role: .watch,
             instance: Samples.phoneInstance,
             nonce: Samples.listenerNonce,
@@ -156,7 +158,9 @@ struct HandshakeRefusalTests {
         #expect(
             listener.handle(
                 .frameReceived(
-                    .hello(version: 1, role: .watch, instance: Samples.watchInstance, nonce: Samples.dialerNonce)))
+                    .hello(
+                        version: Handshake.protocolVersion, role: .watch, instance: Samples.watchInstance,
+                        nonce: Samples.dialerNonce)))
                 == [])
     }
 
@@ -169,7 +173,8 @@ struct HandshakeRefusalTests {
         )
         var (again, _) = Self.listenerAwaitingProof()
         let hello = LinkFrame.hello(
-            version: 1, role: .watch, instance: Samples.watchInstance, nonce: Samples.dialerNonce)
+            version: Handshake.protocolVersion, role: .watch, instance: Samples.watchInstance,
+            nonce: Samples.dialerNonce)
         #expect(
             again.handle(.frameReceived(hello))
                 == Self.refusal(.protocolViolation, "expected proof during the handshake, received hello"))

@@ -18,7 +18,7 @@ struct HandshakeTests {
     @Test("the transcript binds version, prover role, both roles, instances and nonces in the documented order")
     func transcriptLayout() {
         let expected: [UInt8] =
-            Array("watchsync-link".utf8) + [0x00, 0x01] + [0x01]
+            Array("watchsync-link".utf8) + [0x00, 0x02] + [0x01]
             + [0x02] + Samples.watchInstance.bytes + Samples.dialerNonce
             + [0x01] + Samples.phoneInstance.bytes + Samples.listenerNonce
         #expect(Self.transcript.bytes(provenBy: .phone) == expected)
@@ -30,9 +30,10 @@ struct HandshakeTests {
         var dialer = Samples.watchDialer()
         var listener = Samples.phoneListener()
         let hello = LinkFrame.hello(
-            version: 1, role: .watch, instance: Samples.watchInstance, nonce: Samples.dialerNonce)
+            version: Handshake.protocolVersion, role: .watch, instance: Samples.watchInstance,
+            nonce: Samples.dialerNonce)
         let challenge = LinkFrame.challenge(
-            version: 1,
+            version: Handshake.protocolVersion,
             role: .phone,
             instance: Samples.phoneInstance,
             nonce: Samples.listenerNonce,

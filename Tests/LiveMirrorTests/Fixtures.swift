@@ -1,4 +1,5 @@
 import LiveMirror
+import TestSupport
 import WorkoutModel
 
 /// A fixed instant tests count from: 2026-11-29T12:00:00Z.

@@ -1,4 +1,5 @@
 import LiveMirror
+import TestSupport
 import Testing
 import WorkoutModel
 

@@ -31,11 +31,12 @@ func split(_ n: Int, name: String = "Legs") -> SplitDocument {
 
 /// A run of split 1 with one log of three sets, started at `startedAt`.
 func run(_ n: Int, startedAt: Timestamp = t0, updatedAt: Timestamp? = nil) -> WorkoutDocument {
+    let stamp = Stamp(time: updatedAt ?? startedAt, origin: .phone)
     let log = ExerciseLog(
-        id: id(0x10000 + n), exerciseName: "Squat", equipment: "barbell", targetReps: 5, targetWeight: 100, setCount: 3)
+        id: id(0x10000 + n), exerciseName: "Squat", equipment: "barbell", targetReps: 5, targetWeight: 100, setCount: 3,
+        stamp: stamp)
     return WorkoutDocument(
-        id: id(n), splitID: id(1), splitName: "Legs", startedAt: startedAt, logs: [log],
-        updatedAt: updatedAt ?? startedAt)
+        id: id(n), splitID: id(1), splitName: "Legs", startedAt: startedAt, logs: [log], stamp: stamp)
 }
 
 func stub(_ n: Int, kind: Tombstone.Kind = .workout) -> Tombstone {

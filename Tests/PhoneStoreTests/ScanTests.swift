@@ -15,13 +15,13 @@ struct ScanTests {
         try fixture.documents.write(stub(3))
 
         let version99 = String(decoding: DocumentCoder.encodeForDisk(run(6)), as: UTF8.self)
-            .replacingOccurrences(of: "\"schemaVersion\" : 1", with: "\"schemaVersion\" : 99")
+            .replacingOccurrences(of: "\"schemaVersion\" : 2", with: "\"schemaVersion\" : 99")
         #expect(version99.contains("99"))
         let garbage: [(String, SkipReason?)] = [
             ("Splits/\(id(5)).json", nil),  // not JSON: the reason is the coder's, checked below
             (
                 "Workouts/2026/11/\(id(6)).json",
-                .undecodable(.unsupportedSchemaVersion(type: "WorkoutDocument", found: 99, supported: 1))
+                .undecodable(.unsupportedSchemaVersion(type: "WorkoutDocument", found: 99, supported: 2))
             ),
             ("Splits/\(id(7)).json", .idMismatch(fileName: id(7), document: id(8))),
             ("Splits/notes.txt", .unexpectedName),
@@ -79,7 +79,7 @@ struct ScanTests {
         let unsupported = try #require(report.skipped.first { $0.path.hasSuffix("\(id(6)).json") })
         #expect(
             unsupported.description
-                == "Workouts/2026/11/\(id(6)).json: WorkoutDocument: unsupported schemaVersion 99 (this build reads version 1)"
+                == "Workouts/2026/11/\(id(6)).json: WorkoutDocument: unsupported schemaVersion 99 (this build reads version 2)"
         )
         // Nothing was deleted or changed.
         #expect(try fixture.tree() == before)

@@ -1,4 +1,5 @@
 import SyncEngine
+import TestSupport
 import Testing
 import WorkoutModel
 
@@ -41,14 +42,14 @@ struct IngestTests {
         return (engine, try #require(writtenRuns(actions).first))
     }
 
-    @Test("strictly newer: recompute, write, cache, and push the authoritative echo")
+    @Test("a copy with a newer edit: merged, status recomputed, written, cached, authoritative echo pushed")
     func acceptsNewer() throws {
         var (engine, run) = try engineWithRun()
         var edited = run
         try edited.completeSet(logID: run.logs[0].id, setIndex: 0, reps: 5, weight: 100, at: at(10))
         edited.status = .notStarted  // a confused watch: the phone recomputes
         let (outcome, actions) = engine.ingestFromWatch(edited, now: at(11))
-        #expect(outcome == .accepted)
+        #expect(outcome == .merged)
         let written = try #require(writtenRuns(actions).first)
         #expect(written.status == .inProgress)
         #expect(engine.run(run.id) == written)
@@ -56,26 +57,38 @@ struct IngestTests {
         #expect(pushes(actions).map(\.1) == [false])
     }
 
-    @Test("equal updatedAt is a duplicate: no write, no push")
+    @Test("the phone's own copy back is an echo: unchanged, no write, no push")
     func ignoresEcho() throws {
         var (engine, run) = try engineWithRun()
         let (outcome, actions) = engine.ingestFromWatch(run, now: at(2))
-        #expect(outcome == .duplicate)
+        #expect(outcome == .unchanged)
         #expect(writtenRuns(actions).isEmpty)
         #expect(pushes(actions).isEmpty)
     }
 
-    @Test("strictly older: no write, forced re-push to correct the watch")
+    @Test("a copy behind the phone's: unchanged, no write, forced re-push to correct the watch")
     func repushesStale() throws {
         var (engine, run) = try engineWithRun()
         _ = try engine.perform(.completeSet(runID: run.id, logIndex: 0, setIndex: 0, reps: 5, weight: 100), now: at(20))
-        var stale = run
-        try stale.skipLog(logID: run.logs[1].id, at: at(15))
-        let (outcome, actions) = engine.ingestFromWatch(stale, now: at(21))
-        #expect(outcome == .stale)
+        let (outcome, actions) = engine.ingestFromWatch(run, now: at(21))
+        #expect(outcome == .unchanged)
         #expect(writtenRuns(actions).isEmpty)
         #expect(pushes(actions).map(\.1) == [true])
-        #expect(engine.run(run.id)?.logs[1].resolution == .notStarted)
+        #expect(engine.run(run.id)?.logs[0].sets[0].isDone == true)
+    }
+
+    @Test("an older edit of another set is merged, not dropped (the whole-document gate lost it)")
+    func mergesOlderEditOfAnotherSet() throws {
+        var (engine, run) = try engineWithRun()
+        _ = try engine.perform(.completeSet(runID: run.id, logIndex: 0, setIndex: 0, reps: 5, weight: 100), now: at(20))
+        var watchCopy = run
+        try watchCopy.skipLog(logID: run.logs[1].id, at: Stamp(time: at(15), origin: .watch))
+        let (outcome, actions) = engine.ingestFromWatch(watchCopy, now: at(21))
+        #expect(outcome == .merged)
+        let written = try #require(writtenRuns(actions).first)
+        #expect(written.logs[0].sets[0].isDone)
+        #expect(written.logs[1].resolution == .skipped)
+        #expect(engine.run(run.id) == written)
     }
 
     @Test("tombstoned: vetoed, nothing written, forced re-push without the run")
@@ -109,11 +122,39 @@ struct IngestTests {
         #expect(engine.ingestCounts == [.vetoedPendingDelete: 1, .vetoedTombstoned: 1])
     }
 
+    @Test("an old run only summarised in memory merges with the copy the shell loaded, never overwritten blind")
+    func oldRunNeedsItsFile() throws {
+        var engine = SyncEngine(settings: nil)
+        let split = SplitDocument(id: id(1), name: "Legs", exercises: [squat, row], updatedAt: t0)
+        var old = try WorkoutDocument.start(from: split, id: id(300), at: at(0))
+        try old.completeSet(logID: old.logs[0].id, setIndex: 0, reps: 5, weight: 100, at: at(1))
+        try old.endKeepingProgress(at: at(2))
+        let twoDaysLater = at(2 * 86_400)
+        _ = engine.handle(.documentScanned(.workout(old), now: twoDaysLater))
+        _ = engine.handle(.gatherFinished(now: twoDaysLater))
+        #expect(engine.needsDocument(old.id))
+        // The watch's copy lacks the phone's set 1.1 and adds its metrics.
+        var watchCopy = try WorkoutDocument.start(from: split, id: id(300), at: at(0))
+        try watchCopy.endKeepingProgress(at: Stamp(time: at(3), origin: .watch))
+        watchCopy.recordMetrics(watchCopy.sessionMetrics(recordedAt: at(4)), at: Stamp(time: at(4), origin: .watch))
+
+        let blind = engine.ingestFromWatch(watchCopy, now: twoDaysLater)
+        #expect(blind.outcome == .refused)
+        #expect(writtenRuns(blind.actions).isEmpty)
+
+        let (outcome, actions) = engine.ingestFromWatch(watchCopy, loaded: old, now: twoDaysLater)
+        #expect(outcome == .merged)
+        let written = try #require(writtenRuns(actions).first)
+        #expect(written.logs[0].sets[0].reps == 5)
+        #expect(written.metrics != nil)
+        #expect(written == (try old.merged(with: watchCopy)))
+    }
+
     @Test("an unknown run from the watch is accepted (it was finished there while the phone had no copy)")
     func unknownAccepted() throws {
         var engine = try readyEngine()
         let run = try WorkoutDocument.start(from: SplitDocument(id: id(1), name: "Legs", exercises: [squat], updatedAt: t0), id: id(200), at: at(1))
-        #expect(engine.ingestFromWatch(run, now: at(2)).outcome == .accepted)
+        #expect(engine.ingestFromWatch(run, now: at(2)).outcome == .merged)
     }
 }
 
@@ -217,7 +258,7 @@ struct OperationTests {
         var watchRun = try WorkoutDocument.start(
             from: SplitDocument(id: id(1), name: "Legs", exercises: [squat], updatedAt: t0), id: id(7), at: at(0))
         try watchRun.endKeepingProgress(at: at(3))
-        #expect(engine.ingestFromWatch(watchRun, now: at(10)).outcome == .accepted)
+        #expect(engine.ingestFromWatch(watchRun, now: at(10)).outcome == .merged)
         #expect(engine.index.completedIDs == [id(7)])
     }
 
@@ -252,7 +293,7 @@ struct OperationTests {
         try watchCopy.pause(at: at(100))
         _ = engine.ingestFromWatch(watchCopy, now: at(2))
         let actions = try engine.perform(.resume(runID: id(5)), now: at(3))
-        #expect(try #require(writtenRuns(actions).first).updatedAt > at(100))
+        #expect(try #require(writtenRuns(actions).first).version > watchCopy.version)
     }
 
     @Test("settings are persisted, pushed and validated")

@@ -1,3 +1,4 @@
+import TestSupport
 import WatchEngine
 import WorkoutModel
 
@@ -72,3 +73,6 @@ extension WorkoutDocument {
         return run
     }
 }
+
+/// A watch edit's stamp at `seconds` after `t0` (counter 0: the watch's clock is ahead of every stamp seen).
+func w(_ seconds: Int) -> Stamp { Stamp(time: at(seconds), origin: .watch) }

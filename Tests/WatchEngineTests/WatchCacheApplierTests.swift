@@ -68,32 +68,34 @@ struct WatchCacheApplierTests {
         #expect(cache.workouts[id(100)] == run)
     }
 
-    @Test("an older pushed copy does not roll back an undelivered newer local edit")
+    @Test("a pushed copy without an undelivered local edit is merged with it: neither side's edit is lost")
     func noRollbackOfUndeliveredEdit() throws {
         var cache = try seededCache()
         var editor = WatchEditor()
         let local = try editor.apply(.pause, toRun: id(100), in: &cache, at: at(20))
-        let stalePhoneCopy = try newRun(100).setDoneOnPhone(log: 0, at: at(10))
+        let phoneCopy = try newRun(100).setDoneOnPhone(log: 0, at: at(10))
 
-        let report = WatchCacheApplier.apply(context([stalePhoneCopy, try newRun(101, at: at(1))]), to: &cache)
+        let report = WatchCacheApplier.apply(context([phoneCopy, try newRun(101, at: at(1))]), to: &cache)
 
         var expected = ContextApplyReport()
         expected.keptLocal = [id(100)]
+        expected.upsertedWorkouts = [id(100)]
         #expect(report == expected)
-        #expect(!report.changedCache)
-        #expect(cache.workouts[id(100)] == local)
+        let merged = try #require(cache.workouts[id(100)])
+        #expect(merged == (try local.merged(with: phoneCopy)))
+        #expect(merged.isPaused)
+        #expect(merged.logs[0].sets[0].isDone)
         #expect(cache.undeliveredEdits == [id(100): at(20)])
     }
 
     @Test(
-        "the echo (equal updatedAt) or a newer phone copy confirms the local edit and clears the mark",
+        "the echo, or a phone copy that merged the local edit and added its own, confirms it and clears the mark",
         arguments: [0, 7])
     func echoClearsMark(secondsLater: Int) throws {
         var cache = try seededCache()
         var editor = WatchEditor()
         let local = try editor.apply(.pause, toRun: id(100), in: &cache, at: at(20))
-        var phoneCopy = local
-        phoneCopy.updatedAt = at(20 + secondsLater)
+        let phoneCopy = secondsLater == 0 ? local : try local.setDoneOnPhone(log: 0, at: at(20 + secondsLater))
 
         let report = WatchCacheApplier.apply(context([phoneCopy, try newRun(101, at: at(1))]), to: &cache)
 

@@ -22,7 +22,7 @@ struct WatchEditorTests {
             at: at(10))
 
         var expected = run
-        try expected.completeSet(logID: run.log(0), setIndex: 1, reps: 6, weight: 102.5, at: at(10))
+        try expected.completeSet(logID: run.log(0), setIndex: 1, reps: 6, weight: 102.5, at: w(10))
         #expect(edited == expected)
         #expect(edited.status == .inProgress)
         #expect(cache.workouts[id(100)] == expected)
@@ -39,21 +39,21 @@ struct WatchEditorTests {
 
         _ = try editor.apply(
             .completeSet(logID: squat, setIndex: 0, reps: 5, weight: 100), toRun: id(100), in: &cache, at: at(1))
-        try expected.completeSet(logID: squat, setIndex: 0, reps: 5, weight: 100, at: at(1))
+        try expected.completeSet(logID: squat, setIndex: 0, reps: 5, weight: 100, at: w(1))
         _ = try editor.apply(.undoSet(logID: squat, setIndex: 0), toRun: id(100), in: &cache, at: at(2))
-        try expected.undoSet(logID: squat, setIndex: 0, at: at(2))
+        try expected.undoSet(logID: squat, setIndex: 0, at: w(2))
         _ = try editor.apply(.skipLog(logID: squat), toRun: id(100), in: &cache, at: at(3))
-        try expected.skipLog(logID: squat, at: at(3))
+        try expected.skipLog(logID: squat, at: w(3))
         _ = try editor.apply(.reopenLog(logID: squat), toRun: id(100), in: &cache, at: at(4))
-        try expected.reopenLog(logID: squat, at: at(4))
+        try expected.reopenLog(logID: squat, at: w(4))
         _ = try editor.apply(.pause, toRun: id(100), in: &cache, at: at(5))
-        try expected.pause(at: at(5))
+        try expected.pause(at: w(5))
         _ = try editor.apply(.resume, toRun: id(100), in: &cache, at: at(6))
-        try expected.resume(at: at(6))
+        try expected.resume(at: w(6))
         #expect(cache.workouts[id(100)] == expected)
 
         let finished = try editor.apply(.finishRun, toRun: id(100), in: &cache, at: at(7))
-        try expected.endKeepingProgress(at: at(7))
+        try expected.endKeepingProgress(at: w(7))
         #expect(finished == expected)
         #expect(finished.status == .completed)
         #expect(finished.logs.map(\.resolution) == [.skipped, .skipped])
@@ -86,7 +86,7 @@ struct WatchEditorTests {
         _ = try editor.apply(.pause, toRun: id(101), in: &cache, at: at(2))
     }
 
-    @Test("a mutation the model refuses leaves the cache and the stamper unchanged")
+    @Test("a mutation the model refuses leaves the cache and the clock unchanged")
     func modelRefusal() throws {
         var cache = try cache()
         let before = cache
@@ -100,10 +100,10 @@ struct WatchEditorTests {
                 .completeSet(logID: squat, setIndex: 5, reps: 1, weight: 1), toRun: id(100), in: &cache, at: at(1))
         }
         #expect(cache == before)
-        #expect(editor.stamper == EditStamper())
+        #expect(editor.clock == HybridLogicalClock(origin: .watch))
     }
 
-    @Test("stamps strictly increase and are later than the phone's updatedAt, even with a slow clock")
+    @Test("stamps strictly increase and outrank the phone's copy, even with a slow clock")
     func stampsIncrease() throws {
         var cache = WatchCache()
         let phoneCopy = try newRun(100).setDoneOnPhone(log: 0, at: at(60))
@@ -114,8 +114,8 @@ struct WatchEditorTests {
         let first = try editor.apply(.pause, toRun: id(100), in: &cache, at: at(30))
         let second = try editor.apply(.resume, toRun: id(100), in: &cache, at: at(30))
         let third = try editor.apply(.pause, toRun: id(100), in: &cache, at: at(90))
-        #expect(first.updatedAt == at(60).advanced(by: .microseconds(1)))
-        #expect(second.updatedAt == at(60).advanced(by: .microseconds(2)))
-        #expect(third.updatedAt == at(90))
+        #expect(first.version == Stamp(time: at(60), counter: 1, origin: .watch))
+        #expect(second.version == Stamp(time: at(60), counter: 2, origin: .watch))
+        #expect(third.version == Stamp(time: at(90), counter: 0, origin: .watch))
     }
 }

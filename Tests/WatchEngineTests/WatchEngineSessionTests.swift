@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 import WatchEngine
 import WorkoutModel
@@ -24,7 +25,7 @@ struct WatchEngineSessionTests {
     /// The run as the watch stores and forwards it after the session recorded `metrics` at `stamp`.
     func withMetrics(_ run: WorkoutDocument, _ metrics: SessionMetrics, at stamp: Timestamp) -> WorkoutDocument {
         var saved = run
-        saved.recordMetrics(metrics, at: stamp)
+        saved.recordMetrics(metrics, at: Stamp(time: stamp, origin: .watch))
         return saved
     }
 
@@ -143,9 +144,10 @@ struct WatchEngineSessionTests {
         let actions = engine.handle(.editRequested(.finishRun, runID: id(100), now: at(50)))
 
         var finishedRun = try newRun(100)
-        try finishedRun.endKeepingProgress(at: at(50))
+        try finishedRun.endKeepingProgress(at: w(50))
         let metrics = finishedRun.sessionMetrics(recordedAt: at(50))
-        let saved = withMetrics(finishedRun, metrics, at: at(50).advanced(by: .microseconds(1)))
+        var saved = finishedRun
+        saved.recordMetrics(metrics, at: Stamp(time: at(50), counter: 1, origin: .watch))
         #expect(
             actions
                 == [.persistWorkout(saved), .sendMessage(MessageToken(rawValue: 1), .workoutUpdate(saved))]

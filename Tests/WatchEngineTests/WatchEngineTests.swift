@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 import WatchEngine
 import WorkoutModel
@@ -55,7 +56,7 @@ struct WatchEngineTests {
             .editRequested(.completeSet(logID: log, setIndex: 0, reps: 5, weight: 100), runID: id(100), now: at(5)))
 
         var expected = try newRun(100)
-        try expected.completeSet(logID: log, setIndex: 0, reps: 5, weight: 100, at: at(5))
+        try expected.completeSet(logID: log, setIndex: 0, reps: 5, weight: 100, at: w(5))
         #expect(
             actions == [
                 .persistWorkout(expected), .sendMessage(MessageToken(rawValue: 1), .workoutUpdate(expected)),
@@ -70,7 +71,7 @@ struct WatchEngineTests {
         var engine = engine(context([try newRun(100)]), reachable: false)
         let actions = engine.handle(.editRequested(.pause, runID: id(100), now: at(5)))
         var expected = try newRun(100)
-        try expected.pause(at: at(5))
+        try expected.pause(at: w(5))
         #expect(actions == [.persistWorkout(expected), .transferUserInfo(.workoutUpdate(expected))])
     }
 

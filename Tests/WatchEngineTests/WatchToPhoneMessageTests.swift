@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 import WatchEngine
 import WorkoutModel
@@ -33,7 +34,7 @@ struct WatchToPhoneMessageTests {
         }
         var run = try newRun(100)
         run.schemaVersion = 3
-        #expect(throws: DocumentError.unsupportedSchemaVersion(type: "WorkoutDocument", found: 3, supported: 1)) {
+        #expect(throws: DocumentError.unsupportedSchemaVersion(type: "WorkoutDocument", found: 3, supported: 2)) {
             try DocumentCoder.decode(WatchToPhoneMessage.self, from: WatchToPhoneMessage.workoutUpdate(run).encoded())
         }
     }

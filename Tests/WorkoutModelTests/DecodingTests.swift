@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WorkoutModel
 
@@ -23,8 +24,8 @@ struct DecodingTests {
 
     @Test("an unknown schema version is refused as such")
     func unknownSchemaVersion() {
-        let text = #"{"schemaVersion": 2, "id": "not even checked"}"#
-        #expect(throws: DocumentError.unsupportedSchemaVersion(type: "WorkoutDocument", found: 2, supported: 1)) {
+        let text = #"{"schemaVersion": 3, "id": "not even checked"}"#
+        #expect(throws: DocumentError.unsupportedSchemaVersion(type: "WorkoutDocument", found: 3, supported: 2)) {
             try DocumentCoder.decode(WorkoutDocument.self, from: bytes(text))
         }
         #expect(throws: DocumentError.malformed(type: "Tombstone", field: "schemaVersion", reason: "missing")) {
@@ -58,13 +59,17 @@ struct DecodingTests {
         #expect(throws: DocumentError.self) { try DocumentCoder.decode(Settings.self, from: bytes(text)) }
     }
 
-    @Test("semantic checks refuse inconsistent documents")
+    @Test("derived fields are recomputed from the registers, never trusted; semantic checks refuse bad values")
     func validation() throws {
         var run = try startedRun()
         run.endedAt = at(5)
+        run.status = .completed
+        #expect(try DocumentCoder.decode(WorkoutDocument.self, from: DocumentCoder.encodeCompact(run)) == startedRun())
+        var negative = try startedRun()
+        negative.logs[0].sets[0].reps = -1
         #expect(throws: DocumentError.malformed(
-            type: "WorkoutDocument", field: "endedAt", reason: "present exactly when status is completed")
-        ) { try DocumentCoder.decode(WorkoutDocument.self, from: DocumentCoder.encodeCompact(run)) }
+            type: "WorkoutDocument", field: "logs[0].sets[0].reps", reason: "must not be negative")
+        ) { try DocumentCoder.decode(WorkoutDocument.self, from: DocumentCoder.encodeCompact(negative)) }
         let bad = Settings(restSeconds: -1)
         #expect(throws: DocumentError.self) {
             try DocumentCoder.decode(Settings.self, from: DocumentCoder.encodeCompact(bad))

@@ -1,3 +1,4 @@
+import TestSupport
 import WorkoutModel
 
 /// A fixed instant tests count from: 2026-11-29T12:00:00Z.
