@@ -48,7 +48,7 @@ struct PhoneEpochEndToEndTests {
             system.ingestLines.contains { $0.run == newRun && $0.outcome == "vetoedEpoch" }
         }
         #expect(system.filesNamed(newRun).isEmpty)
-        #expect(!system.ingestLines.contains { $0.outcome == "accepted" && ($0.run == newRun || $0.run == oldRun) })
+        #expect(!system.ingestLines.contains { $0.outcome == "merged" && ($0.run == newRun || $0.run == oldRun) })
     }
 }
 

@@ -212,7 +212,7 @@ struct ScenarioTests {
         // instance, no persisted context), so once its link activates it forwards every cached run
         // again — the same document arrives twice: accepted once, then a duplicate.
         _ = try await system.watch("complete", run, "1", "1", "--reps", "3")
-        try await system.waitForPhoneStatus("the edit was accepted") { $0.ingested("accepted") == 1 }
+        try await system.waitForPhoneStatus("the edit was merged") { $0.ingested("merged") == 1 }
         #expect(try await system.stopWatchd() == 0)
         try FileManager.default.removeItem(atPath: system.watchStateDirectory)
         _ = try await system.startWatchd()

@@ -69,7 +69,7 @@ struct WatchQueueTests {
             $0.outboxDepth == 0 && $0.undeliveredEdits == 0 && $0.linked
         }
         #expect(try await system.watchRun(runID) == landed)
-        #expect(system.ingestLines.filter { $0.run == runID }.map(\.outcome) == Array(repeating: "accepted", count: 4))
+        #expect(system.ingestLines.filter { $0.run == runID }.map(\.outcome) == Array(repeating: "merged", count: 4))
     }
 
     @Test("a cancelled edit gives way to the phone's copy and is never sent, not even after a restart")

@@ -43,9 +43,9 @@ struct EpochTests {
             #expect(pushes(actions).map(\.1) == [true])
             #expect(engine.run(run.id) == run)
         }
-        #expect(engine.ingestFromWatch(edited, epoch: epoch, now: at(12)).outcome == .accepted)
+        #expect(engine.ingestFromWatch(edited, epoch: epoch, now: at(12)).outcome == .merged)
         var later = edited
         try later.completeSet(logID: run.logs[0].id, setIndex: 1, reps: 5, weight: 100, at: at(20))
-        #expect(engine.ingestFromWatch(later, now: at(21)).outcome == .accepted)
+        #expect(engine.ingestFromWatch(later, now: at(21)).outcome == .merged)
     }
 }
