@@ -181,18 +181,19 @@ extension WatchCacheApplierTests {
         var cache = try seededCache()
         let before = cache
         var futureRun = try newRun(102)
-        futureRun.schemaVersion = 2
+        futureRun.schemaVersion = WorkoutDocument.currentSchemaVersion + 1
         var futureSplit = twoExerciseSplit(2)
         futureSplit.schemaVersion = 3
         var futureSettings = context([])
         futureSettings.settings.schemaVersion = 4
-        let cases: [(ApplicationContext, type: String, found: Int)] = [
-            (context([futureRun]), "WorkoutDocument", 2),
-            (context([], splits: [futureSplit]), "SplitDocument", 3),
-            (futureSettings, "Settings", 4),
+        let cases: [(ApplicationContext, type: String, found: Int, supported: Int)] = [
+            (context([futureRun]), "WorkoutDocument", futureRun.schemaVersion, WorkoutDocument.currentSchemaVersion),
+            (context([], splits: [futureSplit]), "SplitDocument", 3, 1),
+            (futureSettings, "Settings", 4, 1),
         ]
-        for (pushed, type, found) in cases {
-            let expected = ContextApplyOutcome.skipped(.unsupportedSchemaVersion(type: type, found: found, supported: 1))
+        for (pushed, type, found, supported) in cases {
+            let expected = ContextApplyOutcome.skipped(
+                .unsupportedSchemaVersion(type: type, found: found, supported: supported))
             #expect(WatchCacheApplier.apply(contextBytes: bytes(pushed), to: &cache) == expected)
             #expect(cache == before, "no upsert, no prune")
         }
