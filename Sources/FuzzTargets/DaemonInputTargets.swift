@@ -26,12 +26,19 @@ enum ConfigTarget {
             }
             let loaded: (frameBytes: Int, address: NetworkAddress, paths: [String], stable: Bool)
             do throws(ConfigError) {
-                loaded = watch
+                loaded =
+                    watch
                     ? try loadTwice(WatchdConfiguration.load(path:workingDirectory:)) {
-                        ($0.maximumFrameBytes, $0.phoneAddress, [$0.cacheDirectory, $0.stateDirectory, $0.pairingKeyFile, $0.adminSocket])
+                        (
+                            $0.maximumFrameBytes, $0.phoneAddress,
+                            [$0.cacheDirectory, $0.stateDirectory, $0.pairingKeyFile, $0.adminSocket]
+                        )
                     }
                     : try loadTwice(PhonedConfiguration.load(path:workingDirectory:)) {
-                        ($0.maximumFrameBytes, $0.listen, [$0.documentsDirectory, $0.stateDirectory, $0.pairingKeyFile, $0.adminSocket])
+                        (
+                            $0.maximumFrameBytes, $0.listen,
+                            [$0.documentsDirectory, $0.stateDirectory, $0.pairingKeyFile, $0.adminSocket]
+                        )
                     }
             } catch {
                 return try require(error.description.contains(path), "the error does not name the file: \(error)")
@@ -40,7 +47,8 @@ enum ConfigTarget {
             try require(
                 FrameDecoder.allowedMaximumFrameLengths.contains(loaded.frameBytes),
                 "frame limit \(loaded.frameBytes) would trap")
-            try require(loaded.paths.allSatisfy { $0.hasPrefix("/") }, "a relative path survived loading: \(loaded.paths)")
+            try require(
+                loaded.paths.allSatisfy { $0.hasPrefix("/") }, "a relative path survived loading: \(loaded.paths)")
             try require(
                 NetworkAddress(parsing: loaded.address.description) == loaded.address,
                 "address \(loaded.address) does not parse back")
@@ -78,7 +86,8 @@ enum AdminRequestTarget {
             _ = try? parsed.documentID(name)
         }
         try requireOneLine(.refused("unknown command \(request.command.joined(separator: " ")) \(request.arguments)"))
-        try requireOneLine(.ok(text: request.flags.joined(separator: "\n"), json: String(decoding: bytes, as: UTF8.self)))
+        try requireOneLine(
+            .ok(text: request.flags.joined(separator: "\n"), json: String(decoding: bytes, as: UTF8.self)))
     }
 
     private static func requireOneLine(_ response: AdminResponse) throws {

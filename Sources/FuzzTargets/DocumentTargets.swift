@@ -61,7 +61,8 @@ enum WatchContextTarget {
         if launch {
             let actions = engine.handle(.launchReceived(payload: bytes, now: now))
             if (try? DocumentCoder.decode(WorkoutLaunchRequest.self, from: bytes)) == nil {
-                try require(engine.cache == before && !actions.contains(where: \.writesCache), "a bad launch changed the cache")
+                try require(
+                    engine.cache == before && !actions.contains(where: \.writesCache), "a bad launch changed the cache")
             }
             return
         }
@@ -71,7 +72,8 @@ enum WatchContextTarget {
             try require(!first.contains(where: \.writesCache), "an undecodable context wrote cache files")
             return
         }
-        try require(Set(engine.cache.splits.keys) == Set(context.splits.map(\.id)), "pushed splits are not authoritative")
+        try require(
+            Set(engine.cache.splits.keys) == Set(context.splits.map(\.id)), "pushed splits are not authoritative")
         try require(engine.cache.settings == context.settings, "pushed settings were not applied")
         try require(engine.cache.editLocks == context.editLocks, "pushed locks were not applied")
         let applied = engine.cache

@@ -20,15 +20,19 @@ enum FrameDecoderTarget {
         var consumed = 0
         for frame in whole.frames {
             let encoded = frame.encoded()
-            try require(encoded.count - LinkFrame.lengthPrefixByteCount <= maximum, "a \(frame.kind) frame over the limit")
             try require(
-                stream.count >= consumed + encoded.count && Array(stream[consumed..<(consumed + encoded.count)]) == encoded,
+                encoded.count - LinkFrame.lengthPrefixByteCount <= maximum, "a \(frame.kind) frame over the limit")
+            try require(
+                stream.count >= consumed + encoded.count
+                    && Array(stream[consumed..<(consumed + encoded.count)]) == encoded,
                 "a \(frame.kind) frame does not re-encode to the bytes it came from at offset \(consumed)")
             consumed += encoded.count
         }
         try require(whole.errorIsFinal && piecewise.errorIsFinal, "an error did not repeat after more bytes were fed")
         if whole.error == nil {
-            try require(whole.buffered == stream.count - consumed, "buffered \(whole.buffered) of \(stream.count - consumed) left")
+            try require(
+                whole.buffered == stream.count - consumed,
+                "buffered \(whole.buffered) of \(stream.count - consumed) left")
         }
     }
 

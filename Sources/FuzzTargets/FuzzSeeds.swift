@@ -15,20 +15,27 @@ package enum FuzzSeeds {
         case .handshakeDialer, .handshakeListener:
             // Three nonces, then: the honest exchange; an impostor first; a forged frame; a deadline.
             let nonces = (1...96).map { UInt8($0) }
-            return [nonces + [0, 0, 0, 0], nonces + [1, 0, 1, 0], nonces + [2, 0x03, 32] + [UInt8](repeating: 9, count: 32), nonces + [3]]
+            return [
+                nonces + [0, 0, 0, 0], nonces + [1, 0, 1, 0],
+                nonces + [2, 0x03, 32] + [UInt8](repeating: 9, count: 32), nonces + [3],
+            ]
         case .linkEngine:
             var ops: [UInt8] = []
             for frame in sampleFrames.dropFirst(4) {
                 let bytes = frame.encoded()
                 ops += [1, bytes[4]] + chunk(Array(bytes[5...]))
             }
-            ops += [3, 0x03, 0xE8, 4] + chunk(Array("ctx".utf8)) + [0, 5] + chunk([1]) + [1, 6] + chunk([2]) + [7, 0, 7, 1]
+            ops +=
+                [3, 0x03, 0xE8, 4] + chunk(Array("ctx".utf8)) + [0, 5] + chunk([1]) + [1, 6] + chunk([2]) + [
+                    7, 0, 7, 1,
+                ]
             let nonces = (1...64).map { UInt8($0) }
             return [[0] + nonces + ops, [1] + nonces + ops]
         case .transferLog:
             let record: [UInt8] = [0] + chunk(Array("payload".utf8)) + [7]
             return [
-                [1 | 4] + [UInt8](repeating: 0xAB, count: 16) + [0, 0] + [1, 1, 3] + record + record + [3, 5] + chunk([9]),
+                [1 | 4] + [UInt8](repeating: 0xAB, count: 16) + [0, 0] + [1, 1, 3] + record + record + [3, 5]
+                    + chunk([9]),
                 [1 | 4] + [UInt8](repeating: 0xAB, count: 16) + [1, 0] + [2, 1, 2] + record + record + [3, 2] + record,
             ]
         case .stateFiles:
@@ -44,12 +51,16 @@ package enum FuzzSeeds {
         case .watchContext:
             return [[0] + context, [1] + DocumentCoder.encodeCompact(WorkoutLaunchRequest(runID: run.id))]
         case .config:
-            return [
-                [0] + Array(#"{"documentsDirectory":"d","stateDirectory":"s","listen":"127.0.0.1:7420","pairingKeyFile":"k","adminSocket":"a","maximumFrameBytes":4096,"logLevel":"debug"}"#.utf8),
-                [1] + Array(#"{"cacheDirectory":"c","stateDirectory":"s","phoneAddress":"[::1]:7420","pairingKeyFile":"k","adminSocket":"a","heartbeatIntervalMilliseconds":250}"#.utf8),
-            ]
+            let phoned =
+                #"{"documentsDirectory":"d","stateDirectory":"s","listen":"127.0.0.1:7420","#
+                + #""pairingKeyFile":"k","adminSocket":"a","maximumFrameBytes":4096,"logLevel":"debug"}"#
+            let watchd =
+                #"{"cacheDirectory":"c","stateDirectory":"s","phoneAddress":"[::1]:7420","#
+                + #""pairingKeyFile":"k","adminSocket":"a","heartbeatIntervalMilliseconds":250}"#
+            return [[0] + Array(phoned.utf8), [1] + Array(watchd.utf8)]
         case .adminRequest:
-            let request = AdminRequest(command: ["run", "set"], arguments: ["run": run.id.rawValue, "weight": "100\n2.5"], flags: ["json"])
+            let request = AdminRequest(
+                command: ["run", "set"], arguments: ["run": run.id.rawValue, "weight": "100\n2.5"], flags: ["json"])
             return [(try? Array(JSONEncoder().encode(request))) ?? []]
         case .phoneDirectory:
             let month = DocumentFolder.month(of: run.startedAt)
@@ -66,15 +77,19 @@ package enum FuzzSeeds {
 
     /// The application context the watch-context target applies before the input's.
     static let context = DocumentCoder.encodeCompact(
-        ApplicationContext(splits: [split], workouts: [run], settings: Settings(restSeconds: 60), editLocks: EditLocks()))
+        ApplicationContext(
+            splits: [split], workouts: [run], settings: Settings(restSeconds: 60), editLocks: EditLocks()))
 
     static let split = SplitDocument(
         id: DocumentID(bytes: [UInt8](repeating: 0x51, count: 16)), name: "Legs",
-        exercises: [ExerciseTemplate(name: "Squat", equipment: "barbell", targetSets: 2, targetReps: 5, targetWeight: 100)],
+        exercises: [
+            ExerciseTemplate(name: "Squat", equipment: "barbell", targetSets: 2, targetReps: 5, targetWeight: 100)
+        ],
         updatedAt: Timestamp(microsecondsSinceEpoch: 1_795_000_000_000_000))
-    static let run = (try? WorkoutDocument.start(
-        from: split, id: DocumentID(bytes: [UInt8](repeating: 0x52, count: 16)),
-        at: Timestamp(microsecondsSinceEpoch: 1_795_000_100_000_000)))!
+    static let run =
+        (try? WorkoutDocument.start(
+            from: split, id: DocumentID(bytes: [UInt8](repeating: 0x52, count: 16)),
+            at: Timestamp(microsecondsSinceEpoch: 1_795_000_100_000_000)))!
     static let stub = Tombstone(
         id: DocumentID(bytes: [UInt8](repeating: 0x53, count: 16)), kind: .workout,
         deletedAt: Timestamp(microsecondsSinceEpoch: 1_795_000_200_000_000))
@@ -107,6 +122,8 @@ package enum FuzzSeeds {
 
     /// A chunk as `FuzzInput.chunk()` reads it.
     static func chunk(_ bytes: [UInt8]) -> [UInt8] {
-        bytes.count < 0xFF ? [UInt8(bytes.count)] + bytes : [0xFF, UInt8((bytes.count - 0xFF) >> 8), UInt8((bytes.count - 0xFF) & 0xFF)] + bytes
+        bytes.count < 0xFF
+            ? [UInt8(bytes.count)] + bytes
+            : [0xFF, UInt8((bytes.count - 0xFF) >> 8), UInt8((bytes.count - 0xFF) & 0xFF)] + bytes
     }
 }

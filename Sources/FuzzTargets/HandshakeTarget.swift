@@ -49,7 +49,8 @@ enum HandshakeTarget {
                 try require(origin == .honest, "accepted the peer on a \(frame.kind) frame from \(origin)")
             }
             if let peer = subject.peer {
-                try require(peer == PeerIdentity(role: role.counterpart, instance: peerInstance), "authenticated \(peer)")
+                try require(
+                    peer == PeerIdentity(role: role.counterpart, instance: peerInstance), "authenticated \(peer)")
             }
         }
 
@@ -59,7 +60,8 @@ enum HandshakeTarget {
                 case .send(let frame):
                     var decoder = FrameDecoder()
                     decoder.feed(frame.encoded())
-                    try require((try? decoder.nextFrame()) == frame, "a sent \(frame.kind) frame did not survive the codec")
+                    try require(
+                        (try? decoder.nextFrame()) == frame, "a sent \(frame.kind) frame did not survive the codec")
                     sent.append(frame)
                     if honest.state.isRunning { fromHonest += honest.handle(.frameReceived(frame)).sentFrames }
                     if impostor.state.isRunning { fromImpostor += impostor.handle(.frameReceived(frame)).sentFrames }

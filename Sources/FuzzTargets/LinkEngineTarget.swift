@@ -36,18 +36,22 @@ enum LinkEngineTarget {
                 actions = engine.handle(.bytesReceived(connection, input.chunk(), now: now))
             case 1, 2:
                 guard !checker.closed.contains(connection) else { continue }
-                guard let frame = try? LinkFrame.decode(kindByte: input.byte(), body: input.chunk()[...]) else { continue }
+                guard let frame = try? LinkFrame.decode(kindByte: input.byte(), body: input.chunk()[...]) else {
+                    continue
+                }
                 actions = engine.handle(.bytesReceived(connection, frame.encoded(), now: now))
             case 3:
                 now = now.advanced(by: .milliseconds(Int(input.integer(UInt16.self))))
                 actions = engine.handle(.tick(now: now))
             case 4:
                 // Only the phone has an application context to update; the watch's app says it was raised.
-                actions = role == .phone
+                actions =
+                    role == .phone
                     ? engine.handle(.contextUpdated(payload: input.chunk(), force: input.bool(), now: now))
                     : engine.handle(.launchRequested(payload: input.chunk()))
             case 5:
-                actions = engine.handle(.messageSent(id: nextMessage, payload: input.chunk(), wantsReply: input.bool(), now: now))
+                actions = engine.handle(
+                    .messageSent(id: nextMessage, payload: input.chunk(), wantsReply: input.bool(), now: now))
                 checker.messagesSent.insert(nextMessage)
                 nextMessage += 1
             case 6:
@@ -59,7 +63,8 @@ enum LinkEngineTarget {
                     actions = engine.handle(.transferProcessed(checker.received.removeFirst()))
                 } else if !checker.messagesReceived.isEmpty {
                     let id = checker.messagesReceived.removeFirst()
-                    actions = engine.handle(.messageAnswered(id: id, choice % 3 == 0 ? .reply(input.chunk()) : .handled))
+                    actions = engine.handle(
+                        .messageAnswered(id: id, choice % 3 == 0 ? .reply(input.chunk()) : .handled))
                 } else {
                     actions = engine.handle(.localAppStateChanged(foreground: choice % 2 == 0))
                 }
@@ -85,7 +90,8 @@ enum LinkEngineTarget {
     ) throws {
         let peerSide: HandshakeSide = checker.role == .phone ? .dialer : .listener
         var peer = Handshake(
-            configuration: .init(side: peerSide, role: checker.role.counterpart, instance: HandshakeTarget.peerInstance),
+            configuration: .init(
+                side: peerSide, role: checker.role.counterpart, instance: HandshakeTarget.peerInstance),
             authenticator: try HandshakeTarget.authenticator(HandshakeTarget.key))
         var toEngine = peer.handle(.started(nonce: peerNonce)).sentFrames
         var toPeer = checker.sent.removeAll()
@@ -124,12 +130,14 @@ enum LinkEngineTarget {
             for action in actions {
                 switch action {
                 case .send(let connection, let frame):
-                    try require(!closed.contains(connection), "sent a \(frame.kind) frame on closed connection \(connection)")
+                    try require(
+                        !closed.contains(connection), "sent a \(frame.kind) frame on closed connection \(connection)")
                     let bytes = frame.encoded()
                     try require(bytes.count - 4 <= FrameDecoder.defaultMaximumFrameLength, "sent an oversized frame")
                     var decoder = FrameDecoder()
                     decoder.feed(bytes)
-                    try require((try? decoder.nextFrame()) == frame, "a sent \(frame.kind) frame did not survive the codec")
+                    try require(
+                        (try? decoder.nextFrame()) == frame, "a sent \(frame.kind) frame did not survive the codec")
                     sent.append(frame)
                 case .close(let connection, _):
                     try require(closed.insert(connection).inserted, "closed connection \(connection) twice")
@@ -138,7 +146,8 @@ enum LinkEngineTarget {
                 case .persistReceivedContext(let context):
                     persistedContext = context
                 case .notify(.contextReceived(let context)):
-                    try require(persistedContext == context, "context generation \(context.generation) notified unpersisted")
+                    try require(
+                        persistedContext == context, "context generation \(context.generation) notified unpersisted")
                     if let last = contextGenerations[context.sender] {
                         try require(context.generation > last, "context generation \(context.generation) after \(last)")
                     }

@@ -37,9 +37,11 @@ enum PhoneDirectoryTarget {
             case .missing:
                 throw PropertyViolation(description: "a file just written was missing")
             case .skipped(let reason):
-                try require(scanned.isEmpty && report.skippedCount == 1, "the scan used a file the watcher skipped (\(reason))")
+                try require(
+                    scanned.isEmpty && report.skippedCount == 1, "the scan used a file the watcher skipped (\(reason))")
             case .document(let document):
-                try require(scanned == [document], "the scan and the watcher disagree on \(folder.relativePath(of: name))")
+                try require(
+                    scanned == [document], "the scan and the watcher disagree on \(folder.relativePath(of: name))")
                 try checkPlacement(document, name: name, folder: folder, contents: contents)
                 try ingestTwice(document)
             }
@@ -64,13 +66,17 @@ enum PhoneDirectoryTarget {
         let reread: SyncEngine.ScannedDocument?
         switch document {
         case .split(let split):
-            (id, reread) = (split.id, try DocumentCoderTarget.roundTrip(SplitDocument.self, contents).map { .split($0) })
+            (id, reread) = (
+                split.id, try DocumentCoderTarget.roundTrip(SplitDocument.self, contents).map { .split($0) }
+            )
             try require(folder == .splits, "a split used from \(folder)")
         case .tombstone(let stub):
             (id, reread) = (stub.id, try DocumentCoderTarget.roundTrip(Tombstone.self, contents).map { .tombstone($0) })
             try require(folder == .stubs, "a tombstone used from \(folder)")
         case .workout(let run):
-            (id, reread) = (run.id, try DocumentCoderTarget.roundTrip(WorkoutDocument.self, contents).map { .workout($0) })
+            (id, reread) = (
+                run.id, try DocumentCoderTarget.roundTrip(WorkoutDocument.self, contents).map { .workout($0) }
+            )
             try require(folder == DocumentFolder.month(of: run.startedAt), "a run used from \(folder)")
         }
         try require(name == "\(id.rawValue).json", "document \(id) used from a file named \(name.debugDescription)")

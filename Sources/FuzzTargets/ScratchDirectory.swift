@@ -49,6 +49,8 @@ struct ScratchDirectory {
 /// CRC32C-sealing and big-endian helpers shared by the targets that build state files.
 enum Bytes {
     static func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
-        for shift in stride(from: T.bitWidth - 8, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> shift)) }
+        for shift in stride(from: T.bitWidth - 8, through: 0, by: -8) {
+            bytes.append(UInt8(truncatingIfNeeded: value >> shift))
+        }
     }
 }

@@ -23,17 +23,20 @@ enum TransferLogTarget {
             }
             let pending = log.pending()
             let next = log.nextSequence
-            try require(zip(pending, pending.dropFirst()).allSatisfy { $0.sequence < $1.sequence }, "records out of order")
+            try require(
+                zip(pending, pending.dropFirst()).allSatisfy { $0.sequence < $1.sequence }, "records out of order")
             try require(pending.allSatisfy { $0.sequence < next }, "next sequence \(next) not above the records")
             let valid = segments.values.reduce(0) { $0 + validRecordCount(in: $1) }
             try require(pending.count <= valid, "\(pending.count) records recovered, \(valid) valid ones written")
             for record in pending {
                 let bytes = encoded(record)
-                try require(segments.values.contains { $0.contains(bytes) }, "record \(record.sequence) was never written")
+                try require(
+                    segments.values.contains { $0.contains(bytes) }, "record \(record.sequence) was never written")
             }
             for (name, original) in ScratchDirectory.snapshot(directory) where before[name] != nil {
                 let old = before[name]!
-                try require(original == old || old.starts(with: original), "open changed \(name) beyond cutting its tail")
+                try require(
+                    original == old || old.starts(with: original), "open changed \(name) beyond cutting its tail")
             }
             let payload = input.chunk()
             let appended = try log.append(payload, enqueuedAtMicros: 42)
@@ -42,7 +45,9 @@ enum TransferLogTarget {
             _ = consume log
             let again = try TransferLog(directory: directory)
             try require(
-                again.pending() == pending + [TransferRecord(sequence: appended, payload: payload, enqueuedAtMicros: 42)],
+                again.pending() == pending + [
+                    TransferRecord(sequence: appended, payload: payload, enqueuedAtMicros: 42)
+                ],
                 "the reopened log does not hold the recovered records and the append")
         }
     }
@@ -74,8 +79,9 @@ enum TransferLogTarget {
                 let op = input.byte()
                 switch op % 4 {
                 case 0, 1:
-                    bytes += encoded(TransferRecord(
-                        sequence: sequence, payload: input.chunk(), enqueuedAtMicros: Int64(input.byte())))
+                    bytes += encoded(
+                        TransferRecord(
+                            sequence: sequence, payload: input.chunk(), enqueuedAtMicros: Int64(input.byte())))
                     sequence += op < 0x80 ? 1 : UInt64(op >> 4)
                 case 2:
                     bytes += input.chunk()

@@ -1,7 +1,7 @@
 import Foundation
 import FuzzTargets
-import Testing
 import TestSupport
+import Testing
 
 /// Replays the checked-in fuzz corpus (Tests/FuzzCorpus/<target>/, every crasher ever found included)
 /// and the built-in seeds through the same checks the libFuzzer harnesses run (docs/FUZZING.md).
