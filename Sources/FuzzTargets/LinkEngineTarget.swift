@@ -7,7 +7,8 @@ import LinkRuntime
 /// Properties: nothing is sent on a connection after the engine closed it or was told it closed, and
 /// every sent frame fits the peer's limit and survives the codec; a received context is persisted
 /// before the app hears of it, and generations from one sender only grow; a transfer reaches the app
-/// at most once; every message sent ends exactly once; the engine stays activated with the honest peer.
+/// at most once; a message completes at most once, and only one that was sent; the engine stays
+/// activated with the honest peer.
 enum LinkEngineTarget {
     static func check(_ input: inout FuzzInput) throws {
         let role: LinkRole = input.bool() ? .watch : .phone
@@ -26,6 +27,7 @@ enum LinkEngineTarget {
         checker.dials = 0  // the watch's first dial is the connection just opened
 
         var nextMessage: UInt64 = 1
+        var nextTransfer: UInt64 = 1
         var steps = 0
         while !input.isAtEnd, steps < 256 {
             steps += 1
@@ -55,8 +57,9 @@ enum LinkEngineTarget {
                 checker.messagesSent.insert(nextMessage)
                 nextMessage += 1
             case 6:
-                let sequence = engine.outstandingTransfers.map(\.sequence).max().map { $0 + 1 } ?? 1
-                actions = engine.handle(.transferPersisted(sequence: sequence, payload: input.chunk()))
+                // The outbox never reuses a sequence, acknowledged or not.
+                actions = engine.handle(.transferPersisted(sequence: nextTransfer, payload: input.chunk()))
+                nextTransfer += 1
             default:
                 let choice = Int(input.byte())
                 if !checker.received.isEmpty, choice % 2 == 0 {
