@@ -85,7 +85,7 @@ package struct FuzzInput {
         return taken + [UInt8](repeating: 0, count: count - taken.count)
     }
 
-    /// A chunk prefixed by its length: one byte, or two when the first is 0xFF (up to 65 534 + 254 bytes).
+    /// A chunk prefixed by its length: one byte below 0xFF, or 0xFF then two more (255 + up to 65 535 bytes).
     mutating func chunk() -> [UInt8] {
         let short = Int(byte())
         return bytes(short < 0xFF ? short : 0xFF + Int(integer(UInt16.self)))

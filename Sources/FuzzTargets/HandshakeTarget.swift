@@ -37,7 +37,6 @@ enum HandshakeTarget {
         func deliver(_ frame: LinkFrame, from origin: Origin) throws {
             let before = subject.state
             let actions = subject.handle(.frameReceived(frame))
-            if case .closed = before { try require(actions.isEmpty, "a closed handshake acted on a \(frame.kind)") }
             try record(actions)
             // The step where the peer's proof is checked: it must be the honest peer's frame.
             let acceptedPeer: Bool
@@ -107,6 +106,11 @@ enum HandshakeTarget {
                     try deliver(frame, from: frame == original ? .honest : .input)
                 }
             }
+        }
+        if case .closed = subject.state {
+            let late =
+                subject.handle(.deadlinePassed) + (fromHonest.first.map { subject.handle(.frameReceived($0)) } ?? [])
+            try require(late.isEmpty, "a closed handshake acted again: \(late)")
         }
     }
 

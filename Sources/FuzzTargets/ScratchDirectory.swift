@@ -46,7 +46,7 @@ struct ScratchDirectory {
     }
 }
 
-/// CRC32C-sealing and big-endian helpers shared by the targets that build state files.
+/// Big-endian integers, for the targets that lay out state files themselves.
 enum Bytes {
     static func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
         for shift in stride(from: T.bitWidth - 8, through: 0, by: -8) {
