@@ -76,6 +76,13 @@ let package = Package(
             swiftSettings: swiftSettings),
         // Test-only: manual clock, temporary directories, free ports, spawning daemons.
         .target(name: "TestSupport", dependencies: ["LinkRuntime", "WorkoutModel"], swiftSettings: swiftSettings),
+        // The fuzz targets' entry points and properties, shared by scripts/fuzz's libFuzzer harnesses and
+        // the corpus replay in FuzzCorpusTests (docs/FUZZING.md).
+        .target(
+            name: "FuzzTargets",
+            dependencies: ["LinkProtocol", "LinkRuntime", "WorkoutModel", "SyncEngine", "WatchEngine", "PhoneStore",
+                "ArgumentParsing", "DaemonRuntime"],
+            swiftSettings: swiftSettings),
 
         .testTarget(
             name: "WorkoutModelTests",
@@ -138,6 +145,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "ChaosTestTests", dependencies: ["chaostest", "WorkoutModel"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "FuzzCorpusTests", dependencies: ["FuzzTargets", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "PackageChecks", dependencies: ["TestSupport"], swiftSettings: swiftSettings),
     ]
 )

@@ -131,7 +131,7 @@ package final class AdminServer: @unchecked Sendable {
     }
 
     /// The wire bytes of `response`.
-    static func encode(_ response: AdminResponse) -> [UInt8] {
+    package static func encode(_ response: AdminResponse) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // AdminResponse holds only strings; encoding it cannot fail.
@@ -140,7 +140,7 @@ package final class AdminServer: @unchecked Sendable {
     }
 
     /// A decoding error's explanation without Swift type names where possible.
-    static func describe(_ error: any Error) -> String {
+    package static func describe(_ error: any Error) -> String {
         switch error {
         case DecodingError.dataCorrupted(let context): return context.debugDescription
         case DecodingError.keyNotFound(let key, _): return "missing field \"\(key.stringValue)\""

@@ -11,7 +11,8 @@ import Glibc
 ///   by byte, holds a verifying record with a higher sequence than the last good one: then the
 ///   damage is in the middle and open fails with `corruptRecord` naming that first bad offset.
 ///   A torn tail is cut off (`ftruncate` + `fsync`) and appends continue after the last good record;
-///   the cut is reported in `recoveryNotes`, for the daemon's log.
+///   the cut happens only once every check has passed, so an open that refuses changes no file, and
+///   it is reported in `recoveryNotes`, for the daemon's log.
 /// - Sequences missing between segments must all be resolved (their segment was deleted), else
 ///   `missingRecords`.
 extension TransferLog {
@@ -75,6 +76,7 @@ extension TransferLog {
         var notes: [String] = []
         var expected: UInt64 = 1
         var activeBytes = 0
+        var tornTail: (file: FileDescriptor, offset: Int)?
         for (index, first) in segments.enumerated() {
             let path = segmentPath(first, in: directory)
             guard first >= expected else {
@@ -92,9 +94,8 @@ extension TransferLog {
             records += scan.records.filter { !resolved.contains($0.sequence) }
             expected = first + UInt64(scan.records.count)
             if isLast {
+                tornTail = scan.tornTailOffset.map { (file, $0) }
                 if let tornAt = scan.tornTailOffset {
-                    try file.truncate(to: tornAt)
-                    try file.sync()
                     notes.append(
                         "cut a damaged last record (\(scan.tornTailReason ?? "unreadable")) from \(path) at offset "
                             + "\(tornAt): \(bytes.count - tornAt) bytes dropped; the outbox continues after sequence "
@@ -109,6 +110,11 @@ extension TransferLog {
         // sequences stay unique, and contiguous within each segment.
         if resolved.highest >= expected, !resolved.containsAll(expected...resolved.highest) {
             throw TransferLogError.missingRecords(directory: directory, sequences: expected...resolved.highest)
+        }
+        // Cut a torn tail only now that the log opens: a refused open leaves every file as it was.
+        if let tornTail {
+            try tornTail.file.truncate(to: tornTail.offset)
+            try tornTail.file.sync()
         }
         let nextSequence = max(expected, resolved.highest + 1)
         if segments.isEmpty || nextSequence > expected {

@@ -13,12 +13,12 @@ import WorkoutModel
 ///    `schemaVersion`, a bad field, or another kind of document).
 /// 5. The ID inside must equal the ID in the name (`idMismatch`).
 /// 6. A run must sit in the folder of its `startedAt`'s UTC year and month (`misfiled`).
-enum DocumentFile {
+package enum DocumentFile {
     /// The largest file read as a document. A run of 100 exercises of 100 sets is about 1 MB, so
     /// anything past 16 MiB is not one of ours and is not read into memory.
     static let maximumBytes = 16 * 1024 * 1024
 
-    enum Outcome {
+    package enum Outcome {
         case document(SyncEngine.ScannedDocument)
         case skipped(SkipReason)
         /// The file vanished before it could be read (a removal event follows, or already came).
@@ -26,7 +26,7 @@ enum DocumentFile {
     }
 
     /// Reads and checks the file `name` in `folder` of the layout rooted at `root`.
-    static func load(name: String, in folder: DocumentFolder, root: String) -> Outcome {
+    package static func load(name: String, in folder: DocumentFolder, root: String) -> Outcome {
         guard let kind = folder.documentKind else { return .skipped(.unexpectedFile) }
         guard let fileID = DocumentFolder.documentID(fromFileName: name) else { return .skipped(.unexpectedName) }
         switch FileSystem.read("\(root)/\(folder.relativePath(of: name))", maximumBytes: maximumBytes) {

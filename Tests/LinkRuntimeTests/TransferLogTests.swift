@@ -191,4 +191,23 @@ struct TransferLogTests {
             try TransferLog(directory: dir.path)
         }
     }
+
+    @Test("a refused open leaves the files as they were, torn tail included")
+    func refusedOpenChangesNothing() throws {
+        let dir = try TemporaryDirectory("outbox")
+        do {
+            let log = try TransferLog(directory: dir.path)
+            for index in 1...3 { _ = try log.append(payload(index), enqueuedAtMicros: 0) }
+            try log.acknowledge(sequence: 3)
+        }
+        // Record 1 survives, then a torn tail; pending 2 and acknowledged 3 are lost (found by scripts/fuzz).
+        let segment = dir.appending("segment-00000000000000000001.log")
+        let whole = try #require(try AtomicFile.read(segment))
+        let damaged = Array(whole.prefix(24 + payload(1).count)) + [0xAB, 0xCD]
+        try AtomicFile.write(damaged, to: segment)
+        #expect(throws: TransferLogError.missingRecords(directory: dir.path, sequences: 2...3)) {
+            try TransferLog(directory: dir.path)
+        }
+        #expect(try AtomicFile.read(segment) == damaged)
+    }
 }

@@ -1,0 +1,98 @@
+import ArgumentParsing
+import DaemonRuntime
+import Foundation
+import LinkProtocol
+
+/// The daemons' configuration files: any bytes as `phoned.json` or `watchd.json`.
+///
+/// Properties: a refusal names the file; an accepted file loads the same way twice, and its values are
+/// ones the daemon can use without trapping (frame limit inside the decoder's range, absolute paths,
+/// an address that prints and parses back to itself).
+enum ConfigTarget {
+    static func check(_ input: inout FuzzInput) throws {
+        let watch = input.bool()
+        let contents = input.rest()
+        try ScratchDirectory.with { directory in
+            let path = "\(directory)/\(watch ? "watchd" : "phoned").json"
+            try ScratchDirectory.write(contents, to: path)
+            /// Loads the file twice: what the checks below need, and whether both loads agree.
+            func loadTwice<Configuration: Equatable>(
+                _ load: (String, String?) throws(ConfigError) -> Configuration,
+                _ facts: (Configuration) -> (Int, NetworkAddress, [String])
+            ) throws(ConfigError) -> (frameBytes: Int, address: NetworkAddress, paths: [String], stable: Bool) {
+                let configuration = try load(path, directory)
+                let (frameBytes, address, paths) = facts(configuration)
+                return (frameBytes, address, paths, try load(path, directory) == configuration)
+            }
+            let loaded: (frameBytes: Int, address: NetworkAddress, paths: [String], stable: Bool)
+            do throws(ConfigError) {
+                loaded =
+                    watch
+                    ? try loadTwice(WatchdConfiguration.load(path:workingDirectory:)) {
+                        (
+                            $0.maximumFrameBytes, $0.phoneAddress,
+                            [$0.cacheDirectory, $0.stateDirectory, $0.pairingKeyFile, $0.adminSocket]
+                        )
+                    }
+                    : try loadTwice(PhonedConfiguration.load(path:workingDirectory:)) {
+                        (
+                            $0.maximumFrameBytes, $0.listen,
+                            [$0.documentsDirectory, $0.stateDirectory, $0.pairingKeyFile, $0.adminSocket]
+                        )
+                    }
+            } catch {
+                return try require(error.description.contains(path), "the error does not name the file: \(error)")
+            }
+            try require(loaded.stable, "the same file loads differently twice")
+            try require(
+                FrameDecoder.allowedMaximumFrameLengths.contains(loaded.frameBytes),
+                "frame limit \(loaded.frameBytes) would trap")
+            try require(
+                loaded.paths.allSatisfy { $0.hasPrefix("/") }, "a relative path survived loading: \(loaded.paths)")
+            try require(
+                NetworkAddress(parsing: loaded.address.description) == loaded.address,
+                "address \(loaded.address) does not parse back")
+        }
+    }
+}
+
+/// What arrives on the admin socket: any bytes through the admin server's request decoder, then the
+/// accessors every verb uses on the decoded request.
+///
+/// Properties: a malformed request gets a non-empty reason; a decoded request encodes and decodes to
+/// itself and its values split as they were joined; every typed accessor returns or refuses with a
+/// usage error; any response encodes as exactly one line of JSON that decodes to itself.
+enum AdminRequestTarget {
+    static func check(_ input: inout FuzzInput) throws {
+        let bytes = input.rest()
+        let request: AdminRequest
+        do {
+            // Exactly what AdminServer does with the bytes it read up to end-of-input.
+            request = try JSONDecoder().decode(AdminRequest.self, from: Data(bytes))
+        } catch {
+            let reason = AdminServer.describe(error)
+            try require(!reason.isEmpty, "a malformed request refused without a reason")
+            return try requireOneLine(.error("malformed admin request: \(reason)"))
+        }
+        let again = try JSONDecoder().decode(AdminRequest.self, from: JSONEncoder().encode(request))
+        try require(again == request, "a decoded request changes on a round trip")
+        let parsed = request.parsedCommand
+        try require(parsed.path == request.command, "the command path changed")
+        for (name, value) in request.arguments {
+            try require(parsed.strings(name).joined(separator: "\n") == value, "values of \(name) do not join back")
+            _ = parsed.optionalString(name)
+            _ = try? parsed.optionalInteger(name)
+            _ = try? parsed.optionalDouble(name)
+            _ = try? parsed.documentID(name)
+        }
+        try requireOneLine(.refused("unknown command \(request.command.joined(separator: " ")) \(request.arguments)"))
+        try requireOneLine(
+            .ok(text: request.flags.joined(separator: "\n"), json: String(decoding: bytes, as: UTF8.self)))
+    }
+
+    private static func requireOneLine(_ response: AdminResponse) throws {
+        let line = AdminServer.encode(response)
+        try require(line.last == 0x0A && line.dropLast().allSatisfy { $0 != 0x0A }, "a response is not one line")
+        try require(try JSONDecoder().decode(AdminResponse.self, from: Data(line)) == response, "a response changed")
+    }
+}

@@ -1,0 +1,182 @@
+import LinkProtocol
+import LinkRuntime
+
+/// A `LinkEngine` (phone or watch, real HMAC) that completed an honest handshake, then gets any bytes
+/// and frames from the peer mixed with clock ticks and its own app's calls.
+///
+/// Properties: nothing is sent on a connection after the engine closed it or was told it closed, and
+/// every sent frame fits the peer's limit and survives the codec; a received context is persisted
+/// before the app hears of it, and generations from one sender only grow; a transfer reaches the app
+/// at most once; a message completes at most once, and only one that was sent; the engine stays
+/// activated with the honest peer.
+enum LinkEngineTarget {
+    static func check(_ input: inout FuzzInput) throws {
+        let role: LinkRole = input.bool() ? .watch : .phone
+        var engine = LinkEngine(
+            configuration: LinkConfiguration(role: role), instance: HandshakeTarget.instance,
+            authenticator: try HandshakeTarget.authenticator(HandshakeTarget.key),
+            restored: RestoredLinkState(outboxQueue: InstanceID(bytes: [UInt8](repeating: 0x33, count: 16))!),
+            seed: 7)
+        var checker = Checker(role: role)
+        var now = LinkInstant(.zero)
+        let connection = ConnectionID(1)
+        try checker.record(engine.handle(.started(now: now)))
+        try checker.record(engine.handle(.connectionOpened(connection, nonce: input.fixed(32), now: now)))
+        try handshake(&engine, &checker, connection: connection, peerNonce: input.fixed(32), now: now)
+        try require(engine.isLinked, "the honest handshake did not link")
+        checker.dials = 0  // the watch's first dial is the connection just opened
+
+        var nextMessage: UInt64 = 1
+        var nextTransfer: UInt64 = 1
+        var steps = 0
+        while !input.isAtEnd, steps < 256 {
+            steps += 1
+            let actions: [LinkEngine.Action]
+            switch input.byte() % 8 {
+            case 0:
+                guard !checker.closed.contains(connection) else { continue }
+                actions = engine.handle(.bytesReceived(connection, input.chunk(), now: now))
+            case 1, 2:
+                guard !checker.closed.contains(connection) else { continue }
+                guard let frame = try? LinkFrame.decode(kindByte: input.byte(), body: input.chunk()[...]) else {
+                    continue
+                }
+                actions = engine.handle(.bytesReceived(connection, frame.encoded(), now: now))
+            case 3:
+                now = now.advanced(by: .milliseconds(Int(input.integer(UInt16.self))))
+                actions = engine.handle(.tick(now: now))
+            case 4:
+                // Only the phone has an application context to update; the watch's app says it was raised.
+                actions =
+                    role == .phone
+                    ? engine.handle(.contextUpdated(payload: input.chunk(), force: input.bool(), now: now))
+                    : engine.handle(.launchRequested(payload: input.chunk()))
+            case 5:
+                actions = engine.handle(
+                    .messageSent(id: nextMessage, payload: input.chunk(), wantsReply: input.bool(), now: now))
+                checker.messagesSent.insert(nextMessage)
+                nextMessage += 1
+            case 6:
+                // The outbox never reuses a sequence, acknowledged or not.
+                actions = engine.handle(.transferPersisted(sequence: nextTransfer, payload: input.chunk()))
+                nextTransfer += 1
+            default:
+                let choice = Int(input.byte())
+                if !checker.received.isEmpty, choice % 2 == 0 {
+                    actions = engine.handle(.transferProcessed(checker.received.removeFirst()))
+                } else if !checker.messagesReceived.isEmpty {
+                    let id = checker.messagesReceived.removeFirst()
+                    actions = engine.handle(
+                        .messageAnswered(id: id, choice % 3 == 0 ? .reply(input.chunk()) : .handled))
+                } else {
+                    actions = engine.handle(.localAppStateChanged(foreground: choice % 2 == 0))
+                }
+            }
+            try checker.record(actions)
+            // The shell's side of the contract: report the close, and fail every dial (no second connection).
+            if checker.closed.contains(connection), !checker.reportedClosed {
+                checker.reportedClosed = true
+                try checker.record(engine.handle(.connectionClosed(connection, now: now)))
+            }
+            while checker.dials > 0 {
+                checker.dials -= 1
+                try checker.record(engine.handle(.dialFailed(reason: "fuzzing", now: now)))
+            }
+        }
+        try require(engine.isActivated && engine.peerInstance == HandshakeTarget.peerInstance, "lost the paired peer")
+    }
+
+    /// Runs the honest peer's side of the handshake against the engine over `connection`.
+    private static func handshake(
+        _ engine: inout LinkEngine, _ checker: inout Checker, connection: ConnectionID, peerNonce: [UInt8],
+        now: LinkInstant
+    ) throws {
+        let peerSide: HandshakeSide = checker.role == .phone ? .dialer : .listener
+        var peer = Handshake(
+            configuration: .init(
+                side: peerSide, role: checker.role.counterpart, instance: HandshakeTarget.peerInstance),
+            authenticator: try HandshakeTarget.authenticator(HandshakeTarget.key))
+        var toEngine = peer.handle(.started(nonce: peerNonce)).sentFrames
+        var toPeer = checker.sent.removeAll()
+        while !toEngine.isEmpty || !toPeer.isEmpty {
+            for frame in toPeer where peer.state.isRunning { toEngine += peer.handle(.frameReceived(frame)).sentFrames }
+            toPeer = []
+            for frame in toEngine {
+                try checker.record(engine.handle(.bytesReceived(connection, frame.encoded(), now: now)))
+            }
+            toEngine = []
+            toPeer = checker.sent.removeAll()
+        }
+    }
+
+    /// What the engine did so far, checked action by action.
+    private struct Checker {
+        let role: LinkRole
+        var closed: Set<ConnectionID> = []
+        var reportedClosed = false
+        /// Dials asked for and not yet answered.
+        var dials = 0
+        /// Frames sent since the handshake driver last took them.
+        var sent = Taken<LinkFrame>()
+        var contextGenerations: [InstanceID: UInt64] = [:]
+        var persistedContext: ReceivedContext?
+        var delivered: Set<TransferKey> = []
+        /// Transfers and messages the app has not answered yet, oldest first.
+        var received: [TransferKey] = []
+        var messagesReceived: [UInt64] = []
+        var messagesSent: Set<UInt64> = []
+        var messagesEnded: Set<UInt64> = []
+
+        init(role: LinkRole) { self.role = role }
+
+        mutating func record(_ actions: [LinkEngine.Action]) throws {
+            for action in actions {
+                switch action {
+                case .send(let connection, let frame):
+                    try require(
+                        !closed.contains(connection), "sent a \(frame.kind) frame on closed connection \(connection)")
+                    let bytes = frame.encoded()
+                    try require(bytes.count - 4 <= FrameDecoder.defaultMaximumFrameLength, "sent an oversized frame")
+                    var decoder = FrameDecoder()
+                    decoder.feed(bytes)
+                    try require(
+                        (try? decoder.nextFrame()) == frame, "a sent \(frame.kind) frame did not survive the codec")
+                    sent.append(frame)
+                case .close(let connection, _):
+                    try require(closed.insert(connection).inserted, "closed connection \(connection) twice")
+                case .dial:
+                    dials += 1
+                case .persistReceivedContext(let context):
+                    persistedContext = context
+                case .notify(.contextReceived(let context)):
+                    try require(
+                        persistedContext == context, "context generation \(context.generation) notified unpersisted")
+                    if let last = contextGenerations[context.sender] {
+                        try require(context.generation > last, "context generation \(context.generation) after \(last)")
+                    }
+                    contextGenerations[context.sender] = context.generation
+                case .notify(.userInfoReceived(let key, _)):
+                    try require(delivered.insert(key).inserted, "transfer \(key) reached the app twice")
+                    received.append(key)
+                case .notify(.messageReceived(let id, _, _)):
+                    messagesReceived.append(id)
+                case .notify(.messageCompleted(let id, _)):
+                    try require(messagesSent.contains(id), "message \(id) completed but was never sent")
+                    try require(messagesEnded.insert(id).inserted, "message \(id) completed twice")
+                default:
+                    break
+                }
+            }
+        }
+    }
+}
+
+/// A list whose contents are taken all at once.
+struct Taken<Element> {
+    private var elements: [Element] = []
+    mutating func append(_ element: Element) { elements.append(element) }
+    mutating func removeAll() -> [Element] {
+        defer { elements = [] }
+        return elements
+    }
+}
