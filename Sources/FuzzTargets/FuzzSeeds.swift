@@ -89,7 +89,7 @@ package enum FuzzSeeds {
     static let run =
         (try? WorkoutDocument.start(
             from: split, id: DocumentID(bytes: [UInt8](repeating: 0x52, count: 16)),
-            at: Timestamp(microsecondsSinceEpoch: 1_795_000_100_000_000)))!
+            at: Stamp(time: Timestamp(microsecondsSinceEpoch: 1_795_000_100_000_000), origin: .phone)))!
     static let stub = Tombstone(
         id: DocumentID(bytes: [UInt8](repeating: 0x53, count: 16)), kind: .workout,
         deletedAt: Timestamp(microsecondsSinceEpoch: 1_795_000_200_000_000))
