@@ -1,3 +1,5 @@
+import LinkProtocol
+
 /// One configuration key, declared once: its name, the form its value takes (which checks it and
 /// gives the docs' Type column), its default and its doc line. Loading, defaults, the tables in
 /// docs/OPERATIONS.md (`--print-config-table`) and the test harnesses' config writers all read
@@ -18,22 +20,34 @@ package struct ConfigKey<Root> {
     /// The field as a file would hold it.
     let write: (Root) -> JSONValue
 
+    private init(
+        name: String, type: String, expected: String, defaultValue: JSONValue?, doc: String,
+        read: @escaping (inout Root, JSONValue, String) -> Bool, write: @escaping (Root) -> JSONValue
+    ) {
+        (self.name, self.type, self.expected, self.defaultValue, self.doc) = (name, type, expected, defaultValue, doc)
+        (self.read, self.write) = (read, write)
+    }
+
+    /// The same key for a configuration holding this one's `Root` at `field` (a shared group).
+    func within<Outer>(_ field: WritableKeyPath<Outer, Root>) -> ConfigKey<Outer> {
+        ConfigKey<Outer>(
+            name: name, type: type, expected: expected, defaultValue: defaultValue, doc: doc,
+            read: { outer, raw, directory in read(&outer[keyPath: field], raw, directory) },
+            write: { write($0[keyPath: field]) })
+    }
+
     private init<Value>(
         _ name: String, _ field: WritableKeyPath<Root, Value>, type: String, expected: String,
         default defaultValue: JSONValue?, doc: String, decode: @escaping (JSONValue, String) -> Value?,
         encode: @escaping (Value) -> JSONValue
     ) {
-        self.name = name
-        self.type = type
-        self.expected = expected
-        self.defaultValue = defaultValue
-        self.doc = doc
-        read = { root, raw, directory in
-            guard let value = decode(raw, directory) else { return false }
-            root[keyPath: field] = value
-            return true
-        }
-        write = { encode($0[keyPath: field]) }
+        self.init(
+            name: name, type: type, expected: expected, defaultValue: defaultValue, doc: doc,
+            read: { root, raw, directory in
+                guard let value = decode(raw, directory) else { return false }
+                root[keyPath: field] = value
+                return true
+            }, write: { encode($0[keyPath: field]) })
     }
 
     /// The docs table's Default column.
@@ -175,19 +189,17 @@ extension ConfigRecord {
     }
 }
 
-/// The link's five tuning keys, the same in both daemons' files.
-package protocol LinkSettings {
-    var heartbeatInterval: Duration { get set }
-    var missedHeartbeats: Int { get set }
-    var handshakeTimeout: Duration { get set }
-    var messageReplyTimeout: Duration { get set }
-    var maximumFrameBytes: Int { get set }
-}
+/// The link's five tuning keys, the same group in both daemons' files (`link` in each).
+package struct LinkSettings: Sendable, Equatable {
+    package var heartbeatInterval = Duration.zero
+    package var missedHeartbeats = 0
+    package var handshakeTimeout = Duration.zero
+    package var messageReplyTimeout = Duration.zero
+    package var maximumFrameBytes = 0
 
-extension LinkSettings {
-    /// The declarations of the five link keys.
-    static var linkKeys: [ConfigKey<Self>] {
-        [
+    /// The group's declarations, for a configuration holding it at `field`.
+    static func keys<Root>(at field: WritableKeyPath<Root, LinkSettings>) -> [ConfigKey<Root>] {
+        let keys: [ConfigKey<LinkSettings>] = [
             .milliseconds(
                 "heartbeatIntervalMilliseconds", \.heartbeatInterval, default: 500,
                 doc: "How often an idle link sends a heartbeat."),
@@ -204,5 +216,17 @@ extension LinkSettings {
                 "maximumFrameBytes", \.maximumFrameBytes, in: 128...16_777_216, default: 1_048_576,
                 doc: "The largest link frame accepted or sent."),
         ]
+        return keys.map { $0.within(field) }
+    }
+
+    /// The link engine's configuration for `role` with these settings (the rest at its defaults).
+    package func configuration(role: LinkRole) -> LinkConfiguration {
+        var configuration = LinkConfiguration(role: role)
+        configuration.heartbeatInterval = heartbeatInterval
+        configuration.missedHeartbeatsBeforeUnreachable = missedHeartbeats
+        configuration.handshakeTimeout = handshakeTimeout
+        configuration.messageReplyTimeout = messageReplyTimeout
+        configuration.maximumFrameLength = maximumFrameBytes
+        return configuration
     }
 }

@@ -1,16 +1,12 @@
 /// `phoned`'s settings, read from its JSON config file (`phoned --config FILE`); `keys` declares
 /// each one (docs/OPERATIONS.md's table is generated from it by `phoned --print-config-table`).
-package struct PhonedConfiguration: ConfigRecord, LinkSettings, Equatable {
+package struct PhonedConfiguration: ConfigRecord, Equatable {
     package var documentsDirectory = ""
     package var stateDirectory = ""
     package var listen = NetworkAddress(host: "", port: 0)
     package var pairingKeyFile = ""
     package var adminSocket = ""
-    package var heartbeatInterval = Duration.zero
-    package var missedHeartbeats = 0
-    package var handshakeTimeout = Duration.zero
-    package var messageReplyTimeout = Duration.zero
-    package var maximumFrameBytes = 0
+    package var link = LinkSettings()
     package var maximumPendingHandshakes = 0
     package var maximumPendingHandshakesPerAddress = 0
     package var recentRunsLimit = 0
@@ -36,7 +32,7 @@ package struct PhonedConfiguration: ConfigRecord, LinkSettings, Equatable {
                 doc: "The shared pairing key; must not be readable by group or others."),
             .path(
                 "adminSocket", \.adminSocket, doc: "The Unix socket `phonectl` talks to (created with mode 0600)."),
-        ] + linkKeys + [
+        ] + LinkSettings.keys(at: \.link) + [
             .integer(
                 "maximumPendingHandshakes", \.maximumPendingHandshakes, in: 1...10_000, default: 8,
                 doc: "Connections allowed mid-handshake at once; at the cap the stalest (silent first, then"

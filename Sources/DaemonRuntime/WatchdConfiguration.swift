@@ -1,16 +1,12 @@
 /// `watchd`'s settings, read from its JSON config file (`watchd --config FILE`); `keys` declares
 /// each one (docs/OPERATIONS.md's table is generated from it by `watchd --print-config-table`).
-package struct WatchdConfiguration: ConfigRecord, LinkSettings, Equatable {
+package struct WatchdConfiguration: ConfigRecord, Equatable {
     package var cacheDirectory = ""
     package var stateDirectory = ""
     package var phoneAddress = NetworkAddress(host: "", port: 0)
     package var pairingKeyFile = ""
     package var adminSocket = ""
-    package var heartbeatInterval = Duration.zero
-    package var missedHeartbeats = 0
-    package var handshakeTimeout = Duration.zero
-    package var messageReplyTimeout = Duration.zero
-    package var maximumFrameBytes = 0
+    package var link = LinkSettings()
     package var redialMaximum = Duration.zero
     package var logLevel = LogLevel.info
     /// How far the watch's engine clock is from the machine's.
@@ -33,7 +29,7 @@ package struct WatchdConfiguration: ConfigRecord, LinkSettings, Equatable {
                 doc: "The shared pairing key; must not be readable by group or others."),
             .path(
                 "adminSocket", \.adminSocket, doc: "The Unix socket `watchctl` talks to (created with mode 0600)."),
-        ] + linkKeys + [
+        ] + LinkSettings.keys(at: \.link) + [
             .milliseconds(
                 "redialMaximumMilliseconds", \.redialMaximum, default: 1000,
                 doc: "The longest pause between attempts to reach the phone."),

@@ -96,8 +96,8 @@ package final class SyncSystem: Sendable {
         configuration.adminSocket = phoneSocket
         // Short beats, but many may be missed: a loaded 2-core machine must not fake a partition.
         // A killed peer is still seen at once (its socket closes).
-        configuration.heartbeatInterval = .milliseconds(250)
-        configuration.missedHeartbeats = 40
+        configuration.link.heartbeatInterval = .milliseconds(250)
+        configuration.link.missedHeartbeats = 40
         return configuration
     }
 
@@ -109,8 +109,8 @@ package final class SyncSystem: Sendable {
         configuration.phoneAddress = NetworkAddress(host: "127.0.0.1", port: port)
         configuration.pairingKeyFile = keyPath
         configuration.adminSocket = watchSocket
-        configuration.heartbeatInterval = .milliseconds(250)
-        configuration.missedHeartbeats = 40
+        configuration.link.heartbeatInterval = .milliseconds(250)
+        configuration.link.missedHeartbeats = 40
         configuration.redialMaximum = .milliseconds(200)
         return configuration
     }

@@ -33,11 +33,11 @@ struct ConfigFileTests {
         expected.listen = NetworkAddress(host: "127.0.0.1", port: 7420)
         expected.pairingKeyFile = "/etc/watchsync/pairing.key"
         expected.adminSocket = "/run/phoned/admin.sock"
-        expected.heartbeatInterval = .milliseconds(500)
-        expected.missedHeartbeats = 4
-        expected.handshakeTimeout = .seconds(5)
-        expected.messageReplyTimeout = .seconds(5)
-        expected.maximumFrameBytes = 1_048_576
+        expected.link.heartbeatInterval = .milliseconds(500)
+        expected.link.missedHeartbeats = 4
+        expected.link.handshakeTimeout = .seconds(5)
+        expected.link.messageReplyTimeout = .seconds(5)
+        expected.link.maximumFrameBytes = 1_048_576
         expected.maximumPendingHandshakes = 8
         expected.maximumPendingHandshakesPerAddress = 4
         expected.recentRunsLimit = 25
@@ -63,11 +63,11 @@ struct ConfigFileTests {
         expected.phoneAddress = NetworkAddress(host: "::1", port: 0)
         expected.pairingKeyFile = "/k"
         expected.adminSocket = "/a.sock"
-        expected.heartbeatInterval = .milliseconds(100)
-        expected.missedHeartbeats = 3
-        expected.handshakeTimeout = .seconds(2)
-        expected.messageReplyTimeout = .seconds(3)
-        expected.maximumFrameBytes = 128
+        expected.link.heartbeatInterval = .milliseconds(100)
+        expected.link.missedHeartbeats = 3
+        expected.link.handshakeTimeout = .seconds(2)
+        expected.link.messageReplyTimeout = .seconds(3)
+        expected.link.maximumFrameBytes = 128
         expected.redialMaximum = .milliseconds(250)
         expected.logLevel = .debug
         expected.clockOffset = .seconds(-3600)
@@ -157,7 +157,7 @@ struct ConfigFileTests {
         let (directory, path) = try configFile(phonedJSON(#", "maximumFrameBytes": 16777216, "listen": "localhost:0""#))
         _ = directory
         let configuration = try PhonedConfiguration.load(path: path)
-        #expect(configuration.maximumFrameBytes == 16_777_216)
+        #expect(configuration.link.maximumFrameBytes == 16_777_216)
         #expect(configuration.listen == NetworkAddress(host: "localhost", port: 0))
     }
 
@@ -233,7 +233,7 @@ struct ConfigFileTests {
         (watchd.cacheDirectory, watchd.stateDirectory, watchd.pairingKeyFile) = ("/c", "/s", "/k")
         watchd.adminSocket = "/a.sock"
         watchd.clockOffset = .seconds(-5)
-        watchd.heartbeatInterval = .milliseconds(250)
+        watchd.link.heartbeatInterval = .milliseconds(250)
         let (other, otherPath) = try configFile(watchd.fileText, name: "watchd.json")
         _ = other
         #expect(try WatchdConfiguration.load(path: otherPath) == watchd)
