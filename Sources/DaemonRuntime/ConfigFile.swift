@@ -125,7 +125,7 @@ package struct ConfigFile: Sendable {
 }
 
 /// A JSON value as written, keeping integers apart from fractions and booleans apart from numbers
-/// so a getter can say exactly what it found.
+/// so an error can say exactly what it found.
 package enum JSONValue: Decodable, Sendable, Equatable {
     case null
     case bool(Bool)

@@ -3,7 +3,8 @@ import LinkProtocol
 /// One configuration key, declared once: its name, the form its value takes (which checks it and
 /// gives the docs' Type column), its default and its doc line. Loading, defaults, the tables in
 /// docs/OPERATIONS.md (`--print-config-table`) and the test harnesses' config writers all read
-/// this declaration, so adding a key is one line here plus its property.
+/// this declaration, so adding a key is one entry in its configuration's `keys` plus the property
+/// it sets.
 package struct ConfigKey<Root> {
     package let name: String
     /// The docs table's Type column.

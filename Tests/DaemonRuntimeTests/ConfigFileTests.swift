@@ -253,6 +253,17 @@ struct ConfigFileTests {
     }
 
     @Test(
+        "phoned and watchd --print-config-table print the generated table and exit 0", arguments: ["phoned", "watchd"])
+    func printConfigTable(daemon: String) async throws {
+        let directory = try TemporaryDirectory("table")
+        let result = try await CommandResult.run(
+            BuildProducts.executable(daemon), ["--print-config-table"], scratch: directory.appending("run"))
+        let table = daemon == "phoned" ? PhonedConfiguration.markdownTable : WatchdConfiguration.markdownTable
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(result.standardOutput == table + "\n")
+    }
+
+    @Test(
         "HOST:PORT addresses: IPv4 dotted, localhost, bracketed IPv6; port 0 allowed",
         arguments: [
             ("127.0.0.1:7420", NetworkAddress(host: "127.0.0.1", port: 7420)),
