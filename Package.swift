@@ -74,8 +74,11 @@ let package = Package(
             name: "bench",
             dependencies: ["LinkRuntime", "SyncEngine", "PhoneStore", "WorkoutModel", "TestSupport", "DaemonRuntime"],
             swiftSettings: swiftSettings),
-        // Test-only: manual clock, temporary directories, free ports, spawning daemons.
-        .target(name: "TestSupport", dependencies: ["LinkRuntime", "WorkoutModel"], swiftSettings: swiftSettings),
+        // Test-only: manual clock, temporary directories, free ports, spawning daemons (their config
+        // files written from DaemonRuntime's key declarations).
+        .target(
+            name: "TestSupport", dependencies: ["LinkRuntime", "WorkoutModel", "DaemonRuntime"],
+            swiftSettings: swiftSettings),
         // The fuzz targets' entry points and properties, shared by scripts/fuzz's libFuzzer harnesses and
         // the corpus replay in FuzzCorpusTests (docs/FUZZING.md).
         .target(

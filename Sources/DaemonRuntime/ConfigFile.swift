@@ -1,15 +1,16 @@
 import Foundation
 import Glibc
 
-/// A strict JSON configuration file: one object whose keys must all be known, read through typed
-/// getters that name the key, the file and the expected form in every error.
+/// A strict JSON configuration file: one object whose keys must all be known, read through the
+/// keys' declarations (`ConfigKey`, `ConfigRecord.load`), which name the key, the file and the
+/// expected form in every error.
 ///
 /// Unknown keys are refused when the file is loaded — before any value is checked — because a
-/// misspelt key would otherwise silently leave its default in force. A getter given a `default`
-/// returns it when the key is absent; without one the key is required. `null` counts as present
-/// and wrong, never as "use the default".
+/// misspelt key would otherwise silently leave its default in force. A key declared with a default
+/// takes it when absent; without one the key is required. `null` counts as present and wrong,
+/// never as "use the default".
 ///
-/// Relative paths (`path(_:default:)`) are resolved against the working directory given to
+/// Relative paths (`ConfigKey.path`) are resolved against the working directory given to
 /// `load`, which defaults to the process's current directory. Under systemd that is `/` unless the
 /// unit sets `WorkingDirectory=`, so shipped configs should use absolute paths.
 package struct ConfigFile: Sendable {
@@ -50,9 +51,17 @@ package struct ConfigFile: Sendable {
         return values[key]
     }
 
-    /// Whether `key` is present in the file.
-    package func contains(_ key: String) -> Bool {
-        value(key) != nil
+    /// How an address key describes what it wants.
+    static let addressForm =
+        "an address \"HOST:PORT\" with a numeric IPv4 host, localhost or a bracketed IPv6 host"
+        + " (\"127.0.0.1:7420\", \"localhost:0\", \"[::1]:7420\") and a port from 0 to 65535"
+
+    /// `path` if absolute, else `directory/path`, without `.` or empty components.
+    static func absolute(_ path: String, relativeTo directory: String) -> String {
+        let joined = path.hasPrefix("/") ? path : directory + "/" + path
+        // ".." is left alone: resolving it lexically is wrong when a component is a symlink.
+        let components = joined.split(separator: "/").filter { $0 != "." }
+        return "/" + components.joined(separator: "/")
     }
 
     /// The bytes of the file, with errors naming it.
@@ -116,8 +125,8 @@ package struct ConfigFile: Sendable {
 }
 
 /// A JSON value as written, keeping integers apart from fractions and booleans apart from numbers
-/// so a getter can say exactly what it found.
-enum JSONValue: Decodable, Sendable, Equatable {
+/// so an error can say exactly what it found.
+package enum JSONValue: Decodable, Sendable, Equatable {
     case null
     case bool(Bool)
     case integer(Int)
@@ -126,7 +135,7 @@ enum JSONValue: Decodable, Sendable, Equatable {
     case array([JSONValue])
     case object([String: JSONValue])
 
-    init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
@@ -143,6 +152,15 @@ enum JSONValue: Decodable, Sendable, Equatable {
         } else {
             self = .object(try container.decode([String: JSONValue].self))
         }
+    }
+
+    /// The value as JSON text, exactly (scalars only: no key is declared with an array or object).
+    var json: String {
+        guard case .string(let text) = self else { return written }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        // Encoding a String cannot fail.
+        return (try? encoder.encode(text)).map { String(decoding: $0, as: UTF8.self) } ?? ""
     }
 
     /// The value as it would appear in the file, for "found …" in errors (long strings shortened).

@@ -11,13 +11,14 @@ package protocol LaunchedDaemon: AnyObject, Sendable {
     func stop()
 }
 
-/// The `main` both daemons share: `--config FILE` / `--help`, strict config loading (exit 78 on a
-/// bad file, naming the key), signals taken with `sigwait` (SIGTERM/SIGINT stop gracefully and exit
+/// The `main` both daemons share: `--config FILE` / `--help` / `--print-config-table` (the
+/// Markdown table docs/OPERATIONS.md shows), strict config loading (exit 78 on a bad file, naming
+/// the key), signals taken with `sigwait` (SIGTERM/SIGINT stop gracefully and exit
 /// 0; SIGHUP is logged and ignored), the readiness line on stdout, then the loop runs forever.
 package enum DaemonLauncher {
     /// Parses the command line, loads the configuration, builds and starts the daemon; never returns.
-    package static func main<Configuration, Daemon: LaunchedDaemon>(
-        name: String, usage: String, defaultConfig: String, load: (String) throws -> Configuration,
+    package static func main<Configuration: ConfigRecord, Daemon: LaunchedDaemon>(
+        name: String, usage: String, defaultConfig: String, configuration _: Configuration.Type,
         logLevel: (Configuration) -> LogLevel, make: (Configuration, Logger) throws -> Daemon
     ) -> Never {
         // Before any thread exists (see SignalWatcher): every thread inherits the block.
@@ -32,13 +33,16 @@ package enum DaemonLauncher {
             case "--config":
                 guard let value = arguments.popFirst() else { fail("--config needs a file\n\(usage)", status: 64) }
                 configPath = value
+            case "--print-config-table":
+                print(Configuration.markdownTable)
+                exit(0)
             default:
                 fail("unknown argument \(argument)\n\(usage)", status: 64)
             }
         }
         let configuration: Configuration
         do {
-            configuration = try load(configPath)
+            configuration = try Configuration.load(path: configPath)
         } catch {
             fail("\(error)", status: 78)
         }

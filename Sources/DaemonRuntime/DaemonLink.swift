@@ -3,21 +3,6 @@ import Glibc
 import LinkProtocol
 import LinkRuntime
 
-extension LinkConfiguration {
-    /// The link's timings and limits as a daemon's config file sets them (same keys on both daemons).
-    package init(
-        role: LinkRole, heartbeatInterval: Duration, missedHeartbeats: Int, handshakeTimeout: Duration,
-        messageReplyTimeout: Duration, maximumFrameBytes: Int
-    ) {
-        self.init(role: role)
-        self.heartbeatInterval = heartbeatInterval
-        missedHeartbeatsBeforeUnreachable = missedHeartbeats
-        self.handshakeTimeout = handshakeTimeout
-        self.messageReplyTimeout = messageReplyTimeout
-        maximumFrameLength = maximumFrameBytes
-    }
-}
-
 extension LinkEndpoint {
     /// A daemon's endpoint: its state directory (created with a fresh instance ID when new), the
     /// pairing key from its file (refused when missing, empty or readable by others), and redial

@@ -1,3 +1,4 @@
+import DaemonRuntime
 import Foundation
 import Glibc
 import Synchronization
@@ -85,43 +86,44 @@ package final class SyncSystem: Sendable {
 
     // MARK: Configuration
 
-    /// phoned's config as JSON fragments by key (values are raw JSON: `"\"text\""`, `"500"`).
-    package var phonedConfig: [String: String] {
-        [
-            "documentsDirectory": Self.json(documentsDirectory),
-            "stateDirectory": Self.json(phoneStateDirectory),
-            "listen": Self.json("127.0.0.1:\(port)"),
-            "pairingKeyFile": Self.json(keyPath),
-            "adminSocket": Self.json(phoneSocket),
-            // Short beats, but many may be missed: a loaded 2-core machine must not fake a partition.
-            // A killed peer is still seen at once (its socket closes).
-            "heartbeatIntervalMilliseconds": "250",
-            "missedHeartbeats": "40",
-        ]
+    /// phoned's config: every key, from its declaration's default unless set here.
+    package var phonedConfiguration: PhonedConfiguration {
+        var configuration = PhonedConfiguration.defaults
+        configuration.documentsDirectory = documentsDirectory
+        configuration.stateDirectory = phoneStateDirectory
+        configuration.listen = NetworkAddress(host: "127.0.0.1", port: port)
+        configuration.pairingKeyFile = keyPath
+        configuration.adminSocket = phoneSocket
+        // Short beats, but many may be missed: a loaded 2-core machine must not fake a partition.
+        // A killed peer is still seen at once (its socket closes).
+        configuration.link.heartbeatInterval = .milliseconds(250)
+        configuration.link.missedHeartbeats = 40
+        return configuration
     }
 
-    /// watchd's config as JSON fragments by key.
-    package var watchdConfig: [String: String] {
-        [
-            "cacheDirectory": Self.json(watchCacheDirectory),
-            "stateDirectory": Self.json(watchStateDirectory),
-            "phoneAddress": Self.json("127.0.0.1:\(port)"),
-            "pairingKeyFile": Self.json(keyPath),
-            "adminSocket": Self.json(watchSocket),
-            "heartbeatIntervalMilliseconds": "250",
-            "missedHeartbeats": "40",
-            "redialMaximumMilliseconds": "200",
-        ]
+    /// watchd's config: every key, from its declaration's default unless set here.
+    package var watchdConfiguration: WatchdConfiguration {
+        var configuration = WatchdConfiguration.defaults
+        configuration.cacheDirectory = watchCacheDirectory
+        configuration.stateDirectory = watchStateDirectory
+        configuration.phoneAddress = NetworkAddress(host: "127.0.0.1", port: port)
+        configuration.pairingKeyFile = keyPath
+        configuration.adminSocket = watchSocket
+        configuration.link.heartbeatInterval = .milliseconds(250)
+        configuration.link.missedHeartbeats = 40
+        configuration.redialMaximum = .milliseconds(200)
+        return configuration
     }
 
-    /// Writes phoned's config: the defaults above, with `changes` applied (nil removes a key).
+    /// Writes phoned's config: the values above, with `changes` (raw JSON by key, so a test can
+    /// write a wrong one) applied; nil removes a key.
     package func writePhonedConfig(_ changes: [String: String?] = [:]) throws {
-        try Self.writeConfig(phonedConfig, changes, to: phonedConfigPath)
+        try Self.writeConfig(phonedConfiguration.entries, changes, to: phonedConfigPath)
     }
 
-    /// Writes watchd's config: the defaults above, with `changes` applied (nil removes a key).
+    /// Writes watchd's config: the values above, with `changes` applied (nil removes a key).
     package func writeWatchdConfig(_ changes: [String: String?] = [:]) throws {
-        try Self.writeConfig(watchdConfig, changes, to: watchdConfigPath)
+        try Self.writeConfig(watchdConfiguration.entries, changes, to: watchdConfigPath)
     }
 
     /// A JSON string literal for `text`.

@@ -22,29 +22,31 @@ enum DaemonConfig {
     }
 
     static func writePhoned(_ files: DaemonFiles, documents: String, key: String, port: UInt16) throws {
-        try FileManager.default.createDirectory(atPath: files.root, withIntermediateDirectories: true)
-        try write(
-            [
-                "documentsDirectory": documents, "stateDirectory": files.state, "listen": "127.0.0.1:\(port)",
-                "pairingKeyFile": key, "adminSocket": files.admin, "logLevel": "info",
-            ], to: files.config)
+        var configuration = PhonedConfiguration.defaults
+        configuration.documentsDirectory = documents
+        configuration.stateDirectory = files.state
+        configuration.listen = NetworkAddress(host: "127.0.0.1", port: port)
+        configuration.pairingKeyFile = key
+        configuration.adminSocket = files.admin
+        try write(configuration.fileText, files)
     }
 
     /// `redialMaximumMilliseconds` is 50 so a watch waiting for a restarted phone reconnects within
     /// 50 ms of its listener coming up (the default 1 s cap would add up to a second to the drain).
     static func writeWatchd(_ files: DaemonFiles, cache: String, key: String, port: UInt16) throws {
-        try FileManager.default.createDirectory(atPath: files.root, withIntermediateDirectories: true)
-        try write(
-            [
-                "cacheDirectory": cache, "stateDirectory": files.state, "phoneAddress": "127.0.0.1:\(port)",
-                "pairingKeyFile": key, "adminSocket": files.admin, "logLevel": "info",
-                "redialMaximumMilliseconds": 50,
-            ], to: files.config)
+        var configuration = WatchdConfiguration.defaults
+        configuration.cacheDirectory = cache
+        configuration.stateDirectory = files.state
+        configuration.phoneAddress = NetworkAddress(host: "127.0.0.1", port: port)
+        configuration.pairingKeyFile = key
+        configuration.adminSocket = files.admin
+        configuration.redialMaximum = .milliseconds(50)
+        try write(configuration.fileText, files)
     }
 
-    private static func write(_ object: [String: Any], to path: String) throws {
-        let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
-        try data.write(to: URL(fileURLWithPath: path))
+    private static func write(_ text: String, _ files: DaemonFiles) throws {
+        try FileManager.default.createDirectory(atPath: files.root, withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: URL(fileURLWithPath: files.config))
     }
 }
 

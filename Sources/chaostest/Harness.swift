@@ -84,18 +84,25 @@ struct Harness: Sendable {
         guard fileManager.createFile(atPath: key, contents: bytes, attributes: [.posixPermissions: 0o600]) else {
             throw DaemonError(description: "cannot write \(key)")
         }
-        let phoneConfig: [String: Any] = [
-            "documentsDirectory": documentsDirectory, "stateDirectory": "\(work)/phone-state", "listen": listen,
-            "pairingKeyFile": key, "adminSocket": phoneSocket, "recentRunsLimit": 3, "logLevel": "info",
-        ]
-        let watchConfig: [String: Any] = [
-            "cacheDirectory": "\(work)/watch-cache", "stateDirectory": "\(work)/watch-state", "phoneAddress": dial,
-            "pairingKeyFile": key, "adminSocket": watchSocket, "logLevel": "info",
-        ]
-        try JSONSerialization.data(withJSONObject: phoneConfig, options: [.sortedKeys, .prettyPrinted])
-            .write(to: URL(fileURLWithPath: "\(work)/phoned.json"))
-        try JSONSerialization.data(withJSONObject: watchConfig, options: [.sortedKeys, .prettyPrinted])
-            .write(to: URL(fileURLWithPath: "\(work)/watchd.json"))
+        guard let listenAddress = NetworkAddress(parsing: listen), let dialAddress = NetworkAddress(parsing: dial)
+        else {
+            throw DaemonError(description: "bad link address: listen \(listen), dial \(dial)")
+        }
+        var phoneConfig = PhonedConfiguration.defaults
+        phoneConfig.documentsDirectory = documentsDirectory
+        phoneConfig.stateDirectory = "\(work)/phone-state"
+        phoneConfig.listen = listenAddress
+        phoneConfig.pairingKeyFile = key
+        phoneConfig.adminSocket = phoneSocket
+        phoneConfig.recentRunsLimit = 3
+        var watchConfig = WatchdConfiguration.defaults
+        watchConfig.cacheDirectory = "\(work)/watch-cache"
+        watchConfig.stateDirectory = "\(work)/watch-state"
+        watchConfig.phoneAddress = dialAddress
+        watchConfig.pairingKeyFile = key
+        watchConfig.adminSocket = watchSocket
+        try Data(phoneConfig.fileText.utf8).write(to: URL(fileURLWithPath: "\(work)/phoned.json"))
+        try Data(watchConfig.fileText.utf8).write(to: URL(fileURLWithPath: "\(work)/watchd.json"))
         phone = ManagedDaemon(
             name: "phoned", argv: phonePrefix + [binaries.phoned, "--config", "\(work)/phoned.json"],
             logDirectory: "\(work)/logs", pidDirectory: "\(work)/pids", readyText: "phoned ready")

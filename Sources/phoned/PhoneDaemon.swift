@@ -49,10 +49,7 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             atPath: (configuration.documentsDirectory as NSString).deletingLastPathComponent,
             withIntermediateDirectories: true)
         documents = try DocumentDirectory(root: configuration.documentsDirectory)
-        var linkConfiguration = LinkConfiguration(
-            role: .phone, heartbeatInterval: configuration.heartbeatInterval,
-            missedHeartbeats: configuration.missedHeartbeats, handshakeTimeout: configuration.handshakeTimeout,
-            messageReplyTimeout: configuration.messageReplyTimeout, maximumFrameBytes: configuration.maximumFrameBytes)
+        var linkConfiguration = configuration.link.configuration(role: .phone)
         linkConfiguration.maximumUnauthenticatedConnections = configuration.maximumPendingHandshakes
         linkConfiguration.maximumUnauthenticatedConnectionsPerAddress = configuration.maximumPendingHandshakesPerAddress
         link = try LinkEndpoint.forDaemon(

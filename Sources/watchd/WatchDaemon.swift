@@ -45,10 +45,7 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
         self.logger = logger
         loop = try EventLoop(name: "watchd")
         cache = try WatchCacheDirectory(root: configuration.cacheDirectory)
-        var linkConfiguration = LinkConfiguration(
-            role: .watch, heartbeatInterval: configuration.heartbeatInterval,
-            missedHeartbeats: configuration.missedHeartbeats, handshakeTimeout: configuration.handshakeTimeout,
-            messageReplyTimeout: configuration.messageReplyTimeout, maximumFrameBytes: configuration.maximumFrameBytes)
+        var linkConfiguration = configuration.link.configuration(role: .watch)
         linkConfiguration.maximumRedialDelay = configuration.redialMaximum
         link = try LinkEndpoint.forDaemon(
             configuration: linkConfiguration, stateDirectory: configuration.stateDirectory,

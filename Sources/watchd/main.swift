@@ -9,7 +9,8 @@ DaemonLauncher.main(
 
         Runs the watch daemon with the configuration in FILE (default: config/watchd.json).
         Prints "watchd ready ..." on stdout once its cache is applied and it serves watchctl.
-        Stops gracefully on SIGTERM or SIGINT. docs/OPERATIONS.md documents every config key.
+        Stops gracefully on SIGTERM or SIGINT. docs/OPERATIONS.md documents every config key;
+        --print-config-table prints that table.
         """,
-    defaultConfig: "config/watchd.json", load: { try WatchdConfiguration.load(path: $0) }, logLevel: \.logLevel,
+    defaultConfig: "config/watchd.json", configuration: WatchdConfiguration.self, logLevel: \.logLevel,
     make: { try WatchDaemon(configuration: $0, logger: $1) })

@@ -142,10 +142,10 @@ struct CLIRunnerTests {
     func socketPrecedence() async throws {
         let daemon = try await StubDaemon()
         let config = daemon.directory.appending("phoned.json")
-        let json = """
-            {"documentsDirectory": "/d", "stateDirectory": "/s", "pairingKeyFile": "/k", "adminSocket": "\(daemon.socketPath)"}
-            """
-        try Data(json.utf8).write(to: URL(fileURLWithPath: config))
+        var configuration = PhonedConfiguration.defaults
+        (configuration.documentsDirectory, configuration.stateDirectory) = ("/d", "/s")
+        (configuration.pairingKeyFile, configuration.adminSocket) = ("/k", daemon.socketPath)
+        try Data(configuration.fileText.utf8).write(to: URL(fileURLWithPath: config))
         let nowhere = daemon.directory.appending("nowhere.sock")
         let runner = phonectlRunner(defaultSocketPath: nowhere)
 

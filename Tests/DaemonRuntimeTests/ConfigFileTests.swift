@@ -20,22 +20,30 @@ private func phonedJSON(_ extra: String = "") -> String {
     """
 }
 
-@Suite("Config files: strict JSON with typed getters")
+@Suite("Config files: strict JSON read through each key's one declaration")
 struct ConfigFileTests {
     @Test("a phoned file with only the required keys gets every documented default")
     func phonedDefaults() throws {
         let (directory, path) = try configFile(phonedJSON())
         _ = directory
         let configuration = try PhonedConfiguration.load(path: path)
-        #expect(
-            configuration
-                == PhonedConfiguration(
-                    documentsDirectory: "/srv/docs", stateDirectory: "/var/lib/phoned",
-                    listen: NetworkAddress(host: "127.0.0.1", port: 7420),
-                    pairingKeyFile: "/etc/watchsync/pairing.key", adminSocket: "/run/phoned/admin.sock",
-                    heartbeatInterval: .milliseconds(500), missedHeartbeats: 4, handshakeTimeout: .seconds(5),
-                    messageReplyTimeout: .seconds(5), maximumFrameBytes: 1_048_576, recentRunsLimit: 25,
-                    recentRunsWindow: .seconds(24 * 3600), logLevel: .info))
+        var expected = PhonedConfiguration()
+        expected.documentsDirectory = "/srv/docs"
+        expected.stateDirectory = "/var/lib/phoned"
+        expected.listen = NetworkAddress(host: "127.0.0.1", port: 7420)
+        expected.pairingKeyFile = "/etc/watchsync/pairing.key"
+        expected.adminSocket = "/run/phoned/admin.sock"
+        expected.link.heartbeatInterval = .milliseconds(500)
+        expected.link.missedHeartbeats = 4
+        expected.link.handshakeTimeout = .seconds(5)
+        expected.link.messageReplyTimeout = .seconds(5)
+        expected.link.maximumFrameBytes = 1_048_576
+        expected.maximumPendingHandshakes = 8
+        expected.maximumPendingHandshakesPerAddress = 4
+        expected.recentRunsLimit = 25
+        expected.recentRunsWindow = .seconds(24 * 3600)
+        expected.logLevel = .info
+        #expect(configuration == expected)
     }
 
     @Test("every watchd key is read, with its unit")
@@ -49,11 +57,19 @@ struct ConfigFileTests {
              "testClockOffsetSeconds": -3600}
             """, name: "watchd.json")
         _ = directory
-        var expected = WatchdConfiguration(
-            cacheDirectory: "/c", stateDirectory: "/s", phoneAddress: NetworkAddress(host: "::1", port: 0),
-            pairingKeyFile: "/k", adminSocket: "/a.sock", heartbeatInterval: .milliseconds(100),
-            missedHeartbeats: 3, handshakeTimeout: .seconds(2), messageReplyTimeout: .seconds(3),
-            maximumFrameBytes: 128, redialMaximum: .milliseconds(250), logLevel: .debug)
+        var expected = WatchdConfiguration()
+        expected.cacheDirectory = "/c"
+        expected.stateDirectory = "/s"
+        expected.phoneAddress = NetworkAddress(host: "::1", port: 0)
+        expected.pairingKeyFile = "/k"
+        expected.adminSocket = "/a.sock"
+        expected.link.heartbeatInterval = .milliseconds(100)
+        expected.link.missedHeartbeats = 3
+        expected.link.handshakeTimeout = .seconds(2)
+        expected.link.messageReplyTimeout = .seconds(3)
+        expected.link.maximumFrameBytes = 128
+        expected.redialMaximum = .milliseconds(250)
+        expected.logLevel = .debug
         expected.clockOffset = .seconds(-3600)
         #expect(try WatchdConfiguration.load(path: path) == expected)
     }
@@ -141,7 +157,7 @@ struct ConfigFileTests {
         let (directory, path) = try configFile(phonedJSON(#", "maximumFrameBytes": 16777216, "listen": "localhost:0""#))
         _ = directory
         let configuration = try PhonedConfiguration.load(path: path)
-        #expect(configuration.maximumFrameBytes == 16_777_216)
+        #expect(configuration.link.maximumFrameBytes == 16_777_216)
         #expect(configuration.listen == NetworkAddress(host: "localhost", port: 0))
     }
 
@@ -197,6 +213,54 @@ struct ConfigFileTests {
         #expect(throws: ConfigError.unreadable(path: directory.path, errno: EISDIR)) {
             try PhonedConfiguration.load(path: directory.path)
         }
+    }
+
+    @Test("a configuration written from the declarations loads back unchanged, every key included")
+    func writtenFileRoundTrips() throws {
+        var phoned = PhonedConfiguration.defaults
+        phoned.documentsDirectory = "/d"
+        phoned.stateDirectory = "/s"
+        phoned.pairingKeyFile = "/k"
+        phoned.adminSocket = "/a.sock"
+        phoned.recentRunsWindow = .seconds(2 * 3600)
+        let (directory, path) = try configFile(phoned.fileText)
+        _ = directory
+        #expect(try PhonedConfiguration.load(path: path) == phoned)
+        #expect(Set(phoned.entries.keys) == Set(PhonedConfiguration.keys.map(\.name)))
+        #expect(phoned.entries["recentRunsWindowHours"] == "2")
+
+        var watchd = WatchdConfiguration.defaults
+        (watchd.cacheDirectory, watchd.stateDirectory, watchd.pairingKeyFile) = ("/c", "/s", "/k")
+        watchd.adminSocket = "/a.sock"
+        watchd.clockOffset = .seconds(-5)
+        watchd.link.heartbeatInterval = .milliseconds(250)
+        let (other, otherPath) = try configFile(watchd.fileText, name: "watchd.json")
+        _ = other
+        #expect(try WatchdConfiguration.load(path: otherPath) == watchd)
+        #expect(watchd.entries["heartbeatIntervalMilliseconds"] == "250")
+    }
+
+    @Test(
+        "docs/OPERATIONS.md shows the tables the declarations generate (regenerate: scripts/config-table)",
+        arguments: ["phoned", "watchd"])
+    func operationsTables(daemon: String) throws {
+        let table = daemon == "phoned" ? PhonedConfiguration.markdownTable : WatchdConfiguration.markdownTable
+        let document = try String(contentsOfFile: "\(SourceTree.root)/docs/OPERATIONS.md", encoding: .utf8)
+        let section = try #require(document.range(of: "\n### \(daemon)\n\n"), "no ### \(daemon) section")
+        let rest = document[section.upperBound...]
+        let checkedIn = String(rest).components(separatedBy: "\n\n")[0]
+        #expect(checkedIn == table, "docs/OPERATIONS.md's \(daemon) table is stale: run scripts/config-table")
+    }
+
+    @Test(
+        "phoned and watchd --print-config-table print the generated table and exit 0", arguments: ["phoned", "watchd"])
+    func printConfigTable(daemon: String) async throws {
+        let directory = try TemporaryDirectory("table")
+        let result = try await CommandResult.run(
+            BuildProducts.executable(daemon), ["--print-config-table"], scratch: directory.appending("run"))
+        let table = daemon == "phoned" ? PhonedConfiguration.markdownTable : WatchdConfiguration.markdownTable
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(result.standardOutput == table + "\n")
     }
 
     @Test(

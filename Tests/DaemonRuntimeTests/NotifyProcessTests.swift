@@ -69,17 +69,22 @@ struct DaemonUnderTest: CustomStringConvertible, Sendable {
         try #require(chmod(key, 0o600) == 0)
         let json: String
         if name == "phoned" {
-            json = """
-                {"documentsDirectory": "\(directory.appending("Documents"))", "stateDirectory": "\(directory.appending("state"))",
-                 "listen": "127.0.0.1:0", "pairingKeyFile": "\(key)", "adminSocket": "\(directory.appending("admin.sock"))"}
-                """
+            var configuration = PhonedConfiguration.defaults
+            configuration.documentsDirectory = directory.appending("Documents")
+            configuration.stateDirectory = directory.appending("state")
+            configuration.listen = NetworkAddress(host: "127.0.0.1", port: 0)
+            configuration.pairingKeyFile = key
+            configuration.adminSocket = directory.appending("admin.sock")
+            json = configuration.fileText
         } else {
             // Nothing listens there: watchd is ready without the phone and keeps redialling.
-            json = """
-                {"cacheDirectory": "\(directory.appending("cache"))", "stateDirectory": "\(directory.appending("state"))",
-                 "phoneAddress": "127.0.0.1:\(try freeLoopbackPort())", "pairingKeyFile": "\(key)",
-                 "adminSocket": "\(directory.appending("admin.sock"))"}
-                """
+            var configuration = WatchdConfiguration.defaults
+            configuration.cacheDirectory = directory.appending("cache")
+            configuration.stateDirectory = directory.appending("state")
+            configuration.phoneAddress = NetworkAddress(host: "127.0.0.1", port: try freeLoopbackPort())
+            configuration.pairingKeyFile = key
+            configuration.adminSocket = directory.appending("admin.sock")
+            json = configuration.fileText
         }
         let path = directory.appending("\(name).json")
         try Data(json.utf8).write(to: URL(fileURLWithPath: path))
