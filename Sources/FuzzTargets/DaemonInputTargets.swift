@@ -30,13 +30,13 @@ enum ConfigTarget {
                     watch
                     ? try loadTwice(WatchdConfiguration.load(path:workingDirectory:)) {
                         (
-                            $0.maximumFrameBytes, $0.phoneAddress,
+                            $0.link.maximumFrameBytes, $0.phoneAddress,
                             [$0.cacheDirectory, $0.stateDirectory, $0.pairingKeyFile, $0.adminSocket]
                         )
                     }
                     : try loadTwice(PhonedConfiguration.load(path:workingDirectory:)) {
                         (
-                            $0.maximumFrameBytes, $0.listen,
+                            $0.link.maximumFrameBytes, $0.listen,
                             [$0.documentsDirectory, $0.stateDirectory, $0.pairingKeyFile, $0.adminSocket]
                         )
                     }
