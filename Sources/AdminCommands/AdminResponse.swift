@@ -1,38 +1,6 @@
-import Foundation
+import FoundationEssentials
 
-/// One admin command sent from `phonectl`/`watchctl` to its daemon over the admin socket.
-///
-/// Wire format: one JSON object per connection, e.g.
-/// `{"command":["session","end"],"arguments":{"session-id":"S-1"},"flags":["json"]}`; the client
-/// half-closes after it, and the daemon answers with one `AdminResponse` and closes.
-package struct AdminRequest: Codable, Sendable, Equatable {
-    /// The parsed command path below the tool's name, e.g. `["session", "end"]`.
-    package var command: [String]
-    /// Named positionals and options, already validated by the CLI. An argument given several
-    /// times (a repeated positional) is sent as its values joined by newlines; see `values(_:)`.
-    package var arguments: [String: String]
-    /// The flags given, by long name, sorted (e.g. `["json"]`).
-    package var flags: [String]
-
-    /// A request for `command` with these arguments and flags.
-    package init(command: [String], arguments: [String: String] = [:], flags: [String] = []) {
-        self.command = command
-        self.arguments = arguments
-        self.flags = flags
-    }
-
-    /// Every value of the argument `name` (split at newlines); empty if it was not given.
-    package func values(_ name: String) -> [String] {
-        arguments[name].map { $0.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) } ?? []
-    }
-
-    /// Whether the flag `name` was given.
-    package func flag(_ name: String) -> Bool {
-        flags.contains(name)
-    }
-}
-
-/// A daemon's answer to one `AdminRequest`.
+/// A daemon's answer to one `AdminCommand`: the typed envelope of every reply.
 ///
 /// Wire format: one JSON object, e.g. `{"status":"ok","text":"link: up\n","json":"{\"link\":\"up\"}"}`.
 package struct AdminResponse: Codable, Sendable, Equatable {
@@ -89,5 +57,14 @@ package struct AdminResponse: Codable, Sendable, Equatable {
     /// The request could not be handled; `message` says what went wrong.
     package static func error(_ message: String) -> AdminResponse {
         AdminResponse(status: .error, message: message)
+    }
+
+    /// The wire bytes: one JSON object and a newline.
+    package var encoded: [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // AdminResponse holds only strings; encoding it cannot fail.
+        guard let data = try? encoder.encode(self) else { return Array(#"{"status":"error"}"#.utf8) }
+        return Array(data) + [0x0A]
     }
 }
