@@ -1,4 +1,5 @@
 import FoundationEssentials
+import WorkoutModel
 
 /// A daemon's answer to one `AdminCommand`: the typed envelope of every reply.
 ///
@@ -66,5 +67,49 @@ package struct AdminResponse: Codable, Sendable, Equatable {
         // AdminResponse holds only strings; encoding it cannot fail.
         guard let data = try? encoder.encode(self) else { return Array(#"{"status":"error"}"#.utf8) }
         return Array(data) + [0x0A]
+    }
+}
+
+/// The `--json` forms of the write verbs' replies, typed so that daemon and tests share one shape
+/// (read verbs answer with their documents and status values, Codable already).
+package enum AdminReply {
+    /// A plain acknowledgement: `{"ok":true}`.
+    package struct Acknowledged: Codable, Equatable, Sendable {
+        package var ok = true
+        package init() {}
+    }
+
+    /// `split create`, `start`: the new document's ID.
+    package struct Created: Codable, Equatable, Sendable {
+        package var id: DocumentID
+        package init(id: DocumentID) { self.id = id }
+    }
+
+    /// `clear-history`: how many completed runs were tombstoned.
+    package struct Tombstoned: Codable, Equatable, Sendable {
+        package var tombstoned: Int
+        package init(tombstoned: Int) { self.tombstoned = tombstoned }
+    }
+
+    /// `queue cancel`: the cancelled transfer and whether it had already been sent.
+    package struct Cancelled: Codable, Equatable, Sendable {
+        package var cancelled: UInt64
+        package var wasSent: Bool
+        package init(cancelled: UInt64, wasSent: Bool) {
+            self.cancelled = cancelled
+            self.wasSent = wasSent
+        }
+    }
+
+    /// `sync`: the request went out.
+    package struct Requested: Codable, Equatable, Sendable {
+        package var requested = true
+        package init() {}
+    }
+
+    /// `wrist`: whether the watch app is now in the foreground.
+    package struct Wrist: Codable, Equatable, Sendable {
+        package var foreground: Bool
+        package init(foreground: Bool) { self.foreground = foreground }
     }
 }

@@ -8,7 +8,7 @@ package enum AdminOutcome {
     case refused(String)
 
     /// A plain acknowledgement.
-    package static let done = AdminOutcome.output(text: "ok", json: "{\"ok\":true}")
+    package static let done = AdminOutcome.output(text: "ok", json: json(AdminReply.Acknowledged()))
 
     /// The wire response for this outcome.
     package var response: AdminResponse {

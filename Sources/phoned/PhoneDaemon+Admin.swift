@@ -39,7 +39,7 @@ extension PhoneDaemon {
         case .createSplit(let name, let exercises):
             let id = DocumentID(bytes: try SecureRandom.bytes(count: 16))
             try operate(.createSplit(id: id, name: name, exercises: exercises))
-            return .output(text: "\(id)", json: "{\"id\":\"\(id)\"}")
+            return .output(text: "\(id)", json: AdminOutcome.json(AdminReply.Created(id: id)))
         case .editSplit(let id, let name, let exercises):
             try operate(.editSplit(id: id, name: name, exercises: exercises))
             return .done
@@ -49,7 +49,7 @@ extension PhoneDaemon {
         case .start(let splitID, let endingOthers):
             let runID = DocumentID(bytes: try SecureRandom.bytes(count: 16))
             try operate(.startRun(splitID: splitID, runID: runID, endingOthers: endingOthers))
-            return .output(text: "\(runID)", json: "{\"id\":\"\(runID)\"}")
+            return .output(text: "\(runID)", json: AdminOutcome.json(AdminReply.Created(id: runID)))
         case .set(.complete(let runID, let exercise, let set, let reps, let weight)):
             let run = try loadRun(runID)
             let (logIndex, setIndex) = try run.setPosition(exercise: exercise, set: set)
@@ -84,7 +84,8 @@ extension PhoneDaemon {
         case .clearHistory:
             let count = engine.index.completedCount
             try operate(.clearHistory)
-            return .output(text: "tombstoned \(count) completed runs", json: "{\"tombstoned\":\(count)}")
+            let json = AdminOutcome.json(AdminReply.Tombstoned(tombstoned: count))
+            return .output(text: "tombstoned \(count) completed runs", json: json)
         case .showSettings:
             return .output(text: describe(engine.settings), json: AdminOutcome.json(engine.settings))
         case .setSettings(let rest, let countdown, let unit):

@@ -98,13 +98,14 @@ extension WatchDaemon {
                 ? "cancelled \(sequence); it had been sent: if the phone received it, the phone keeps it "
                     + "(its dedup makes the cancel a no-op there)"
                 : "cancelled \(sequence) before it was sent"
-            return .output(text: result, json: "{\"cancelled\":\(sequence),\"wasSent\":\(wasSent)}")
+            return .output(
+                text: result, json: AdminOutcome.json(AdminReply.Cancelled(cancelled: sequence, wasSent: wasSent)))
         case .sync:
             guard link.status().reachable else { return .refused("notReachable: the phone is not reachable") }
             link.sendMessage(WatchToPhoneMessage.requestSync.encoded(), wantsReply: true) { [logger] outcome in
                 logger.info("requestSync answered", ["outcome": "\(outcome)"], component: "link")
             }
-            return .output(text: "requested", json: "{\"requested\":true}")
+            return .output(text: "requested", json: AdminOutcome.json(AdminReply.Requested()))
         case .live(let command):
             return try live.execute(
                 command,
@@ -121,7 +122,8 @@ extension WatchDaemon {
             }
         case .wrist(let up):
             link.setAppForeground(up)
-            return .output(text: "watch app \(up ? "foreground" : "background")", json: "{\"foreground\":\(up)}")
+            let json = AdminOutcome.json(AdminReply.Wrist(foreground: up))
+            return .output(text: "watch app \(up ? "foreground" : "background")", json: json)
         }
     }
 
@@ -136,7 +138,7 @@ extension WatchDaemon {
         lastRefusal = nil
         perform(engine.handle(.editRequested(edit, runID: run, now: now)))
         if let refusal = lastRefusal { return .refused(refusal.description) }
-        guard let updated = engine.cache.workouts[run] else { return .output(text: "ok", json: "{\"ok\":true}") }
+        guard let updated = engine.cache.workouts[run] else { return .done }
         return .output(text: "ok (\(updated.status.rawValue))", json: AdminOutcome.json(updated))
     }
 

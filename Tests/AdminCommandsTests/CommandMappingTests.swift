@@ -133,6 +133,18 @@ struct CommandMappingTests {
         #expect(throws: UsageError.self) { try WatchCommand(parsed) }
     }
 
+    @Test("the write verbs' --json replies keep their documented shapes")
+    func replyShapes() throws {
+        func json(_ value: some Encodable) -> String { String(decoding: DocumentCoder.encodeCompact(value), as: UTF8.self) }
+        let id = try #require(DocumentID(Self.id))
+        #expect(json(AdminReply.Acknowledged()) == #"{"ok":true}"#)
+        #expect(json(AdminReply.Created(id: id)) == #"{"id":"\#(Self.id)"}"#)
+        #expect(json(AdminReply.Tombstoned(tombstoned: 2)) == #"{"tombstoned":2}"#)
+        #expect(json(AdminReply.Cancelled(cancelled: 7, wasSent: true)) == #"{"cancelled":7,"wasSent":true}"#)
+        #expect(json(AdminReply.Requested()) == #"{"requested":true}"#)
+        #expect(json(AdminReply.Wrist(foreground: false)) == #"{"foreground":false}"#)
+    }
+
     @Test("exercise and set positions are checked against the run, from 1, even a run without exercises")
     func positions() throws {
         let stamp = Stamp(time: Timestamp(secondsSinceEpoch: 0), origin: .phone)
