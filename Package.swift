@@ -41,16 +41,18 @@ let package = Package(
         // Pure: hand-written command-line parsing with help at every level (argv → command value).
         .target(name: "ArgumentParsing", swiftSettings: swiftSettings),
         // Pure: the phonectl and watchctl command grammars (what each verb takes), shared by CLI and tests.
-        .target(name: "AdminCommands", dependencies: ["ArgumentParsing"], swiftSettings: swiftSettings),
+        .target(name: "AdminCommands", dependencies: ["ArgumentParsing", "WorkoutModel"], swiftSettings: swiftSettings),
         // I/O: what both daemons need around their engines — strict config files, structured logs,
         // systemd notify and watchdog, signals, the admin Unix socket and its client.
         .target(
-            name: "DaemonRuntime", dependencies: ["LinkRuntime", "ArgumentParsing", "LiveMirror"],
+            name: "DaemonRuntime", dependencies: ["LinkRuntime", "ArgumentParsing", "AdminCommands", "LiveMirror"],
             swiftSettings: swiftSettings),
         // The phone daemon and its admin CLI.
         .executableTarget(
             name: "phoned",
-            dependencies: ["SyncEngine", "PhoneStore", "DaemonRuntime", "ArgumentParsing", "LinkRuntime", "LiveMirror"],
+            dependencies: [
+                "AdminCommands", "SyncEngine", "PhoneStore", "DaemonRuntime", "LinkRuntime", "LiveMirror",
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -58,7 +60,10 @@ let package = Package(
         // The watch daemon and its admin CLI.
         .executableTarget(
             name: "watchd",
-            dependencies: ["WatchEngine", "WatchStore", "DaemonRuntime", "ArgumentParsing", "LinkRuntime", "LiveMirror"],
+            dependencies: [
+                "AdminCommands", "WatchEngine", "WatchStore", "DaemonRuntime", "ArgumentParsing", "LinkRuntime",
+                "LiveMirror",
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -72,7 +77,10 @@ let package = Package(
         // scripts/bench: our figures next to the machine's limits and SQLite, in one run.
         .executableTarget(
             name: "bench",
-            dependencies: ["LinkRuntime", "SyncEngine", "PhoneStore", "WorkoutModel", "TestSupport", "DaemonRuntime"],
+            dependencies: [
+                "LinkRuntime", "SyncEngine", "PhoneStore", "WorkoutModel", "TestSupport", "DaemonRuntime",
+                "AdminCommands",
+            ],
             swiftSettings: swiftSettings),
         // Test-only: manual clock, temporary directories, free ports, spawning daemons (their config
         // files written from DaemonRuntime's key declarations).
@@ -84,7 +92,7 @@ let package = Package(
         .target(
             name: "FuzzTargets",
             dependencies: ["LinkProtocol", "LinkRuntime", "WorkoutModel", "SyncEngine", "WatchEngine", "PhoneStore",
-                "ArgumentParsing", "DaemonRuntime"],
+                "ArgumentParsing", "AdminCommands", "DaemonRuntime"],
             swiftSettings: swiftSettings),
 
         .testTarget(
@@ -139,7 +147,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DaemonRuntimeTests",
-            dependencies: ["DaemonRuntime", "TestSupport"],
+            dependencies: ["DaemonRuntime", "AdminCommands", "ArgumentParsing", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,7 +1,8 @@
 import ArgumentParsing
+import WorkoutModel
 
-/// phonectl's grammar: every verb, its arguments and options. Parsing is pure; phoned re-validates
-/// values (IDs, ranges) when it executes the command. docs/CLI.md describes each verb.
+/// phonectl's grammar: every verb, its arguments and options. Parsing is pure; a parse becomes a
+/// `PhoneCommand` (below, next to the grammar so a new verb is one edit here). docs/CLI.md describes each verb.
 package enum PhoneCommands {
     private static let json = SharedCommands.json
     private static let run = SharedCommands.run
@@ -97,4 +98,113 @@ package enum PhoneCommands {
             CommandSpec(name: "launch", abstract: "Ask the watch app to launch for a run (best effort).", arguments: [run]),
         ]
     ).adding(options: SharedCommands.socketOptions(daemon: "phoned", environment: "PHONED_ADMIN_SOCKET"))
+}
+
+/// What phonectl asks phoned to do: one case per leaf of `PhoneCommands.spec` (a test checks every
+/// leaf maps to a case). phoned switches over it exhaustively; values are typed here, so the
+/// daemon only checks what needs its state (a run's exercise count, a known ID).
+package enum PhoneCommand: AdminCommand {
+    case status
+    case splits
+    /// `json`: only the form the CLI prints is built (a long history is costly to encode twice).
+    case workouts(all: Bool, limit: Int?, after: DocumentID?, json: Bool)
+    case show(id: DocumentID)
+    case createSplit(name: String, exercises: [ExerciseTemplate])
+    /// nil fields stay as they are.
+    case editSplit(id: DocumentID, name: String?, exercises: [ExerciseTemplate]?)
+    case deleteSplit(id: DocumentID)
+    case start(split: DocumentID, endingOthers: Bool)
+    /// complete, undo, skip, reopen.
+    case set(SetCommand)
+    case pause(run: DocumentID)
+    case resume(run: DocumentID)
+    case end(run: DocumentID)
+    case discard(run: DocumentID)
+    case clearHistory
+    case showSettings
+    /// nil fields stay as they are.
+    case setSettings(rest: Int?, countdown: Int?, unit: WeightUnit?)
+    case lockWorkout(id: DocumentID)
+    case lockSplit(id: DocumentID)
+    case unlockWorkout
+    case unlockSplit
+    case live(LiveCommand)
+    case push
+    case launch(run: DocumentID)
+
+    package init(_ command: ParsedCommand) throws(UsageError) {
+        switch command.path {
+        case ["status"]: self = .status
+        case ["splits"]: self = .splits
+        case ["workouts"]:
+            let limit = try command.optionalInteger("limit")
+            if let limit, limit < 1 { throw UsageError("--limit must be at least 1, got \(limit)") }
+            self = .workouts(
+                all: command.flag("all"), limit: limit, after: try command.optionalDocumentID("after"),
+                json: command.flag("json"))
+        case ["show"]: self = .show(id: try command.documentID("id"))
+        case ["split", "create"]:
+            self = .createSplit(name: try command.string("name"), exercises: try Self.exercises(command))
+        case ["split", "edit"]:
+            let exercises = try Self.exercises(command)
+            self = .editSplit(
+                id: try command.documentID("id"), name: command.optionalString("name"),
+                exercises: exercises.isEmpty ? nil : exercises)
+        case ["split", "delete"]: self = .deleteSplit(id: try command.documentID("id"))
+        case ["start"]: self = .start(split: try command.documentID("split"), endingOthers: command.flag("end-others"))
+        case ["pause"]: self = .pause(run: try command.documentID("run"))
+        case ["resume"]: self = .resume(run: try command.documentID("run"))
+        case ["end"]: self = .end(run: try command.documentID("run"))
+        case ["discard"]: self = .discard(run: try command.documentID("run"))
+        case ["clear-history"]: self = .clearHistory
+        case ["settings", "show"]: self = .showSettings
+        case ["settings", "set"]:
+            let unit = try command.optionalString("unit").map { (text: String) throws(UsageError) -> WeightUnit in
+                guard let unit = WeightUnit(rawValue: text) else {
+                    throw UsageError("--unit must be kg or lb, got \(text)")
+                }
+                return unit
+            }
+            self = .setSettings(
+                rest: try command.optionalInteger("rest"), countdown: try command.optionalInteger("countdown"),
+                unit: unit)
+        case ["lock", "workout"]: self = .lockWorkout(id: try command.documentID("id"))
+        case ["lock", "split"]: self = .lockSplit(id: try command.documentID("id"))
+        case ["unlock", "workout"]: self = .unlockWorkout
+        case ["unlock", "split"]: self = .unlockSplit
+        case ["push"]: self = .push
+        case ["launch"]: self = .launch(run: try command.documentID("run"))
+        case ["complete"], ["undo"], ["skip"], ["reopen"]: self = .set(try SetCommand(command))
+        case let path where path.first == "live": self = .live(try LiveCommand(command))
+        default: throw UsageError.unknownCommand(command.path)
+        }
+    }
+
+    /// Every `--exercise NAME:SETSxREPS@WEIGHT[:EQUIPMENT]`, e.g. `Squat:3x5@100:barbell`.
+    private static func exercises(_ command: ParsedCommand) throws(UsageError) -> [ExerciseTemplate] {
+        var templates: [ExerciseTemplate] = []
+        for text in command.strings("exercise") {
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            let shape = parts.count > 1 ? parts[1].split(separator: "@").map(String.init) : []
+            let counts = shape.first?.split(separator: "x").map(String.init) ?? []
+            guard parts.count == 2 || parts.count == 3, shape.count == 2, counts.count == 2,
+                let sets = Int(counts[0]), let reps = Int(counts[1]), let weight = Double(shape[1])
+            else {
+                throw UsageError(
+                    "--exercise must look like NAME:SETSxREPS@WEIGHT[:EQUIPMENT], got \(text.debugDescription)")
+            }
+            templates.append(
+                ExerciseTemplate(
+                    name: parts[0], equipment: parts.count == 3 ? parts[2] : "", targetSets: sets, targetReps: reps,
+                    targetWeight: weight))
+        }
+        return templates
+    }
+}
+
+extension UsageError {
+    /// A path the grammar accepts but no command case maps (a test keeps this from happening).
+    static func unknownCommand(_ path: [String]) -> UsageError {
+        UsageError("no command for '\(path.joined(separator: " "))'")
+    }
 }

@@ -1,7 +1,8 @@
 import ArgumentParsing
+import WorkoutModel
 
-/// watchctl's grammar: every verb, its arguments and options. Parsing is pure; watchd re-validates
-/// values when it executes the command. docs/CLI.md describes each verb.
+/// watchctl's grammar: every verb, its arguments and options. Parsing is pure; a parse becomes a
+/// `WatchCommand` (below, next to the grammar so a new verb is one edit here). docs/CLI.md describes each verb.
 package enum WatchCommands {
     private static let json = SharedCommands.json
     private static let run = SharedCommands.run
@@ -62,4 +63,61 @@ package enum WatchCommands {
                 arguments: [ArgumentSpec("position", help: "down or up.")]),
         ]
     ).adding(options: SharedCommands.socketOptions(daemon: "watchd", environment: "WATCHD_ADMIN_SOCKET"))
+}
+
+/// What watchctl asks watchd to do: one case per leaf of `WatchCommands.spec` (a test checks every
+/// leaf maps to a case). watchd switches over it exhaustively.
+package enum WatchCommand: AdminCommand {
+    case status
+    case workouts
+    case splits
+    case show(id: DocumentID)
+    case settings
+    /// complete, undo, skip, reopen.
+    case set(SetCommand)
+    case finish(run: DocumentID)
+    case pause(run: DocumentID)
+    case resume(run: DocumentID)
+    case showSession
+    case startSession(run: DocumentID)
+    case endSession(failure: String)
+    case clearSession
+    case listQueue
+    case cancelTransfer(sequence: UInt64)
+    case live(LiveCommand)
+    case sync
+    /// `up`: the app comes to the foreground.
+    case wrist(up: Bool)
+
+    package init(_ command: ParsedCommand) throws(UsageError) {
+        switch command.path {
+        case ["status"]: self = .status
+        case ["workouts"]: self = .workouts
+        case ["splits"]: self = .splits
+        case ["show"]: self = .show(id: try command.documentID("id"))
+        case ["settings"]: self = .settings
+        case ["finish"]: self = .finish(run: try command.documentID("run"))
+        case ["pause"]: self = .pause(run: try command.documentID("run"))
+        case ["resume"]: self = .resume(run: try command.documentID("run"))
+        case ["session", "show"]: self = .showSession
+        case ["session", "start"]: self = .startSession(run: try command.documentID("run"))
+        case ["session", "end"]: self = .endSession(failure: try command.string("failure"))
+        case ["session", "clear"]: self = .clearSession
+        case ["queue", "list"]: self = .listQueue
+        case ["queue", "cancel"]:
+            let text = try command.string("sequence")
+            guard let sequence = UInt64(text) else { throw UsageError("sequence must be a number, got \(text)") }
+            self = .cancelTransfer(sequence: sequence)
+        case ["sync"]: self = .sync
+        case ["wrist"]:
+            let position = try command.string("position")
+            guard position == "down" || position == "up" else {
+                throw UsageError("wrist position must be down or up, got \(position)")
+            }
+            self = .wrist(up: position == "up")
+        case ["complete"], ["undo"], ["skip"], ["reopen"]: self = .set(try SetCommand(command))
+        case let path where path.first == "live": self = .live(try LiveCommand(command))
+        default: throw UsageError.unknownCommand(command.path)
+        }
+    }
 }

@@ -1,3 +1,4 @@
+import AdminCommands
 import Foundation
 import LinkRuntime
 
@@ -27,14 +28,17 @@ package enum AdminClientError: Error, Equatable, Sendable, CustomStringConvertib
 ///
 /// Blocking like `UnixSocketClient`, which it uses: call it from a CLI's main thread only.
 package enum AdminClient {
-    /// Sends `request` to the daemon at `path` and returns its response, whatever its status.
+    /// Sends `command` to the daemon at `path` and returns its response, whatever its status.
     package static func send(
-        path: String, request: AdminRequest, timeout: Duration = .seconds(10)
+        path: String, command: some AdminCommand, timeout: Duration = .seconds(10)
     ) throws(AdminClientError) -> AdminResponse {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        // AdminRequest holds only strings; encoding it cannot fail.
-        let body = (try? encoder.encode(request)).map(Array.init) ?? []
+        try send(path: path, request: AdminWire.encode(command), timeout: timeout)
+    }
+
+    /// Sends the encoded request `body` (see `AdminWire`) and returns the daemon's response.
+    package static func send(
+        path: String, request body: [UInt8], timeout: Duration = .seconds(10)
+    ) throws(AdminClientError) -> AdminResponse {
         let reply: [UInt8]
         do {
             // No cap on the reply: a daemon's answer (a long history, say) must arrive whole.
@@ -50,7 +54,7 @@ package enum AdminClient {
         do {
             return try JSONDecoder().decode(AdminResponse.self, from: Data(reply))
         } catch {
-            let detail = reply.isEmpty ? "the connection closed without a reply" : AdminServer.describe(error)
+            let detail = reply.isEmpty ? "the connection closed without a reply" : AdminWire.describe(error)
             throw .malformedResponse(path: path, detail: detail)
         }
     }

@@ -1,33 +1,34 @@
+import AdminCommands
 import Foundation
 import Glibc
 import LinkRuntime
 
 /// A daemon's admin endpoint: a Unix-domain socket (mode 0600 — only the daemon's user may connect)
-/// on the daemon's `EventLoop`, answering one `AdminRequest` per connection.
+/// on the daemon's `EventLoop`, answering one `Command` (`PhoneCommand`, `WatchCommand`) per connection.
 ///
-/// Per connection: bytes are collected until the client half-closes (`onEndOfInput`); the JSON
-/// request is decoded and handed to the handler on the loop; the encoded `AdminResponse` is written
+/// Per connection: bytes are collected until the client half-closes (`onEndOfInput`); the request
+/// is decoded by `AdminWire.decode` and handed to the handler on the loop; the encoded `AdminResponse` is written
 /// and the connection closed after the flush, whatever its size. Limits, each answered with an `error` response:
 /// - a request over `maximumRequestBytes` (default 1 MiB) is refused as soon as it crosses the cap,
 ///   without buffering the rest;
-/// - a request that is not a JSON `AdminRequest` is refused with the decoder's reason;
+/// - a request that is not a JSON `Command` is refused with the decoder's reason;
 /// - a client that neither finishes nor closes within `requestTimeout` (default 10 s) is answered
 ///   with a timeout error and dropped, so a stuck client cannot pin a connection forever.
 ///
 /// Loop-confined like `Listener`: create it and call `close()` on the loop's thread. Keep a
 /// reference for as long as it should serve: releasing the last one closes the listener.
-package final class AdminServer: @unchecked Sendable {
+package final class AdminServer<Command: AdminCommand>: @unchecked Sendable {
     // @unchecked Sendable is sound because `path`, `loop` and the limits are immutable and the rest
     // (`listener`, `handler`) is used only on the loop thread (checked with `preconditionInLoop()`);
     // Sendable only lets `loop.submit` hand the server back to the task that created it.
 
     /// Answers a request asynchronously: call `respond` exactly once, on the loop, when done.
-    package typealias AsyncHandler = (AdminRequest, _ respond: @escaping (AdminResponse) -> Void) -> Void
+    package typealias AsyncHandler = (Command, _ respond: @escaping (AdminResponse) -> Void) -> Void
 
     /// The default cap on one request's size: 1 MiB.
-    package static let defaultMaximumRequestBytes = 1024 * 1024
+    package static var defaultMaximumRequestBytes: Int { 1024 * 1024 }
     /// The default time a client has to send its whole request.
-    package static let defaultRequestTimeout: Duration = .seconds(10)
+    package static var defaultRequestTimeout: Duration { .seconds(10) }
 
     /// The socket file.
     package let path: String
@@ -44,7 +45,7 @@ package final class AdminServer: @unchecked Sendable {
     /// answers each request with `handler`'s response. Loop-only.
     package convenience init(
         loop: EventLoop, path: String, maximumRequestBytes: Int = defaultMaximumRequestBytes,
-        requestTimeout: Duration = defaultRequestTimeout, handler: @escaping (AdminRequest) -> AdminResponse
+        requestTimeout: Duration = defaultRequestTimeout, handler: @escaping (Command) -> AdminResponse
     ) throws(SocketError) {
         try self.init(
             loop: loop, path: path, maximumRequestBytes: maximumRequestBytes, requestTimeout: requestTimeout,
@@ -93,7 +94,7 @@ package final class AdminServer: @unchecked Sendable {
         func answer(_ response: AdminResponse) {
             guard !answered else { return }
             answered = true
-            let bytes = Self.encode(response)
+            let bytes = response.encoded
             // A response is ours and already whole in memory: the write buffer's cap (meant for
             // peers that stop reading) must never truncate it.
             connection.maximumBufferedWriteBytes = max(connection.maximumBufferedWriteBytes, bytes.count)
@@ -116,38 +117,16 @@ package final class AdminServer: @unchecked Sendable {
         connection.onEndOfInput = { [loop] in
             guard !answered else { return }
             loop.cancelTimer(timer)
-            let decoded: AdminRequest
-            do {
-                decoded = try JSONDecoder().decode(AdminRequest.self, from: Data(request))
-            } catch {
-                return answer(.error("malformed admin request: \(Self.describe(error))"))
+            let decoded: Command
+            switch AdminWire.decode(request, as: Command.self) {
+            case .success(let command): decoded = command
+            case .failure(let error): return answer(.error(error.description))
             }
             request = []
             handler(decoded) { response in
                 loop.preconditionInLoop()
                 answer(response)
             }
-        }
-    }
-
-    /// The wire bytes of `response`.
-    package static func encode(_ response: AdminResponse) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // AdminResponse holds only strings; encoding it cannot fail.
-        guard let data = try? encoder.encode(response) else { return Array(#"{"status":"error"}"#.utf8) }
-        return Array(data) + [0x0A]
-    }
-
-    /// A decoding error's explanation without Swift type names where possible.
-    package static func describe(_ error: any Error) -> String {
-        switch error {
-        case DecodingError.dataCorrupted(let context): return context.debugDescription
-        case DecodingError.keyNotFound(let key, _): return "missing field \"\(key.stringValue)\""
-        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
-            let field = context.codingPath.map(\.stringValue).joined(separator: ".")
-            return "field \"\(field)\": \(context.debugDescription)"
-        default: return "\(error)"
         }
     }
 }

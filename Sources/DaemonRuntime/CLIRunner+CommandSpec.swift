@@ -1,9 +1,12 @@
+import AdminCommands
 import ArgumentParsing
 
 extension CLIRunner {
-    /// A runner whose parser is `spec` (which must declare `--socket` and `--config` on its root).
-    package init(
-        daemonName: String, socketEnvironmentVariable: String, spec: CommandSpec,
+    /// A runner whose grammar is `spec` (which must declare `--socket` and `--config` on its root) and
+    /// whose requests are `Command`s built from its parse: a value that does not convert is reported
+    /// before the daemon is asked.
+    package init<Command: AdminCommand>(
+        daemonName: String, socketEnvironmentVariable: String, spec: CommandSpec, command: Command.Type,
         adminSocketFromConfig: @escaping @Sendable (String) throws -> String
     ) {
         self.init(
@@ -16,23 +19,15 @@ extension CLIRunner {
             case .usageError(let message, let usage):
                 return .usageError(message: message, usage: usage)
             case .command(let parsed):
-                let usage = spec.usageLine(path: parsed.path) ?? ""
+                let command: Command
+                do throws(UsageError) { command = try Command(parsed) } catch { return .invalidValue(error.message) }
                 return .command(
                     CLIInvocation(
-                        path: parsed.path, values: parsed.positionals.merging(parsed.options) { $0 + $1 },
-                        flags: parsed.flags, usage: usage))
+                        command: command, socket: parsed.optionalString(Self.socketOption),
+                        config: parsed.optionalString(Self.configOption), json: parsed.flag(Self.jsonFlag),
+                        usage: spec.usageLine(path: parsed.path) ?? ""))
             }
         }
-    }
-}
-
-extension AdminRequest {
-    /// The request as the CLI parsed it, so a daemon reads values with the same typed accessors
-    /// (values of one name were joined with newlines on the way; they are split back here).
-    package var parsedCommand: ParsedCommand {
-        var values: [String: [String]] = [:]
-        for name in arguments.keys { values[name] = self.values(name) }
-        return ParsedCommand(path: command, options: values, flags: Set(flags))
     }
 }
 

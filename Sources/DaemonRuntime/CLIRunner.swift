@@ -1,3 +1,4 @@
+import AdminCommands
 import Foundation
 import Glibc
 
@@ -10,26 +11,34 @@ package enum CLIParseOutcome: Sendable, Equatable {
     case help(String)
     /// The command line is wrong: `Error:`/`Usage:` on stderr, exit 64.
     case usageError(message: String, usage: String)
+    /// The grammar matched but a value does not convert (not a UUID, say): `Error:` on stderr, exit 1
+    /// as a daemon refusal would, without asking the daemon.
+    case invalidValue(String)
     /// A runnable command.
     case command(CLIInvocation)
 }
 
 /// A parsed, validated command ready to be sent to the daemon.
 package struct CLIInvocation: Sendable, Equatable {
-    /// The subcommand words below the tool's name, e.g. `["session", "end"]`.
-    package var path: [String]
-    /// Positional and option values by name, in the order given.
-    package var values: [String: [String]]
-    /// The flags given, by long name.
-    package var flags: Set<String>
+    /// The encoded command (`AdminWire.encode`).
+    package var request: [UInt8]
+    /// The `--socket` value, if given.
+    package var socket: String?
+    /// The `--config` value, if given.
+    package var config: String?
+    /// Whether `--json` was given: print the response's `json` rather than its `text`.
+    package var json: Bool
     /// The command's usage line (without `Usage: `), for errors found after parsing.
     package var usage: String
 
-    /// An invocation of `path` with these values.
-    package init(path: [String], values: [String: [String]] = [:], flags: Set<String> = [], usage: String) {
-        self.path = path
-        self.values = values
-        self.flags = flags
+    /// An invocation sending `command`.
+    package init(
+        command: some AdminCommand, socket: String? = nil, config: String? = nil, json: Bool = false, usage: String
+    ) {
+        self.request = AdminWire.encode(command)
+        self.socket = socket
+        self.config = config
+        self.json = json
         self.usage = usage
     }
 }
@@ -49,25 +58,13 @@ package struct CLIInvocation: Sendable, Equatable {
 /// The socket is, in order: the `socket` option's value; the `adminSocket` of the daemon's config
 /// file named by the `config` option; the environment variable `socketEnvironmentVariable`;
 /// `defaultSocketPath`. Declare `socketOption` and `configOption`-shaped options on the root
-/// command so they work before or after any subcommand. A CLI's whole entry point:
+/// command so they work before or after any subcommand. A CLI's whole entry point (see `CLIRunner+CommandSpec`):
 ///
 /// ```swift
-/// let runner = CLIRunner(
-///     daemonName: "phoned", socketEnvironmentVariable: "PHONED_ADMIN_SOCKET",
-///     adminSocketFromConfig: { try PhonedConfiguration.load(path: $0).adminSocket }
-/// ) { arguments in
-///     switch phonectl.parse(arguments) {
-///     case .help(let text): return .help(text)
-///     case .usageError(let message, let usage): return .usageError(message: message, usage: usage)
-///     case .command(let parsed):
-///         let usage = phonectl.usageLine(path: parsed.path) ?? phonectl.name
-///         do { try validate(parsed) } catch { return .usageError(message: error.message, usage: usage) }
-///         return .command(CLIInvocation(
-///             path: parsed.path, values: parsed.positionals.merging(parsed.options) { $1 },
-///             flags: parsed.flags, usage: usage))
-///     }
-/// }
-/// runner.main()
+/// CLIRunner(
+///     daemonName: "phoned", socketEnvironmentVariable: "PHONED_ADMIN_SOCKET", spec: PhoneCommands.spec,
+///     command: PhoneCommand.self, adminSocketFromConfig: { try PhonedConfiguration.load(path: $0).adminSocket }
+/// ).main()
 /// ```
 package struct CLIRunner: Sendable {
     /// What a run produced: the exit code and everything to print.
@@ -139,6 +136,8 @@ package struct CLIRunner: Sendable {
             return Outcome(exitCode: Self.exitSuccess, standardOutput: text)
         case .usageError(let message, let usage):
             return usageFailure(message, usage: usage)
+        case .invalidValue(let message):
+            return Outcome(exitCode: Self.exitRefused, standardError: "Error: \(message)\n")
         case .command(let command):
             invocation = command
         }
@@ -151,13 +150,13 @@ package struct CLIRunner: Sendable {
 
         let response: AdminResponse
         do {
-            response = try AdminClient.send(path: socketPath, request: request(for: invocation), timeout: timeout)
+            response = try AdminClient.send(path: socketPath, request: invocation.request, timeout: timeout)
         } catch {
             return Outcome(exitCode: exitCode(for: error), standardError: "Error: \(explain(error))\n")
         }
         switch response.status {
         case .ok:
-            let output = invocation.flags.contains(Self.jsonFlag) ? response.json ?? response.text : response.text
+            let output = invocation.json ? response.json ?? response.text : response.text
             return Outcome(exitCode: Self.exitSuccess, standardOutput: Self.line(output))
         case .refused, .error:
             let message = response.message ?? "\(daemonName) refused the request"
@@ -175,24 +174,14 @@ package struct CLIRunner: Sendable {
         exit(outcome.exitCode)
     }
 
-    /// The admin request for `invocation`: its path, its values (minus the socket and config
-    /// options), its flags. Several values of one name are joined by newlines (`AdminRequest.values`).
-    package func request(for invocation: CLIInvocation) -> AdminRequest {
-        var arguments: [String: String] = [:]
-        for (name, values) in invocation.values where name != Self.socketOption && name != Self.configOption {
-            arguments[name] = values.joined(separator: "\n")
-        }
-        return AdminRequest(command: invocation.path, arguments: arguments, flags: invocation.flags.sorted())
-    }
-
     private enum SocketResolution {
         case success(String)
         case failure(Outcome)
     }
 
     private func resolveSocket(_ invocation: CLIInvocation, environment: [String: String]) -> SocketResolution {
-        if let path = invocation.values[Self.socketOption]?.last { return .success(path) }
-        if let configPath = invocation.values[Self.configOption]?.last {
+        if let path = invocation.socket { return .success(path) }
+        if let configPath = invocation.config {
             do {
                 return .success(try adminSocketFromConfig(configPath))
             } catch {

@@ -1,4 +1,4 @@
-import ArgumentParsing
+import AdminCommands
 import LiveMirror
 import WorkoutModel
 
@@ -9,20 +9,16 @@ extension LiveRelay {
     /// refusal otherwise). The live action comes first: LiveMirror needs `setCompleted` before the
     /// written document is absorbed, and the follower should see the frame before the document.
     package func execute(
-        _ command: ParsedCommand, run: (DocumentID) throws -> WorkoutDocument?, settings: Settings,
+        _ command: LiveCommand, run: (DocumentID) throws -> WorkoutDocument?, settings: Settings,
         completeSet: (WorkoutDocument, Int, Int, Int, Double) throws -> AdminOutcome?
     ) throws -> AdminOutcome {
         let now = Timestamp.current
-        switch command.path {
-        case ["live", "open"]:
-            let id = try command.documentID("run")
+        switch command {
+        case .open(let id, let exercise):
             guard let found = try run(id) else { return .refused("no run \(id) here") }
-            let logID = try command.optionalInteger("exercise").map { _ in
-                found.logs[try command.exerciseIndex(in: found)].id
-            }
+            let logID = try exercise.map { found.logs[try found.logIndex(exercise: $0)].id }
             return outcome(handle(.flowOpened(run: found, logID: logID, settings: settings, now: now)))
-        case ["live", "advance"]:
-            let id = try command.documentID("run")
+        case .advance(let id, let reps, let weight):
             guard let screen = mirror.screen(for: id, now: now), screen.role == .driving else {
                 return .refused("the run's flow is not open here (live open RUN first)")
             }
@@ -33,8 +29,8 @@ extension LiveRelay {
                 guard let found = try run(id), let logIndex = found.logs.firstIndex(where: { $0.id == screen.logID })
                 else { return .refused("the run no longer has the exercise on screen") }
                 let log = found.logs[logIndex]
-                let reps = try command.optionalInteger("reps") ?? log.targetReps
-                let weight = try command.optionalDouble("weight") ?? log.targetWeight
+                let reps = reps ?? log.targetReps
+                let weight = weight ?? log.targetWeight
                 // The frame goes out before the durable write: both ride the one link in order, so the
                 // follower is on this set's rest when the written document arrives, and its durable
                 // repair has nothing to jump over (the other order made it flick forward and back).
@@ -46,15 +42,13 @@ extension LiveRelay {
             case .finish:
                 return .refused("the exercise is finished; live close RUN, or live open RUN for the next exercise")
             }
-        case ["live", "close"]:
-            return outcome(handle(.flowClosed(runID: try command.documentID("run"), now: now)))
-        case ["live", "dismiss"]:
-            return outcome(handle(.coverDismissed(runID: try command.documentID("run"))))
-        case ["live", "show"]:
+        case .close(let id):
+            return outcome(handle(.flowClosed(runID: id, now: now)))
+        case .dismiss(let id):
+            return outcome(handle(.coverDismissed(runID: id)))
+        case .show:
             let shown = show(now: now)
             return .output(text: shown.text, json: shown.json)
-        default:
-            return .refused("unknown live command '\(command.path.joined(separator: " "))'")
         }
     }
 

@@ -1,3 +1,4 @@
+import AdminCommands
 import ArgumentParsing
 import DaemonRuntime
 import Foundation
@@ -56,42 +57,33 @@ enum ConfigTarget {
     }
 }
 
-/// What arrives on the admin socket: any bytes through the admin server's request decoder, then the
-/// accessors every verb uses on the decoded request.
+/// What arrives on the admin socket: any bytes through the daemons' one request decoder
+/// (`AdminWire.decode`), as each daemon's command type.
 ///
-/// Properties: a malformed request gets a non-empty reason; a decoded request encodes and decodes to
-/// itself and its values split as they were joined; every typed accessor returns or refuses with a
-/// usage error; any response encodes as exactly one line of JSON that decodes to itself.
+/// Properties: a malformed request gets a non-empty reason; a decoded command encodes and decodes to
+/// itself; any response encodes as exactly one line of JSON that decodes to itself.
 enum AdminRequestTarget {
     static func check(_ input: inout FuzzInput) throws {
         let bytes = input.rest()
-        let request: AdminRequest
-        do {
-            // Exactly what AdminServer does with the bytes it read up to end-of-input.
-            request = try JSONDecoder().decode(AdminRequest.self, from: Data(bytes))
-        } catch {
-            let reason = AdminServer.describe(error)
-            try require(!reason.isEmpty, "a malformed request refused without a reason")
-            return try requireOneLine(.error("malformed admin request: \(reason)"))
+        try check(bytes, as: PhoneCommand.self)
+        try check(bytes, as: WatchCommand.self)
+        try requireOneLine(.ok(text: String(decoding: bytes, as: UTF8.self), json: String(decoding: bytes, as: UTF8.self)))
+    }
+
+    private static func check<Command: AdminCommand>(_ bytes: [UInt8], as type: Command.Type) throws {
+        switch AdminWire.decode(bytes, as: Command.self) {
+        case .failure(let error):
+            try require(!error.description.isEmpty, "a malformed request refused without a reason")
+            try requireOneLine(.error(error.description))
+        case .success(let command):
+            let again = AdminWire.decode(AdminWire.encode(command), as: Command.self)
+            try require(again == .success(command), "a decoded command changes on a round trip")
+            try requireOneLine(.refused("\(command)"))
         }
-        let again = try JSONDecoder().decode(AdminRequest.self, from: JSONEncoder().encode(request))
-        try require(again == request, "a decoded request changes on a round trip")
-        let parsed = request.parsedCommand
-        try require(parsed.path == request.command, "the command path changed")
-        for (name, value) in request.arguments {
-            try require(parsed.strings(name).joined(separator: "\n") == value, "values of \(name) do not join back")
-            _ = parsed.optionalString(name)
-            _ = try? parsed.optionalInteger(name)
-            _ = try? parsed.optionalDouble(name)
-            _ = try? parsed.documentID(name)
-        }
-        try requireOneLine(.refused("unknown command \(request.command.joined(separator: " ")) \(request.arguments)"))
-        try requireOneLine(
-            .ok(text: request.flags.joined(separator: "\n"), json: String(decoding: bytes, as: UTF8.self)))
     }
 
     private static func requireOneLine(_ response: AdminResponse) throws {
-        let line = AdminServer.encode(response)
+        let line = response.encoded
         try require(line.last == 0x0A && line.dropLast().allSatisfy { $0 != 0x0A }, "a response is not one line")
         try require(try JSONDecoder().decode(AdminResponse.self, from: Data(line)) == response, "a response changed")
     }

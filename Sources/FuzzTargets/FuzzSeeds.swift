@@ -1,3 +1,4 @@
+import AdminCommands
 import DaemonRuntime
 import Foundation
 import LinkProtocol
@@ -59,9 +60,10 @@ package enum FuzzSeeds {
                 + #""pairingKeyFile":"k","adminSocket":"a","heartbeatIntervalMilliseconds":250}"#
             return [[0] + Array(phoned.utf8), [1] + Array(watchd.utf8)]
         case .adminRequest:
-            let request = AdminRequest(
-                command: ["run", "set"], arguments: ["run": run.id.rawValue, "weight": "100\n2.5"], flags: ["json"])
-            return [(try? Array(JSONEncoder().encode(request))) ?? []]
+            return [
+                AdminWire.encode(PhoneCommand.status), AdminWire.encode(PhoneCommand.discard(run: run.id)),
+                AdminWire.encode(WatchCommand.status),
+            ]
         case .phoneDirectory:
             let month = DocumentFolder.month(of: run.startedAt)
             guard case .month(let year, let number) = month else { return [] }

@@ -1,3 +1,4 @@
+import AdminCommands
 import DaemonRuntime
 import Foundation
 import Glibc
@@ -151,17 +152,15 @@ final class RunningDaemon: @unchecked Sendable {
 /// The admin socket, in-process: one request per call, no CLI process spawned.
 enum Admin {
     @discardableResult
-    static func send(_ socket: String, _ command: [String], _ arguments: [String: String] = [:]) throws -> AdminResponse {
-        let response = try AdminClient.send(path: socket, request: AdminRequest(command: command, arguments: arguments))
-        guard response.status == .ok else {
-            throw BenchError("\(command.joined(separator: " ")) refused: \(response.message ?? "?")")
-        }
+    static func send(_ socket: String, _ command: some AdminCommand) throws -> AdminResponse {
+        let response = try AdminClient.send(path: socket, command: command)
+        guard response.status == .ok else { throw BenchError("\(command) refused: \(response.message ?? "?")") }
         return response
     }
 
-    /// `status --json` as a dictionary.
+    /// `status --json` as a dictionary, from either daemon (both spell `status` alike on the wire).
     static func status(_ socket: String) throws -> [String: Any] {
-        try json(send(socket, ["status"]))
+        try json(send(socket, PhoneCommand.status))
     }
 
     static func json(_ response: AdminResponse) throws -> [String: Any] {

@@ -1,3 +1,4 @@
+import AdminCommands
 import DaemonRuntime
 import Foundation
 import Glibc
@@ -28,7 +29,10 @@ extension BenchSuite {
         let queueing = try timed {
             for index in 0..<transfers {
                 try Admin.send(
-                    pair.watch.admin, [index % 2 == 0 ? "complete" : "undo"], ["run": run, "exercise": "1", "set": "1"])
+                    pair.watch.admin,
+                    index % 2 == 0
+                        ? WatchCommand.set(.complete(run: run, exercise: 1, set: 1, reps: nil, weight: nil))
+                        : .set(.undo(run: run, exercise: 1, set: 1)))
             }
             try Admin.waitFor(pair.watch.admin, "\(transfers) transfers in the outbox") { $0.int("outboxDepth") >= transfers }
         }

@@ -1,6 +1,8 @@
+import AdminCommands
 import DaemonRuntime
 import Foundation
 import Glibc
+import WorkoutModel
 
 extension BenchSuite {
     /// Figure 2: a watch edit → phone ingest (document written durably) → authoritative context
@@ -20,17 +22,20 @@ extension BenchSuite {
         try pair.startWatchd().waitUntilReady()
         try pair.waitUntilLinked()
         let run = try startRun(pair)
-        let show = try Admin.send(pair.watch.admin, ["show"], ["id": run])
+        let show = try Admin.send(pair.watch.admin, WatchCommand.show(id: run))
         let document = Array((show.text ?? "").utf8)
         let scratchFiles = scratch.appending("roundtrip/baselines")
         try FileManager.default.createDirectory(atPath: scratchFiles, withIntermediateDirectories: true)
 
         var editNumber = 0
         func edit() throws -> Double {
-            let command = editNumber % 2 == 0 ? "complete" : "undo"
+            let command =
+                editNumber % 2 == 0
+                ? WatchCommand.set(.complete(run: run, exercise: 1, set: 1, reps: nil, weight: nil))
+                : .set(.undo(run: run, exercise: 1, set: 1))
             editNumber += 1
             let start = monotonicSeconds()
-            try Admin.send(pair.watch.admin, [command], ["run": run, "exercise": "1", "set": "1"])
+            try Admin.send(pair.watch.admin, command)
             while true {
                 let status = try Admin.status(pair.watch.admin)
                 if status.int("undeliveredEdits") == 0 { break }
@@ -75,14 +80,26 @@ extension BenchSuite {
     }
 
     /// Creates a split and starts a run on the phone; returns the run's ID once the watch has it.
-    func startRun(_ pair: DaemonPair) throws -> String {
+    func startRun(_ pair: DaemonPair) throws -> DocumentID {
         let split = try Admin.json(
             Admin.send(
-                pair.phone.admin, ["split", "create"],
-                ["name": "Bench", "exercise": "Squat:5x5@100\nBench press:5x5@80\nRow:5x8@30"]))
-        guard let splitID = split["id"] as? String else { throw BenchError("split create returned no id") }
-        let started = try Admin.json(Admin.send(pair.phone.admin, ["start"], ["split": splitID]))
-        guard let runID = started["id"] as? String else { throw BenchError("start returned no id") }
+                pair.phone.admin,
+                PhoneCommand.createSplit(
+                    name: "Bench",
+                    exercises: [
+                        ExerciseTemplate(name: "Squat", equipment: "", targetSets: 5, targetReps: 5, targetWeight: 100),
+                        ExerciseTemplate(
+                            name: "Bench press", equipment: "", targetSets: 5, targetReps: 5, targetWeight: 80),
+                        ExerciseTemplate(name: "Row", equipment: "", targetSets: 5, targetReps: 8, targetWeight: 30),
+                    ])))
+        guard let splitID = (split["id"] as? String).flatMap(DocumentID.init) else {
+            throw BenchError("split create returned no id")
+        }
+        let started = try Admin.json(
+            Admin.send(pair.phone.admin, PhoneCommand.start(split: splitID, endingOthers: false)))
+        guard let runID = (started["id"] as? String).flatMap(DocumentID.init) else {
+            throw BenchError("start returned no id")
+        }
         try Admin.waitFor(pair.watch.admin, "the run on the watch") { $0.int("workouts") >= 1 }
         return runID
     }

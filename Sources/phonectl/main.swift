@@ -5,5 +5,5 @@ import DaemonRuntime
 
 CLIRunner(
     daemonName: "phoned", socketEnvironmentVariable: "PHONED_ADMIN_SOCKET", spec: PhoneCommands.spec,
-    adminSocketFromConfig: { try PhonedConfiguration.load(path: $0).adminSocket }
+    command: PhoneCommand.self, adminSocketFromConfig: { try PhonedConfiguration.load(path: $0).adminSocket }
 ).main()

@@ -1,4 +1,4 @@
-import ArgumentParsing
+import AdminCommands
 import DaemonRuntime
 import Foundation
 import LinkRuntime
@@ -7,20 +7,20 @@ import SyncEngine
 import WorkoutModel
 
 extension PhoneDaemon {
-    /// Serves one phonectl request (already parsed by phonectl; values are re-validated here).
-    func handleAdmin(_ request: AdminRequest) -> AdminResponse {
-        AdminOutcome.serve(request, logger: logger) { command in
+    /// Serves one phonectl command (typed by phonectl; what needs phoned's state is checked here).
+    func handleAdmin(_ command: PhoneCommand) -> AdminResponse {
+        AdminOutcome.serve(command, logger: logger) { command in
             defer { reconcileLive() }
             return try execute(command)
         }
     }
 
-    private func execute(_ command: ParsedCommand) throws -> AdminOutcome {
-        switch command.path {
-        case ["status"]:
+    private func execute(_ command: PhoneCommand) throws -> AdminOutcome {
+        switch command {
+        case .status:
             let status = self.status()
             return .output(text: status.text, json: AdminOutcome.json(status))
-        case ["splits"]:
+        case .splits:
             let splits = engine.splits.values.sorted { ($0.name, $0.id) < ($1.name, $1.id) }
             let text = splits.map { split in
                 "\(split.id)  \(split.name)  "
@@ -28,106 +28,89 @@ extension PhoneDaemon {
                     .joined(separator: ", ")
             }
             return .output(text: AdminOutcome.lines(text, empty: "no splits"), json: AdminOutcome.json(splits))
-        case ["workouts"]:
-            let limit = try command.optionalInteger("limit")
-            if let limit, limit < 1 { throw UsageError("--limit must be at least 1, got \(limit)") }
-            let after = command.optionalString("after") == nil ? nil : try command.documentID("after")
-            return try workouts(all: command.flag("all"), limit: limit, after: after, json: command.flag("json"))
-        case ["show"]:
-            let id = try command.documentID("id")
+        case .workouts(let all, let limit, let after, let json):
+            return try workouts(all: all, limit: limit, after: after, json: json)
+        case .show(let id):
             if let split = engine.splits[id] {
                 return .output(text: String(decoding: DocumentCoder.encodeForDisk(split), as: UTF8.self), json: AdminOutcome.json(split))
             }
             let run = try readRun(id)
             return .output(text: describe(run), json: AdminOutcome.json(run))
-        case ["split", "create"]:
+        case .createSplit(let name, let exercises):
             let id = DocumentID(bytes: try SecureRandom.bytes(count: 16))
-            let exercises = try command.strings("exercise").map(parseExercise)
-            try operate(.createSplit(id: id, name: try command.string("name"), exercises: exercises))
-            return .output(text: "\(id)", json: "{\"id\":\"\(id)\"}")
-        case ["split", "edit"]:
-            let exercises = try command.strings("exercise").map(parseExercise)
-            try operate(
-                .editSplit(
-                    id: try command.documentID("id"), name: command.optionalString("name"),
-                    exercises: exercises.isEmpty ? nil : exercises))
+            try operate(.createSplit(id: id, name: name, exercises: exercises))
+            return .output(text: "\(id)", json: AdminOutcome.json(AdminReply.Created(id: id)))
+        case .editSplit(let id, let name, let exercises):
+            try operate(.editSplit(id: id, name: name, exercises: exercises))
             return .done
-        case ["split", "delete"]:
-            try operate(.deleteSplit(id: try command.documentID("id")))
+        case .deleteSplit(let id):
+            try operate(.deleteSplit(id: id))
             return .done
-        case ["start"]:
+        case .start(let splitID, let endingOthers):
             let runID = DocumentID(bytes: try SecureRandom.bytes(count: 16))
-            try operate(
-                .startRun(splitID: try command.documentID("split"), runID: runID, endingOthers: command.flag("end-others")))
-            return .output(text: "\(runID)", json: "{\"id\":\"\(runID)\"}")
-        case ["complete"]:
-            let runID = try command.documentID("run")
+            try operate(.startRun(splitID: splitID, runID: runID, endingOthers: endingOthers))
+            return .output(text: "\(runID)", json: AdminOutcome.json(AdminReply.Created(id: runID)))
+        case .set(.complete(let runID, let exercise, let set, let reps, let weight)):
             let run = try loadRun(runID)
-            let (logIndex, setIndex) = try command.setPosition(in: run)
+            let (logIndex, setIndex) = try run.setPosition(exercise: exercise, set: set)
             let log = run.logs[logIndex]
             try operate(
                 .completeSet(
-                    runID: runID, logIndex: logIndex, setIndex: setIndex,
-                    reps: try command.optionalInteger("reps") ?? log.targetReps,
-                    weight: try command.optionalDouble("weight") ?? log.targetWeight))
+                    runID: runID, logIndex: logIndex, setIndex: setIndex, reps: reps ?? log.targetReps,
+                    weight: weight ?? log.targetWeight))
             return .done
-        case ["undo"]:
-            let runID = try command.documentID("run")
-            let (logIndex, setIndex) = try command.setPosition(in: try loadRun(runID))
+        case .set(.undo(let runID, let exercise, let set)):
+            let (logIndex, setIndex) = try loadRun(runID).setPosition(exercise: exercise, set: set)
             try operate(.undoSet(runID: runID, logIndex: logIndex, setIndex: setIndex))
             return .done
-        case ["skip"]:
-            let runID = try command.documentID("run")
-            try operate(.skipLog(runID: runID, logIndex: try command.exerciseIndex(in: try loadRun(runID))))
+        case .set(.skip(let runID, let exercise)):
+            try operate(.skipLog(runID: runID, logIndex: try loadRun(runID).logIndex(exercise: exercise)))
             return .done
-        case ["reopen"]:
-            let runID = try command.documentID("run")
-            try operate(.reopenLog(runID: runID, logIndex: try command.exerciseIndex(in: try loadRun(runID))))
+        case .set(.reopen(let runID, let exercise)):
+            try operate(.reopenLog(runID: runID, logIndex: try loadRun(runID).logIndex(exercise: exercise)))
             return .done
-        case ["pause"]:
-            try operate(.pause(runID: try command.documentID("run")))
+        case .pause(let runID):
+            try operate(.pause(runID: runID))
             return .done
-        case ["resume"]:
-            try operate(.resume(runID: try command.documentID("run")))
+        case .resume(let runID):
+            try operate(.resume(runID: runID))
             return .done
-        case ["end"]:
-            try operate(.endKeepingProgress(runID: try command.documentID("run")))
+        case .end(let runID):
+            try operate(.endKeepingProgress(runID: runID))
             return .done
-        case ["discard"]:
-            try operate(.discard(runID: try command.documentID("run")))
+        case .discard(let runID):
+            try operate(.discard(runID: runID))
             return .done
-        case ["clear-history"]:
+        case .clearHistory:
             let count = engine.index.completedCount
             try operate(.clearHistory)
-            return .output(text: "tombstoned \(count) completed runs", json: "{\"tombstoned\":\(count)}")
-        case ["settings", "show"]:
+            let json = AdminOutcome.json(AdminReply.Tombstoned(tombstoned: count))
+            return .output(text: "tombstoned \(count) completed runs", json: json)
+        case .showSettings:
             return .output(text: describe(engine.settings), json: AdminOutcome.json(engine.settings))
-        case ["settings", "set"]:
+        case .setSettings(let rest, let countdown, let unit):
             var settings = engine.settings
-            if let rest = try command.optionalInteger("rest") { settings.restSeconds = rest }
-            if let countdown = try command.optionalInteger("countdown") { settings.doneCountdownSeconds = countdown }
-            if let unit = command.optionalString("unit") {
-                guard let parsed = WeightUnit(rawValue: unit) else { throw UsageError("--unit must be kg or lb, got \(unit)") }
-                settings.weightUnit = parsed
-            }
+            if let rest { settings.restSeconds = rest }
+            if let countdown { settings.doneCountdownSeconds = countdown }
+            if let unit { settings.weightUnit = unit }
             try operate(.setSettings(settings))
             return .output(text: describe(settings), json: AdminOutcome.json(settings))
-        case ["lock", "workout"]:
-            try operate(.setWorkoutLock(try command.documentID("id")))
+        case .lockWorkout(let id):
+            try operate(.setWorkoutLock(id))
             return .done
-        case ["lock", "split"]:
-            try operate(.setSplitLock(try command.documentID("id")))
+        case .lockSplit(let id):
+            try operate(.setSplitLock(id))
             return .done
-        case ["unlock", "workout"]:
+        case .unlockWorkout:
             try operate(.setWorkoutLock(nil))
             return .done
-        case ["unlock", "split"]:
+        case .unlockSplit:
             try operate(.setSplitLock(nil))
             return .done
-        case ["push"]:
+        case .push:
             try operate(.forcePush)
             return .done
-        case let path where path.first == "live":
+        case .live(let command):
             return try live.execute(
                 command, run: { try self.loadRun($0) }, settings: engine.settings
             ) { run, logIndex, setIndex, reps, weight in
@@ -135,11 +118,9 @@ extension PhoneDaemon {
                     .completeSet(runID: run.id, logIndex: logIndex, setIndex: setIndex, reps: reps, weight: weight))
                 return nil
             }
-        case ["launch"]:
-            try operate(.launch(runID: try command.documentID("run")))
+        case .launch(let runID):
+            try operate(.launch(runID: runID))
             return .done
-        default:
-            return .refused("phoned does not know the command '\(command.path.joined(separator: " "))'")
         }
     }
 
@@ -214,29 +195,6 @@ extension PhoneDaemon {
             editingWorkoutID: engine.locks.editingWorkoutID?.rawValue, editingSplitID: engine.locks.editingSplitID?.rawValue,
             ingest: counts, outboxDepth: link.outboxDepth, launchesSent: launchesSent, launchesDropped: launchesDropped,
             liveFramesSent: live.framesSent, liveFramesReceived: live.framesReceived)
-    }
-
-
-
-
-
-
-    /// `NAME:SETSxREPS@WEIGHT[:EQUIPMENT]`, e.g. `Squat:3x5@100:barbell`.
-    private func parseExercise(_ text: String) throws -> ExerciseTemplate {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 2 || parts.count == 3 else {
-            throw UsageError("--exercise must look like NAME:SETSxREPS@WEIGHT[:EQUIPMENT], got \(text.debugDescription)")
-        }
-        let shape = parts[1].split(separator: "@").map(String.init)
-        let counts = shape.first?.split(separator: "x").map(String.init) ?? []
-        guard shape.count == 2, counts.count == 2, let sets = Int(counts[0]), let reps = Int(counts[1]),
-            let weight = Double(shape[1])
-        else {
-            throw UsageError("--exercise must look like NAME:SETSxREPS@WEIGHT[:EQUIPMENT], got \(text.debugDescription)")
-        }
-        return ExerciseTemplate(
-            name: parts[0], equipment: parts.count == 3 ? parts[2] : "", targetSets: sets, targetReps: reps,
-            targetWeight: weight)
     }
 
     private func describe(_ run: WorkoutDocument) -> String {

@@ -1,3 +1,4 @@
+import AdminCommands
 import DaemonRuntime
 import Foundation
 import LinkProtocol
@@ -23,7 +24,7 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
     let link: LinkEndpoint
     var engine: SyncEngine
     var watcher: DirectoryWatcher?
-    var admin: AdminServer?
+    var admin: AdminServer<PhoneCommand>?
     let notifier: SystemdNotifier
     var skippedFiles: [SkippedEntry] = []
     let startedAt = Date()

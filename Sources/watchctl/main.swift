@@ -5,5 +5,5 @@ import DaemonRuntime
 
 CLIRunner(
     daemonName: "watchd", socketEnvironmentVariable: "WATCHD_ADMIN_SOCKET", spec: WatchCommands.spec,
-    adminSocketFromConfig: { try WatchdConfiguration.load(path: $0).adminSocket }
+    command: WatchCommand.self, adminSocketFromConfig: { try WatchdConfiguration.load(path: $0).adminSocket }
 ).main()

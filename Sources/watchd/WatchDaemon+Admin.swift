@@ -1,3 +1,4 @@
+import AdminCommands
 import ArgumentParsing
 import DaemonRuntime
 import Foundation
@@ -8,90 +9,85 @@ import WatchEngine
 import WorkoutModel
 
 extension WatchDaemon {
-    /// Serves one watchctl request (already parsed by watchctl; values are re-validated here).
-    func handleAdmin(_ request: AdminRequest) -> AdminResponse {
-        AdminOutcome.serve(request, logger: logger, execute)
+    /// Serves one watchctl command (typed by watchctl; what needs watchd's state is checked here).
+    func handleAdmin(_ command: WatchCommand) -> AdminResponse {
+        AdminOutcome.serve(command, logger: logger, execute)
     }
 
-    private func execute(_ command: ParsedCommand) throws -> AdminOutcome {
-        switch command.path {
-        case ["status"]:
+    private func execute(_ command: WatchCommand) throws -> AdminOutcome {
+        switch command {
+        case .status:
             let status = self.status()
             return .output(text: status.text, json: AdminOutcome.json(status))
-        case ["workouts"]:
+        case .workouts:
             let runs = engine.cache.workouts.values.sorted { ($0.startedAt, $0.id) < ($1.startedAt, $1.id) }
             let text = runs.map { run in
                 "\(run.id)  \(run.status.rawValue)  \(run.splitName)  sets \(run.logs.flatMap(\.sets).filter(\.isDone).count)/\(run.totalSetCount)"
                     + (engine.cache.isParked(run) ? "  (editing on phone)" : "")
             }
             return .output(text: AdminOutcome.lines(text, empty: "no runs"), json: AdminOutcome.json(runs))
-        case ["splits"]:
+        case .splits:
             let splits = engine.cache.splits.values.sorted { ($0.name, $0.id) < ($1.name, $1.id) }
             return .output(text: AdminOutcome.lines(splits.map { "\($0.id)  \($0.name)" }, empty: "no splits"), json: AdminOutcome.json(splits))
-        case ["show"]:
-            let id = try command.documentID("id")
+        case .show(let id):
             if let split = engine.cache.splits[id] {
                 return .output(text: String(decoding: DocumentCoder.encodeForDisk(split), as: UTF8.self), json: AdminOutcome.json(split))
             }
             guard let run = engine.cache.workouts[id] else { return .refused("no split or run \(id) on this watch") }
             return .output(text: String(decoding: DocumentCoder.encodeForDisk(run), as: UTF8.self), json: AdminOutcome.json(run))
-        case ["settings"]:
+        case .settings:
             let settings = engine.cache.settings
             return .output(
                 text: "rest \(settings.restSeconds) s, countdown \(settings.doneCountdownSeconds) s, unit \(settings.weightUnit.rawValue)",
                 json: AdminOutcome.json(settings))
-        case ["complete"]:
-            let run = try cachedRun(command)
-            let (logIndex, setIndex) = try command.setPosition(in: run)
+        case .set(.complete(let runID, let exercise, let set, let reps, let weight)):
+            let run = try cachedRun(runID)
+            let (logIndex, setIndex) = try run.setPosition(exercise: exercise, set: set)
             let log = run.logs[logIndex]
             return edit(
                 .completeSet(
-                    logID: log.id, setIndex: setIndex, reps: try command.optionalInteger("reps") ?? log.targetReps,
-                    weight: try command.optionalDouble("weight") ?? log.targetWeight), run: run.id)
-        case ["undo"]:
-            let run = try cachedRun(command)
-            let (logIndex, setIndex) = try command.setPosition(in: run)
+                    logID: log.id, setIndex: setIndex, reps: reps ?? log.targetReps,
+                    weight: weight ?? log.targetWeight),
+                run: run.id)
+        case .set(.undo(let runID, let exercise, let set)):
+            let run = try cachedRun(runID)
+            let (logIndex, setIndex) = try run.setPosition(exercise: exercise, set: set)
             return edit(.undoSet(logID: run.logs[logIndex].id, setIndex: setIndex), run: run.id)
-        case ["skip"]:
-            let run = try cachedRun(command)
-            let logIndex = try command.exerciseIndex(in: run)
-            return edit(.skipLog(logID: run.logs[logIndex].id), run: run.id)
-        case ["reopen"]:
-            let run = try cachedRun(command)
-            let logIndex = try command.exerciseIndex(in: run)
-            return edit(.reopenLog(logID: run.logs[logIndex].id), run: run.id)
-        case ["finish"]:
-            return edit(.finishRun, run: try command.documentID("run"))
-        case ["pause"]:
-            return edit(.pause, run: try command.documentID("run"))
-        case ["resume"]:
-            return edit(.resume, run: try command.documentID("run"))
-        case ["session", "show"]:
+        case .set(.skip(let runID, let exercise)):
+            let run = try cachedRun(runID)
+            return edit(.skipLog(logID: run.logs[try run.logIndex(exercise: exercise)].id), run: run.id)
+        case .set(.reopen(let runID, let exercise)):
+            let run = try cachedRun(runID)
+            return edit(.reopenLog(logID: run.logs[try run.logIndex(exercise: exercise)].id), run: run.id)
+        case .finish(let runID):
+            return edit(.finishRun, run: runID)
+        case .pause(let runID):
+            return edit(.pause, run: runID)
+        case .resume(let runID):
+            return edit(.resume, run: runID)
+        case .showSession:
             let record = SessionRecord(engine.session)
             return .output(text: describe(engine.session), json: AdminOutcome.json(record))
-        case ["session", "start"]:
-            let runID = try command.documentID("run")
+        case .startSession(let runID):
             if let refusal = engine.coordinator.startRefusal(runID: runID, origin: .watch, cache: engine.cache) {
                 return .refused("session not started for run \(runID): \(refusal)")
             }
             perform(engine.handle(.sessionStartRequested(runID: runID, now: now)))
             return .output(text: describe(engine.session), json: AdminOutcome.json(SessionRecord(engine.session)))
-        case ["session", "end"]:
-            perform(engine.handle(.sessionEndedBySystem(failure: try command.string("failure"), now: now)))
+        case .endSession(let failure):
+            perform(engine.handle(.sessionEndedBySystem(failure: failure, now: now)))
             return .output(text: describe(engine.session), json: AdminOutcome.json(SessionRecord(engine.session)))
-        case ["session", "clear"]:
+        case .clearSession:
             perform(engine.handle(.sessionCleared))
             return .output(text: describe(engine.session), json: AdminOutcome.json(SessionRecord(engine.session)))
-        case ["queue", "list"]:
+        case .listQueue:
             let transfers = link.outstandingTransfers()
             let text = transfers.map { transfer in
                 "\(transfer.sequence)  \(transfer.bytes) bytes  \(String(format: "%.1f", transfer.ageSeconds)) s old"
                     + (transfer.sent ? "  (sent, awaiting ack)" : "")
             }
             return .output(text: AdminOutcome.lines(text, empty: "no outstanding transfers"), json: AdminOutcome.json(transfers))
-        case ["queue", "cancel"]:
-            let text = try command.string("sequence")
-            guard let sequence = UInt64(text) else { throw UsageError("sequence must be a number, got \(text)") }
+        case .cancelTransfer(let sequence):
             let payload = link.state.outbox.pending().first { $0.sequence == sequence }?.payload
             let wasSent = try link.cancelTransfer(sequence: sequence)
             if let payload, let message = try? DocumentCoder.decode(WatchToPhoneMessage.self, from: payload) {
@@ -102,14 +98,15 @@ extension WatchDaemon {
                 ? "cancelled \(sequence); it had been sent: if the phone received it, the phone keeps it "
                     + "(its dedup makes the cancel a no-op there)"
                 : "cancelled \(sequence) before it was sent"
-            return .output(text: result, json: "{\"cancelled\":\(sequence),\"wasSent\":\(wasSent)}")
-        case ["sync"]:
+            return .output(
+                text: result, json: AdminOutcome.json(AdminReply.Cancelled(cancelled: sequence, wasSent: wasSent)))
+        case .sync:
             guard link.status().reachable else { return .refused("notReachable: the phone is not reachable") }
             link.sendMessage(WatchToPhoneMessage.requestSync.encoded(), wantsReply: true) { [logger] outcome in
                 logger.info("requestSync answered", ["outcome": "\(outcome)"], component: "link")
             }
-            return .output(text: "requested", json: "{\"requested\":true}")
-        case let path where path.first == "live":
+            return .output(text: "requested", json: AdminOutcome.json(AdminReply.Requested()))
+        case .live(let command):
             return try live.execute(
                 command,
                 run: { id in
@@ -123,20 +120,14 @@ extension WatchDaemon {
                 if case .refused = written { return written }
                 return nil
             }
-        case ["wrist"]:
-            let position = try command.string("position")
-            guard position == "down" || position == "up" else {
-                throw UsageError("wrist position must be down or up, got \(position)")
-            }
-            link.setAppForeground(position == "up")
-            return .output(text: "watch app \(position == "up" ? "foreground" : "background")", json: "{\"foreground\":\(position == "up")}")
-        default:
-            return .refused("watchd does not know the command '\(command.path.joined(separator: " "))'")
+        case .wrist(let up):
+            link.setAppForeground(up)
+            let json = AdminOutcome.json(AdminReply.Wrist(foreground: up))
+            return .output(text: "watch app \(up ? "foreground" : "background")", json: json)
         }
     }
 
-    private func cachedRun(_ command: ParsedCommand) throws -> WorkoutDocument {
-        let id = try command.documentID("run")
+    private func cachedRun(_ id: DocumentID) throws -> WorkoutDocument {
         guard let run = engine.cache.workouts[id] else { throw UsageError("no run \(id) on this watch") }
         return run
     }
@@ -147,13 +138,9 @@ extension WatchDaemon {
         lastRefusal = nil
         perform(engine.handle(.editRequested(edit, runID: run, now: now)))
         if let refusal = lastRefusal { return .refused(refusal.description) }
-        guard let updated = engine.cache.workouts[run] else { return .output(text: "ok", json: "{\"ok\":true}") }
+        guard let updated = engine.cache.workouts[run] else { return .done }
         return .output(text: "ok (\(updated.status.rawValue))", json: AdminOutcome.json(updated))
     }
-
-
-
-
 
     private func status() -> WatchStatus {
         let link = self.link.status()

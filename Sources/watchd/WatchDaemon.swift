@@ -1,3 +1,4 @@
+import AdminCommands
 import DaemonRuntime
 import Foundation
 import LinkProtocol
@@ -23,7 +24,7 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
     let state: LinkStateDirectory
     let link: LinkEndpoint
     var engine: WatchEngine
-    var admin: AdminServer?
+    var admin: AdminServer<WatchCommand>?
     let notifier: SystemdNotifier
     let startedAt = Date()
     var skippedCacheFiles: [String] = []

@@ -1,3 +1,5 @@
+import AdminCommands
+import ArgumentParsing
 import DaemonRuntime
 import Foundation
 import Glibc
@@ -6,12 +8,29 @@ import Synchronization
 import TestSupport
 import Testing
 
+/// A stand-in daemon's command enum: the transport serves any `AdminCommand`.
+enum StubCommand: AdminCommand {
+    case status
+    case endSession(id: String)
+    case tag(documents: [String])
+
+    /// `status`, `session end <session-id>`, `tag <documents>...` (the grammar of `fakePhonectlParse`).
+    init(_ parsed: ParsedCommand) throws(UsageError) {
+        switch parsed.path {
+        case ["status"]: self = .status
+        case ["session", "end"]: self = .endSession(id: try parsed.string("session-id"))
+        default: self = .tag(documents: parsed.strings("documents"))
+        }
+    }
+}
+
 /// Starts an `AdminServer` at `path` on `loop` answering with `handler`.
 func startAdminServer(
-    on loop: EventLoop, path: String, maximumRequestBytes: Int = AdminServer.defaultMaximumRequestBytes,
-    requestTimeout: Duration = AdminServer.defaultRequestTimeout,
-    handler: @escaping @Sendable (AdminRequest) -> AdminResponse
-) async throws -> AdminServer {
+    on loop: EventLoop, path: String,
+    maximumRequestBytes: Int = AdminServer<StubCommand>.defaultMaximumRequestBytes,
+    requestTimeout: Duration = AdminServer<StubCommand>.defaultRequestTimeout,
+    handler: @escaping @Sendable (StubCommand) -> AdminResponse
+) async throws -> AdminServer<StubCommand> {
     try await loop.submit {
         try AdminServer(
             loop: loop, path: path, maximumRequestBytes: maximumRequestBytes, requestTimeout: requestTimeout,
@@ -32,10 +51,11 @@ struct AdminServerTests {
         let path = directory.appending("phoned.sock")
         let loop = try EventLoop(name: "admin")
         defer { loop.shutdown() }
-        let seen = Mutex<[(AdminRequest, Bool)]>([])
-        let server = try await startAdminServer(on: loop, path: path) { request in
-            seen.withLock { $0.append((request, loop.inLoop)) }
-            return .ok(text: "ended \(request.arguments["session-id"] ?? "?")", json: #"{"ended":true}"#)
+        let seen = Mutex<[(StubCommand, Bool)]>([])
+        let server = try await startAdminServer(on: loop, path: path) { command in
+            seen.withLock { $0.append((command, loop.inLoop)) }
+            guard case .endSession(let id) = command else { return .ok() }
+            return .ok(text: "ended \(id)", json: #"{"ended":true}"#)
         }
 
         var status = stat()
@@ -43,8 +63,8 @@ struct AdminServerTests {
         #expect(status.st_mode & S_IFMT == S_IFSOCK)
         #expect(status.st_mode & 0o777 == 0o600)
 
-        let request = AdminRequest(command: ["session", "end"], arguments: ["session-id": "S-1"], flags: ["json"])
-        let response = try AdminClient.send(path: path, request: request)
+        let request = StubCommand.endSession(id: "S-1")
+        let response = try AdminClient.send(path: path, command: request)
         #expect(response == AdminResponse(status: .ok, text: "ended S-1", json: #"{"ended":true}"#))
         let recorded = seen.withLock { $0 }
         #expect(recorded.count == 1)
@@ -52,7 +72,7 @@ struct AdminServerTests {
         #expect(recorded.first?.1 == true)
 
         // Sequential requests each get their own connection and answer.
-        #expect(try AdminClient.send(path: path, request: AdminRequest(command: ["status"])).status == .ok)
+        #expect(try AdminClient.send(path: path, command: StubCommand.status).status == .ok)
         try await loop.submit { server.close() }
         #expect(!FileManager.default.fileExists(atPath: path))
     }
@@ -63,11 +83,10 @@ struct AdminServerTests {
         let path = directory.appending("watchd.sock")
         let loop = try EventLoop(name: "admin-wire")
         defer { loop.shutdown() }
-        let server = try await startAdminServer(on: loop, path: path) { request in
-            request.command == ["tag"] && request.values("documents") == ["a", "b"] && request.flag("json")
-                ? .refused("no such tag") : .error("unexpected request \(request)")
+        let server = try await startAdminServer(on: loop, path: path) { command in
+            command == .tag(documents: ["a", "b"]) ? .refused("no such tag") : .error("unexpected request \(command)")
         }
-        let raw = #"{"command":["tag"],"arguments":{"documents":"a\nb"},"flags":["json"]}"#
+        let raw = #"{"tag":{"documents":["a","b"]}}"#
         let reply = try UnixSocketClient.request(path: path, bytes: Array(raw.utf8))
         #expect(String(decoding: reply, as: UTF8.self) == #"{"message":"no such tag","status":"refused"}"# + "\n")
         _ = server
@@ -84,12 +103,12 @@ struct AdminServerTests {
             handled.withLock { $0 += 1 }
             return .ok()
         }
-        let huge = AdminRequest(command: ["tag"], arguments: ["documents": String(repeating: "x", count: 300_000)])
-        let response = try AdminClient.send(path: path, request: huge)
+        let huge = StubCommand.tag(documents: [String(repeating: "x", count: 300_000)])
+        let response = try AdminClient.send(path: path, command: huge)
         #expect(response == .error("the request is larger than 4096 bytes"))
         #expect(handled.withLock { $0 } == 0)
         // The server is still serving afterwards.
-        #expect(try AdminClient.send(path: path, request: AdminRequest(command: ["status"])) == .ok())
+        #expect(try AdminClient.send(path: path, command: StubCommand.status) == .ok())
         _ = server
     }
 
@@ -100,9 +119,9 @@ struct AdminServerTests {
         let loop = try EventLoop(name: "admin-mib")
         defer { loop.shutdown() }
         let server = try await startAdminServer(on: loop, path: path) { _ in .ok() }
-        let request = AdminRequest(command: ["x"], arguments: ["y": String(repeating: "z", count: 1024 * 1024)])
+        let request = StubCommand.tag(documents: [String(repeating: "z", count: 1024 * 1024)])
         #expect(
-            try AdminClient.send(path: path, request: request) == .error("the request is larger than 1048576 bytes"))
+            try AdminClient.send(path: path, command: request) == .error("the request is larger than 1048576 bytes"))
         _ = server
     }
 
@@ -116,8 +135,12 @@ struct AdminServerTests {
         let notJSON = try decodeResponse(UnixSocketClient.request(path: path, bytes: Array("status --json".utf8)))
         #expect(notJSON.status == .error)
         #expect(notJSON.message?.hasPrefix("malformed admin request: ") == true)
-        let missing = try decodeResponse(UnixSocketClient.request(path: path, bytes: Array(#"{"command":[]}"#.utf8)))
-        #expect(missing == .error(#"malformed admin request: missing field "arguments""#))
+        let missing = try decodeResponse(UnixSocketClient.request(path: path, bytes: Array(#"{"endSession":{}}"#.utf8)))
+        #expect(missing == .error(#"malformed admin request: missing field "id""#))
+        // The string-path requests of old are not commands any more.
+        let legacyRequest = #"{"command":["status"],"arguments":{},"flags":[]}"#
+        let legacy = try decodeResponse(UnixSocketClient.request(path: path, bytes: Array(legacyRequest.utf8)))
+        #expect(legacy.status == .error && legacy.message?.hasPrefix("malformed admin request: ") == true)
         _ = server
     }
 
@@ -128,11 +151,11 @@ struct AdminServerTests {
         let loop = try EventLoop(name: "admin-async")
         defer { loop.shutdown() }
         let server = try await loop.submit {
-            try AdminServer(loop: loop, path: path) { request, respond in
-                loop.scheduleTimer(after: .milliseconds(20)) { respond(.ok(text: "later: \(request.command)")) }
+            try AdminServer(loop: loop, path: path) { (command: StubCommand, respond) in
+                loop.scheduleTimer(after: .milliseconds(20)) { respond(.ok(text: "later: \(command)")) }
             }
         }
-        #expect(try AdminClient.send(path: path, request: AdminRequest(command: ["sync"])).text == #"later: ["sync"]"#)
+        #expect(try AdminClient.send(path: path, command: StubCommand.status).text == "later: status")
         _ = server
     }
 
@@ -178,7 +201,7 @@ struct AdminServerTests {
         let directory = try TemporaryDirectory("admin-missing")
         let path = directory.appending("absent.sock")
         #expect(throws: AdminClientError.daemonUnreachable(path: path)) {
-            try AdminClient.send(path: path, request: AdminRequest(command: ["status"]))
+            try AdminClient.send(path: path, command: StubCommand.status)
         }
     }
 
@@ -197,7 +220,7 @@ struct AdminServerTests {
             }
         }
         #expect {
-            try AdminClient.send(path: path, request: AdminRequest(command: ["status"]))
+            try AdminClient.send(path: path, command: StubCommand.status)
         } throws: { error in
             guard case AdminClientError.malformedResponse(let reported, _) = error else { return false }
             return reported == path

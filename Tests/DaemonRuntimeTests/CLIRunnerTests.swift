@@ -1,3 +1,4 @@
+import AdminCommands
 import DaemonRuntime
 import Foundation
 import Glibc
@@ -5,8 +6,8 @@ import LinkRuntime
 import TestSupport
 import Testing
 
-/// A stand-in for phonectl's `CommandSpec` (DaemonRuntimeTests cannot import ArgumentParsing):
-/// `status [--json]`, `session end <session-id> [--json]`, plus `--socket`/`--config` anywhere.
+/// A stand-in for phonectl's `CommandSpec`: `status [--json]`, `session end <session-id> [--json]`,
+/// plus `--socket`/`--config` anywhere; a session ID starting `bad` is an invalid value.
 @Sendable func fakePhonectlParse(_ arguments: [String]) -> CLIParseOutcome {
     if arguments.contains("--help") { return .help("OVERVIEW: Administers phoned.\n") }
     var words: [String] = []
@@ -31,17 +32,22 @@ import Testing
             words.append(word)
         }
     }
+    func invocation(_ command: StubCommand, usage: String) -> CLIParseOutcome {
+        .command(
+            CLIInvocation(
+                command: command, socket: values["socket"]?.last, config: values["config"]?.last,
+                json: flags.contains("json"), usage: usage))
+    }
     switch words.first {
     case "status":
-        return .command(
-            CLIInvocation(path: ["status"], values: values, flags: flags, usage: "phonectl status [--json]"))
+        return invocation(.status, usage: "phonectl status [--json]")
     case "session":
         let usage = "phonectl session end [--json] <session-id>"
         guard words.count == 3, words[1] == "end" else {
             return .usageError(message: "Missing expected argument '<session-id>'", usage: usage)
         }
-        values["session-id"] = [words[2]]
-        return .command(CLIInvocation(path: ["session", "end"], values: values, flags: flags, usage: usage))
+        if words[2].hasPrefix("bad") { return .invalidValue("session-id must be S-N, got \(words[2])") }
+        return invocation(.endSession(id: words[2]), usage: usage)
     default:
         return .usageError(message: "Unknown subcommand", usage: "phonectl <subcommand>")
     }
@@ -56,13 +62,13 @@ func phonectlRunner(defaultSocketPath: String? = nil) -> CLIRunner {
 }
 
 /// A stub phoned: `status` answers, `session end S-1` works, other sessions are refused, `S-err` errors.
-@Sendable func stubPhoned(_ request: AdminRequest) -> AdminResponse {
-    switch (request.command, request.arguments["session-id"]) {
-    case (["status"], _): return .ok(text: "link: up\noutbox: 0", json: #"{"link":"up","outbox":0}"#)
-    case (["session", "end"], "S-1"): return .ok(text: "ended S-1\n")
-    case (["session", "end"], "S-err"): return .error("the session store failed: disk full")
-    case (["session", "end"], let id?): return .refused("no session \(id) is running (see phonectl status)")
-    default: return .error("unexpected \(request)")
+@Sendable func stubPhoned(_ command: StubCommand) -> AdminResponse {
+    switch command {
+    case .status: return .ok(text: "link: up\noutbox: 0", json: #"{"link":"up","outbox":0}"#)
+    case .endSession("S-1"): return .ok(text: "ended S-1\n")
+    case .endSession("S-err"): return .error("the session store failed: disk full")
+    case .endSession(let id): return .refused("no session \(id) is running (see phonectl status)")
+    case .tag: return .error("unexpected \(command)")
     }
 }
 
@@ -72,7 +78,7 @@ struct CLIRunnerTests {
     private final class StubDaemon: Sendable {
         let directory: TemporaryDirectory
         let loop: EventLoop
-        let server: AdminServer
+        let server: AdminServer<StubCommand>
         var socketPath: String { server.path }
 
         init() async throws {
@@ -199,17 +205,22 @@ struct CLIRunnerTests {
                 == CLIRunner.Outcome(exitCode: 1, standardError: "Error: the session store failed: disk full\n"))
     }
 
-    @Test("the request carries the command path, the values minus socket/config, and the flags")
-    func requestShape() {
-        let invocation = CLIInvocation(
-            path: ["tag"], values: ["tag": ["blue"], "documents": ["a", "b"], "socket": ["/s"], "config": ["/c"]],
-            flags: ["json", "force"], usage: "phonectl tag")
-        let request = phonectlRunner().request(for: invocation)
+    @Test("1: a value the CLI cannot convert is reported without asking the daemon")
+    func invalidValue() throws {
+        let directory = try TemporaryDirectory("cli-invalid")
+        // No daemon at this socket: reaching it would exit 69.
+        let environment = ["PHONED_ADMIN_SOCKET": directory.appending("phoned.sock")]
         #expect(
-            request
-                == AdminRequest(
-                    command: ["tag"], arguments: ["tag": "blue", "documents": "a\nb"], flags: ["force", "json"]))
-        #expect(request.values("documents") == ["a", "b"])
-        #expect(request.values("absent") == [])
+            phonectlRunner().run(["session", "end", "bad-id"], environment: environment)
+                == CLIRunner.Outcome(exitCode: 1, standardError: "Error: session-id must be S-N, got bad-id\n"))
+    }
+
+    @Test("the request is the command alone: socket, config and --json stay in the CLI")
+    func requestShape() throws {
+        let invocation = CLIInvocation(
+            command: StubCommand.tag(documents: ["a", "b"]), socket: "/s", config: "/c", json: true,
+            usage: "phonectl tag")
+        #expect(String(decoding: invocation.request, as: UTF8.self) == #"{"tag":{"documents":["a","b"]}}"#)
+        #expect(try AdminWire.decode(invocation.request, as: StubCommand.self).get() == .tag(documents: ["a", "b"]))
     }
 }

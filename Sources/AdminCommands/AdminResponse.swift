@@ -1,38 +1,7 @@
-import Foundation
+import FoundationEssentials
+import WorkoutModel
 
-/// One admin command sent from `phonectl`/`watchctl` to its daemon over the admin socket.
-///
-/// Wire format: one JSON object per connection, e.g.
-/// `{"command":["session","end"],"arguments":{"session-id":"S-1"},"flags":["json"]}`; the client
-/// half-closes after it, and the daemon answers with one `AdminResponse` and closes.
-package struct AdminRequest: Codable, Sendable, Equatable {
-    /// The parsed command path below the tool's name, e.g. `["session", "end"]`.
-    package var command: [String]
-    /// Named positionals and options, already validated by the CLI. An argument given several
-    /// times (a repeated positional) is sent as its values joined by newlines; see `values(_:)`.
-    package var arguments: [String: String]
-    /// The flags given, by long name, sorted (e.g. `["json"]`).
-    package var flags: [String]
-
-    /// A request for `command` with these arguments and flags.
-    package init(command: [String], arguments: [String: String] = [:], flags: [String] = []) {
-        self.command = command
-        self.arguments = arguments
-        self.flags = flags
-    }
-
-    /// Every value of the argument `name` (split at newlines); empty if it was not given.
-    package func values(_ name: String) -> [String] {
-        arguments[name].map { $0.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) } ?? []
-    }
-
-    /// Whether the flag `name` was given.
-    package func flag(_ name: String) -> Bool {
-        flags.contains(name)
-    }
-}
-
-/// A daemon's answer to one `AdminRequest`.
+/// A daemon's answer to one `AdminCommand`: the typed envelope of every reply.
 ///
 /// Wire format: one JSON object, e.g. `{"status":"ok","text":"link: up\n","json":"{\"link\":\"up\"}"}`.
 package struct AdminResponse: Codable, Sendable, Equatable {
@@ -89,5 +58,58 @@ package struct AdminResponse: Codable, Sendable, Equatable {
     /// The request could not be handled; `message` says what went wrong.
     package static func error(_ message: String) -> AdminResponse {
         AdminResponse(status: .error, message: message)
+    }
+
+    /// The wire bytes: one JSON object and a newline.
+    package var encoded: [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // AdminResponse holds only strings; encoding it cannot fail.
+        guard let data = try? encoder.encode(self) else { return Array(#"{"status":"error"}"#.utf8) }
+        return Array(data) + [0x0A]
+    }
+}
+
+/// The `--json` forms of the write verbs' replies, typed so that daemon and tests share one shape
+/// (read verbs answer with their documents and status values, Codable already).
+package enum AdminReply {
+    /// A plain acknowledgement: `{"ok":true}`.
+    package struct Acknowledged: Codable, Equatable, Sendable {
+        package var ok = true
+        package init() {}
+    }
+
+    /// `split create`, `start`: the new document's ID.
+    package struct Created: Codable, Equatable, Sendable {
+        package var id: DocumentID
+        package init(id: DocumentID) { self.id = id }
+    }
+
+    /// `clear-history`: how many completed runs were tombstoned.
+    package struct Tombstoned: Codable, Equatable, Sendable {
+        package var tombstoned: Int
+        package init(tombstoned: Int) { self.tombstoned = tombstoned }
+    }
+
+    /// `queue cancel`: the cancelled transfer and whether it had already been sent.
+    package struct Cancelled: Codable, Equatable, Sendable {
+        package var cancelled: UInt64
+        package var wasSent: Bool
+        package init(cancelled: UInt64, wasSent: Bool) {
+            self.cancelled = cancelled
+            self.wasSent = wasSent
+        }
+    }
+
+    /// `sync`: the request went out.
+    package struct Requested: Codable, Equatable, Sendable {
+        package var requested = true
+        package init() {}
+    }
+
+    /// `wrist`: whether the watch app is now in the foreground.
+    package struct Wrist: Codable, Equatable, Sendable {
+        package var foreground: Bool
+        package init(foreground: Bool) { self.foreground = foreground }
     }
 }

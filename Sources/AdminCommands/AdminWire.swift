@@ -1,0 +1,69 @@
+import ArgumentParsing
+import FoundationEssentials
+import WorkoutModel
+
+/// A command a CLI sends to its daemon: one `Codable` enum per daemon (`PhoneCommand`,
+/// `WatchCommand`). The CLI builds it from its grammar's parse; the daemon decodes the same enum and
+/// switches over it exhaustively, so a verb the daemon does not handle does not compile.
+package protocol AdminCommand: Codable, Sendable, Equatable {
+    /// The command `parsed` selects. Throws when a value does not convert (not a UUID, not
+    /// NAME:SETSxREPS@WEIGHT…): the CLI reports it without asking the daemon.
+    init(_ parsed: ParsedCommand) throws(UsageError)
+}
+
+/// Why request bytes are not a command (the daemon answers with an `error` response).
+package struct AdminRequestError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// What is wrong, without Swift type names where possible.
+    package let description: String
+}
+
+/// The admin wire format (docs/PROTOCOL.md "Admin socket"): one JSON-encoded command per
+/// connection, answered by one JSON `AdminResponse`.
+package enum AdminWire {
+    /// The request bytes of `command`.
+    package static func encode(_ command: some AdminCommand) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Commands hold strings, numbers, booleans and IDs only: encoding cannot fail.
+        return (try? encoder.encode(command)).map(Array.init) ?? []
+    }
+
+    /// The one decoder of admin requests (what a fuzz target drives): bytes → command, or why not.
+    package static func decode<Command: AdminCommand>(
+        _ bytes: [UInt8], as type: Command.Type = Command.self
+    ) -> Result<Command, AdminRequestError> {
+        do {
+            return .success(try JSONDecoder().decode(Command.self, from: Data(bytes)))
+        } catch {
+            return .failure(AdminRequestError(description: "malformed admin request: \(describe(error))"))
+        }
+    }
+
+    /// A decoding error's explanation without Swift type names where possible.
+    package static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.dataCorrupted(let context): return context.debugDescription
+        case DecodingError.keyNotFound(let key, _): return "missing field \"\(key.stringValue)\""
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
+            let field = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return "field \"\(field)\": \(context.debugDescription)"
+        default: return "\(error)"
+        }
+    }
+}
+
+extension ParsedCommand {
+    /// The named value as a document ID; a usage error naming it otherwise.
+    package func documentID(_ name: String) throws(UsageError) -> DocumentID {
+        let text = try string(name)
+        guard let id = DocumentID(text) else {
+            throw UsageError("\(name) must be a UUID, got \(text.debugDescription)")
+        }
+        return id
+    }
+
+    /// The named value as a document ID, or nil when it was not given.
+    package func optionalDocumentID(_ name: String) throws(UsageError) -> DocumentID? {
+        optionalString(name) == nil ? nil : try documentID(name)
+    }
+}

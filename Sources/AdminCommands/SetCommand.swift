@@ -1,0 +1,29 @@
+import ArgumentParsing
+import WorkoutModel
+
+/// The set and exercise verbs both CLIs share (`complete`, `undo`, `skip`, `reopen`): positions
+/// count from 1 and are checked by the daemon against the run.
+package enum SetCommand: Codable, Sendable, Equatable {
+    /// nil reps/weight mean the targets.
+    case complete(run: DocumentID, exercise: Int, set: Int, reps: Int?, weight: Double?)
+    case undo(run: DocumentID, exercise: Int, set: Int)
+    case skip(run: DocumentID, exercise: Int)
+    case reopen(run: DocumentID, exercise: Int)
+
+    /// The command for one of the four paths.
+    init(_ command: ParsedCommand) throws(UsageError) {
+        let run = try command.documentID("run")
+        let exercise = try command.integer("exercise")
+        switch command.path {
+        case ["complete"]:
+            self = .complete(
+                run: run, exercise: exercise, set: try command.integer("set"),
+                reps: try command.optionalInteger("reps"),
+                weight: try command.optionalDouble("weight"))
+        case ["undo"]: self = .undo(run: run, exercise: exercise, set: try command.integer("set"))
+        case ["skip"]: self = .skip(run: run, exercise: exercise)
+        case ["reopen"]: self = .reopen(run: run, exercise: exercise)
+        default: throw UsageError.unknownCommand(command.path)
+        }
+    }
+}

@@ -1,0 +1,162 @@
+import AdminCommands
+import ArgumentParsing
+import Testing
+import WorkoutModel
+
+/// Every leaf of a grammar maps to a command case, and that command crosses the admin wire intact:
+/// the CLI cannot accept a verb the daemon's exhaustive switch does not handle.
+@Suite("phonectl and watchctl verbs as typed commands")
+struct CommandMappingTests {
+    static let id = "3F2504E0-4F89-11D3-9A0C-0305E82C3301"
+
+    /// Every leaf command below `spec`, as its path of words.
+    static func leaves(of spec: CommandSpec, path: [String] = []) -> [(path: [String], spec: CommandSpec)] {
+        spec.subcommands.isEmpty
+            ? [(path, spec)] : spec.subcommands.flatMap { leaves(of: $0, path: path + [$0.name]) }
+    }
+
+    /// A valid command line for `leaf`: every argument and option gets a value of its type.
+    static func arguments(_ leaf: (path: [String], spec: CommandSpec)) -> [String] {
+        var words = leaf.path
+        for argument in leaf.spec.arguments {
+            switch argument.name {
+            case "exercise", "set", "sequence": words.append("2")
+            case "position": words.append("up")
+            default: words.append(id)
+            }
+        }
+        for option in leaf.spec.options where !["socket", "config"].contains(option.name) {
+            let value: String
+            switch option.name {
+            case "exercise": value = leaf.path == ["live", "open"] ? "1" : "Row:1x5@40:cable"
+            case "name", "failure": value = "Legs"
+            case "unit": value = "lb"
+            case "after": value = id
+            case "weight": value = "42.5"
+            default: value = "3"
+            }
+            words += ["--\(option.name)", value]
+        }
+        return words + leaf.spec.flags.map { "--\($0.name)" }
+    }
+
+    /// Parses every leaf of `spec` into `Command` and round-trips it; returns the encoded commands.
+    static func check<Command: AdminCommand>(_ spec: CommandSpec, as type: Command.Type) throws -> Set<[UInt8]> {
+        var encoded: Set<[UInt8]> = []
+        for leaf in leaves(of: spec) {
+            let words = arguments(leaf)
+            guard case .command(let parsed) = spec.parse(words) else {
+                Issue.record("\(words) did not parse")
+                continue
+            }
+            let command = try Command(parsed)
+            let bytes = AdminWire.encode(command)
+            #expect(try AdminWire.decode(bytes, as: Command.self).get() == command, "\(words)")
+            encoded.insert(bytes)
+        }
+        return encoded
+    }
+
+    @Test("every phonectl verb maps to its own PhoneCommand case and round-trips through Codable")
+    func phoneVerbs() throws {
+        let leaves = Self.leaves(of: PhoneCommands.spec)
+        #expect(leaves.count > 25)
+        #expect(try Self.check(PhoneCommands.spec, as: PhoneCommand.self).count == leaves.count)
+    }
+
+    @Test("every watchctl verb maps to its own WatchCommand case and round-trips through Codable")
+    func watchVerbs() throws {
+        let leaves = Self.leaves(of: WatchCommands.spec)
+        #expect(leaves.count > 20)
+        #expect(try Self.check(WatchCommands.spec, as: WatchCommand.self).count == leaves.count)
+    }
+
+    @Test("values are typed in the CLI")
+    func typedValues() throws {
+        func phone(_ words: [String]) throws -> PhoneCommand {
+            guard case .command(let parsed) = PhoneCommands.spec.parse(words) else { throw UsageError("no parse") }
+            return try PhoneCommand(parsed)
+        }
+        let run = try #require(DocumentID(Self.id))
+        #expect(
+            try phone(["complete", Self.id, "1", "2", "-w", "60"])
+                == .set(.complete(run: run, exercise: 1, set: 2, reps: nil, weight: 60)))
+        #expect(
+            try phone(["split", "create", "-n", "Legs", "-e", "Squat:3x5@100:barbell"])
+                == .createSplit(
+                    name: "Legs",
+                    exercises: [
+                        ExerciseTemplate(
+                            name: "Squat", equipment: "barbell", targetSets: 3, targetReps: 5, targetWeight: 100)
+                    ]))
+        #expect(try phone(["split", "edit", Self.id]) == .editSplit(id: run, name: nil, exercises: nil))
+        #expect(
+            try phone(["settings", "set", "--unit", "kg"]) == .setSettings(rest: nil, countdown: nil, unit: .kilograms))
+        #expect(try phone(["live", "open", Self.id]) == .live(.open(run: run, exercise: nil)))
+        // The wire form docs/PROTOCOL.md shows.
+        #expect(
+            String(decoding: AdminWire.encode(try phone(["live", "open", Self.id])), as: UTF8.self)
+                == #"{"live":{"_0":{"open":{"run":"\#(Self.id)"}}}}"#)
+    }
+
+    @Test(
+        "a value that does not convert is refused before anything is sent, naming the value",
+        arguments: [
+            (["discard", "not-a-uuid"], "run must be a UUID"),
+            (["split", "create", "--name", "X", "-e", "Squat-3x5"], "NAME:SETSxREPS@WEIGHT"),
+            (["settings", "set", "--unit", "stone"], "--unit must be kg or lb"),
+            (["workouts", "--limit", "0"], "--limit must be at least 1"),
+            (["complete", id, "one", "1"], "expected an integer"),
+        ])
+    func phoneInvalidValues(words: [String], message: String) throws {
+        guard case .command(let parsed) = PhoneCommands.spec.parse(words) else {
+            Issue.record("\(words) did not parse")
+            return
+        }
+        #expect {
+            try PhoneCommand(parsed)
+        } throws: { error in
+            (error as? UsageError)?.message.contains(message) == true
+        }
+    }
+
+    @Test(
+        "watchctl values that do not convert are refused before anything is sent",
+        arguments: [
+            ["wrist", "sideways"], ["queue", "cancel", "x"], ["show", "nope"], ["live", "advance", id, "-r", "many"],
+        ])
+    func watchInvalidValues(words: [String]) throws {
+        guard case .command(let parsed) = WatchCommands.spec.parse(words) else {
+            Issue.record("\(words) did not parse")
+            return
+        }
+        #expect(throws: UsageError.self) { try WatchCommand(parsed) }
+    }
+
+    @Test("the write verbs' --json replies keep their documented shapes")
+    func replyShapes() throws {
+        func json(_ value: some Encodable) -> String { String(decoding: DocumentCoder.encodeCompact(value), as: UTF8.self) }
+        let id = try #require(DocumentID(Self.id))
+        #expect(json(AdminReply.Acknowledged()) == #"{"ok":true}"#)
+        #expect(json(AdminReply.Created(id: id)) == #"{"id":"\#(Self.id)"}"#)
+        #expect(json(AdminReply.Tombstoned(tombstoned: 2)) == #"{"tombstoned":2}"#)
+        #expect(json(AdminReply.Cancelled(cancelled: 7, wasSent: true)) == #"{"cancelled":7,"wasSent":true}"#)
+        #expect(json(AdminReply.Requested()) == #"{"requested":true}"#)
+        #expect(json(AdminReply.Wrist(foreground: false)) == #"{"foreground":false}"#)
+    }
+
+    @Test("exercise and set positions are checked against the run, from 1, even a run without exercises")
+    func positions() throws {
+        let stamp = Stamp(time: Timestamp(secondsSinceEpoch: 0), origin: .phone)
+        let id = DocumentID(bytes: Array(repeating: 1, count: 16))
+        let log = ExerciseLog(
+            id: id, exerciseName: "Squat", equipment: "", targetReps: 5, targetWeight: 100, setCount: 2, stamp: stamp)
+        var run = WorkoutDocument(
+            id: id, splitID: id, splitName: "Legs", startedAt: stamp.time, logs: [log], stamp: stamp)
+        #expect(try run.setPosition(exercise: 1, set: 2) == (0, 1))
+        #expect(throws: UsageError("exercise 1 has 2 sets; no set 3")) { try run.setPosition(exercise: 1, set: 3) }
+        #expect(throws: UsageError("run \(id) has 1 exercises; no exercise 0")) { try run.logIndex(exercise: 0) }
+        run.logs = []
+        #expect(throws: UsageError("run \(id) has 0 exercises; no exercise 1")) { try run.logIndex(exercise: 1) }
+    }
+}
