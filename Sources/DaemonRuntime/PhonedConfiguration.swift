@@ -11,7 +11,6 @@ package struct PhonedConfiguration: ConfigRecord, Equatable {
     package var maximumPendingHandshakesPerAddress = 0
     package var recentRunsLimit = 0
     package var recentRunsWindow = Duration.zero
-    package var removalGrace = Duration.zero
     package var logLevel = LogLevel.info
 
     package init() {}
@@ -49,10 +48,6 @@ package struct PhonedConfiguration: ConfigRecord, Equatable {
             .duration(
                 "recentRunsWindowHours", \.recentRunsWindow, unit: .seconds(3600), in: 1...8760, default: 24,
                 doc: "How far back a run still counts as recent."),
-            .duration(
-                "removalGraceMilliseconds", \.removalGrace, unit: .milliseconds(1), in: 0...600_000, default: 2_000,
-                doc: "How long a run whose file vanished is kept before it is dropped: a file of the run that"
-                    + " appears within it (another device moving the run to a new month) makes it a move."),
             .choice("logLevel", \.logLevel, default: LogLevel.info, doc: "The least important log line written."),
         ]
     }

@@ -63,9 +63,7 @@ package struct SyncEngine: Sendable {
     /// a run to its new start month by removing the old file before writing the new one; dropping
     /// the run at once would push it as absent and the watch would prune it (and could end its
     /// session). A file of the run appearing within the grace makes the removal a move.
-    package static let defaultRemovalGrace: Duration = .seconds(2)
-    /// This engine's grace for a vanished file (phoned's `removalGraceMilliseconds`).
-    package let removalGrace: Duration
+    package static let removalGrace: Duration = .seconds(2)
 
     /// Facts fed into the engine.
     package enum Event: Equatable, Sendable {
@@ -156,12 +154,8 @@ package struct SyncEngine: Sendable {
 
     /// `settings` and `epoch` come from the state directory (nil: never set, defaults apply; a new
     /// epoch is started at the end of the gather).
-    package init(
-        settings: Settings?, policy: PushPolicy = .standard, epoch: Timestamp? = nil,
-        removalGrace: Duration = defaultRemovalGrace
-    ) {
+    package init(settings: Settings?, policy: PushPolicy = .standard, epoch: Timestamp? = nil) {
         self.epoch = epoch
-        self.removalGrace = removalGrace
         self.settings = settings ?? Settings()
         settingsCustomized = settings != nil
         self.policy = policy
@@ -314,8 +308,8 @@ package struct SyncEngine: Sendable {
                 return
             }
             guard heldRemovals[id] == nil else { return }
-            heldRemovals[id] = now.advanced(by: removalGrace)
-            actions.append(.log("live file of run \(id) vanished without a stub: dropped in \(removalGrace) "
+            heldRemovals[id] = now.advanced(by: Self.removalGrace)
+            actions.append(.log("live file of run \(id) vanished without a stub: dropped in \(Self.removalGrace) "
                 + "unless a file of it appears"))
             // Nothing changed for the watch yet: the run stays in the push until the grace ends.
             return

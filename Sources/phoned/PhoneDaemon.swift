@@ -71,7 +71,7 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             policy: PushPolicy(
                 recentLimit: configuration.recentRunsLimit,
                 recentWindow: configuration.recentRunsWindow, maximumBytes: linkConfiguration.maximumContextBytes),
-            epoch: epoch?.epoch, removalGrace: configuration.removalGrace)
+            epoch: epoch?.epoch)
         clockFile = ClockFile(stateDirectory: configuration.stateDirectory)
         engine.clock = HybridLogicalClock(origin: .phone, highWater: try clockFile.read())
         notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)

@@ -42,7 +42,6 @@ struct ConfigFileTests {
         expected.maximumPendingHandshakesPerAddress = 4
         expected.recentRunsLimit = 25
         expected.recentRunsWindow = .seconds(24 * 3600)
-        expected.removalGrace = .seconds(2)
         expected.logLevel = .info
         #expect(configuration == expected)
     }

@@ -178,10 +178,9 @@ struct PhoneDefectsTests {
     /// Both daemons, a run whose session runs on the watch, and that run as another device moves it:
     /// its start 40 days back (another month folder), paused.
     private func runAboutToMove(
-        _ name: String, phonedChanges: [String: String?] = [:]
+        _ name: String
     ) async throws -> (system: SyncSystem, runID: String, run: WorkoutDocument, moved: WorkoutDocument) {
         let system = try SyncSystem(name)
-        try system.writePhonedConfig(phonedChanges)
         try await system.startBoth()
         let split = try await system.createSplit("Legs", ["Squat:2x5@100"])
         let runID = try await system.startRun(split)
@@ -213,10 +212,7 @@ struct PhoneDefectsTests {
 
     @Test("a run whose old file is removed before its moved file is written is never pruned from the watch")
     func runRemovedBeforeItsMoveIsNotPruned() async throws {
-        // A grace of 10 s rather than the default 2 s: a loaded machine may take seconds to show phoned
-        // the second file, and this test is about the hold, not its length (PushPromiseTests pins that).
-        let (system, runID, run, moved) = try await runAboutToMove(
-            "move-late", phonedChanges: ["removalGraceMilliseconds": "10000"])
+        let (system, runID, run, moved) = try await runAboutToMove("move-late")
         // Another device's sync removes the old file first and writes the run's new month folder half
         // a second later, on its own schedule however slow the polls are; the watch is watched all
         // through the gap.
@@ -234,8 +230,8 @@ struct PhoneDefectsTests {
         try await writer.value
         try await system.waitForPhoneRun(runID, "is the moved copy") { $0.startedAt == moved.startedAt }
         try await system.eventually("the watch holds the moved copy") { try await system.watchRun(runID) == moved }
-        // Past phoned's grace for a vanished file (10 s from the removal): the move stays a move.
-        try await Task.sleep(for: .seconds(11))
+        // Past phoned's grace for a vanished file (2 s from the removal): the move stays a move.
+        try await Task.sleep(for: .seconds(3))
         let watch = try await system.watchStatus()
         #expect(watch.session == "running" && watch.sessionRun == runID, "\(watch)")
         #expect(try await system.watchRun(runID) == moved)

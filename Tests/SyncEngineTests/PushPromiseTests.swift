@@ -118,7 +118,7 @@ struct PushPromiseTests {
         #expect(pushes(removed).isEmpty)
         let (newYear, newMonth) = moved.startedAt.yearAndMonth
         _ = engine.handle(.externalChange(.workoutRemoved(id(500), year: newYear, month: newMonth), now: at(5)))
-        _ = engine.handle(.tick(now: at(5).advanced(by: SyncEngine.defaultRemovalGrace)))
+        _ = engine.handle(.tick(now: at(5).advanced(by: SyncEngine.removalGrace)))
         #expect(engine.run(id(500)) == nil, "its current file going is a vanish, as before")
     }
 
@@ -137,7 +137,7 @@ struct PushPromiseTests {
         #expect(pushes(removed).allSatisfy { $0.0.workouts.map(\.id) == [id(510)] }, "\(removed)")
         #expect(engine.run(id(510)) == run)
         let grace = try #require(engine.nextDeadline)
-        #expect(grace == at(3).advanced(by: SyncEngine.defaultRemovalGrace))
+        #expect(grace == at(3).advanced(by: SyncEngine.removalGrace))
         let soon = at(3).advanced(by: .milliseconds(500))
         let appeared = engine.handle(.externalChange(.documentChanged(.workout(moved)), now: soon))
         #expect(pushes(appeared).map { $0.0.workouts.map(\.startedAt) } == [[moved.startedAt]])
@@ -153,7 +153,7 @@ struct PushPromiseTests {
         #expect(pushes(vanished).isEmpty)
         #expect(engine.run(id(510)) == moved)
         let deadline = try #require(engine.nextDeadline)
-        #expect(deadline == at(10).advanced(by: SyncEngine.defaultRemovalGrace))
+        #expect(deadline == at(10).advanced(by: SyncEngine.removalGrace))
         #expect(pushes(engine.handle(.tick(now: deadline.advanced(by: .microseconds(-1))))).isEmpty)
         let dropped = engine.handle(.tick(now: deadline))
         #expect(pushes(dropped).map { $0.0.workouts } == [[]])

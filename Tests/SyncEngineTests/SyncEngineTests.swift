@@ -337,7 +337,7 @@ struct ExternalChangeTests {
         let run = try #require(engine.run(id(5)))
         let (year, month) = run.startedAt.yearAndMonth
         _ = engine.handle(.externalChange(.workoutRemoved(id(5), year: year, month: month), now: at(2)))
-        let dropped = engine.handle(.tick(now: at(2).advanced(by: SyncEngine.defaultRemovalGrace)))
+        let dropped = engine.handle(.tick(now: at(2).advanced(by: SyncEngine.removalGrace)))
         #expect(pushes(dropped).first?.0.workouts == [])
         #expect(engine.tombstones.isEmpty)
         _ = engine.handle(.externalChange(.documentChanged(.workout(run)), now: at(3)))
