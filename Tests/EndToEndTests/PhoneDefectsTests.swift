@@ -213,21 +213,17 @@ struct PhoneDefectsTests {
     @Test("a run whose old file is removed before its moved file is written is never pruned from the watch")
     func runRemovedBeforeItsMoveIsNotPruned() async throws {
         let (system, runID, run, moved) = try await runAboutToMove("move-late")
-        // Another device's sync removes the old file first and writes the run's new month folder half
-        // a second later, on its own schedule however slow the polls are; the watch is watched all
-        // through the gap.
+        // Another device's sync removes the old file first and writes the run's new month folder a
+        // moment later; the watch is watched all through the gap.
         try FileManager.default.removeItem(atPath: "\(system.documentsDirectory)/\(SyncSystem.workoutPath(run))")
-        let writer = Task {
-            try await Task.sleep(for: .milliseconds(500))
-            try system.dropDocument(DocumentCoder.encodeForDisk(moved), at: SyncSystem.workoutPath(moved))
-        }
-        try await system.eventually("phoned took the moved file") {
+        let clock = ContinuousClock()
+        let gapEnds = clock.now.advanced(by: .milliseconds(500))
+        while clock.now < gapEnds {
             let watch = try await system.watchStatus()
             #expect(watch.session == "running" && watch.sessionRun == runID, "during the gap: \(watch)")
             #expect(try await system.watchRun(runID) != nil, "the run is absent from the watch during the gap")
-            return system.phonedLog.contains("external change: run \(runID)")
         }
-        try await writer.value
+        try system.dropDocument(DocumentCoder.encodeForDisk(moved), at: SyncSystem.workoutPath(moved))
         try await system.waitForPhoneRun(runID, "is the moved copy") { $0.startedAt == moved.startedAt }
         try await system.eventually("the watch holds the moved copy") { try await system.watchRun(runID) == moved }
         // Past phoned's grace for a vanished file (2 s from the removal): the move stays a move.
