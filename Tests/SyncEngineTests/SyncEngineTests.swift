@@ -336,8 +336,7 @@ struct ExternalChangeTests {
         _ = try engine.perform(.startRun(splitID: id(1), runID: id(5), endingOthers: false), now: at(1))
         let run = try #require(engine.run(id(5)))
         let (year, month) = run.startedAt.yearAndMonth
-        _ = engine.handle(.externalChange(.workoutRemoved(id(5), year: year, month: month), now: at(2)))
-        let dropped = engine.handle(.tick(now: at(2).advanced(by: SyncEngine.removalGrace)))
+        let dropped = engine.handle(.externalChange(.workoutRemoved(id(5), year: year, month: month), now: at(2)))
         #expect(pushes(dropped).first?.0.workouts == [])
         #expect(engine.tombstones.isEmpty)
         _ = engine.handle(.externalChange(.documentChanged(.workout(run)), now: at(3)))
