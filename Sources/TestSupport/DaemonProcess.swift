@@ -60,9 +60,15 @@ package final class DaemonProcess: Sendable {
     }
 
     deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        // Not `waitUntilExit()`: it hung the whole test run once, blocking a cooperative thread for
+        // good when Foundation missed the child's exit. A SIGKILLed child is gone within milliseconds,
+        // so poll for a bounded while (5 s) instead.
+        var waited = 0
+        while process.isRunning && waited < 5_000 {
+            usleep(1_000)
+            waited += 1
         }
     }
 
