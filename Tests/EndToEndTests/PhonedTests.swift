@@ -266,7 +266,9 @@ struct PhonedTests {
                 try await group.waitForAll()
             }
         }
-        try await system.eventually("the burst is under way") { acknowledged.count >= 40 }
+        // Mid-burst is what matters, not how far: a full parallel test run spawns phonectl slowly, so a
+        // dozen acknowledged writes (of 256) is enough, with a longer guard.
+        try await system.eventually("the burst is under way", timeout: .seconds(120)) { acknowledged.count >= 12 }
         #expect(try await system.killPhoned() == SIGKILL)
         try await writers.value
         let done = acknowledged.all
