@@ -169,13 +169,22 @@ enum Checker {
         }
     }
 
-    /// Applied twice and out of order, from the engine's post-write "accepted" lines; ingest counts.
+    /// Applied twice (the same incoming copy merged twice, from the post-write `ingest` lines: a
+    /// merged copy's own version can repeat when a concurrent edit of another set is merged under a
+    /// later phone stamp) and out of order (the merged run's version going back); ingest counts.
     private static func checkLog(_ inputs: Inputs, into result: inout CheckResult) {
         var versions: [String: [String]] = [:]
+        var incoming: [String: Set<String>] = [:]
         for line in inputs.phoneLog.split(separator: "\n") {
             if line.contains("component=ingest"), let outcome = field("outcome", in: line) {
                 result.ingestOutcomes[outcome, default: 0] += 1
                 if outcome == "merged", let via = field("via", in: line) { result.acceptedVia[via, default: 0] += 1 }
+                if outcome == "merged", let run = field("run", in: line), let version = field("version", in: line),
+                    !incoming[run, default: []].insert(version).inserted
+                {
+                    result.appliedTwice += 1
+                    result.problem("applied twice: phoned merged run \(run)'s copy at version \(version) again")
+                }
             }
             if line.contains("component=sync"), line.contains("msg=\"external change: run ") {
                 result.externalChanges += 1
@@ -185,12 +194,7 @@ enum Checker {
             }
         }
         for (run, sequence) in versions.sorted(by: { $0.key < $1.key }) {
-            var seen: Set<String> = []
             for (index, version) in sequence.enumerated() {
-                if !seen.insert(version).inserted {
-                    result.appliedTwice += 1
-                    result.problem("applied twice: phoned merged run \(run) at version \(version) again")
-                }
                 if index > 0, let current = Stamp(text: version), let previous = Stamp(text: sequence[index - 1]),
                     current < previous
                 {
