@@ -7,7 +7,7 @@ extension SyncEngine {
     /// no epoch predates epochs and passes), tombstone veto, pending-delete veto, then the merge — the
     /// watch's copy is merged into the phone's register by register (`WorkoutDocument.merged(with:)`).
     /// A merge that changes the phone's copy is written, cached and pushed as the authoritative echo
-    /// (`merged`); one that changes nothing is an echo or duplicate (`unchanged`), re-pushed when the
+    /// (`merged`); one that changes nothing is an echo or duplicate (`unchanged`), pushed (unforced: skipped when equal to the last push) when the
     /// watch's copy lacks something the phone has. When `needsDocument(_:)` says so the shell MUST load
     /// the phone's copy from disk and pass it as `loaded` (an old run is only summarised in memory).
     package mutating func ingestFromWatch(
@@ -53,7 +53,7 @@ extension SyncEngine {
                         .log("ingest \(incoming.id): unchanged (duplicate or echo, version \(merged.version))"))
                 } else {
                     actions.append(.log("ingest \(incoming.id): unchanged (the watch's copy is behind); re-pushing"))
-                    push(now: now, force: true, reason: "watch behind", into: &actions)
+                    push(now: now, force: false, reason: "watch behind", into: &actions)
                 }
             } else {
                 outcome = .merged
