@@ -16,6 +16,13 @@ extension SyncEngine {
     /// that did not go.
     mutating func push(now: Timestamp, force: Bool, reason: String, into actions: inout [Action]) {
         guard isGathered, isLinkActivated else { return }
+        if isBatching {
+            // The first reason names the batch's push; later ones only count.
+            batchedPush = (
+                force: force || batchedPush?.force == true, reason: batchedPush?.reason ?? reason,
+                count: (batchedPush?.count ?? 0) + 1)
+            return
+        }
         guard !isPristine else {
             actions.append(.log("push skipped (\(reason)): pristine state is never pushed"))
             return

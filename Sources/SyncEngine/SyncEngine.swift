@@ -16,7 +16,9 @@ import WorkoutModel
 /// `needsDocument(_:)` is true, load its file and feed it with `runsLoaded`; carry out `loadRuns` by
 /// feeding `runsLoaded` (the push waits for it); feed `pushQueued` with the link's generation once a
 /// push is handed to the link, `pushFailed` when the link refused it, `contextAcknowledged` from the
-/// link, and `tick` at `nextDeadline` (a retry, or a run leaving the recent window).
+/// link, and `tick` at `nextDeadline` (a retry, or a run leaving the recent window); and wrap a
+/// burst of input (the queued transfers one read delivers) in `batchBegan` … `batchEnded`, so the
+/// burst costs one push.
 package struct SyncEngine: Sendable {
     /// What the shell must do, in order.
     package enum Action: Equatable, Sendable {
@@ -77,6 +79,12 @@ package struct SyncEngine: Sendable {
         case contextAcknowledged(generation: UInt64, now: Timestamp)
         /// Time passed: `nextDeadline` was reached.
         case tick(now: Timestamp)
+        /// A burst of input begins (queued transfers a drain delivers together): pushes wait for
+        /// `batchEnded`, so the burst costs one push, not one per transfer. The context is
+        /// latest-wins, so the pushes skipped are ones the watch would only have replaced.
+        case batchBegan
+        /// The burst is over: the push it held back, if any, goes now (forced if any one was).
+        case batchEnded(now: Timestamp)
     }
 
     /// How `ingestFromWatch` decided; a message-delivered update is answered with it.
@@ -119,6 +127,10 @@ package struct SyncEngine: Sendable {
     var beforeLastPush: (context: ApplicationContext?, at: Timestamp?)
     /// A push waiting for `loadRuns`.
     var pendingPush: (force: Bool, reason: String)?
+    /// Whether a batch is open (`batchBegan`): pushes wait for `batchEnded`.
+    package private(set) var isBatching = false
+    /// The push a batch held back, and how many pushes it stands for.
+    var batchedPush: (force: Bool, reason: String, count: Int)?
     /// Runs the watch may hold as active (active in the last push it acknowledged or in a push since):
     /// once completed they ride every push until the watch has seen them completed, so its session
     /// ends with finish-and-save, never as a discard. The shell seeds it at start-up from the last
@@ -223,6 +235,15 @@ package struct SyncEngine: Sendable {
         case .tick(let now):
             let retrying = retryAt.map { $0 <= now } ?? false
             push(now: now, force: false, reason: retrying ? "retry" : "recent window moved", into: &actions)
+        case .batchBegan:
+            isBatching = true
+        case .batchEnded(let now):
+            isBatching = false
+            if let held = batchedPush {
+                batchedPush = nil
+                let reason = held.count > 1 ? "\(held.reason), batch of \(held.count)" : held.reason
+                push(now: now, force: held.force, reason: reason, into: &actions)
+            }
         }
         return actions
     }

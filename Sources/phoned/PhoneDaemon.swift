@@ -145,6 +145,11 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         case .messageReceived(let id, let payload, let wantsReply):
             messageReceived(id: id, payload: payload, wantsReply: wantsReply)
         case .userInfoReceived(let key, let payload):
+            if !engine.isBatching {
+                // The transfers of one read arrive in this turn; work queued now runs after them.
+                perform(engine.handle(.batchBegan))
+                loop.execute { [unowned self] in perform(engine.handle(.batchEnded(now: .current))) }
+            }
             switch decodeWatchMessage(payload, via: "userInfo \(key)") {
             case .success(.workoutUpdate(let run, let epoch)):
                 ingest(run, epoch: epoch, via: "userInfo")

@@ -379,3 +379,48 @@ struct ExternalChangeTests {
         }
     }
 }
+
+@Suite("SyncEngine: a burst of input is one push")
+struct BatchTests {
+    @Test("every ingest of a batch is written at once; the one push waits for batchEnded and carries them all")
+    func batchOfIngestsPushesOnce() throws {
+        var engine = try readyEngine()
+        let started = try engine.perform(.startRun(splitID: id(1), runID: id(100), endingOthers: false), now: at(1))
+        var run = try #require(writtenRuns(started).first)
+        #expect(engine.handle(.batchBegan).isEmpty)
+        #expect(engine.isBatching)
+        var written: [WorkoutDocument] = []
+        for second in 10..<15 {
+            try run.completeSet(logID: run.logs[0].id, setIndex: 0, reps: second, weight: 100, at: at(second))
+            let (outcome, actions) = engine.ingestFromWatch(run, now: at(second))
+            #expect(outcome == .merged)
+            // Durable at once: the transfer may be acknowledged before the batch ends.
+            written += writtenRuns(actions)
+            #expect(pushes(actions).isEmpty)
+        }
+        #expect(written.count == 5)
+        let ended = engine.handle(.batchEnded(now: at(20)))
+        #expect(!engine.isBatching)
+        let pushed = pushes(ended)
+        #expect(pushed.count == 1)
+        #expect(pushed.first?.0.workouts == [try #require(written.last)])
+        #expect(pushed.first?.1 == false)
+        #expect(ended.contains(.log("push (watch update, batch of 5): 1 splits, 1 runs")))
+    }
+
+    @Test("a forced push in the batch (requestSync) makes the batch's push forced; an empty batch pushes nothing")
+    func forcedWins() throws {
+        var engine = try readyEngine()
+        let started = try engine.perform(.startRun(splitID: id(1), runID: id(100), endingOthers: false), now: at(1))
+        var run = try #require(writtenRuns(started).first)
+        _ = engine.handle(.batchBegan)
+        #expect(engine.handle(.batchEnded(now: at(2))).isEmpty)
+        _ = engine.handle(.batchBegan)
+        try run.completeSet(logID: run.logs[0].id, setIndex: 0, reps: 5, weight: 100, at: at(3))
+        #expect(engine.ingestFromWatch(run, now: at(3)).outcome == .merged)
+        #expect(pushes(engine.handle(.requestSyncReceived(now: at(4)))).isEmpty)
+        let ended = engine.handle(.batchEnded(now: at(5)))
+        #expect(pushes(ended).map(\.1) == [true])
+        #expect(ended.contains(.log("push (watch update, batch of 2), forced: 1 splits, 1 runs")))
+    }
+}
