@@ -63,7 +63,7 @@ enum LinkEngineTarget {
             default:
                 let choice = Int(input.byte())
                 if !checker.received.isEmpty, choice % 2 == 0 {
-                    actions = engine.handle(.transferProcessed(checker.received.removeFirst()))
+                    actions = engine.handle(.transfersProcessed([checker.received.removeFirst()]))
                 } else if !checker.messagesReceived.isEmpty {
                     let id = checker.messagesReceived.removeFirst()
                     actions = engine.handle(

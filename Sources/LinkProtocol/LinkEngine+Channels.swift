@@ -209,7 +209,7 @@ extension LinkEngine {
 
     mutating func transferAcknowledged(_ key: TransferKey, into actions: inout [Action]) {
         guard key.queue == outbox.queue, outbox.remove(sequence: key.sequence) != nil else { return }
-        actions.append(.removeTransfer(sequence: key.sequence, cancelled: false))
+        actions.append(.removeTransfers(sequences: [key.sequence], cancelled: false))
         actions.append(.notify(.transferFinished(sequence: key.sequence)))
         sendTransfers(into: &actions)
     }
@@ -226,12 +226,22 @@ extension LinkEngine {
         actions.append(.notify(.userInfoReceived(key, payload: payload)))
     }
 
-    mutating func transferProcessed(_ key: TransferKey, into actions: inout [Action]) {
-        deliveredToApp.remove(key)
-        if let mark = transferMarks[key.queue], key.sequence <= mark { return }
-        transferMarks[key.queue] = key.sequence
-        actions.append(.persistTransferMark(key))
-        if let current = link {
+    /// One mark write per queue (its highest key), then an acknowledgement of each new key.
+    mutating func transfersProcessed(_ keys: [TransferKey], into actions: inout [Action]) {
+        var fresh: [TransferKey] = []
+        var highest: [InstanceID: TransferKey] = [:]
+        for key in keys {
+            deliveredToApp.remove(key)
+            if let mark = transferMarks[key.queue], key.sequence <= mark { continue }
+            fresh.append(key)
+            if key.sequence > highest[key.queue]?.sequence ?? 0 { highest[key.queue] = key }
+        }
+        for key in highest.values.sorted(by: { $0.queue.description < $1.queue.description }) {
+            transferMarks[key.queue] = key.sequence
+            actions.append(.persistTransferMark(key))
+        }
+        guard let current = link else { return }
+        for key in fresh {
             actions.append(.send(current.connection, .userInfoAck(queue: key.queue, sequence: key.sequence)))
         }
     }
@@ -245,7 +255,7 @@ extension LinkEngine {
         // then the receiver keeps it (its high-water mark acknowledges a late copy without delivering).
         if transfer.everSent { actions.append(.log("transfer \(sequence) cancelled after it was sent")) }
         _ = outbox.remove(sequence: sequence)
-        actions.append(.removeTransfer(sequence: sequence, cancelled: true))
+        actions.append(.removeTransfers(sequences: [sequence], cancelled: true))
         actions.append(.notify(.transferFailed(sequence: sequence, .transferCancelled)))
     }
 

@@ -6,7 +6,7 @@
 /// dedup marks. Bytes and facts go in as `Event`s; what to do comes out as `Action`s.
 ///
 /// The shell MUST: perform actions in order; complete every `persist…` action durably (fsync)
-/// before performing the next action; remove a transfer from the durable log on `removeTransfer`;
+/// before performing the next action; remove a transfer from the durable log on `removeTransfers`;
 /// deliver `notify` to the app; arm one wake-up for the latest `scheduleWakeUp` (replacing any
 /// earlier one) and feed `tick` when it fires; feed `connectionClosed` for every connection it
 /// closes or loses, exactly once; on `dial`, try to connect and feed `connectionOpened` or
@@ -35,8 +35,8 @@ package struct LinkEngine: Sendable {
         case messageAnswered(id: UInt64, MessageAnswer)
         /// A transfer is on disk in the outbox (the caller has been answered).
         case transferPersisted(sequence: UInt64, payload: [UInt8])
-        /// The app durably processed a received transfer.
-        case transferProcessed(TransferKey)
+        /// The app durably processed received transfers (several: one mark write and their acks).
+        case transfersProcessed([TransferKey])
         case transferCancelRequested(sequence: UInt64)
         /// The phone asks the watch app to launch (best effort).
         case launchRequested(payload: [UInt8])
@@ -55,8 +55,9 @@ package struct LinkEngine: Sendable {
         case persistContextSlot(ContextSlot)
         case persistReceivedContext(ReceivedContext)
         case persistTransferMark(TransferKey)
-        /// Delete the transfer from the durable outbox (acknowledged, or cancelled when `cancelled`).
-        case removeTransfer(sequence: UInt64, cancelled: Bool)
+        /// Delete the transfers from the durable outbox (acknowledged, or cancelled when `cancelled`)
+        /// in one durable write.
+        case removeTransfers(sequences: [UInt64], cancelled: Bool)
         case notify(LinkNotification)
         case log(String)
     }
@@ -184,9 +185,9 @@ package struct LinkEngine: Sendable {
         case .transferPersisted(let sequence, let payload):
             now = nil
             transferPersisted(sequence: sequence, payload: payload, into: &actions)
-        case .transferProcessed(let key):
+        case .transfersProcessed(let keys):
             now = nil
-            transferProcessed(key, into: &actions)
+            transfersProcessed(keys, into: &actions)
         case .transferCancelRequested(let sequence):
             now = nil
             cancelTransfer(sequence: sequence, into: &actions)
@@ -199,7 +200,27 @@ package struct LinkEngine: Sendable {
         }
         reportReachability(into: &actions)
         if let now { rescheduleWakeUp(now: now, into: &actions) }
-        return actions
+        return Self.mergingAcknowledgedRemovals(actions)
+    }
+
+    /// The acknowledgements one read delivers resolve their transfers in one durable write, at the
+    /// first one's place: each is then on disk before it is notified as finished.
+    static func mergingAcknowledgedRemovals(_ actions: [Action]) -> [Action] {
+        var merged: [Action] = []
+        var first: Int?
+        for action in actions {
+            guard case .removeTransfers(let sequences, cancelled: false) = action else {
+                merged.append(action)
+                continue
+            }
+            if let first, case .removeTransfers(let earlier, _) = merged[first] {
+                merged[first] = .removeTransfers(sequences: earlier + sequences, cancelled: false)
+            } else {
+                first = merged.count
+                merged.append(action)
+            }
+        }
+        return merged
     }
 
     /// Emits `reachabilityChanged` exactly when `isReachable` differs from what was last reported.

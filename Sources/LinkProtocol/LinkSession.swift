@@ -119,7 +119,7 @@ package enum LinkNotification: Equatable, Sendable {
     /// The transfer ended without delivery: cancelled before it was ever sent (`transferCancelled`),
     /// as `session(_:didFinish:error:)` reports it.
     case transferFailed(sequence: UInt64, LinkError)
-    /// A transfer arrived; process it durably, then send `Event.transferProcessed`.
+    /// A transfer arrived; process it durably, then send `Event.transfersProcessed`.
     case userInfoReceived(TransferKey, payload: [UInt8])
     /// The peer durably processed this outbound transfer (didFinish).
     case transferFinished(sequence: UInt64)

@@ -178,8 +178,13 @@ package final class LinkEndpoint: @unchecked Sendable {
     /// crash mid-batch redelivers at most the transfer in progress. Safe to interleave: it only
     /// persists a mark and sends an ack, and the engine's state is whole between events.
     package func transferProcessed(_ key: TransferKey) {
+        transfersProcessed([key])
+    }
+
+    /// Several received transfers processed at once: one mark write, then their acknowledgements.
+    package func transfersProcessed(_ keys: [TransferKey]) {
         loop.preconditionInLoop()
-        for action in engine.handle(.transferProcessed(key)) { perform(action) }
+        for action in engine.handle(.transfersProcessed(keys)) { perform(action) }
     }
 
     /// Cancels an outstanding (unacknowledged) transfer, as `WCSessionUserInfoTransfer.cancel()` does;
@@ -312,12 +317,12 @@ package final class LinkEndpoint: @unchecked Sendable {
             durably("persist transfer mark") {
                 try state.receivedTransfers.markApplied(queueID: key.queue.bytes, sequence: key.sequence)
             }
-        case .removeTransfer(let sequence, let cancelled):
-            durably("remove transfer \(sequence)") {
+        case .removeTransfers(let sequences, let cancelled):
+            durably("remove transfers \(sequences)") {
                 if cancelled {
-                    _ = try state.outbox.cancel(sequence: sequence)
+                    for sequence in sequences { _ = try state.outbox.cancel(sequence: sequence) }
                 } else {
-                    try state.outbox.acknowledge(sequence: sequence)
+                    try state.outbox.acknowledge(sequences: sequences)
                 }
             }
         case .notify(let notification):

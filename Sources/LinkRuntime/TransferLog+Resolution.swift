@@ -7,11 +7,19 @@ extension TransferLog {
     /// ack is stored but deleting a fully resolved segment fails, the error is thrown and the ack
     /// stands; the deletion is retried on the next ack, cancel or open.
     package func acknowledge(sequence: UInt64) throws {
+        try acknowledge(sequences: [sequence])
+    }
+
+    /// `acknowledge(sequence:)` for several sequences in one durable write (the acks one read
+    /// delivers); an unknown one throws before anything is written.
+    package func acknowledge(sequences: [UInt64]) throws {
         condition.lock()
         defer { condition.unlock() }
         if let failure = state.failure { throw failure }
-        guard sequence >= 1, sequence <= state.syncedThrough else { throw TransferLogError.unknownSequence(sequence) }
-        try resolve(sequence)
+        if let unknown = sequences.first(where: { $0 < 1 || $0 > state.syncedThrough }) {
+            throw TransferLogError.unknownSequence(unknown)
+        }
+        try resolve(sequences)
     }
 
     /// Withdraws a pending transfer so it is never offered again; durable before it returns.
@@ -24,20 +32,22 @@ extension TransferLog {
         defer { condition.unlock() }
         if let failure = state.failure { throw failure }
         guard sequence >= 1, sequence <= state.syncedThrough, !state.resolved.contains(sequence) else { return false }
-        try resolve(sequence)
+        try resolve([sequence])
         return true
     }
 
-    /// Persists `sequence` as resolved, forgets its record and deletes segments that became
-    /// fully resolved. Lock held; the in-memory state changes only after the file write succeeded.
-    private func resolve(_ sequence: UInt64) throws {
-        guard !state.resolved.contains(sequence) else { return }
+    /// Persists `sequences` as resolved in one write, forgets their records and deletes segments
+    /// that became fully resolved. Lock held; the in-memory state changes only after the file write
+    /// succeeded.
+    private func resolve(_ sequences: [UInt64]) throws {
+        let fresh = sequences.filter { !state.resolved.contains($0) }
+        guard !fresh.isEmpty else { return }
         var resolved = state.resolved
-        resolved.insert(sequence)
+        for sequence in fresh { resolved.insert(sequence) }
         try AtomicFile.write(resolved.encoded(), to: "\(directory)/\(Self.resolvedFileName)")
         state.resolved = resolved
-        if let index = recordIndex(of: sequence) {
-            state.records.remove(at: index)
+        for sequence in fresh {
+            if let index = recordIndex(of: sequence) { state.records.remove(at: index) }
         }
         try deleteResolvedSegments()
     }

@@ -10,11 +10,16 @@ extension SyncEngine {
     /// (`merged`); one that changes nothing is an echo or duplicate (`unchanged`), pushed (unforced: skipped when equal to the last push) when the
     /// watch's copy lacks something the phone has. When `needsDocument(_:)` says so the shell MUST load
     /// the phone's copy from disk and pass it as `loaded` (an old run is only summarised in memory).
+    ///
+    /// In a batch (`batchBegan`) a `userInfo` ingest's write waits for `batchEnded` (the shell
+    /// acknowledges the transfer after it); a `message` ingest is written at once, because its reply
+    /// tells the watch the edit is safe.
     package mutating func ingestFromWatch(
         _ incoming: WorkoutDocument, epoch madeAgainst: Timestamp? = nil, loaded: WorkoutDocument? = nil,
-        now: Timestamp
+        via channel: IngestChannel = .message, now: Timestamp
     ) -> (outcome: IngestOutcome, actions: [Action]) {
-        var actions: [Action] = []
+        let deferring = isBatching && channel == .userInfo
+        var actions = deferring ? [] : takeDeferredWrites()
         let outcome: IngestOutcome
         if let madeAgainst, madeAgainst != epoch {
             outcome = .vetoedEpoch
@@ -32,7 +37,7 @@ extension SyncEngine {
             push(now: now, force: true, reason: "pending-delete veto", into: &actions)
         } else {
             clock.observe(incoming)
-            let known = documents[incoming.id] ?? loaded
+            let known = run(incoming.id) ?? loaded
             let merged: WorkoutDocument
             do throws(MergeError) {
                 // Merging with nothing would overwrite a run the shell failed to load: refuse instead.
@@ -57,7 +62,7 @@ extension SyncEngine {
                 }
             } else {
                 outcome = .merged
-                write(merged, now: now, into: &actions)
+                write(merged, now: now, deferring: deferring, into: &actions)
                 actions.append(
                     .log("ingest \(merged.id): merged (\(merged.status.rawValue), version \(merged.version))"))
                 push(now: now, force: false, reason: "watch update", into: &actions)
@@ -70,10 +75,18 @@ extension SyncEngine {
     /// Writes a run and caches it; removes its old file when its start moved to another month — after
     /// the new file is written, so the run always has a file (a crash in between leaves a duplicate
     /// the scan reports, never a run without a file).
-    mutating func write(_ run: WorkoutDocument, now: Timestamp, into actions: inout [Action]) {
-        actions.append(.writeWorkout(run))
+    ///
+    /// `deferring` (a userInfo ingest in a batch): the write waits in `deferredWrites` unless the run
+    /// moved months (its old file's removal must follow the new write at once).
+    mutating func write(_ run: WorkoutDocument, now: Timestamp, deferring: Bool = false, into actions: inout [Action]) {
         if let old = index.summaries[run.id], old.startedAt.yearAndMonth != run.startedAt.yearAndMonth {
+            actions += takeDeferredWrites()
+            actions.append(.writeWorkout(run))
             actions.append(.removeWorkoutFile(run.id, startedAt: old.startedAt))
+        } else if deferring {
+            if deferredWrites.updateValue(run, forKey: run.id) == nil { deferredOrder.append(run.id) }
+        } else {
+            actions.append(.writeWorkout(run))
         }
         cache(run, now: now)
     }

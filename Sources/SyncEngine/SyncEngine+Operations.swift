@@ -75,7 +75,7 @@ extension SyncEngine {
     package mutating func perform(_ operation: PhoneOperation, now: Timestamp) throws(OperationError) -> [Action] {
         guard isGathered else { throw .stillGathering }
         var copy = self
-        var actions: [Action] = []
+        var actions = copy.takeDeferredWrites()
         try copy.apply(operation, now: now, into: &actions)
         self = copy
         return actions

@@ -80,11 +80,19 @@ package struct SyncEngine: Sendable {
         /// Time passed: `nextDeadline` was reached.
         case tick(now: Timestamp)
         /// A burst of input begins (queued transfers a drain delivers together): pushes wait for
-        /// `batchEnded`, so the burst costs one push, not one per transfer. The context is
-        /// latest-wins, so the pushes skipped are ones the watch would only have replaced.
+        /// `batchEnded`, so the burst costs one push, not one per transfer (the context is
+        /// latest-wins: the pushes left out are ones the watch would only have replaced), and the
+        /// writes of userInfo ingests wait too, so a run updated many times is written once.
         case batchBegan
-        /// The burst is over: the push it held back, if any, goes now (forced if any one was).
+        /// The burst is over: the writes it held back go first, then the one push (forced if any
+        /// one was). The shell acknowledges the batch's transfers only after these writes.
         case batchEnded(now: Timestamp)
+    }
+
+    /// How a watch update arrived: a message is answered at once, a userInfo transfer acknowledged.
+    package enum IngestChannel: Sendable {
+        case message
+        case userInfo
     }
 
     /// How `ingestFromWatch` decided; a message-delivered update is answered with it.
@@ -131,6 +139,10 @@ package struct SyncEngine: Sendable {
     package private(set) var isBatching = false
     /// The push a batch held back, and how many pushes it stands for.
     var batchedPush: (force: Bool, reason: String, count: Int)?
+    /// Runs a batch's userInfo ingests wrote, newest copy each, in the order first written: emitted
+    /// as `writeWorkout` at `batchEnded`, or before anything else the engine emits meanwhile.
+    var deferredWrites: [DocumentID: WorkoutDocument] = [:]
+    var deferredOrder: [DocumentID] = []
     /// Runs the watch may hold as active (active in the last push it acknowledged or in a push since):
     /// once completed they ride every push until the watch has seen them completed, so its session
     /// ends with finish-and-save, never as a discard. The shell seeds it at start-up from the last
@@ -170,15 +182,16 @@ package struct SyncEngine: Sendable {
 
     /// Whether an operation on `runID` needs its document loaded from disk first.
     package func needsDocument(_ runID: DocumentID) -> Bool {
-        index.summaries[runID] != nil && documents[runID] == nil
+        index.summaries[runID] != nil && documents[runID] == nil && deferredWrites[runID] == nil
     }
 
-    /// The phone's copy of a run, if it is in the working set.
-    package func run(_ id: DocumentID) -> WorkoutDocument? { documents[id] }
+    /// The phone's copy of a run, if it is in the working set (or written in the open batch).
+    package func run(_ id: DocumentID) -> WorkoutDocument? { documents[id] ?? deferredWrites[id] }
 
     /// Handles one event; returns the complete, ordered action list.
     package mutating func handle(_ event: Event) -> [Action] {
-        var actions: [Action] = []
+        // Writes a batch deferred go before anything else, so file actions keep their order.
+        var actions = event == .batchBegan ? [] : takeDeferredWrites()
         switch event {
         case .documentScanned(let document, let now):
             scanned(document, now: now, into: &actions)
@@ -318,6 +331,22 @@ package struct SyncEngine: Sendable {
             actions.append(.log("split file \(id) vanished: dropped from the cache"))
         }
         push(now: now, force: false, reason: "external change", into: &actions)
+    }
+
+    /// The batch's deferred writes as actions, in order; none are left deferred. An old run among
+    /// them stays in the working set until the next push evicts it, so an operation the shell did
+    /// not load it for (it was in the batch) still finds it.
+    mutating func takeDeferredWrites() -> [Action] {
+        guard !deferredOrder.isEmpty else { return [] }
+        defer {
+            deferredWrites = [:]
+            deferredOrder = []
+        }
+        return deferredOrder.compactMap { id in
+            guard let run = deferredWrites[id] else { return nil }
+            documents[id] = run
+            return .writeWorkout(run)
+        }
     }
 
     // MARK: Cache

@@ -36,6 +36,9 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
     var pushTimer: (id: TimerID, at: Timestamp)?
     let live: LiveRelay
     var clockFile: ClockFile
+    /// The open batch's transfers, acknowledged at its end, and its ingest log lines.
+    var batchKeys: [TransferKey] = []
+    var batchLines: [IngestLine] = []
 
     private var settingsPath: String { "\(configuration.stateDirectory)/settings.json" }
     private var epochPath: String { "\(configuration.stateDirectory)/epoch.json" }
@@ -148,20 +151,19 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             if !engine.isBatching {
                 // The transfers of one read arrive in this turn; work queued now runs after them.
                 perform(engine.handle(.batchBegan))
-                loop.execute { [unowned self] in perform(engine.handle(.batchEnded(now: .current))) }
+                loop.execute { [unowned self] in endBatch() }
             }
             switch decodeWatchMessage(payload, via: "userInfo \(key)") {
             case .success(.workoutUpdate(let run, let epoch)):
-                ingest(run, epoch: epoch, via: "userInfo")
+                ingest(run, epoch: epoch, via: .userInfo)
             case .success(.requestSync):
                 perform(engine.handle(.requestSyncReceived(now: .current)))
             case .failure:
                 break
             }
-            reconcileLive()
-            // Processed durably (the document write above is atomic and synchronous), or refused
-            // with a logged reason: either way the transfer is done and must not block the queue.
-            link.transferProcessed(key)
+            // Acknowledged at the end of the batch, once its writes are on disk (or refused with a
+            // logged reason: either way the transfer is done and must not block the queue).
+            batchKeys.append(key)
         case .launchDropped:
             launchesDropped += 1
             logger.notice("launch dropped: the watch is not linked", component: "link")
@@ -177,6 +179,17 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         }
     }
 
+    /// The end of a batch of transfers: its writes and push, then the ingest lines (a `merged` line
+    /// means the document is on disk), then one acknowledgement round for all of them.
+    private func endBatch() {
+        perform(engine.handle(.batchEnded(now: .current)))
+        for line in batchLines { logIngest(line) }
+        batchLines = []
+        reconcileLive()
+        link.transfersProcessed(batchKeys)
+        batchKeys = []
+    }
+
     private func messageReceived(id: UInt64, payload: [UInt8], wantsReply: Bool) {
         if LiveRelay.isLiveMessage(payload) {
             live.received(payload)
@@ -185,7 +198,7 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         }
         switch decodeWatchMessage(payload, via: "message \(id)") {
         case .success(.workoutUpdate(let run, let epoch)):
-            let outcome = ingest(run, epoch: epoch, via: "message")
+            let outcome = ingest(run, epoch: epoch, via: .message)
             reconcileLive()
             link.answerMessage(id: id, wantsReply ? .reply(Array("{\"outcome\":\"\(outcome.rawValue)\"}".utf8)) : .handled)
         case .success(.requestSync):
@@ -210,7 +223,9 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
     }
 
     @discardableResult
-    private func ingest(_ run: WorkoutDocument, epoch: Timestamp?, via channel: String) -> SyncEngine.IngestOutcome {
+    private func ingest(
+        _ run: WorkoutDocument, epoch: Timestamp?, via channel: SyncEngine.IngestChannel
+    ) -> SyncEngine.IngestOutcome {
         // The merge needs the phone's copy: an old run only summarised in memory is loaded first.
         var loaded: WorkoutDocument?
         if engine.needsDocument(run.id), let summary = engine.index.summaries[run.id] {
@@ -222,13 +237,31 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
                     component: "ingest")
             }
         }
-        let (outcome, actions) = engine.ingestFromWatch(run, epoch: epoch, loaded: loaded, now: .current)
+        let (outcome, actions) = engine.ingestFromWatch(run, epoch: epoch, loaded: loaded, via: channel, now: .current)
         perform(actions)
-        // Logged after the write, so a `merged` line always means the document is on disk.
-        logger.info(
-            "ingest", ["run": "\(run.id)", "via": channel, "outcome": outcome.rawValue, "version": "\(run.version)"],
-            component: "ingest")
+        // Logged after the write, so a `merged` line always means the document is on disk: in a
+        // batch that is at its end.
+        let line = IngestLine(run: run.id, channel: channel, outcome: outcome, version: run.version)
+        if engine.isBatching {
+            batchLines.append(line)
+        } else {
+            logIngest(line)
+        }
         return outcome
+    }
+
+    struct IngestLine {
+        var run: DocumentID
+        var channel: SyncEngine.IngestChannel
+        var outcome: SyncEngine.IngestOutcome
+        var version: Stamp
+    }
+
+    private func logIngest(_ line: IngestLine) {
+        logger.info(
+            "ingest",
+            ["run": "\(line.run)", "via": "\(line.channel)", "outcome": line.outcome.rawValue, "version": "\(line.version)"],
+            component: "ingest")
     }
 
     // MARK: Watcher → engine
@@ -282,8 +315,11 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
     /// `DaemonLauncher.performDurably`).
     func perform(_ actions: [SyncEngine.Action]) {
         DaemonLauncher.performDurably(actions, logger: logger, perform)
-        // The clock's high-water mark, when an edit or an ingest moved it: a restart never stamps below it.
-        DaemonLauncher.performDurably([engine.clock.last], logger: logger) { try clockFile.persist($0) }
+        // The clock's high-water mark, when an edit or an ingest moved it: a restart never stamps below
+        // it. A batch persists it once, at its end, with its writes.
+        if !engine.isBatching {
+            DaemonLauncher.performDurably([engine.clock.last], logger: logger) { try clockFile.persist($0) }
+        }
         armPushTimer()
     }
 

@@ -205,11 +205,52 @@ struct LinkChannelTests {
         }
         #expect(received == [1, 2, 3])
         for sequence in received {
-            pair.handle(.phone, .transferProcessed(TransferKey(queue: LinkPair.watchQueue, sequence: sequence)))
+            pair.handle(.phone, .transfersProcessed([TransferKey(queue: LinkPair.watchQueue, sequence: sequence)]))
         }
         #expect(pair.watch.outstandingTransfers.isEmpty)
-        #expect(pair.recorded[.watch]!.filter { if case .removeTransfer = $0 { true } else { false } }.count == 3)
+        let removed = pair.recorded[.watch]!.flatMap { action -> [UInt64] in
+            if case .removeTransfers(let sequences, cancelled: false) = action { return sequences }
+            return []
+        }
+        #expect(removed == [1, 2, 3])
         #expect(pair.notifications(.watch).contains(.transferFinished(sequence: 3)))
+    }
+
+    @Test("transfers processed together: one mark write for the highest, then an ack of each, in order")
+    func transfersProcessedTogether() throws {
+        var pair = LinkPair(
+            watchRestored: RestoredLinkState(
+                knownPeer: LinkPair.phoneInstance, outboxQueue: LinkPair.watchQueue,
+                pendingTransfers: [(1, [1]), (2, [2]), (3, [3])]))
+        pair.start()
+        pair.advance(by: .seconds(2))
+        let keys = (1...3).map { TransferKey(queue: LinkPair.watchQueue, sequence: $0) }
+        let acks = keys.map { LinkFrame.userInfoAck(queue: $0.queue, sequence: $0.sequence) }
+        // The acks are held back here and handed to the watch as one read, as a drain's are.
+        pair.dropAllFramesOfKind = .userInfoAck
+        let before = pair.recorded[.phone]!.count
+        pair.handle(.phone, .transfersProcessed(keys))
+        let processed = pair.recorded[.phone]![before...].filter {
+            if case .log = $0 { false } else { true }
+        }
+        let connection = try #require(processed.compactMap { if case .send(let c, _) = $0 { c } else { nil } }.first)
+        #expect(Array(processed) == [.persistTransferMark(keys[2])] + acks.map { .send(connection, $0) })
+
+        pair.dropAllFramesOfKind = nil
+        let watchBefore = pair.recorded[.watch]!.count
+        pair.handle(.watch, .bytesReceived(connection, acks.flatMap { $0.encoded() }, now: pair.now))
+        let resolved = pair.recorded[.watch]![watchBefore...].filter {
+            switch $0 {
+            case .removeTransfers, .notify(.transferFinished): true
+            default: false
+            }
+        }
+        // One durable write for the read's three acks, before any of them is reported finished.
+        #expect(
+            Array(resolved)
+                == [.removeTransfers(sequences: [1, 2, 3], cancelled: false)]
+                + (1...3).map { .notify(.transferFinished(sequence: $0)) })
+        #expect(pair.watch.outstandingTransfers.isEmpty)
     }
 
     @Test("a transfer redelivered after a lost ack is acknowledged again but not delivered twice")
@@ -217,7 +258,7 @@ struct LinkChannelTests {
         var pair = linkedPair()
         pair.dropAllFramesOfKind = .userInfoAck
         pair.handle(.watch, .transferPersisted(sequence: 1, payload: [1]))
-        pair.handle(.phone, .transferProcessed(TransferKey(queue: LinkPair.watchQueue, sequence: 1)))
+        pair.handle(.phone, .transfersProcessed([TransferKey(queue: LinkPair.watchQueue, sequence: 1)]))
         #expect(pair.recorded[.phone]!.contains(.persistTransferMark(TransferKey(queue: LinkPair.watchQueue, sequence: 1))))
         pair.dropAllFramesOfKind = nil
         pair.cutConnection()
@@ -237,7 +278,7 @@ struct LinkChannelTests {
         for sequence in UInt64(1)...3 { pair.handle(.watch, .transferPersisted(sequence: sequence, payload: [UInt8(sequence)])) }
         #expect(pair.watch.cancellationError(sequence: 2) == nil)
         pair.handle(.watch, .transferCancelRequested(sequence: 2))
-        #expect(pair.recorded[.watch]!.contains(.removeTransfer(sequence: 2, cancelled: true)))
+        #expect(pair.recorded[.watch]!.contains(.removeTransfers(sequences: [2], cancelled: true)))
         pair.watchCanDial = true
         pair.advance(by: .seconds(2))
         let received = pair.notifications(.phone).compactMap { notification -> UInt64? in
@@ -254,7 +295,7 @@ struct LinkChannelTests {
         pair.start()
         for sequence in UInt64(1)...5 { pair.handle(.watch, .transferPersisted(sequence: sequence, payload: [])) }
         #expect(pair.framesSent[.watch]!.filter { $0.kind == .userInfo }.count == 2)
-        pair.handle(.phone, .transferProcessed(TransferKey(queue: LinkPair.watchQueue, sequence: 1)))
+        pair.handle(.phone, .transfersProcessed([TransferKey(queue: LinkPair.watchQueue, sequence: 1)]))
         #expect(pair.framesSent[.watch]!.filter { $0.kind == .userInfo }.count == 3)
     }
 

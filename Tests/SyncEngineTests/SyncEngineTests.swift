@@ -380,44 +380,70 @@ struct ExternalChangeTests {
     }
 }
 
-@Suite("SyncEngine: a burst of input is one push")
+@Suite("SyncEngine: a burst of input is one push and one write per run")
 struct BatchTests {
-    @Test("every ingest of a batch is written at once; the one push waits for batchEnded and carries them all")
-    func batchOfIngestsPushesOnce() throws {
+    private func engineWithRun() throws -> (SyncEngine, WorkoutDocument) {
         var engine = try readyEngine()
         let started = try engine.perform(.startRun(splitID: id(1), runID: id(100), endingOthers: false), now: at(1))
-        var run = try #require(writtenRuns(started).first)
+        return (engine, try #require(writtenRuns(started).first))
+    }
+
+    @Test("userInfo ingests of a batch: nothing written or pushed until batchEnded, then the newest copy once and one push")
+    func batchOfIngestsWritesAndPushesOnce() throws {
+        var (engine, run) = try engineWithRun()
         #expect(engine.handle(.batchBegan).isEmpty)
         #expect(engine.isBatching)
-        var written: [WorkoutDocument] = []
         for second in 10..<15 {
             try run.completeSet(logID: run.logs[0].id, setIndex: 0, reps: second, weight: 100, at: at(second))
-            let (outcome, actions) = engine.ingestFromWatch(run, now: at(second))
+            let (outcome, actions) = engine.ingestFromWatch(run, via: .userInfo, now: at(second))
             #expect(outcome == .merged)
-            // Durable at once: the transfer may be acknowledged before the batch ends.
-            written += writtenRuns(actions)
-            #expect(pushes(actions).isEmpty)
+            #expect(writtenRuns(actions).isEmpty && pushes(actions).isEmpty, "\(actions)")
+            #expect(engine.run(run.id) == run, "the engine answers from the batch's copy")
         }
-        #expect(written.count == 5)
         let ended = engine.handle(.batchEnded(now: at(20)))
         #expect(!engine.isBatching)
+        #expect(writtenRuns(ended) == [run])
         let pushed = pushes(ended)
         #expect(pushed.count == 1)
-        #expect(pushed.first?.0.workouts == [try #require(written.last)])
+        #expect(pushed.first?.0.workouts == [run])
         #expect(pushed.first?.1 == false)
         #expect(ended.contains(.log("push (watch update, batch of 5): 1 splits, 1 runs")))
+        // The write comes before the push.
+        let writeAt = try #require(ended.firstIndex { if case .writeWorkout = $0 { true } else { false } })
+        let pushAt = try #require(ended.firstIndex { if case .pushContext = $0 { true } else { false } })
+        #expect(writeAt < pushAt)
+    }
+
+    @Test("in a batch a message ingest is written at once, after the batch's earlier writes; an operation too")
+    func messagesAndOperationsFlushTheBatch() throws {
+        var (engine, run) = try engineWithRun()
+        _ = engine.handle(.batchBegan)
+        try run.completeSet(logID: run.logs[0].id, setIndex: 0, reps: 5, weight: 100, at: at(10))
+        #expect(writtenRuns(engine.ingestFromWatch(run, via: .userInfo, now: at(10)).actions).isEmpty)
+        try run.completeSet(logID: run.logs[0].id, setIndex: 1, reps: 5, weight: 100, at: at(11))
+        let message = engine.ingestFromWatch(run, via: .message, now: at(11))
+        #expect(message.outcome == .merged)
+        #expect(writtenRuns(message.actions).count == 2, "the deferred copy, then the message's")
+        #expect(writtenRuns(message.actions).last == run)
+
+        try run.pause(at: at(12))
+        #expect(writtenRuns(engine.ingestFromWatch(run, via: .userInfo, now: at(12)).actions).isEmpty)
+        let operation = try engine.perform(.resume(runID: run.id), now: at(13))
+        let written = writtenRuns(operation)
+        #expect(written.count == 2)
+        #expect(written.first == run, "the batch's write goes before the operation's")
+        #expect(written.first?.isPaused == true && written.last?.isPaused == false)
+        #expect(writtenRuns(engine.handle(.batchEnded(now: at(14)))).isEmpty, "nothing left deferred")
     }
 
     @Test("a forced push in the batch (requestSync) makes the batch's push forced; an empty batch pushes nothing")
     func forcedWins() throws {
-        var engine = try readyEngine()
-        let started = try engine.perform(.startRun(splitID: id(1), runID: id(100), endingOthers: false), now: at(1))
-        var run = try #require(writtenRuns(started).first)
+        var (engine, run) = try engineWithRun()
         _ = engine.handle(.batchBegan)
         #expect(engine.handle(.batchEnded(now: at(2))).isEmpty)
         _ = engine.handle(.batchBegan)
         try run.completeSet(logID: run.logs[0].id, setIndex: 0, reps: 5, weight: 100, at: at(3))
-        #expect(engine.ingestFromWatch(run, now: at(3)).outcome == .merged)
+        #expect(engine.ingestFromWatch(run, via: .userInfo, now: at(3)).outcome == .merged)
         #expect(pushes(engine.handle(.requestSyncReceived(now: at(4)))).isEmpty)
         let ended = engine.handle(.batchEnded(now: at(5)))
         #expect(pushes(ended).map(\.1) == [true])
