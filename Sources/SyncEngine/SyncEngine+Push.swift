@@ -77,9 +77,10 @@ extension SyncEngine {
         return Set(awaited.sorted { (ended($0), $0) > (ended($1), $1) }.prefix(Self.maximumAwaited))
     }
 
-    /// When the shell must feed `tick`: a push to retry, or the first carried run to leave the window.
+    /// When the shell must feed `tick`: a push to retry, a vanished run's grace ending, or the first
+    /// carried run to leave the window.
     package var nextDeadline: Timestamp? {
-        var deadline = retryAt
+        var deadline = [retryAt, heldRemovals.values.min()].compactMap { $0 }.min()
         if let lastPushed, let lastPushAt {
             for run in lastPushed.workouts where !run.isActive && !watchMayHoldActive.contains(run.id) {
                 guard let endedAt = run.endedAt else { continue }

@@ -16,9 +16,9 @@ import WorkoutModel
 /// `needsDocument(_:)` is true, load its file and feed it with `runsLoaded`; carry out `loadRuns` by
 /// feeding `runsLoaded` (the push waits for it); feed `pushQueued` with the link's generation once a
 /// push is handed to the link, `pushFailed` when the link refused it, `contextAcknowledged` from the
-/// link, and `tick` at `nextDeadline` (a retry, or a run leaving the recent window); and wrap a
-/// burst of input (the queued transfers one read delivers) in `batchBegan` … `batchEnded`, so the
-/// burst costs one push.
+/// link, and `tick` at `nextDeadline` (a retry, a run leaving the recent window, or a vanished run's
+/// `removalGrace` ending); and wrap a burst of input (the queued transfers one read delivers) in
+/// `batchBegan` … `batchEnded`, so the burst costs one push.
 package struct SyncEngine: Sendable {
     /// What the shell must do, in order.
     package enum Action: Equatable, Sendable {
@@ -52,12 +52,22 @@ package struct SyncEngine: Sendable {
     /// A change to the directory made by someone else (another device's sync, a person).
     package enum ExternalChange: Equatable, Sendable {
         case documentChanged(ScannedDocument)
-        /// A live workout file vanished without a stub: dropped from the cache, but not a delete —
-        /// unless the file was in another month's folder than the run's start now names (the old
-        /// file of a run whose start moved: the run lives on in its new folder).
+        /// A live workout file vanished without a stub: dropped from the cache after `removalGrace`
+        /// (never a delete) unless a file of the run appears by then — and ignored when the file was
+        /// in another month's folder than the run's start now names (the old file of a run whose
+        /// start moved: the run lives on in its new folder).
         case workoutRemoved(DocumentID, year: Int, month: Int)
         case splitRemoved(DocumentID)
     }
+
+    /// How long a run whose file vanished without a stub stays (in the cache and the push) before it
+    /// is dropped. Another device's sync may move a run to its new start month by removing the old
+    /// file first and writing the new one once it has fetched it, seconds later on a slow network;
+    /// dropping the run at once would push it as absent, and the watch would prune it and discard
+    /// its running session. A file of the run appearing within the grace makes the removal a move.
+    /// A minute covers such a sync with room to spare; a file truly lost costs only that minute on
+    /// the watch (a removal is never a delete, so nothing else waits on it).
+    package static let removalGrace: Duration = .seconds(60)
 
     /// Facts fed into the engine.
     package enum Event: Equatable, Sendable {
@@ -160,6 +170,9 @@ package struct SyncEngine: Sendable {
     /// Stamps every edit of a run. The shell restores its persisted high-water mark before the scan
     /// and persists `clock.last` whenever it moves, so a restart never stamps below an earlier edit.
     package var clock = HybridLogicalClock(origin: .phone)
+    /// Runs whose file vanished, by when they are dropped (`removalGrace`) unless a file of theirs
+    /// appears first. They stay in the cache, and in pushes, until then.
+    var heldRemovals: [DocumentID: Timestamp] = [:]
     /// Live files found next to their own tombstone during the scan; removed once the scan is done.
     var orphanedLiveFiles: [(DocumentID, Timestamp)] = []
     /// The same for split files (stubs are scanned first, so this is how a tombstoned split is met).
@@ -247,7 +260,9 @@ package struct SyncEngine: Sendable {
             contextAcknowledged(generation, now: now, into: &actions)
         case .tick(let now):
             let retrying = retryAt.map { $0 <= now } ?? false
-            push(now: now, force: false, reason: retrying ? "retry" : "recent window moved", into: &actions)
+            let dropped = dropExpiredRemovals(now: now, into: &actions)
+            let reason = retrying ? "retry" : dropped ? "external removal" : "recent window moved"
+            push(now: now, force: false, reason: reason, into: &actions)
         case .batchBegan:
             isBatching = true
         case .batchEnded(let now):
@@ -291,6 +306,10 @@ package struct SyncEngine: Sendable {
     private mutating func externalChange(_ change: ExternalChange, now: Timestamp, into actions: inout [Action]) {
         switch change {
         case .documentChanged(.workout(let run)):
+            // A file of the run is back (its new month folder, or rewritten in place): not a vanish.
+            if heldRemovals.removeValue(forKey: run.id) != nil {
+                actions.append(.log("run \(run.id) has a file again: its earlier removal was a move"))
+            }
             if tombstones[run.id] != nil || pendingDeletes[run.id] != nil {
                 actions.append(.log("external copy of deleted run \(run.id) ignored; live file removed"))
                 actions.append(.removeWorkoutFile(run.id, startedAt: run.startedAt))
@@ -324,8 +343,13 @@ package struct SyncEngine: Sendable {
                     .log("old file of run \(id) in \(year)/\(month) removed; the run lives in its new folder"))
                 return
             }
-            forget(run: id)
-            actions.append(.log("live file of run \(id) vanished without a stub: dropped from the cache, not deleted"))
+            guard heldRemovals[id] == nil else { return }
+            heldRemovals[id] = now.advanced(by: Self.removalGrace)
+            actions.append(
+                .log("live file of run \(id) vanished without a stub: dropped in \(Self.removalGrace) "
+                    + "unless a file of it appears"))
+            // Nothing changed for the watch yet: the run stays in the push until the grace ends.
+            return
         case .splitRemoved(let id):
             guard splits.removeValue(forKey: id) != nil else { return }
             actions.append(.log("split file \(id) vanished: dropped from the cache"))
@@ -353,6 +377,7 @@ package struct SyncEngine: Sendable {
 
     /// Puts a run in the index, and in the working set when a push can carry it.
     mutating func cache(_ run: WorkoutDocument, now: Timestamp) {
+        heldRemovals[run.id] = nil
         index.upsert(RunIndex.RunSummary(run))
         if isPushable(run, now: now) {
             documents[run.id] = run
@@ -364,6 +389,17 @@ package struct SyncEngine: Sendable {
     mutating func forget(run id: DocumentID) {
         index.remove(id)
         documents[id] = nil
+        heldRemovals[id] = nil
+    }
+
+    /// Drops the runs whose file vanished and stayed away for `removalGrace`; whether any was dropped.
+    private mutating func dropExpiredRemovals(now: Timestamp, into actions: inout [Action]) -> Bool {
+        let expired = heldRemovals.filter { $0.value <= now }.keys.sorted()
+        for id in expired {
+            forget(run: id)
+            actions.append(.log("live file of run \(id) vanished without a stub: dropped from the cache, not deleted"))
+        }
+        return !expired.isEmpty
     }
 
     private func isPushable(_ run: WorkoutDocument, now: Timestamp) -> Bool {

@@ -175,9 +175,12 @@ struct PhoneDefectsTests {
         }
     }
 
-    @Test("a run whose start moves to another month stays on the phone and the watch; its session runs on")
-    func runMovingMonthsIsNotPruned() async throws {
-        let system = try SyncSystem("month")
+    /// Both daemons, a run whose session runs on the watch, and that run as another device moves it:
+    /// its start 40 days back (another month folder), paused.
+    private func runAboutToMove(
+        _ name: String
+    ) async throws -> (system: SyncSystem, runID: String, run: WorkoutDocument, moved: WorkoutDocument) {
+        let system = try SyncSystem(name)
         try await system.startBoth()
         let split = try await system.createSplit("Legs", ["Squat:2x5@100"])
         let runID = try await system.startRun(split)
@@ -185,11 +188,16 @@ struct PhoneDefectsTests {
             $0.session == "running" && $0.sessionRun == runID
         }
         let run = try await system.phoneRun(runID)
-        // Another device moved the run's start back 40 days and wrote it to its new folder, then
-        // removed the old file.
         var moved = run
         moved.startedAt = run.startedAt.advanced(by: .seconds(-40 * 24 * 3_600))
         try moved.pause(at: Timestamp.current)
+        return (system, runID, run, moved)
+    }
+
+    @Test("a run whose start moves to another month stays on the phone and the watch; its session runs on")
+    func runMovingMonthsIsNotPruned() async throws {
+        let (system, runID, run, moved) = try await runAboutToMove("month")
+        // Another device wrote the moved run to its new folder, then removed the old file.
         try system.dropDocument(DocumentCoder.encodeForDisk(moved), at: SyncSystem.workoutPath(moved))
         try await system.waitForPhoneRun(runID, "is the moved copy") { $0.startedAt == moved.startedAt }
         try FileManager.default.removeItem(atPath: "\(system.documentsDirectory)/\(SyncSystem.workoutPath(run))")
@@ -200,6 +208,28 @@ struct PhoneDefectsTests {
         let watch = try await system.watchStatus()
         #expect(watch.session == "running" && watch.sessionRun == runID, "\(watch)")
         #expect(try await system.watchRun(runID) == moved)
+    }
+
+    @Test("a run whose old file is removed before its moved file is written is never pruned from the watch")
+    func runRemovedBeforeItsMoveIsNotPruned() async throws {
+        let (system, runID, run, moved) = try await runAboutToMove("move-late")
+        // Another device's sync removes the old file first and writes the run's new month folder a
+        // moment later. The new file lands only once phoned has seen the removal and the watch has
+        // applied every push phoned sent since (so a push without the run would have reached it),
+        // well within SyncEngine.removalGrace (60 s) even on a loaded machine.
+        try FileManager.default.removeItem(atPath: "\(system.documentsDirectory)/\(SyncSystem.workoutPath(run))")
+        try await system.eventually("phoned saw the file go") { system.phonedLog.contains("run \(runID) vanished") }
+        try await system.waitForPhoneStatus("the watch applied every push") {
+            $0.contextGenerationAcknowledged == $0.contextGenerationSent
+        }
+        try system.dropDocument(DocumentCoder.encodeForDisk(moved), at: SyncSystem.workoutPath(moved))
+        try await system.waitForPhoneRun(runID, "is the moved copy") { $0.startedAt == moved.startedAt }
+        try await system.eventually("the watch holds the moved copy") { try await system.watchRun(runID) == moved }
+        let watch = try await system.watchStatus()
+        #expect(watch.session == "running" && watch.sessionRun == runID, "\(watch)")
+        #expect(
+            !system.watchdLog.contains(" 1 pruned, "),
+            "the watch pruned the run:\n\(system.watchdLog)\n--- phoned ---\n\(system.phonedLog)")
     }
 
     @Test("symlinks and FIFOs created while phoned runs are reported; skipped entries clear when fixed or removed")

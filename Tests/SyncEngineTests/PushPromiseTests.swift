@@ -118,7 +118,49 @@ struct PushPromiseTests {
         #expect(pushes(removed).isEmpty)
         let (newYear, newMonth) = moved.startedAt.yearAndMonth
         _ = engine.handle(.externalChange(.workoutRemoved(id(500), year: newYear, month: newMonth), now: at(5)))
+        _ = engine.handle(.tick(now: at(5).advanced(by: SyncEngine.removalGrace)))
         #expect(engine.run(id(500)) == nil, "its current file going is a vanish, as before")
+    }
+
+    @Test("a run whose file is removed before its moved file is written stays in the push: the removal is held")
+    func removalBeforeTheMovedFileIsHeld() throws {
+        var engine = try readyEngine()
+        let started = try engine.perform(.startRun(splitID: id(1), runID: id(510), endingOthers: false), now: at(1))
+        let run = try #require(writtenRuns(started).first)
+        let (year, month) = run.startedAt.yearAndMonth
+        var moved = run
+        moved.startedAt = run.startedAt.advanced(by: .seconds(-40 * 86_400))
+        try moved.pause(at: at(2))
+
+        // Old file first, the moved one seconds later: no push without the run, nothing forgotten.
+        let removed = engine.handle(.externalChange(.workoutRemoved(id(510), year: year, month: month), now: at(3)))
+        #expect(pushes(removed).isEmpty, "\(removed)")
+        #expect(engine.run(id(510)) == run && engine.index.summaries[id(510)] != nil)
+        let grace = try #require(engine.nextDeadline)
+        #expect(grace == at(3).advanced(by: SyncEngine.removalGrace))
+        #expect(pushes(engine.handle(.tick(now: grace.advanced(by: .microseconds(-1))))).isEmpty)
+        #expect(engine.run(id(510)) == run)
+        let appeared = engine.handle(
+            .externalChange(.documentChanged(.workout(moved)), now: grace.advanced(by: .microseconds(-1))))
+        #expect(pushes(appeared).map { $0.0.workouts.map(\.startedAt) } == [[moved.startedAt]])
+        #expect(engine.nextDeadline == nil, "nothing held any more")
+        #expect(pushes(engine.handle(.tick(now: grace))).isEmpty)
+        #expect(engine.run(id(510)) == moved)
+
+        // Removed and nothing appears: dropped (not deleted) and pushed absent once the grace ends.
+        let (newYear, newMonth) = moved.startedAt.yearAndMonth
+        let vanishedAt = grace.advanced(by: .seconds(60))
+        let vanished = engine.handle(
+            .externalChange(.workoutRemoved(id(510), year: newYear, month: newMonth), now: vanishedAt))
+        #expect(pushes(vanished).isEmpty)
+        #expect(engine.run(id(510)) == moved)
+        let deadline = try #require(engine.nextDeadline)
+        #expect(deadline == vanishedAt.advanced(by: SyncEngine.removalGrace))
+        let dropped = engine.handle(.tick(now: deadline))
+        #expect(pushes(dropped).map { $0.0.workouts } == [[]])
+        #expect(engine.run(id(510)) == nil && engine.index.count == 0)
+        #expect(engine.tombstones.isEmpty && engine.pendingDeletes.isEmpty)
+        #expect(engine.nextDeadline == nil)
     }
 
     @Test("a completed run the watch may hold active rides until the watch acknowledged it completed")
