@@ -172,16 +172,15 @@ package final class LinkEndpoint: @unchecked Sendable {
     }
 
     /// Tells the link a received transfer was processed durably: its mark is persisted, then acked.
-    ///
-    /// Handled at once even when called from inside a notification (unlike other events): when one
-    /// read carries many transfers, each mark is persisted right after its own processing, so a
-    /// crash mid-batch redelivers at most the transfer in progress. Safe to interleave: it only
-    /// persists a mark and sends an ack, and the engine's state is whole between events.
     package func transferProcessed(_ key: TransferKey) {
         transfersProcessed([key])
     }
 
-    /// Several received transfers processed at once: one mark write, then their acknowledgements.
+    /// Several received transfers processed durably at once: one mark write, then their acks.
+    ///
+    /// Handled at once even when called from inside a notification (unlike other events). Safe to
+    /// interleave: it only persists a mark and sends acks, and the engine's state is whole between
+    /// events. A crash before the mark redelivers the batch, which the app finds already applied.
     package func transfersProcessed(_ keys: [TransferKey]) {
         loop.preconditionInLoop()
         for action in engine.handle(.transfersProcessed(keys)) { perform(action) }
