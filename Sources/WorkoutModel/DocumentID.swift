@@ -43,19 +43,7 @@ package struct DocumentID: Hashable, Comparable, Sendable, CustomStringConvertib
     }
 }
 
-extension DocumentID: Codable {
-    package init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        let text = try container.decode(String.self)
-        guard let id = DocumentID(text) else {
-            throw DecodingError.dataCorruptedError(
-                in: container, debugDescription: "not a UUID document ID: \(text.debugDescription)")
-        }
-        self = id
-    }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
+extension DocumentID: TextCoded {
+    package init?(codedText text: String) { self.init(text) }
+    package static var textFormName: String { "a UUID document ID" }
 }

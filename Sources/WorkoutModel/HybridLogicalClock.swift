@@ -41,22 +41,9 @@ package struct Stamp: Hashable, Comparable, Sendable, CustomStringConvertible {
     }
 }
 
-extension Stamp: Codable {
-    package init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        let text = try container.decode(String.self)
-        guard let stamp = Stamp(text: text) else {
-            throw DecodingError.dataCorruptedError(
-                in: container,
-                debugDescription: "not a stamp (<ISO-8601 time>/<counter>/<phone|watch>): \(text.debugDescription)")
-        }
-        self = stamp
-    }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(description)
-    }
+extension Stamp: TextCoded {
+    package init?(codedText text: String) { self.init(text: text) }
+    package static var textFormName: String { "a stamp (<ISO-8601 time>/<counter>/<phone|watch>)" }
 }
 
 /// A node's hybrid logical clock. `last` is its high-water mark — the largest (time, counter) it has

@@ -90,22 +90,9 @@ package struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertibl
     }
 }
 
-extension Timestamp: Codable {
-    package init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        let text = try container.decode(String.self)
-        guard let value = Timestamp(iso8601: text) else {
-            throw DecodingError.dataCorruptedError(
-                in: container,
-                debugDescription: "not an ISO-8601 UTC timestamp (YYYY-MM-DDTHH:MM:SS.ffffffZ): \(text.debugDescription)")
-        }
-        self = value
-    }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(iso8601)
-    }
+extension Timestamp: TextCoded {
+    package init?(codedText text: String) { self.init(iso8601: text) }
+    package static var textFormName: String { "an ISO-8601 UTC timestamp (YYYY-MM-DDTHH:MM:SS.ffffffZ)" }
 }
 
 extension Duration {

@@ -92,12 +92,12 @@ extension BenchSuite {
                             name: "Bench press", equipment: "", targetSets: 5, targetReps: 5, targetWeight: 80),
                         ExerciseTemplate(name: "Row", equipment: "", targetSets: 5, targetReps: 8, targetWeight: 30),
                     ])))
-        guard let splitID = (split["id"] as? String).flatMap(DocumentID.init) else {
+        guard let splitID = (split["id"] as? String).flatMap({ DocumentID($0) }) else {
             throw BenchError("split create returned no id")
         }
         let started = try Admin.json(
             Admin.send(pair.phone.admin, PhoneCommand.start(split: splitID, endingOthers: false)))
-        guard let runID = (started["id"] as? String).flatMap(DocumentID.init) else {
+        guard let runID = (started["id"] as? String).flatMap({ DocumentID($0) }) else {
             throw BenchError("start returned no id")
         }
         try Admin.waitFor(pair.watch.admin, "the run on the watch") { $0.int("workouts") >= 1 }
