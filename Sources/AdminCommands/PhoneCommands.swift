@@ -97,7 +97,8 @@ package enum PhoneCommands {
             CommandSpec(name: "push", abstract: "Send the full state to the watch now, even if unchanged."),
             CommandSpec(name: "launch", abstract: "Ask the watch app to launch for a run (best effort).", arguments: [run]),
         ]
-    ).adding(options: SharedCommands.socketOptions(daemon: "phoned", environment: "PHONED_ADMIN_SOCKET"))
+    ).addingToEveryLeaf(json)  // a write verb's JSON: the created ID, or {"ok":true}
+        .adding(options: SharedCommands.socketOptions(daemon: "phoned", environment: "PHONED_ADMIN_SOCKET"))
 }
 
 /// What phonectl asks phoned to do: one case per leaf of `PhoneCommands.spec` (a test checks every

@@ -62,7 +62,8 @@ package enum WatchCommands {
                 name: "wrist", abstract: "Move the watch app to the background (down) or foreground (up).",
                 arguments: [ArgumentSpec("position", help: "down or up.")]),
         ]
-    ).adding(options: SharedCommands.socketOptions(daemon: "watchd", environment: "WATCHD_ADMIN_SOCKET"))
+    ).addingToEveryLeaf(SharedCommands.json)  // a write verb's JSON: {"ok":true}, or what it reports
+        .adding(options: SharedCommands.socketOptions(daemon: "watchd", environment: "WATCHD_ADMIN_SOCKET"))
 }
 
 /// What watchctl asks watchd to do: one case per leaf of `WatchCommands.spec` (a test checks every

@@ -77,6 +77,15 @@ package struct CommandSpec: Sendable, Equatable {
             name: name, abstract: abstract, discussion: discussion, subcommands: subcommands, arguments: arguments,
             options: self.options + options, flags: self.flags + flags)
     }
+
+    /// This tree with `flag` on every leaf command that does not declare it yet.
+    package func addingToEveryLeaf(_ flag: FlagSpec) -> CommandSpec {
+        guard isGroup else { return flags.contains { $0.name == flag.name } ? self : adding(flags: [flag]) }
+        return CommandSpec(
+            name: name, abstract: abstract, discussion: discussion,
+            subcommands: subcommands.map { $0.addingToEveryLeaf(flag) }, arguments: arguments, options: options,
+            flags: flags)
+    }
 }
 
 /// A positional argument: `<session-id>`, `[<limit>]`, `<file> ...`.
