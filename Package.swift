@@ -17,10 +17,13 @@ let package = Package(
         .target(name: "LinkProtocol", swiftSettings: swiftSettings),
         // System libcrypto (HMAC-SHA256, CSPRNG, constant-time compare); see README "System libraries".
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        // I/O: sockets, timers, the durable outbox and slot files, pairing-key crypto.
+        // I/O: the system-call layer both daemons and the CLIs share — file descriptors, socket
+        // addresses and sockets, their errors, the admin CLIs' blocking Unix-socket client.
+        .target(name: "POSIX", swiftSettings: swiftSettings),
+        // I/O: the event loop, connections, the durable outbox and slot files, pairing-key crypto.
         .target(
             name: "LinkRuntime",
-            dependencies: ["LinkProtocol", "COpenSSL"],
+            dependencies: ["LinkProtocol", "COpenSSL", "POSIX"],
             swiftSettings: swiftSettings
         ),
         // Pure: the phone's SyncEngine decisions — ingest gates, operations, tombstones, the state push.
@@ -31,68 +34,82 @@ let package = Package(
         // I/O: the phone's iCloud-Drive-style document directory — atomic writes, the scan, inotify.
         .target(
             name: "PhoneStore",
-            dependencies: ["WorkoutModel", "SyncEngine", "LinkRuntime"],
+            dependencies: ["WorkoutModel", "SyncEngine", "LinkRuntime", "POSIX"],
             swiftSettings: swiftSettings
         ),
         // Pure: the live-run mirror — run flow phases and timers, LiveProgress ordering, staging and retry.
         .target(name: "LiveMirror", dependencies: ["WorkoutModel"], swiftSettings: swiftSettings),
         // I/O: the watch's plain-file cache (no database) and its session record.
-        .target(name: "WatchStore", dependencies: ["WatchEngine", "LinkRuntime"], swiftSettings: swiftSettings),
+        .target(name: "WatchStore", dependencies: ["WatchEngine", "LinkRuntime", "POSIX"], swiftSettings: swiftSettings),
         // Pure: hand-written command-line parsing with help at every level (argv → command value).
         .target(name: "ArgumentParsing", swiftSettings: swiftSettings),
         // Pure: the phonectl and watchctl command grammars (what each verb takes), shared by CLI and tests.
         .target(name: "AdminCommands", dependencies: ["ArgumentParsing", "WorkoutModel"], swiftSettings: swiftSettings),
-        // I/O: what both daemons need around their engines — strict config files, structured logs,
-        // systemd notify and watchdog, signals, the admin Unix socket and its client.
+        // I/O: what both daemons need around their engines — structured logs, systemd notify and
+        // watchdog, signals, the admin Unix socket's server, the launch sequence.
         .target(
-            name: "DaemonRuntime", dependencies: ["LinkRuntime", "ArgumentParsing", "AdminCommands", "LiveMirror"],
+            name: "DaemonRuntime",
+            dependencies: [
+                "LinkRuntime", "ArgumentParsing", "AdminCommands", "LiveMirror", "POSIX", "DaemonConfiguration",
+                "AdminClient",
+            ],
+            swiftSettings: swiftSettings),
+        // I/O: the daemons' config files — each key declared once (name, type, default, doc line).
+        .target(name: "DaemonConfiguration", dependencies: ["LinkProtocol", "POSIX"], swiftSettings: swiftSettings),
+        // I/O: what an admin CLI is — parse argv with its grammar, send the typed command over the
+        // daemon's Unix socket, print the reply. No link runtime, no libcrypto.
+        .target(
+            name: "AdminClient", dependencies: ["AdminCommands", "ArgumentParsing", "POSIX"],
             swiftSettings: swiftSettings),
         // The phone daemon and its admin CLI.
         .executableTarget(
             name: "phoned",
             dependencies: [
                 "AdminCommands", "SyncEngine", "PhoneStore", "DaemonRuntime", "LinkRuntime", "LiveMirror",
+                "DaemonConfiguration",
             ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
-            name: "phonectl", dependencies: ["AdminCommands", "DaemonRuntime"], swiftSettings: swiftSettings),
+            name: "phonectl", dependencies: ["AdminCommands", "AdminClient", "DaemonConfiguration"],
+            swiftSettings: swiftSettings),
         // The watch daemon and its admin CLI.
         .executableTarget(
             name: "watchd",
             dependencies: [
                 "AdminCommands", "WatchEngine", "WatchStore", "DaemonRuntime", "ArgumentParsing", "LinkRuntime",
-                "LiveMirror",
+                "LiveMirror", "DaemonConfiguration",
             ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
-            name: "watchctl", dependencies: ["AdminCommands", "DaemonRuntime"], swiftSettings: swiftSettings),
+            name: "watchctl", dependencies: ["AdminCommands", "AdminClient", "DaemonConfiguration"],
+            swiftSettings: swiftSettings),
         // A bare link endpoint for tests and experiments: queues transfers, records what it applies.
-        .executableTarget(name: "linkpeer", dependencies: ["LinkRuntime"], swiftSettings: swiftSettings),
+        .executableTarget(name: "linkpeer", dependencies: ["LinkRuntime", "POSIX"], swiftSettings: swiftSettings),
         // The kill/restart and network-partition testers behind scripts/kill-test and scripts/partition-test.
         .executableTarget(
-            name: "chaostest", dependencies: ["TestSupport", "WorkoutModel", "DaemonRuntime"],
+            name: "chaostest", dependencies: ["TestSupport", "WorkoutModel", "DaemonRuntime", "DaemonConfiguration"],
             swiftSettings: swiftSettings),
         // scripts/bench: our figures next to the machine's limits and SQLite, in one run.
         .executableTarget(
             name: "bench",
             dependencies: [
                 "LinkRuntime", "SyncEngine", "PhoneStore", "WorkoutModel", "TestSupport", "DaemonRuntime",
-                "AdminCommands",
+                "AdminCommands", "AdminClient", "DaemonConfiguration",
             ],
             swiftSettings: swiftSettings),
         // Test-only: manual clock, temporary directories, free ports, spawning daemons (their config
         // files written from DaemonRuntime's key declarations).
         .target(
-            name: "TestSupport", dependencies: ["LinkRuntime", "WorkoutModel", "DaemonRuntime"],
+            name: "TestSupport", dependencies: ["LinkRuntime", "WorkoutModel", "DaemonRuntime", "DaemonConfiguration"],
             swiftSettings: swiftSettings),
         // The fuzz targets' entry points and properties, shared by scripts/fuzz's libFuzzer harnesses and
         // the corpus replay in FuzzCorpusTests (docs/FUZZING.md).
         .target(
             name: "FuzzTargets",
             dependencies: ["LinkProtocol", "LinkRuntime", "WorkoutModel", "SyncEngine", "WatchEngine", "PhoneStore",
-                "ArgumentParsing", "AdminCommands", "DaemonRuntime"],
+                "ArgumentParsing", "AdminCommands", "DaemonRuntime", "DaemonConfiguration"],
             swiftSettings: swiftSettings),
 
         .testTarget(
@@ -107,7 +124,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LinkRuntimeTests",
-            dependencies: ["LinkRuntime", "TestSupport"],
+            dependencies: ["LinkRuntime", "POSIX", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -147,7 +164,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DaemonRuntimeTests",
-            dependencies: ["DaemonRuntime", "AdminCommands", "ArgumentParsing", "TestSupport"],
+            dependencies: ["DaemonRuntime", "AdminCommands", "ArgumentParsing", "TestSupport", "POSIX", "DaemonConfiguration", "AdminClient"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

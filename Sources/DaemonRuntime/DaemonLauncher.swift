@@ -1,6 +1,8 @@
+import DaemonConfiguration
 import Foundation
 import Glibc
 import LinkRuntime
+import POSIX
 
 /// What `DaemonLauncher` runs: a daemon whose whole life happens on one event loop.
 package protocol LaunchedDaemon: AnyObject, Sendable {

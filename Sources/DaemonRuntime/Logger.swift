@@ -1,14 +1,6 @@
 import Glibc
+import DaemonConfiguration
 import Synchronization
-
-/// How much a log line matters, lowest first; a logger drops lines below its minimum level.
-package enum LogLevel: String, CaseIterable, Comparable, Sendable {
-    case debug, info, notice, warning, error
-
-    private var rank: Int { Self.allCases.firstIndex(of: self)! }
-
-    package static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rank < rhs.rank }
-}
 
 /// Structured logging: one logfmt line per event, by default on stderr (where journald picks it up).
 ///
@@ -207,5 +199,39 @@ private final class LogOutput: Sendable {
         wallClock: @escaping @Sendable () -> Duration
     ) {
         state = Mutex(State(minimumLevel: minimumLevel, sink: sink, wallClock: wallClock))
+    }
+}
+
+extension Logger {
+    /// Logs at `level` as `component` (a daemon's subsystems share one sink and level).
+    package func log(
+        _ level: LogLevel, _ message: String, _ metadata: KeyValuePairs<String, any CustomStringConvertible> = [:],
+        component: String
+    ) {
+        withComponent(component).log(level, message, metadata)
+    }
+
+    package func info(
+        _ message: String, _ metadata: KeyValuePairs<String, any CustomStringConvertible> = [:], component: String
+    ) {
+        log(.info, message, metadata, component: component)
+    }
+
+    package func notice(
+        _ message: String, _ metadata: KeyValuePairs<String, any CustomStringConvertible> = [:], component: String
+    ) {
+        log(.notice, message, metadata, component: component)
+    }
+
+    package func warning(
+        _ message: String, _ metadata: KeyValuePairs<String, any CustomStringConvertible> = [:], component: String
+    ) {
+        log(.warning, message, metadata, component: component)
+    }
+
+    package func error(
+        _ message: String, _ metadata: KeyValuePairs<String, any CustomStringConvertible> = [:], component: String
+    ) {
+        log(.error, message, metadata, component: component)
     }
 }

@@ -1,5 +1,6 @@
 import Glibc
 import LinkRuntime
+import POSIX
 
 /// Tells systemd about the daemon's state (`Type=notify`) without libsystemd: one `AF_UNIX`
 /// `SOCK_DGRAM` datagram per message to the socket named by `NOTIFY_SOCKET`.

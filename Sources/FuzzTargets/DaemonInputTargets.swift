@@ -1,5 +1,6 @@
 import AdminCommands
 import ArgumentParsing
+import DaemonConfiguration
 import DaemonRuntime
 import Foundation
 import LinkProtocol

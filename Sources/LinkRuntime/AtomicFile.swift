@@ -1,4 +1,5 @@
 import Glibc
+import POSIX
 
 /// Whole-file replacement that a crash can never leave half-written.
 ///

@@ -1,4 +1,5 @@
 import Glibc
+import POSIX
 import Synchronization
 
 /// One connected, non-blocking stream socket (TCP or Unix-domain) owned by an `EventLoop`.

@@ -1,4 +1,5 @@
 import Glibc
+import POSIX
 
 /// Directory operations the durable files need: listing, syncing, creating and removing entries.
 enum Directory {

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import POSIX
 import Synchronization
 
 /// Identifies a timer armed with `EventLoop.scheduleTimer(after:_:)`, for `cancelTimer(_:)`.

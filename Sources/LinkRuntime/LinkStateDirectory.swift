@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import LinkProtocol
+import POSIX
 
 /// The link's durable state under a daemon's state directory, and how it is read back at start-up.
 ///

@@ -1,4 +1,5 @@
 import Glibc
+import POSIX
 
 /// A listening TCP or Unix-domain socket on an `EventLoop`; hands each accepted `Connection` to `onAccept`.
 ///

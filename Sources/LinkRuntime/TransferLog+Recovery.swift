@@ -1,4 +1,5 @@
 import Glibc
+import POSIX
 
 /// Opening a log: identity, resolved marks and the scan of every segment.
 ///

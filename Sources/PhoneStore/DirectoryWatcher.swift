@@ -1,5 +1,6 @@
 import Glibc
 import LinkRuntime
+import POSIX
 import SyncEngine
 import Synchronization
 import WorkoutModel

@@ -1,4 +1,5 @@
 import LinkRuntime
+import POSIX
 import WorkoutModel
 
 /// Why an operation on the document directory failed; every case names the file or folder.

@@ -1,5 +1,6 @@
 import Glibc
 import LinkRuntime
+import POSIX
 
 /// The handful of file-system calls the document directory needs beyond `AtomicFile`: listing a
 /// folder one entry at a time, reading a document without following links, creating and removing.

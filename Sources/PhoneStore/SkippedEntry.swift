@@ -1,4 +1,5 @@
 import LinkRuntime
+import POSIX
 import WorkoutModel
 
 /// A file or folder in the document directory that the scan or the watcher left alone, and why.

@@ -1,5 +1,6 @@
 import Foundation
 import LinkRuntime
+import POSIX
 import WatchEngine
 import WorkoutModel
 

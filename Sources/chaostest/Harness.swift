@@ -1,3 +1,4 @@
+import DaemonConfiguration
 import DaemonRuntime
 import Foundation
 import Glibc

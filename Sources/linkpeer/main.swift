@@ -5,6 +5,7 @@ import Foundation
 import Glibc
 import LinkProtocol
 import LinkRuntime
+import POSIX
 
 let usage = """
     Usage: linkpeer --role phone|watch --state DIR --key FILE (--listen HOST:PORT | --connect HOST:PORT)

@@ -1,4 +1,5 @@
 import AdminCommands
+import DaemonConfiguration
 import DaemonRuntime
 import Foundation
 import LinkProtocol

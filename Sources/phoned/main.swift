@@ -1,5 +1,6 @@
 // phoned: the phone daemon. Sole writer of the document directory; runs the SyncEngine; listens
 // for the watch on the link; serves phonectl on its admin socket.
+import DaemonConfiguration
 import DaemonRuntime
 
 DaemonLauncher.main(

@@ -1,5 +1,6 @@
 // watchd: the watch daemon. Keeps a plain-file cache fed by the phone's pushes, edits
 // optimistically, runs the workout-session coordinator; dials the phone; serves watchctl.
+import DaemonConfiguration
 import DaemonRuntime
 
 DaemonLauncher.main(

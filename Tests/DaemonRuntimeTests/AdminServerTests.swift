@@ -1,9 +1,11 @@
+import AdminClient
 import AdminCommands
 import ArgumentParsing
 import DaemonRuntime
 import Foundation
 import Glibc
 import LinkRuntime
+import POSIX
 import Synchronization
 import TestSupport
 import Testing

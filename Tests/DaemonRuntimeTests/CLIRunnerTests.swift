@@ -1,4 +1,6 @@
+import AdminClient
 import AdminCommands
+import DaemonConfiguration
 import DaemonRuntime
 import Foundation
 import Glibc

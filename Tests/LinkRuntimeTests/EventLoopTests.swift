@@ -1,8 +1,9 @@
 import Foundation
 import Glibc
 import LinkRuntime
-import Testing
+import POSIX
 import TestSupport
+import Testing
 
 @Suite("Event loop: thread, work queue, timers, shutdown")
 struct EventLoopTests {

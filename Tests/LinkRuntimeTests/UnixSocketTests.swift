@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import LinkRuntime
+import POSIX
 import TestSupport
 import Testing
 

@@ -5,7 +5,7 @@ import TestSupport
 /// Modules that decide and must never do I/O (ARCHITECTURE.md §2, STYLE.md §1).
 let pureModules: Set<String> = ["WorkoutModel", "LinkProtocol", "WatchEngine", "SyncEngine", "ArgumentParsing", "LiveMirror", "AdminCommands"]
 /// Modules that are the I/O shell around them.
-let shellModules: Set<String> = ["LinkRuntime", "COpenSSL", "TestSupport", "linkpeer", "PhoneStore", "DaemonRuntime", "WatchStore", "phoned", "watchd", "phonectl", "watchctl", "chaostest", "bench", "FuzzTargets"]
+let shellModules: Set<String> = ["POSIX", "DaemonConfiguration", "AdminClient", "LinkRuntime", "COpenSSL", "TestSupport", "linkpeer", "PhoneStore", "DaemonRuntime", "WatchStore", "phoned", "watchd", "phonectl", "watchctl", "chaostest", "bench", "FuzzTargets"]
 
 /// What a pure module may not mention: platform I/O modules, the real clock, random sources, sleeps,
 /// files and sockets.
@@ -49,6 +49,34 @@ struct PurityTests {
             }
         }
         #expect(violations.isEmpty, "pure modules must stay pure:\n\(violations.joined(separator: "\n"))")
+    }
+
+    @Test("the admin CLIs import neither the link runtime nor libcrypto, directly or through a module they import")
+    func cliDependenciesAreSmall() throws {
+        let sources = "\(SourceTree.root)/Sources"
+        let modules = Set(try FileManager.default.contentsOfDirectory(atPath: sources))
+        /// The package's modules `module`'s sources import.
+        func imports(of module: String) throws -> Set<String> {
+            let directory = "\(sources)/\(module)"
+            var found: Set<String> = []
+            for file in try FileManager.default.subpathsOfDirectory(atPath: directory) where file.hasSuffix(".swift") {
+                let source = try String(contentsOfFile: "\(directory)/\(file)", encoding: .utf8)
+                for line in source.split(separator: "\n") where line.hasPrefix("import ") {
+                    let name = String(line.dropFirst("import ".count))
+                    if modules.contains(name) { found.insert(name) }
+                }
+            }
+            return found
+        }
+        for cli in ["phonectl", "watchctl"] {
+            var closure: Set<String> = []
+            var pending = [cli]
+            while let next = pending.popLast() {
+                for module in try imports(of: next) where closure.insert(module).inserted { pending.append(module) }
+            }
+            #expect(closure.isDisjoint(with: ["LinkRuntime", "COpenSSL", "DaemonRuntime"]), "\(cli) reaches \(closure.sorted())")
+            #expect(closure.contains("AdminClient"))
+        }
     }
 
     @Test("the purity scan catches an I/O import and ignores comments")

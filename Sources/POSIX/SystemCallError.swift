@@ -20,7 +20,7 @@ package struct SystemCallError: Error, Equatable, Sendable, CustomStringConverti
     }
 
     /// Captures the current thread's `errno` for a call that just failed.
-    static func last(_ call: String, path: String? = nil) -> SystemCallError {
+    package static func last(_ call: String, path: String? = nil) -> SystemCallError {
         SystemCallError(call: call, errno: Glibc.errno, path: path)
     }
 

@@ -5,7 +5,7 @@ import Glibc
 ///
 /// Both exist in every glibc the project supports (2.9+), so a failed lookup is a broken
 /// installation, not a runtime condition.
-enum LinuxSystemCalls {
+package enum LinuxSystemCalls {
     private typealias Accept4 =
         @convention(c) (
             Int32, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?, Int32
@@ -14,9 +14,9 @@ enum LinuxSystemCalls {
     private typealias SetThreadName = @convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32
 
     /// `EFD_NONBLOCK` from `<sys/eventfd.h>` (equal to `O_NONBLOCK`).
-    static let eventFDNonBlocking = O_NONBLOCK
+    package static let eventFDNonBlocking = O_NONBLOCK
     /// `EFD_CLOEXEC` from `<sys/eventfd.h>` (equal to `O_CLOEXEC`).
-    static let eventFDCloseOnExec = O_CLOEXEC
+    package static let eventFDCloseOnExec = O_CLOEXEC
 
     private static let accept4Function: Accept4 = lookUp("accept4")
     private static let eventFDFunction: EventFD = lookUp("eventfd")
@@ -24,18 +24,18 @@ enum LinuxSystemCalls {
 
     /// `accept4(2)`: accepts with flags such as `SOCK_NONBLOCK | SOCK_CLOEXEC` applied atomically, so
     /// a process spawned concurrently never inherits the new descriptor.
-    static func accept4(_ descriptor: Int32, flags: Int32) -> Int32 {
+    package static func accept4(_ descriptor: Int32, flags: Int32) -> Int32 {
         accept4Function(descriptor, nil, nil, flags)
     }
 
     /// `eventfd(2)`: a counter descriptor another thread can write to in order to wake `poll`.
-    static func eventfd(initialValue: UInt32, flags: Int32) -> Int32 {
+    package static func eventfd(initialValue: UInt32, flags: Int32) -> Int32 {
         eventFDFunction(initialValue, flags)
     }
 
     /// Names the calling thread (visible in `top -H`, debuggers and /proc), truncated to the
     /// kernel's 15 bytes.
-    static func setThreadName(_ name: String) {
+    package static func setThreadName(_ name: String) {
         let bytes = name.utf8.prefix(15).map { CChar(bitPattern: $0) } + [0]
         _ = setThreadNameFunction(pthread_self(), bytes)
     }

@@ -6,14 +6,14 @@ import Glibc
 /// while it runs `fdatasync` outside the lock, even if another thread rolls to a new segment
 /// meanwhile. It is `Sendable` because its only state, `rawValue` and `path`, is immutable; the
 /// kernel serialises concurrent calls on one descriptor.
-final class FileDescriptor: Sendable {
+package final class FileDescriptor: Sendable {
     /// The kernel's descriptor number.
-    let rawValue: Int32
+    package let rawValue: Int32
     /// The path it was opened with, for error messages.
-    let path: String
+    package let path: String
 
     /// Opens `path` with `flags` (`O_CLOEXEC` is always added) and `mode` for a created file.
-    init(opening path: String, flags: Int32, mode: mode_t = 0o644) throws {
+    package init(opening path: String, flags: Int32, mode: mode_t = 0o644) throws {
         let descriptor = open(path, flags | O_CLOEXEC, mode)
         guard descriptor >= 0 else { throw SystemCallError.last("open", path: path) }
         self.rawValue = descriptor
@@ -25,7 +25,7 @@ final class FileDescriptor: Sendable {
     }
 
     /// Writes all of `bytes` at `offset`, retrying short writes and `EINTR`.
-    func write(_ bytes: [UInt8], at offset: Int) throws {
+    package func write(_ bytes: [UInt8], at offset: Int) throws {
         var written = 0
         while written < bytes.count {
             let result = bytes.withUnsafeBytes { buffer in
@@ -40,7 +40,7 @@ final class FileDescriptor: Sendable {
     }
 
     /// Reads the whole file from offset 0, however long it is.
-    func readAll() throws -> [UInt8] {
+    package func readAll() throws -> [UInt8] {
         var contents: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
@@ -57,17 +57,17 @@ final class FileDescriptor: Sendable {
     }
 
     /// Flushes the file's data (and the metadata needed to read it back, such as its size) to disk.
-    func dataSync() throws {
+    package func dataSync() throws {
         guard fdatasync(rawValue) == 0 else { throw SystemCallError.last("fdatasync", path: path) }
     }
 
     /// Flushes the file's data and all its metadata to disk; the call to use on a directory.
-    func sync() throws {
+    package func sync() throws {
         guard fsync(rawValue) == 0 else { throw SystemCallError.last("fsync", path: path) }
     }
 
     /// Cuts the file to `length` bytes.
-    func truncate(to length: Int) throws {
+    package func truncate(to length: Int) throws {
         guard ftruncate(rawValue, off_t(length)) == 0 else { throw SystemCallError.last("ftruncate", path: path) }
     }
 }

@@ -30,37 +30,3 @@ extension CLIRunner {
         }
     }
 }
-
-extension Logger {
-    /// Logs at `level` as `component` (a daemon's subsystems share one sink and level).
-    package func log(
-        _ level: LogLevel, _ message: String, _ metadata: KeyValuePairs<String, any CustomStringConvertible> = [:],
-        component: String
-    ) {
-        withComponent(component).log(level, message, metadata)
-    }
-
-    package func info(
-        _ message: String, _ metadata: KeyValuePairs<String, any CustomStringConvertible> = [:], component: String
-    ) {
-        log(.info, message, metadata, component: component)
-    }
-
-    package func notice(
-        _ message: String, _ metadata: KeyValuePairs<String, any CustomStringConvertible> = [:], component: String
-    ) {
-        log(.notice, message, metadata, component: component)
-    }
-
-    package func warning(
-        _ message: String, _ metadata: KeyValuePairs<String, any CustomStringConvertible> = [:], component: String
-    ) {
-        log(.warning, message, metadata, component: component)
-    }
-
-    package func error(
-        _ message: String, _ metadata: KeyValuePairs<String, any CustomStringConvertible> = [:], component: String
-    ) {
-        log(.error, message, metadata, component: component)
-    }
-}

@@ -1,4 +1,5 @@
 import Glibc
+import POSIX
 
 /// A TCP endpoint as configured: `127.0.0.1:7420`, `localhost:0`, `[::1]:7420`.
 ///

@@ -1,6 +1,6 @@
 import AdminCommands
 import Foundation
-import LinkRuntime
+import POSIX
 
 /// Why an admin request got no usable answer (as opposed to a daemon that answered `refused`).
 package enum AdminClientError: Error, Equatable, Sendable, CustomStringConvertible {

@@ -58,7 +58,7 @@ package struct SocketAddress: Sendable, CustomStringConvertible {
     /// Reads an address the kernel writes, as `getsockname`/`getpeername`/`accept` do.
     ///
     /// Returns nil when `fill` fails (returns non-zero).
-    static func filled(by fill: (UnsafeMutablePointer<sockaddr>, inout socklen_t) -> Int32) -> SocketAddress? {
+    package static func filled(by fill: (UnsafeMutablePointer<sockaddr>, inout socklen_t) -> Int32) -> SocketAddress? {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let result = withUnsafeMutablePointer(to: &storage) {
@@ -74,7 +74,7 @@ package struct SocketAddress: Sendable, CustomStringConvertible {
     }
 
     /// Calls `body` with the address as a `sockaddr` pointer and its length.
-    func withSockAddr<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
+    package func withSockAddr<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
         withUnsafePointer(to: storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, length) }
         }

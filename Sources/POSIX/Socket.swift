@@ -13,12 +13,14 @@ package func ignoreSIGPIPE() {
 /// into `SocketError`.
 ///
 /// A value type without ownership: whoever created it closes it exactly once (`close()`).
-struct SocketDescriptor {
+package struct SocketDescriptor {
     /// The raw file descriptor.
-    let rawValue: Int32
+    package let rawValue: Int32
+
+    package init(rawValue: Int32) { self.rawValue = rawValue }
 
     /// Opens a close-on-exec stream socket of `family`; `nonBlocking` for sockets the loop owns.
-    static func open(family: Int32, nonBlocking: Bool) throws(SocketError) -> SocketDescriptor {
+    package static func open(family: Int32, nonBlocking: Bool) throws(SocketError) -> SocketDescriptor {
         var type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         if nonBlocking { type |= Int32(SOCK_NONBLOCK.rawValue) }
         let fd = socket(family, type, 0)
@@ -27,7 +29,7 @@ struct SocketDescriptor {
     }
 
     /// Sets an integer socket option such as `SO_REUSEADDR` or `TCP_NODELAY`.
-    func setOption(level: Int32, name: Int32, value: Int32) throws(SocketError) {
+    package func setOption(level: Int32, name: Int32, value: Int32) throws(SocketError) {
         var value = value
         guard setsockopt(rawValue, level, name, &value, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
             throw .systemCall(call: "setsockopt(\(name))", errno: errno)
@@ -35,14 +37,14 @@ struct SocketDescriptor {
     }
 
     /// Turns Nagle's algorithm off: the link sends small frames that must not wait for an ACK.
-    func disableNagle() throws(SocketError) {
+    package func disableNagle() throws(SocketError) {
         try setOption(level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1)
     }
 
     /// Makes the next `close()` abort the connection with a TCP reset instead of a FIN (`SO_LINGER`
     /// on with a zero timeout): unsent data is discarded and the peer's next read or write fails
     /// with `ECONNRESET`.
-    func setResetOnClose() throws(SocketError) {
+    package func setResetOnClose() throws(SocketError) {
         var option = linger(l_onoff: 1, l_linger: 0)
         guard setsockopt(rawValue, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size)) == 0 else {
             throw .systemCall(call: "setsockopt(SO_LINGER)", errno: errno)
@@ -50,7 +52,7 @@ struct SocketDescriptor {
     }
 
     /// The pending socket error (`SO_ERROR`), which is how a non-blocking connect reports its outcome.
-    func pendingError() -> Int32 {
+    package func pendingError() -> Int32 {
         var value: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         guard getsockopt(rawValue, SOL_SOCKET, SO_ERROR, &value, &length) == 0 else { return errno }
@@ -58,22 +60,22 @@ struct SocketDescriptor {
     }
 
     /// The address this socket is bound to.
-    func localAddress() -> SocketAddress? {
+    package func localAddress() -> SocketAddress? {
         SocketAddress.filled { getsockname(rawValue, $0, &$1) }
     }
 
     /// The address of the connected peer.
-    func peerAddress() -> SocketAddress? {
+    package func peerAddress() -> SocketAddress? {
         SocketAddress.filled { getpeername(rawValue, $0, &$1) }
     }
 
     /// Closes the descriptor. `EINTR` is not retried: on Linux the descriptor is gone either way.
-    func close() {
+    package func close() {
         _ = Glibc.close(rawValue)
     }
 }
 
 /// Whether `error` means "try again later" on a non-blocking socket.
-func isWouldBlock(_ error: Int32) -> Bool {
+package func isWouldBlock(_ error: Int32) -> Bool {
     error == EAGAIN || error == EWOULDBLOCK
 }

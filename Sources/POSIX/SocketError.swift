@@ -63,12 +63,12 @@ package enum SocketError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     /// `strerror` text plus the symbolic number, e.g. "Connection refused (errno 111)".
-    static func describe(_ errno: Int32) -> String {
+    package static func describe(_ errno: Int32) -> String {
         "\(String(cString: strerror(errno))) (errno \(errno))"
     }
 
     /// `host:port`, bracketing IPv6 literals.
-    static func join(_ host: String, _ port: UInt16) -> String {
+    package static func join(_ host: String, _ port: UInt16) -> String {
         host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 }
