@@ -15,12 +15,14 @@ let package = Package(
         .target(name: "WorkoutModel", swiftSettings: swiftSettings),
         // Pure: frame codec, handshake and per-channel state machines (sans-IO).
         .target(name: "LinkProtocol", swiftSettings: swiftSettings),
+        // Pure: the event journal's record and encoding, window/run filters, and the merged sequence diagram.
+        .target(name: "Trace", swiftSettings: swiftSettings),
         // System libcrypto (HMAC-SHA256, CSPRNG, constant-time compare); see README "System libraries".
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // I/O: sockets, timers, the durable outbox and slot files, pairing-key crypto.
         .target(
             name: "LinkRuntime",
-            dependencies: ["LinkProtocol", "COpenSSL"],
+            dependencies: ["LinkProtocol", "COpenSSL", "Trace"],
             swiftSettings: swiftSettings
         ),
         // Pure: the phone's SyncEngine decisions — ingest gates, operations, tombstones, the state push.
@@ -51,7 +53,7 @@ let package = Package(
         .executableTarget(
             name: "phoned",
             dependencies: [
-                "AdminCommands", "SyncEngine", "PhoneStore", "DaemonRuntime", "LinkRuntime", "LiveMirror",
+                "AdminCommands", "SyncEngine", "PhoneStore", "DaemonRuntime", "LinkRuntime", "LiveMirror", "Trace",
             ],
             swiftSettings: swiftSettings
         ),
@@ -100,6 +102,7 @@ let package = Package(
             dependencies: ["WorkoutModel", "TestSupport"],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "TraceTests", dependencies: ["Trace"], swiftSettings: swiftSettings),
         .testTarget(
             name: "LinkProtocolTests",
             dependencies: ["LinkProtocol", "TestSupport"],
@@ -107,7 +110,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LinkRuntimeTests",
-            dependencies: ["LinkRuntime", "TestSupport"],
+            dependencies: ["LinkRuntime", "TestSupport", "Trace"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -12,9 +12,11 @@ extension LinkEndpoint {
         loop: EventLoop
     ) throws -> LinkEndpoint {
         let state = try LinkStateDirectory(root: stateDirectory) { try SecureRandom.bytes(count: 16) }
-        return try LinkEndpoint(
+        let endpoint = try LinkEndpoint(
             configuration: configuration, state: state, pairingKey: try PairingKeyFile.load(pairingKeyFile),
             address: address, loop: loop, seed: UInt64(truncatingIfNeeded: getpid()))
+        endpoint.journal = EventJournal(stateDirectory: stateDirectory, role: configuration.role, instance: state.instance)
+        return endpoint
     }
 }
 

@@ -6,6 +6,7 @@ import LinkRuntime
 import LiveMirror
 import PhoneStore
 import SyncEngine
+import Trace
 import WorkoutModel
 
 /// `phoned`'s shell: owns the SyncEngine, the document directory, its watcher, the link endpoint and
@@ -155,7 +156,9 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             }
             switch decodeWatchMessage(payload, via: "userInfo \(key)") {
             case .success(.workoutUpdate(let run, let epoch)):
-                ingest(run, epoch: epoch, via: .userInfo)
+                ingest(
+                    run, epoch: epoch, via: .userInfo,
+                    cause: TraceEvent.transferCause(queue: key.queue.description, sequence: key.sequence))
             case .success(.requestSync):
                 perform(engine.handle(.requestSyncReceived(now: .current)))
             case .failure:
@@ -198,7 +201,8 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         }
         switch decodeWatchMessage(payload, via: "message \(id)") {
         case .success(.workoutUpdate(let run, let epoch)):
-            let outcome = ingest(run, epoch: epoch, via: .message)
+            let cause = TraceEvent.messageCause(sender: link.status().peer ?? "unknown", id: id)
+            let outcome = ingest(run, epoch: epoch, via: .message, cause: cause)
             reconcileLive()
             link.answerMessage(id: id, wantsReply ? .reply(Array("{\"outcome\":\"\(outcome.rawValue)\"}".utf8)) : .handled)
         case .success(.requestSync):
@@ -224,7 +228,7 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
 
     @discardableResult
     private func ingest(
-        _ run: WorkoutDocument, epoch: Timestamp?, via channel: SyncEngine.IngestChannel
+        _ run: WorkoutDocument, epoch: Timestamp?, via channel: SyncEngine.IngestChannel, cause: String
     ) -> SyncEngine.IngestOutcome {
         // The merge needs the phone's copy: an old run only summarised in memory is loaded first.
         var loaded: WorkoutDocument?
@@ -241,7 +245,7 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         perform(actions)
         // Logged after the write, so a `merged` line always means the document is on disk: in a
         // batch that is at its end.
-        let line = IngestLine(run: run.id, channel: channel, outcome: outcome, version: run.version)
+        let line = IngestLine(run: run.id, channel: channel, outcome: outcome, version: run.version, cause: cause)
         if engine.isBatching {
             batchLines.append(line)
         } else {
@@ -255,6 +259,7 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         var channel: SyncEngine.IngestChannel
         var outcome: SyncEngine.IngestOutcome
         var version: Stamp
+        var cause: String
     }
 
     private func logIngest(_ line: IngestLine) {
@@ -262,6 +267,8 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             "ingest",
             ["run": "\(line.run)", "via": "\(line.channel)", "outcome": line.outcome.rawValue, "version": "\(line.version)"],
             component: "ingest")
+        link.journal?.record(
+            .ingest, cause: line.cause, run: "\(line.run)", detail: "\(line.outcome.rawValue) via \(line.channel)")
     }
 
     // MARK: Watcher → engine
@@ -347,6 +354,7 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             _ = try documents.removeSplit(id: id)
         case .writeWorkout(let run):
             try documents.write(run)
+            link.journal?.record(.fileWritten, run: "\(run.id)")
         case .removeWorkoutFile(let id, let startedAt):
             _ = try documents.removeWorkout(id: id, startedAt: startedAt)
         case .writeTombstone(let stub):
@@ -355,7 +363,11 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         case .pushContext(let context, let force):
             do {
                 try link.updateApplicationContext(DocumentCoder.encodeCompact(context), force: force)
-                _ = engine.handle(.pushQueued(generation: link.status().contextGenerationSent ?? 0))
+                let generation = link.status().contextGenerationSent ?? 0
+                _ = engine.handle(.pushQueued(generation: generation))
+                link.journal?.record(
+                    .push, cause: TraceEvent.contextCause(sender: state.instance.description, generation: generation),
+                    detail: "generation \(generation)\(force ? " forced" : "")")
             } catch {
                 logger.warning("push not sent", ["reason": error.description], component: "push")
                 perform(engine.handle(.pushFailed(reason: error.description, now: .current)))

@@ -1,0 +1,146 @@
+import Testing
+import Trace
+
+@Suite("Event journal records")
+struct TraceEventTests {
+    @Test("a journal line is one JSON object that parses back to the same event; a torn line is skipped")
+    func roundTrip() {
+        let event = TraceEvent(
+            side: .watch, instance: "ab", wall: 1_796_086_923_456_000, mono: 12, event: .transferSend,
+            cause: "xfer:q/3", run: "run-1", detail: "say \"hi\"\nthen go")
+        let line = event.jsonLine()
+        #expect(!line.contains("\n"))
+        #expect(line.contains("\"event\":\"transfer.send\""))
+        #expect(TraceEvent.parse(line) == event)
+        let text = line + "\n" + String(line.prefix(20)) + "\n"
+        #expect(TraceEvent.parseLines(text) == [event])
+    }
+
+    @Test("the human form shows time, side, event, cause, run and detail")
+    func humanLine() {
+        let event = TraceEvent(
+            side: .phone, instance: "ab", wall: 1_796_086_923_456_000, mono: 0, event: .ingest, cause: "msg:w/1",
+            run: "r1", detail: "merged via message")
+        #expect(event.humanLine == "2026-12-01T01:02:03.456Z phone ingest msg:w/1 run=r1 merged via message")
+    }
+
+    @Test("send and receive kinds name their exchange; local kinds are not crossings")
+    func crossings() {
+        #expect(TraceEventKind.transferAckSend.crossing! == ("transfer.ack", true))
+        #expect(TraceEventKind.contextReceive.crossing! == ("context", false))
+        #expect(TraceEventKind.transferQueued.crossing == nil)
+        #expect(TraceEventKind.messageFailed.crossing == nil)
+    }
+}
+
+@Suite("Journal times and windows")
+struct TraceTimeTests {
+    @Test("ISO 8601 in UTC with milliseconds, both ways, before and after the epoch")
+    func iso() {
+        #expect(TraceTime.iso8601(micros: 1_796_086_923_456_000) == "2026-12-01T01:02:03.456Z")
+        #expect(TraceTime.iso8601(micros: -1_000_000) == "1969-12-31T23:59:59.000Z")
+        #expect(TraceTime.parseISO8601("2026-12-01T01:02:03.456Z") == 1_796_086_923_456_000)
+        #expect(TraceTime.parseISO8601("2026-12-01T01:02:03Z") == 1_796_086_923_000_000)
+        #expect(TraceTime.parseISO8601("2026-12-01T01:02:03.4567891Z") == 1_796_086_923_456_789)
+        for bad in ["2026-13-01T01:02:03Z", "2026-12-01 01:02:03Z", "2026-12-01T01:02:03", "yesterday", "", "5x"] {
+            #expect(TraceTime.parseBound(bad, now: 0) == nil, "\(bad)")
+        }
+    }
+
+    @Test("a bound is an age before now or a UTC time")
+    func bounds() {
+        let now: Int64 = 10_000_000_000
+        #expect(TraceTime.parseBound("90s", now: now) == now - 90_000_000)
+        #expect(TraceTime.parseBound("5m", now: now) == now - 300_000_000)
+        #expect(TraceTime.parseBound("1h", now: now) == now - 3_600_000_000)
+        #expect(TraceTime.parseBound("2026-12-01T01:02:03Z", now: now) == 1_796_086_923_000_000)
+    }
+
+    @Test("the run filter keeps the run's events and every event sharing a causal id with them")
+    func runFilter() {
+        func event(_ kind: TraceEventKind, _ wall: Int64, cause: String?, run: String? = nil) -> TraceEvent {
+            TraceEvent(side: .watch, instance: "w", wall: wall, mono: wall, event: kind, cause: cause, run: run)
+        }
+        let events = [
+            event(.transferQueued, 1, cause: "xfer:q/1", run: "A"), event(.transferQueued, 2, cause: "xfer:q/2", run: "B"),
+            event(.transferSend, 3, cause: "xfer:q/1"), event(.transferSend, 4, cause: "xfer:q/2"),
+            event(.linkUp, 5, cause: nil),
+        ]
+        #expect(TraceFilter(run: "A").apply(events).map(\.wall) == [1, 3])
+        #expect(TraceFilter(since: 2, until: 4).apply(events).map(\.wall) == [2, 3, 4])
+        #expect(TraceFilter(since: 2, run: "A").apply(events).isEmpty)
+    }
+}
+
+@Suite("The merged sequence diagram")
+struct TraceDiagramTests {
+    private static func event(
+        _ side: TraceEvent.Side, _ kind: TraceEventKind, _ wall: Int64, _ cause: String? = nil, run: String? = nil,
+        detail: String? = nil
+    ) -> TraceEvent {
+        TraceEvent(side: side, instance: side.rawValue, wall: wall, mono: wall, event: kind, cause: cause, run: run, detail: detail)
+    }
+
+    @Test("S5's shape: the failed message, the queued fallback, its delivery and acknowledgement, the ingest decision")
+    func queuedDelivery() {
+        let events = [
+            // given out of order: the two journals are merged by time
+            Self.event(.phone, .transferReceive, 50, "xfer:q/1"),
+            Self.event(.watch, .messageAttempt, 10, "msg:w/1", run: "run-0001-long"),
+            Self.event(.watch, .messageFailed, 11, "msg:w/1", run: "run-0001-long", detail: "notReachable"),
+            Self.event(.watch, .transferQueued, 12, "xfer:q/1", run: "run-0001-long"),
+            Self.event(.watch, .started, 30, detail: "instance w"),
+            Self.event(.watch, .linkUp, 40),
+            Self.event(.watch, .transferSend, 45, "xfer:q/1"),
+            Self.event(.phone, .ingest, 51, "xfer:q/1", run: "run-0001-long", detail: "merged via userInfo"),
+            Self.event(.phone, .transferAckSend, 52, "xfer:q/1"),
+            Self.event(.watch, .transferAckReceive, 53, "xfer:q/1"),
+        ]
+        let expected = """
+            sequenceDiagram
+                participant PUI as Phone UI
+                participant SE as SyncEngine
+                participant PB as PhoneBridge
+                participant WB as WatchBridge
+                participant WS as Watch session
+                participant WUI as Watch UI
+                WB-xPB: sendMessage id 1 run run-0001 failed notReachable
+                WB->>WB: transferUserInfo queued seq 1 run run-0001
+                Note over WB: watchd started instance w
+                Note over PB,WB: link up (heal)
+                WB->>PB: transferUserInfo seq 1
+                PB->>SE: ingestFromWatch run run-0001
+                Note over SE: merged via userInfo
+                PB-->>WB: userInfoAck seq 1
+
+            """
+        #expect(TraceDiagram.render(events) == expected)
+        #expect(TraceDiagram.render(events, markdown: true) == "```mermaid\n" + expected + "```\n")
+    }
+
+    @Test("a send never received is an open arrow; a receipt whose send is not in view is still drawn")
+    func unpaired() {
+        let lines = TraceDiagram.render([
+            Self.event(.phone, .contextSend, 1, "ctx:p/4", detail: "90 bytes"),
+            Self.event(.phone, .contextSend, 2, "ctx:p/5", detail: "91 bytes"),
+            Self.event(.watch, .contextReceive, 3, "ctx:p/5"),
+            Self.event(.watch, .contextAckSend, 4, "ctx:p/5"),
+            Self.event(.watch, .session, 5, run: "r", detail: "ended run=r finishedAndSaved; x #1"),
+        ]).split(separator: "\n").dropFirst(7)
+        #expect(Array(lines) == [
+            "    PB-)WB: applicationContext gen 4 90 bytes (no receipt)",
+            "    PB->>WB: applicationContext gen 5 91 bytes",
+            "    WB-)PB: contextAck gen 5 (no receipt)",
+            "    WB->>WS: session ended run=r finishedAndSaved, x №1",
+        ])
+    }
+
+    @Test("a receipt pairs only with a send of the same exchange from the other side")
+    func pairsBySideAndExchange() {
+        let lines = TraceDiagram.render([
+            Self.event(.watch, .transferSend, 1, "xfer:q/1"),
+            Self.event(.phone, .transferAckReceive, 2, "xfer:q/1"),
+        ]).split(separator: "\n").dropFirst(7)
+        #expect(Array(lines) == ["    WB-)PB: transferUserInfo seq 1 (no receipt)", "    WB-->>PB: userInfoAck seq 1"])
+    }
+}
