@@ -43,11 +43,11 @@ let package = Package(
         // Pure: hand-written command-line parsing with help at every level (argv → command value).
         .target(name: "ArgumentParsing", swiftSettings: swiftSettings),
         // Pure: the phonectl and watchctl command grammars (what each verb takes), shared by CLI and tests.
-        .target(name: "AdminCommands", dependencies: ["ArgumentParsing", "WorkoutModel"], swiftSettings: swiftSettings),
+        .target(name: "AdminCommands", dependencies: ["ArgumentParsing", "WorkoutModel", "Trace"], swiftSettings: swiftSettings),
         // I/O: what both daemons need around their engines — strict config files, structured logs,
         // systemd notify and watchdog, signals, the admin Unix socket and its client.
         .target(
-            name: "DaemonRuntime", dependencies: ["LinkRuntime", "ArgumentParsing", "AdminCommands", "LiveMirror"],
+            name: "DaemonRuntime", dependencies: ["LinkRuntime", "ArgumentParsing", "AdminCommands", "LiveMirror", "Trace"],
             swiftSettings: swiftSettings),
         // The phone daemon and its admin CLI.
         .executableTarget(

@@ -57,6 +57,7 @@ package enum WatchCommands {
                         arguments: [ArgumentSpec("sequence", help: "The transfer's sequence number.")]),
                 ]),
             SharedCommands.live,
+            TraceQuery.spec,
             CommandSpec(name: "sync", abstract: "Ask the phone for a fresh push (requestSync, best effort)."),
             CommandSpec(
                 name: "wrist", abstract: "Move the watch app to the background (down) or foreground (up).",
@@ -85,6 +86,7 @@ package enum WatchCommand: AdminCommand {
     case listQueue
     case cancelTransfer(sequence: UInt64)
     case live(LiveCommand)
+    case trace(TraceQuery)
     case sync
     /// `up`: the app comes to the foreground.
     case wrist(up: Bool)
@@ -109,6 +111,7 @@ package enum WatchCommand: AdminCommand {
             guard let sequence = UInt64(text) else { throw UsageError("sequence must be a number, got \(text)") }
             self = .cancelTransfer(sequence: sequence)
         case ["sync"]: self = .sync
+        case ["trace"]: self = .trace(try TraceQuery(command))
         case ["wrist"]:
             let position = try command.string("position")
             guard position == "down" || position == "up" else {

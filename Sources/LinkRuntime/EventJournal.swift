@@ -80,7 +80,8 @@ package final class EventJournal: Sendable {
         duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
     }
 
-    private static func wallMicros() -> Int64 {
+    /// Now, in microseconds since the Unix epoch (the journal's `wall`).
+    package static func wallMicros() -> Int64 {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000

@@ -110,6 +110,8 @@ extension PhoneDaemon {
         case .push:
             try operate(.forcePush)
             return .done
+        case .trace(let query):
+            return .trace(query, stateDirectory: configuration.stateDirectory)
         case .live(let command):
             return try live.execute(
                 command, run: { try self.loadRun($0) }, settings: engine.settings

@@ -56,7 +56,12 @@ struct CLIVerbTests {
             let words = Self.arguments(leaf, run: run, split: split)
             let result = side == .phone ? try await system.phonectl(words) : try await system.watchctl(words)
             #expect(!result.standardError.contains("does not know"), "\(daemon) does not know `\(verb)`: \(result)")
-            if leaf.spec.flags.contains(.json) {
+            if leaf.path == ["trace"] {
+                // The raw journal: one JSON object per line, the daemon's start among them.
+                let lines = result.standardOutput.split(separator: "\n")
+                #expect(result.exitCode == 0 && lines.contains { $0.contains("\"event\":\"started\"") }, "\(result)")
+                #expect(lines.allSatisfy { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) != nil }, "\(result)")
+            } else if leaf.spec.flags.contains(.json) {
                 #expect(result.exitCode == 0, "\(words): \(result)")
                 #expect(
                     (try? JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8))) != nil,
