@@ -70,6 +70,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "watchctl", dependencies: ["AdminCommands", "DaemonRuntime"], swiftSettings: swiftSettings),
+        // scripts/trace: both daemons' journals merged into one mermaid sequenceDiagram (docs/TRACE.md).
+        .executableTarget(
+            name: "tracediagram", dependencies: ["AdminCommands", "ArgumentParsing", "LinkRuntime", "Trace"],
+            swiftSettings: swiftSettings),
         // A bare link endpoint for tests and experiments: queues transfers, records what it applies.
         .executableTarget(name: "linkpeer", dependencies: ["LinkRuntime"], swiftSettings: swiftSettings),
         // The kill/restart and network-partition testers behind scripts/kill-test and scripts/partition-test.

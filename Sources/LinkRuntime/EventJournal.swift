@@ -42,11 +42,25 @@ package final class EventJournal: Sendable {
     /// Lines that could not be written.
     package var droppedLines: Int { state.withLock { $0.dropped } }
 
-    /// Appends one event stamped now.
-    package func record(_ event: TraceEventKind, cause: String? = nil, run: String? = nil, detail: String? = nil) {
+    /// When an event happened: wall and monotonic microseconds.
+    package struct Stamp: Sendable {
+        let wall: Int64
+        let mono: Int64
+    }
+
+    /// Now, for an event recorded later (a decision whose ids are known only once it was carried out).
+    package func stamp() -> Stamp {
+        Stamp(wall: Self.wallMicros(), mono: Self.micros(ContinuousClock.now - origin))
+    }
+
+    /// Appends one event stamped `at` (default: now).
+    package func record(
+        _ event: TraceEventKind, cause: String? = nil, run: String? = nil, detail: String? = nil, at: Stamp? = nil
+    ) {
+        let stamp = at ?? stamp()
         let line = TraceEvent(
-            side: side, instance: instance, wall: Self.wallMicros(), mono: Self.micros(ContinuousClock.now - origin),
-            event: event, cause: cause, run: run, detail: detail
+            side: side, instance: instance, wall: stamp.wall, mono: stamp.mono, event: event, cause: cause, run: run,
+            detail: detail
         ).jsonLine() + "\n"
         state.withLock { state in
             if state.descriptor < 0 { open(&state) }

@@ -13,7 +13,18 @@ package enum TraceDiagram {
         let ordered = merged(events)
         let matched = pairs(ordered)
         var lines = ["sequenceDiagram"] + participants.map { "    participant \($0.id) as \($0.name)" }
+        // Both sides see the link go up and down: one note per change, not one per side.
+        var linkUp: Bool?
         for (index, event) in ordered.enumerated() {
+            if event.event == .linkUp || event.event == .linkDown {
+                let up = event.event == .linkUp
+                guard linkUp != up else { continue }
+                let heal = up && linkUp == false
+                linkUp = up
+                let detail = event.detail.map { " " + clean($0) } ?? ""
+                lines.append(up ? "    Note over PB,WB: link up\(heal ? " (heal)" : "")" : "    Note over PB,WB: link down\(detail)")
+                continue
+            }
             lines += statements(for: event, matched: matched[index]).map { "    " + $0 }
         }
         let diagram = lines.joined(separator: "\n") + "\n"
@@ -65,10 +76,8 @@ package enum TraceDiagram {
         switch event.event {
         case .started:
             return ["Note over \(here): \(event.side == .phone ? "phoned" : "watchd") started\(detail)"]
-        case .linkUp:
-            return ["Note over PB,WB: link up (heal)"]
-        case .linkDown:
-            return ["Note over PB,WB: link down\(detail)"]
+        case .linkUp, .linkDown:
+            return []  // one note per change of the link, drawn by `render`
         case .reachability:
             return ["Note over \(here): \(event.side.peer.rawValue) reachable:\(detail)"]
         case .messageAttempt:

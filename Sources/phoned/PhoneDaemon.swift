@@ -361,13 +361,15 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             try documents.write(stub)
             perform(engine.handle(.tombstoneWritten(stub.id, now: .current)))
         case .pushContext(let context, let force):
+            // Stamped before the frame goes out: the push is what causes it.
+            let built = link.journal?.stamp()
             do {
                 try link.updateApplicationContext(DocumentCoder.encodeCompact(context), force: force)
                 let generation = link.status().contextGenerationSent ?? 0
                 _ = engine.handle(.pushQueued(generation: generation))
                 link.journal?.record(
                     .push, cause: TraceEvent.contextCause(sender: state.instance.description, generation: generation),
-                    detail: "generation \(generation)\(force ? " forced" : "")")
+                    detail: "generation \(generation)\(force ? " forced" : "")", at: built)
             } catch {
                 logger.warning("push not sent", ["reason": error.description], component: "push")
                 perform(engine.handle(.pushFailed(reason: error.description, now: .current)))

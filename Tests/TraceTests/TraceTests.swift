@@ -107,7 +107,7 @@ struct TraceDiagramTests {
                 WB-xPB: sendMessage id 1 run run-0001 failed notReachable
                 WB->>WB: transferUserInfo queued seq 1 run run-0001
                 Note over WB: watchd started instance w
-                Note over PB,WB: link up (heal)
+                Note over PB,WB: link up
                 WB->>PB: transferUserInfo seq 1
                 PB->>SE: ingestFromWatch run run-0001
                 Note over SE: merged via userInfo
@@ -132,6 +132,19 @@ struct TraceDiagramTests {
             "    PB->>WB: applicationContext gen 5 91 bytes",
             "    WB-)PB: contextAck gen 5 (no receipt)",
             "    WB->>WS: session ended run=r finishedAndSaved, x №1",
+        ])
+    }
+
+    @Test("the link's changes are one note each, whichever side saw them; an up after a down is a heal")
+    func linkNotes() {
+        let lines = TraceDiagram.render([
+            Self.event(.phone, .linkUp, 1), Self.event(.watch, .linkUp, 2),
+            Self.event(.watch, .linkDown, 3, detail: "peer closed"), Self.event(.phone, .linkDown, 4, detail: "eof"),
+            Self.event(.phone, .linkUp, 5), Self.event(.watch, .linkUp, 6),
+        ]).split(separator: "\n").dropFirst(7)
+        #expect(Array(lines) == [
+            "    Note over PB,WB: link up", "    Note over PB,WB: link down peer closed",
+            "    Note over PB,WB: link up (heal)",
         ])
     }
 
