@@ -9,13 +9,17 @@ extension LinkEndpoint {
     /// jitter seeded from the process ID.
     package static func forDaemon(
         configuration: LinkConfiguration, stateDirectory: String, pairingKeyFile: String, address: Address,
-        loop: EventLoop
+        loop: EventLoop, journalMaximumBytes: Int
     ) throws -> LinkEndpoint {
         let state = try LinkStateDirectory(root: stateDirectory) { try SecureRandom.bytes(count: 16) }
         let endpoint = try LinkEndpoint(
             configuration: configuration, state: state, pairingKey: try PairingKeyFile.load(pairingKeyFile),
             address: address, loop: loop, seed: UInt64(truncatingIfNeeded: getpid()))
-        endpoint.journal = EventJournal(stateDirectory: stateDirectory, role: configuration.role, instance: state.instance)
+        if journalMaximumBytes > 0 {
+            endpoint.journal = EventJournal(
+                stateDirectory: stateDirectory, role: configuration.role, instance: state.instance,
+                maximumBytes: journalMaximumBytes)
+        }
         return endpoint
     }
 }

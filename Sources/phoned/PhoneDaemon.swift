@@ -60,7 +60,8 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         link = try LinkEndpoint.forDaemon(
             configuration: linkConfiguration, stateDirectory: configuration.stateDirectory,
             pairingKeyFile: configuration.pairingKeyFile,
-            address: .listen(host: configuration.listen.host, port: configuration.listen.port), loop: loop)
+            address: .listen(host: configuration.listen.host, port: configuration.listen.port), loop: loop,
+            journalMaximumBytes: configuration.link.journalMaximumBytes)
         state = link.state
         var settings: Settings?
         if let bytes = try AtomicFile.read("\(configuration.stateDirectory)/settings.json") {

@@ -51,7 +51,8 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
         link = try LinkEndpoint.forDaemon(
             configuration: linkConfiguration, stateDirectory: configuration.stateDirectory,
             pairingKeyFile: configuration.pairingKeyFile,
-            address: .dial(host: configuration.phoneAddress.host, port: configuration.phoneAddress.port), loop: loop)
+            address: .dial(host: configuration.phoneAddress.host, port: configuration.phoneAddress.port), loop: loop,
+            journalMaximumBytes: configuration.link.journalMaximumBytes)
         state = link.state
         let contents = try cache.load()
         skippedCacheFiles = contents.skipped.map { "\($0.path): \($0.reason)" }
