@@ -95,7 +95,7 @@ package enum TraceDiagram {
         case .ingest:
             return ["PB->>SE: ingestFromWatch\(run)", "Note over SE:\(detail)"]
         case .push:
-            return ["SE->>PB: pushAll\(detail)"]
+            return ["SE->>PB: pushAll\(detail)"]  // the applicationContext arrow after it carries the generation
         case .fileWritten:
             return [event.side == .phone ? "Note over SE: file written\(run)" : "Note over WB: cached\(run)"]
         case .session:

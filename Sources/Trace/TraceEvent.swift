@@ -83,7 +83,8 @@ package enum TraceEventKind: String, Codable, Sendable, CaseIterable {
     case launchDropped = "launch.dropped"
     /// The phone's intake decided about a watch update (merged, vetoed, staged, dropped, …).
     case ingest = "ingest"
-    /// The phone's SyncEngine built a state push.
+    /// The phone's SyncEngine built a state push (the `context.send` after it carries its generation;
+    /// an unchanged state sends none).
     case push = "push"
     /// A document file was written (phone) or cached (watch).
     case fileWritten = "file.written"

@@ -366,11 +366,10 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             let built = link.journal?.stamp()
             do {
                 try link.updateApplicationContext(DocumentCoder.encodeCompact(context), force: force)
-                let generation = link.status().contextGenerationSent ?? 0
-                _ = engine.handle(.pushQueued(generation: generation))
-                link.journal?.record(
-                    .push, cause: TraceEvent.contextCause(sender: state.instance.description, generation: generation),
-                    detail: "generation \(generation)\(force ? " forced" : "")", at: built)
+                _ = engine.handle(.pushQueued(generation: link.status().contextGenerationSent ?? 0))
+                // No generation here: inside a link notification the endpoint assigns it only after
+                // this returns. The context frame that follows carries it.
+                link.journal?.record(.push, detail: force ? "forced" : nil, at: built)
             } catch {
                 logger.warning("push not sent", ["reason": error.description], component: "push")
                 perform(engine.handle(.pushFailed(reason: error.description, now: .current)))

@@ -81,8 +81,9 @@ struct TraceEndToEndTests {
         let context = try #require(
             lines[..<ended].lastIndex { $0.hasPrefix("PB->>WB: applicationContext gen ") }, "\(lines)")
         let generation = try #require(lines[context].split(separator: " ").drop { $0 != "gen" }.dropFirst().first)
-        let push = try #require(
-            lines[..<context].lastIndex { $0 == "SE->>PB: pushAll generation \(generation)" }, "\(lines.joined(separator: "\n"))")
+        let push = try #require(lines[..<context].lastIndex { $0.hasPrefix("SE->>PB: pushAll") }, "\(lines)")
+        // The push is the phone completing the run: its file is written just before it.
+        #expect(lines[push - 1] == "Note over SE: file written run \(run.prefix(8))", "\(lines)")
         #expect(index(lines, "WB->>WS: session running run=\(run)") ?? .max < push)
         #expect(index(lines, "WB-->>PB: contextAck gen \(generation)", after: context) != nil, "\(lines)")
     }
