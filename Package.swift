@@ -106,7 +106,7 @@ let package = Package(
             dependencies: ["WorkoutModel", "TestSupport"],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "TraceTests", dependencies: ["Trace"], swiftSettings: swiftSettings),
+        .testTarget(name: "TraceTests", dependencies: ["Trace", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "LinkProtocolTests",
             dependencies: ["LinkProtocol", "TestSupport"],

@@ -95,6 +95,7 @@ package enum PhoneCommands {
                 ]),
             SharedCommands.live,
             TraceQuery.spec,
+            TraceQuery.metricsSpec,
             CommandSpec(name: "push", abstract: "Send the full state to the watch now, even if unchanged."),
             CommandSpec(name: "launch", abstract: "Ask the watch app to launch for a run (best effort).", arguments: [run]),
         ]
@@ -131,6 +132,7 @@ package enum PhoneCommand: AdminCommand {
     case unlockSplit
     case live(LiveCommand)
     case trace(TraceQuery)
+    case metrics
     case push
     case launch(run: DocumentID)
 
@@ -138,6 +140,7 @@ package enum PhoneCommand: AdminCommand {
         switch command.path {
         case ["status"]: self = .status
         case ["trace"]: self = .trace(try TraceQuery(command))
+        case ["metrics"]: self = .metrics
         case ["splits"]: self = .splits
         case ["workouts"]:
             let limit = try command.optionalInteger("limit")

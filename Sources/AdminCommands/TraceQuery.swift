@@ -11,6 +11,11 @@ package struct TraceQuery: Codable, Sendable, Equatable {
     /// Print raw journal lines rather than the human form (only that form is built).
     package var json: Bool
 
+    /// `metrics` on both CLIs.
+    static let metricsSpec = CommandSpec(
+        name: "metrics",
+        abstract: "Counters and gauges in the OpenMetrics text format (for node_exporter's textfile collector).")
+
     /// The verb on both CLIs.
     static let spec = CommandSpec(
         name: "trace", abstract: "The event journal: what this daemon sent, received and decided, oldest first.",

@@ -58,6 +58,7 @@ package enum WatchCommands {
                 ]),
             SharedCommands.live,
             TraceQuery.spec,
+            TraceQuery.metricsSpec,
             CommandSpec(name: "sync", abstract: "Ask the phone for a fresh push (requestSync, best effort)."),
             CommandSpec(
                 name: "wrist", abstract: "Move the watch app to the background (down) or foreground (up).",
@@ -87,6 +88,7 @@ package enum WatchCommand: AdminCommand {
     case cancelTransfer(sequence: UInt64)
     case live(LiveCommand)
     case trace(TraceQuery)
+    case metrics
     case sync
     /// `up`: the app comes to the foreground.
     case wrist(up: Bool)
@@ -112,6 +114,7 @@ package enum WatchCommand: AdminCommand {
             self = .cancelTransfer(sequence: sequence)
         case ["sync"]: self = .sync
         case ["trace"]: self = .trace(try TraceQuery(command))
+        case ["metrics"]: self = .metrics
         case ["wrist"]:
             let position = try command.string("position")
             guard position == "down" || position == "up" else {

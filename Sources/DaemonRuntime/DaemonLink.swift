@@ -15,11 +15,10 @@ extension LinkEndpoint {
         let endpoint = try LinkEndpoint(
             configuration: configuration, state: state, pairingKey: try PairingKeyFile.load(pairingKeyFile),
             address: address, loop: loop, seed: UInt64(truncatingIfNeeded: getpid()))
-        if journalMaximumBytes > 0 {
-            endpoint.journal = EventJournal(
-                stateDirectory: stateDirectory, role: configuration.role, instance: state.instance,
-                maximumBytes: journalMaximumBytes)
-        }
+        // Kept with the file turned off (0): it still counts events for `metrics`.
+        endpoint.journal = EventJournal(
+            stateDirectory: stateDirectory, role: configuration.role, instance: state.instance,
+            maximumBytes: journalMaximumBytes)
         return endpoint
     }
 }

@@ -10,6 +10,8 @@ import Trace
 /// Cheap on purpose: one `write(2)` per line on an `O_APPEND` descriptor, never an fsync. A line is in
 /// the kernel once `record` returns, so it survives the daemon being killed, not a power cut. A
 /// failed write is dropped (counted in `droppedLines`): the journal never stops the daemon.
+///
+/// It also counts events by kind for `metrics`, even with the file turned off (`maximumBytes` 0).
 package final class EventJournal: Sendable {
     package static let fileName = "journal.jsonl"
     package static let defaultMaximumBytes = 4 << 20
@@ -23,6 +25,7 @@ package final class EventJournal: Sendable {
         var descriptor: Int32 = -1
         var size = 0
         var dropped = 0
+        var counts: [TraceEventKind: Int] = [:]
     }
     private let state = Mutex(State())
 
@@ -38,6 +41,9 @@ package final class EventJournal: Sendable {
     deinit {
         state.withLock { if $0.descriptor >= 0 { close($0.descriptor) } }
     }
+
+    /// How many events of each kind were recorded since the daemon started.
+    package var counts: [TraceEventKind: Int] { state.withLock { $0.counts } }
 
     /// Lines that could not be written.
     package var droppedLines: Int { state.withLock { $0.dropped } }
@@ -57,6 +63,8 @@ package final class EventJournal: Sendable {
     package func record(
         _ event: TraceEventKind, cause: String? = nil, run: String? = nil, detail: String? = nil, at: Stamp? = nil
     ) {
+        state.withLock { $0.counts[event, default: 0] += 1 }
+        guard maximumBytes > 0 else { return }
         let stamp = at ?? stamp()
         let line = TraceEvent(
             side: side, instance: instance, wall: stamp.wall, mono: stamp.mono, event: event, cause: cause, run: run,

@@ -110,6 +110,8 @@ extension PhoneDaemon {
         case .push:
             try operate(.forcePush)
             return .done
+        case .metrics:
+            return .output(text: status().metrics(events: link.journal?.counts ?? [:]), json: "")
         case .trace(let query):
             return .trace(query, stateDirectory: configuration.stateDirectory)
         case .live(let command):

@@ -106,6 +106,8 @@ extension WatchDaemon {
                 logger.info("requestSync answered", ["outcome": "\(outcome)"], component: "link")
             }
             return .output(text: "requested", json: AdminOutcome.json(AdminReply.Requested()))
+        case .metrics:
+            return .output(text: status().metrics(events: link.journal?.counts ?? [:]), json: "")
         case .trace(let query):
             return .trace(query, stateDirectory: configuration.stateDirectory)
         case .live(let command):

@@ -88,3 +88,28 @@ struct TraceEndToEndTests {
         #expect(index(lines, "WB-->>PB: contextAck gen \(generation)", after: context) != nil, "\(lines)")
     }
 }
+
+@Suite("metrics from real daemons")
+struct MetricsEndToEndTests {
+    @Test("phonectl metrics and watchctl metrics print valid OpenMetrics text counting what happened")
+    func metrics() async throws {
+        let system = try SyncSystem("metrics")
+        let (_, run) = try await system.startBothWithRun()
+        _ = try await system.watch("complete", run, "1", "1")
+        try await system.waitForPhoneRun(run, "has the watch's set") { $0.doneSets == 1 }
+
+        let phone = try await system.phone("metrics") + "\n"
+        let watch = try await system.watch("metrics") + "\n"
+        #expect(openMetricsViolations(phone).isEmpty, "\(openMetricsViolations(phone))\n\(phone)")
+        #expect(openMetricsViolations(watch).isEmpty, "\(openMetricsViolations(watch))\n\(watch)")
+        func value(_ text: String, _ sample: String) -> Double? {
+            text.split(separator: "\n").first { $0.hasPrefix(sample + " ") }.flatMap { Double($0.split(separator: " ").last!) }
+        }
+        #expect(value(phone, "watchsync_linked") == 1 && value(watch, "watchsync_linked") == 1)
+        #expect(value(phone, #"watchsync_events_total{event="context.send"}"#) ?? 0 >= 1)
+        #expect(value(watch, #"watchsync_events_total{event="context.receive"}"#) ?? 0 >= 1)
+        #expect(value(phone, #"watchsync_ingest_total{outcome="merged"}"#) ?? 0 >= 1, "\(phone)")
+        #expect(value(watch, #"watchsync_cache_runs{set="all"}"#) == 1)
+        #expect(value(watch, "watchsync_session_running") == 1)
+    }
+}

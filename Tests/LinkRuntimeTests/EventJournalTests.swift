@@ -37,3 +37,19 @@ struct EventJournalTests {
         #expect(sequences == Array(sequences.first!...200))
     }
 }
+
+@Suite("EventJournal turned off")
+struct EventJournalOffTests {
+    @Test("with a cap of 0 nothing is written, but events are still counted for metrics")
+    func off() throws {
+        let dir = try TemporaryDirectory("journal")
+        let journal = EventJournal(
+            stateDirectory: dir.path, role: .phone, instance: InstanceID(hex: "0123456789abcdef0123456789abcdef")!,
+            maximumBytes: 0)
+        journal.record(.push)
+        journal.record(.push)
+        journal.record(.ingest, detail: "merged")
+        #expect(!FileManager.default.fileExists(atPath: journal.path))
+        #expect(journal.counts == [.push: 2, .ingest: 1])
+    }
+}

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 import Trace
 
 @Suite("Event journal records")
@@ -155,5 +156,58 @@ struct TraceDiagramTests {
             Self.event(.phone, .transferAckReceive, 2, "xfer:q/1"),
         ]).split(separator: "\n").dropFirst(7)
         #expect(Array(lines) == ["    WB-)PB: transferUserInfo seq 1 (no receipt)", "    WB-->>PB: userInfoAck seq 1"])
+    }
+}
+
+@Suite("OpenMetrics exposition")
+struct OpenMetricsTests {
+    @Test("families render as TYPE, HELP, samples (counters with _total), escaped labels, # EOF last")
+    func render() {
+        let text = OpenMetrics.render([
+            MetricFamily(
+                "watchsync_events", .counter, help: "Events by kind.",
+                samples: [([("event", "a\"b\\c\nd")], 3), ([("event", "x")], 0)]),
+            MetricFamily("watchsync_linked", .gauge, help: "1 when up.\nReally.", value: 1),
+            MetricFamily("watchsync_ratio", .gauge, help: "A fraction.", value: 0.25),
+            MetricFamily("watchsync_lag", .gauge, help: "Unknown yet.", value: .nan),
+        ])
+        #expect(text == """
+            # TYPE watchsync_events counter
+            # HELP watchsync_events Events by kind.
+            watchsync_events_total{event="a\\"b\\\\c\\nd"} 3
+            watchsync_events_total{event="x"} 0
+            # TYPE watchsync_linked gauge
+            # HELP watchsync_linked 1 when up.\\nReally.
+            watchsync_linked 1
+            # TYPE watchsync_ratio gauge
+            # HELP watchsync_ratio A fraction.
+            watchsync_ratio 0.25
+            # TYPE watchsync_lag gauge
+            # HELP watchsync_lag Unknown yet.
+            watchsync_lag NaN
+            # EOF
+
+            """)
+        #expect(openMetricsViolations(text).isEmpty, "\(openMetricsViolations(text))")
+    }
+
+    @Test(
+        "the format check finds what breaks the rules",
+        arguments: [
+            "x_total 1\n# EOF\n",  // sample before TYPE
+            "# TYPE x counter\nx 1\n# EOF\n",  // counter sample without _total
+            "# TYPE x gauge\nx 1\n",  // no EOF
+            "# TYPE x gauge\nx{a=\"b} 1\n# EOF\n",  // unterminated label
+            "# TYPE x gauge\nx{a=\"\\q\"} 1\n# EOF\n",  // bad escape
+            "# TYPE x gauge\nx one\n# EOF\n",  // bad value
+            "# TYPE x gauge\nx inf\n# EOF\n",  // bad special
+            "# TYPE x gauge\n# TYPE y gauge\nx 1\n# EOF\n",  // not contiguous
+            "# TYPE x gauge\nx 1\nx 2\n# EOF\n",  // repeated label set
+            "# TYPE 1x gauge\n1x 1\n# EOF\n",  // bad name
+            "# TYPE x counter\nx_total -1\n# EOF\n",  // negative counter
+            "# TYPE x gauge\n# EOF\nx 1\n# EOF\n",  // EOF not last
+        ])
+    func checkFinds(_ text: String) {
+        #expect(!openMetricsViolations(text).isEmpty)
     }
 }
