@@ -19,13 +19,15 @@ package struct TraceQuery: Codable, Sendable, Equatable {
     /// The verb on both CLIs.
     static let spec = CommandSpec(
         name: "trace", abstract: "The event journal: what this daemon sent, received and decided, oldest first.",
-        discussion: "--json prints the raw journal lines (one JSON object per line). scripts/trace merges both daemons' journals into one sequence diagram.",
+        discussion:
+            "--json prints the raw journal lines (one JSON object per line). scripts/trace merges both daemons' journals into one sequence diagram.",
         options: options, flags: [FlagSpec.json])
 
     /// `--since`, `--until`, `--run`: shared with tracediagram (scripts/trace).
     package static let options = [
         OptionSpec(
-            "since", help: "Only events at or after this: an age (90s, 5m, 2h, 1d) or a UTC time (2026-12-01T01:02:03Z).",
+            "since",
+            help: "Only events at or after this: an age (90s, 5m, 2h, 1d) or a UTC time (2026-12-01T01:02:03Z).",
             valueName: "when"),
         OptionSpec("until", help: "Only events at or before this (the same forms).", valueName: "when"),
         OptionSpec("run", help: "Only this run's events and the exchanges that carried them.", valueName: "id"),
@@ -41,7 +43,8 @@ package struct TraceQuery: Codable, Sendable, Equatable {
     package init(_ command: ParsedCommand) throws(UsageError) {
         for name in ["since", "until"] {
             if let text = command.optionalString(name), TraceTime.parseBound(text, now: 0) == nil {
-                throw UsageError("--\(name) must be an age (90s, 5m, 2h, 1d) or a UTC time (2026-12-01T01:02:03Z), got \(text)")
+                throw UsageError(
+                    "--\(name) must be an age (90s, 5m, 2h, 1d) or a UTC time (2026-12-01T01:02:03Z), got \(text)")
             }
         }
         self.init(

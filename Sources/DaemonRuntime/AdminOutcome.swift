@@ -41,7 +41,8 @@ package enum AdminOutcome {
 
     /// `trace`: the journal's events the query selects, in the form the CLI prints.
     package static func trace(_ query: TraceQuery, stateDirectory: String) -> AdminOutcome {
-        let events = query.filter(now: EventJournal.wallMicros()).apply(EventJournal.read(stateDirectory: stateDirectory))
+        let journal = EventJournal.read(stateDirectory: stateDirectory)
+        let events = query.filter(now: EventJournal.wallMicros()).apply(journal)
         if query.json { return .output(text: "", json: events.map { $0.jsonLine() }.joined(separator: "\n")) }
         return .output(text: lines(events.map(\.humanLine), empty: "no events"), json: "")
     }

@@ -66,10 +66,12 @@ package final class EventJournal: Sendable {
         state.withLock { $0.counts[event, default: 0] += 1 }
         guard maximumBytes > 0 else { return }
         let stamp = at ?? stamp()
-        let line = TraceEvent(
-            side: side, instance: instance, wall: stamp.wall, mono: stamp.mono, event: event, cause: cause, run: run,
-            detail: detail
-        ).jsonLine() + "\n"
+        let line =
+            TraceEvent(
+                side: side, instance: instance, wall: stamp.wall, mono: stamp.mono, event: event, cause: cause,
+                run: run,
+                detail: detail
+            ).jsonLine() + "\n"
         state.withLock { state in
             if state.descriptor < 0 { open(&state) }
             if state.size > 0, state.size + line.utf8.count > maximumBytes {

@@ -35,7 +35,9 @@ package func openMetricsViolations(_ text: String) -> [String] {
             }
             let name = String(parts[2])
             if parts[1] == "TYPE" {
-                let known = ["counter", "gauge", "histogram", "gaugehistogram", "stateset", "info", "summary", "unknown"]
+                let known = [
+                    "counter", "gauge", "histogram", "gaugehistogram", "stateset", "info", "summary", "unknown",
+                ]
                 guard parts.count == 4, known.contains(String(parts[3])) else {
                     problems.append("\(at): unknown type: \(line)")
                     continue
@@ -66,7 +68,11 @@ package func openMetricsViolations(_ text: String) -> [String] {
             continue
         }
         if closed.contains(family) { problems.append("\(at): \(family) is not contiguous") }
-        let suffixes = type == "counter" ? ["_total", "_created"] : type == "gauge" ? [""] : ["", "_bucket", "_count", "_sum", "_created", "_total", "_gcount", "_gsum", "_info"]
+        let suffixes =
+            type == "counter"
+            ? ["_total", "_created"]
+            : type == "gauge"
+                ? [""] : ["", "_bucket", "_count", "_sum", "_created", "_total", "_gcount", "_gsum", "_info"]
         if !suffixes.contains(where: { name == family + $0 }) {
             problems.append("\(at): \(name) is not a sample name of \(type) \(family)")
         }
@@ -105,7 +111,9 @@ package func openMetricsViolations(_ text: String) -> [String] {
                     problems.append("\(at): unterminated label value in \(labels)")
                     break
                 }
-                if rest.hasPrefix(",") { rest = rest.dropFirst() } else if !rest.isEmpty {
+                if rest.hasPrefix(",") {
+                    rest = rest.dropFirst()
+                } else if !rest.isEmpty {
                     problems.append("\(at): expected , between labels in \(labels)")
                     break
                 }

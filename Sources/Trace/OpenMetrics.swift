@@ -46,8 +46,11 @@ package enum OpenMetrics {
             lines.append("# HELP \(family.name) \(escape(family.help, quotes: false))")
             let sampleName = family.kind == .counter ? family.name + "_total" : family.name
             for sample in family.samples {
-                let labels = sample.labels.isEmpty
-                    ? "" : "{" + sample.labels.map { "\($0.0)=\"\(escape($0.1, quotes: true))\"" }.joined(separator: ",") + "}"
+                let labels =
+                    sample.labels.isEmpty
+                    ? ""
+                    : "{" + sample.labels.map { "\($0.0)=\"\(escape($0.1, quotes: true))\"" }.joined(separator: ",")
+                        + "}"
                 lines.append("\(sampleName)\(labels) \(number(sample.value))")
             }
         }

@@ -22,7 +22,10 @@ package enum TraceDiagram {
                 let heal = up && linkUp == false
                 linkUp = up
                 let detail = event.detail.map { " " + clean($0) } ?? ""
-                lines.append(up ? "    Note over PB,WB: link up\(heal ? " (heal)" : "")" : "    Note over PB,WB: link down\(detail)")
+                lines.append(
+                    up
+                        ? "    Note over PB,WB: link up\(heal ? " (heal)" : "")"
+                        : "    Note over PB,WB: link down\(detail)")
                 continue
             }
             lines += statements(for: event, matched: matched[index]).map { "    " + $0 }

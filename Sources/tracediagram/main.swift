@@ -9,7 +9,8 @@ import Trace
 
 let spec = CommandSpec(
     name: "tracediagram", abstract: "Merge both daemons' event journals into one mermaid sequenceDiagram.",
-    discussion: "A send and its receipt (same causal id) are one arrow; decisions, link changes and restarts are notes.",
+    discussion:
+        "A send and its receipt (same causal id) are one arrow; decisions, link changes and restarts are notes.",
     options: [
         OptionSpec("phone-state", help: "phoned's state directory.", valueName: "dir", isRequired: true),
         OptionSpec("watch-state", help: "watchd's state directory.", valueName: "dir", isRequired: true),

@@ -43,7 +43,8 @@ struct TraceEndToEndTests {
         let short = String(run.prefix(8))
         let lines = try await diagram(system, run: run)
         let failed = try #require(index(lines, "WB-xPB: sendMessage id", "run \(short) failed"), "\(lines)")
-        let queued = try #require(index(lines, "WB->>WB: transferUserInfo queued seq", short, after: failed), "\(lines)")
+        let queued = try #require(
+            index(lines, "WB->>WB: transferUserInfo queued seq", short, after: failed), "\(lines)")
         let sequence = try #require(lines[queued].split(separator: " ").drop { $0 != "seq" }.dropFirst().first)
         let delivered = try #require(
             index(lines, "WB->>PB: transferUserInfo seq \(sequence)", after: queued), "\(lines)")
@@ -103,7 +104,9 @@ struct MetricsEndToEndTests {
         #expect(openMetricsViolations(phone).isEmpty, "\(openMetricsViolations(phone))\n\(phone)")
         #expect(openMetricsViolations(watch).isEmpty, "\(openMetricsViolations(watch))\n\(watch)")
         func value(_ text: String, _ sample: String) -> Double? {
-            text.split(separator: "\n").first { $0.hasPrefix(sample + " ") }.flatMap { Double($0.split(separator: " ").last!) }
+            text.split(separator: "\n").first { $0.hasPrefix(sample + " ") }.flatMap {
+                Double($0.split(separator: " ").last!)
+            }
         }
         #expect(value(phone, "watchsync_linked") == 1 && value(watch, "watchsync_linked") == 1)
         #expect(value(phone, #"watchsync_events_total{event="context.send"}"#) ?? 0 >= 1)

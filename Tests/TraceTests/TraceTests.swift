@@ -1,5 +1,5 @@
-import Testing
 import TestSupport
+import Testing
 import Trace
 
 @Suite("Event journal records")
@@ -63,7 +63,8 @@ struct TraceTimeTests {
             TraceEvent(side: .watch, instance: "w", wall: wall, mono: wall, event: kind, cause: cause, run: run)
         }
         let events = [
-            event(.transferQueued, 1, cause: "xfer:q/1", run: "A"), event(.transferQueued, 2, cause: "xfer:q/2", run: "B"),
+            event(.transferQueued, 1, cause: "xfer:q/1", run: "A"),
+            event(.transferQueued, 2, cause: "xfer:q/2", run: "B"),
             event(.transferSend, 3, cause: "xfer:q/1"), event(.transferSend, 4, cause: "xfer:q/2"),
             event(.linkUp, 5, cause: nil),
         ]
@@ -79,7 +80,9 @@ struct TraceDiagramTests {
         _ side: TraceEvent.Side, _ kind: TraceEventKind, _ wall: Int64, _ cause: String? = nil, run: String? = nil,
         detail: String? = nil
     ) -> TraceEvent {
-        TraceEvent(side: side, instance: side.rawValue, wall: wall, mono: wall, event: kind, cause: cause, run: run, detail: detail)
+        TraceEvent(
+            side: side, instance: side.rawValue, wall: wall, mono: wall, event: kind, cause: cause, run: run,
+            detail: detail)
     }
 
     @Test("S5's shape: the failed message, the queued fallback, its delivery and acknowledgement, the ingest decision")
@@ -128,12 +131,13 @@ struct TraceDiagramTests {
             Self.event(.watch, .contextAckSend, 4, "ctx:p/5"),
             Self.event(.watch, .session, 5, run: "r", detail: "ended run=r finishedAndSaved; x #1"),
         ]).split(separator: "\n").dropFirst(7)
-        #expect(Array(lines) == [
-            "    PB-)WB: applicationContext gen 4 90 bytes (no receipt)",
-            "    PB->>WB: applicationContext gen 5 91 bytes",
-            "    WB-)PB: contextAck gen 5 (no receipt)",
-            "    WB->>WS: session ended run=r finishedAndSaved, x №1",
-        ])
+        #expect(
+            Array(lines) == [
+                "    PB-)WB: applicationContext gen 4 90 bytes (no receipt)",
+                "    PB->>WB: applicationContext gen 5 91 bytes",
+                "    WB-)PB: contextAck gen 5 (no receipt)",
+                "    WB->>WS: session ended run=r finishedAndSaved, x №1",
+            ])
     }
 
     @Test("the link's changes are one note each, whichever side saw them; an up after a down is a heal")
@@ -143,10 +147,11 @@ struct TraceDiagramTests {
             Self.event(.watch, .linkDown, 3, detail: "peer closed"), Self.event(.phone, .linkDown, 4, detail: "eof"),
             Self.event(.phone, .linkUp, 5), Self.event(.watch, .linkUp, 6),
         ]).split(separator: "\n").dropFirst(7)
-        #expect(Array(lines) == [
-            "    Note over PB,WB: link up", "    Note over PB,WB: link down peer closed",
-            "    Note over PB,WB: link up (heal)",
-        ])
+        #expect(
+            Array(lines) == [
+                "    Note over PB,WB: link up", "    Note over PB,WB: link down peer closed",
+                "    Note over PB,WB: link up (heal)",
+            ])
     }
 
     @Test("a receipt pairs only with a send of the same exchange from the other side")
@@ -171,23 +176,24 @@ struct OpenMetricsTests {
             MetricFamily("watchsync_ratio", .gauge, help: "A fraction.", value: 0.25),
             MetricFamily("watchsync_lag", .gauge, help: "Unknown yet.", value: .nan),
         ])
-        #expect(text == """
-            # TYPE watchsync_events counter
-            # HELP watchsync_events Events by kind.
-            watchsync_events_total{event="a\\"b\\\\c\\nd"} 3
-            watchsync_events_total{event="x"} 0
-            # TYPE watchsync_linked gauge
-            # HELP watchsync_linked 1 when up.\\nReally.
-            watchsync_linked 1
-            # TYPE watchsync_ratio gauge
-            # HELP watchsync_ratio A fraction.
-            watchsync_ratio 0.25
-            # TYPE watchsync_lag gauge
-            # HELP watchsync_lag Unknown yet.
-            watchsync_lag NaN
-            # EOF
+        #expect(
+            text == """
+                # TYPE watchsync_events counter
+                # HELP watchsync_events Events by kind.
+                watchsync_events_total{event="a\\"b\\\\c\\nd"} 3
+                watchsync_events_total{event="x"} 0
+                # TYPE watchsync_linked gauge
+                # HELP watchsync_linked 1 when up.\\nReally.
+                watchsync_linked 1
+                # TYPE watchsync_ratio gauge
+                # HELP watchsync_ratio A fraction.
+                watchsync_ratio 0.25
+                # TYPE watchsync_lag gauge
+                # HELP watchsync_lag Unknown yet.
+                watchsync_lag NaN
+                # EOF
 
-            """)
+                """)
         #expect(openMetricsViolations(text).isEmpty, "\(openMetricsViolations(text))")
     }
 
