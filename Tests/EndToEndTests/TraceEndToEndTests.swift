@@ -52,6 +52,14 @@ struct TraceEndToEndTests {
         #expect(lines[ingested + 1] == "Note over SE: merged via userInfo")
         #expect(index(lines, "PB-->>WB: userInfoAck seq \(sequence)", after: delivered) != nil, "\(lines)")
 
+        // Each daemon's own journal, in the human form, narrowed to the run or to a window.
+        let watchSide = try await system.watch("trace", "--run", run)
+        #expect(watchSide.contains(" watch message.failed msg:") && watchSide.contains(" watch transfer.queued xfer:"))
+        #expect(!watchSide.contains(" started "), "the run filter keeps only the run's exchanges")
+        let phoneSide = try await system.phone("trace", "--run", run, "--since", "1h")
+        #expect(phoneSide.contains(" phone ingest xfer:") && phoneSide.contains("merged via userInfo"), "\(phoneSide)")
+        #expect(try await system.phone("trace", "--until", "2000-01-01T00:00:00Z") == "no events")
+
         // The whole picture: the delivery comes after both daemons started again.
         let all = try await diagram(system)
         let restarted = try #require(all.lastIndex { $0.hasPrefix("Note over WB: watchd started") })
