@@ -10,6 +10,10 @@ package struct TraceQuery: Codable, Sendable, Equatable {
     package var run: DocumentID?
     /// Print raw journal lines rather than the human form (only that form is built).
     package var json: Bool
+    /// `--follow`: the CLI keeps asking for newer events (the daemon answers each round alone).
+    package var follow: Bool
+    /// Only events after this wall time (microseconds), exclusive: set by the CLI between rounds.
+    package var after: Int64?
 
     /// `metrics` on both CLIs.
     static let metricsSpec = CommandSpec(
@@ -21,7 +25,11 @@ package struct TraceQuery: Codable, Sendable, Equatable {
         name: "trace", abstract: "The event journal: what this daemon sent, received and decided, oldest first.",
         discussion:
             "--json prints the raw journal lines (one JSON object per line). scripts/trace merges both daemons' journals into one sequence diagram.",
-        options: options, flags: [FlagSpec.json])
+        options: options,
+        flags: [
+            FlagSpec.json,
+            FlagSpec("follow", help: "Keep printing new events as they are journalled (until interrupted)."),
+        ])
 
     /// `--since`, `--until`, `--run`: shared with tracediagram (scripts/trace).
     package static let options = [
@@ -33,11 +41,16 @@ package struct TraceQuery: Codable, Sendable, Equatable {
         OptionSpec("run", help: "Only this run's events and the exchanges that carried them.", valueName: "id"),
     ]
 
-    package init(since: String? = nil, until: String? = nil, run: DocumentID? = nil, json: Bool = false) {
+    package init(
+        since: String? = nil, until: String? = nil, run: DocumentID? = nil, json: Bool = false, follow: Bool = false,
+        after: Int64? = nil
+    ) {
         self.since = since
         self.until = until
         self.run = run
         self.json = json
+        self.follow = follow
+        self.after = after
     }
 
     package init(_ command: ParsedCommand) throws(UsageError) {
@@ -49,13 +62,14 @@ package struct TraceQuery: Codable, Sendable, Equatable {
         }
         self.init(
             since: command.optionalString("since"), until: command.optionalString("until"),
-            run: try command.optionalDocumentID("run"), json: command.flag("json"))
+            run: try command.optionalDocumentID("run"), json: command.flag("json"), follow: command.flag("follow"))
     }
 
     /// The filter this query means at `now` (microseconds since the Unix epoch).
     package func filter(now: Int64) -> TraceFilter {
-        TraceFilter(
-            since: since.flatMap { TraceTime.parseBound($0, now: now) },
+        let since = since.flatMap { TraceTime.parseBound($0, now: now) }
+        return TraceFilter(
+            since: after.map { max($0 + 1, since ?? .min) } ?? since,
             until: until.flatMap { TraceTime.parseBound($0, now: now) }, run: run?.description)
     }
 }

@@ -131,6 +131,11 @@ struct CommandMappingTests {
         let filter = query.filter(now: 1_796_086_923_000_000 + 300_000_000)
         #expect(filter.since == 1_796_086_923_000_000 && filter.until == 1_796_086_923_000_000)
         #expect(filter.run == DocumentID(Self.id)?.description)
+        // --follow's later rounds: only what is newer than the last line printed, never older than --since.
+        let now: Int64 = 1_796_086_923_000_000
+        #expect(TraceQuery(since: "5m", after: now - 1).filter(now: now).since == now)
+        #expect(TraceQuery(since: "5m", after: 7).filter(now: now).since == now - 300_000_000)
+        #expect(TraceQuery(after: 7).filter(now: now).since == 8)
     }
 
     @Test(

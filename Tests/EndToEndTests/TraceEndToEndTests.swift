@@ -124,3 +124,28 @@ struct MetricsEndToEndTests {
         #expect(value(watch, "watchsync_session_running") == 1)
     }
 }
+
+@Suite("watchctl trace --follow against real daemons")
+struct TraceFollowTests {
+    @Test("--follow prints the journal, then each new event once, as it is journalled")
+    func follow() async throws {
+        let system = try SyncSystem("follow")
+        let (_, run) = try await system.startBothWithRun()
+        let follower = try DaemonProcess(
+            executable: BuildProducts.executable("watchctl"),
+            arguments: ["--socket", system.watchSocket, "trace", "--follow"])
+        _ = try await follower.waitForLine(containing: " watch started ")
+        _ = try await system.watch("complete", run, "1", "1")
+        _ = try await follower.waitForLine(containing: " watch message.reply.receive msg:")
+        _ = try await system.watch("complete", run, "1", "2")
+        try await system.eventually("the second edit's reply is followed") {
+            // The link's first requestSync, then one reply per edit.
+            follower.standardOutput.components(separatedBy: " watch message.reply.receive msg:").count > 3
+        }
+        follower.send(SIGKILL)
+        _ = try await follower.waitForExit(timeout: SyncSystem.hangGuard)
+        let lines = follower.standardOutput.split(separator: "\n")
+        #expect(lines.filter { $0.contains(" watch started ") }.count == 1, "each event once")
+        #expect(Set(lines).count == lines.count, "no line printed twice")
+    }
+}
