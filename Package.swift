@@ -15,6 +15,8 @@ let package = Package(
         .target(name: "WorkoutModel", swiftSettings: swiftSettings),
         // Pure: frame codec, handshake and per-channel state machines (sans-IO).
         .target(name: "LinkProtocol", swiftSettings: swiftSettings),
+        // Pure: the event journal's record and encoding, window/run filters, and the merged sequence diagram.
+        .target(name: "Trace", swiftSettings: swiftSettings),
         // System libcrypto (HMAC-SHA256, CSPRNG, constant-time compare); see README "System libraries".
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // I/O: the system-call layer both daemons and the CLIs share — file descriptors, socket
@@ -23,7 +25,7 @@ let package = Package(
         // I/O: the event loop, connections, the durable outbox and slot files, pairing-key crypto.
         .target(
             name: "LinkRuntime",
-            dependencies: ["LinkProtocol", "COpenSSL", "POSIX"],
+            dependencies: ["LinkProtocol", "COpenSSL", "POSIX", "Trace"],
             swiftSettings: swiftSettings
         ),
         // Pure: the phone's SyncEngine decisions — ingest gates, operations, tombstones, the state push.
@@ -44,14 +46,14 @@ let package = Package(
         // Pure: hand-written command-line parsing with help at every level (argv → command value).
         .target(name: "ArgumentParsing", swiftSettings: swiftSettings),
         // Pure: the phonectl and watchctl command grammars (what each verb takes), shared by CLI and tests.
-        .target(name: "AdminCommands", dependencies: ["ArgumentParsing", "WorkoutModel"], swiftSettings: swiftSettings),
+        .target(name: "AdminCommands", dependencies: ["ArgumentParsing", "WorkoutModel", "Trace"], swiftSettings: swiftSettings),
         // I/O: what both daemons need around their engines — structured logs, systemd notify and
         // watchdog, signals, the admin Unix socket's server, the launch sequence.
         .target(
             name: "DaemonRuntime",
             dependencies: [
                 "LinkRuntime", "ArgumentParsing", "AdminCommands", "LiveMirror", "POSIX", "DaemonConfiguration",
-                "AdminClient",
+                "AdminClient", "Trace",
             ],
             swiftSettings: swiftSettings),
         // I/O: the daemons' config files — each key declared once (name, type, default, doc line).
@@ -66,7 +68,7 @@ let package = Package(
             name: "phoned",
             dependencies: [
                 "AdminCommands", "SyncEngine", "PhoneStore", "DaemonRuntime", "LinkRuntime", "LiveMirror",
-                "DaemonConfiguration",
+                "DaemonConfiguration", "Trace",
             ],
             swiftSettings: swiftSettings
         ),
@@ -84,6 +86,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "watchctl", dependencies: ["AdminCommands", "AdminClient", "DaemonConfiguration"],
+            swiftSettings: swiftSettings),
+        // scripts/trace: both daemons' journals merged into one mermaid sequenceDiagram (docs/TRACE.md).
+        .executableTarget(
+            name: "tracediagram", dependencies: ["AdminCommands", "ArgumentParsing", "LinkRuntime", "Trace"],
             swiftSettings: swiftSettings),
         // A bare link endpoint for tests and experiments: queues transfers, records what it applies.
         .executableTarget(name: "linkpeer", dependencies: ["LinkRuntime", "POSIX"], swiftSettings: swiftSettings),
@@ -117,6 +123,7 @@ let package = Package(
             dependencies: ["WorkoutModel", "TestSupport"],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "TraceTests", dependencies: ["Trace", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "LinkProtocolTests",
             dependencies: ["LinkProtocol", "TestSupport"],
@@ -124,7 +131,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LinkRuntimeTests",
-            dependencies: ["LinkRuntime", "POSIX", "TestSupport"],
+            dependencies: ["LinkRuntime", "POSIX", "TestSupport", "Trace"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

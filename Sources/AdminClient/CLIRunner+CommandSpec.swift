@@ -21,11 +21,20 @@ extension CLIRunner {
             case .command(let parsed):
                 let command: Command
                 do throws(UsageError) { command = try Command(parsed) } catch { return .invalidValue(error.message) }
-                return .command(
-                    CLIInvocation(
-                        command: command, socket: parsed.optionalString(Self.socketOption),
-                        config: parsed.optionalString(Self.configOption), json: parsed.flag(Self.jsonFlag),
-                        usage: spec.usageLine(path: parsed.path) ?? ""))
+                var invocation = CLIInvocation(
+                    command: command, socket: parsed.optionalString(Self.socketOption),
+                    config: parsed.optionalString(Self.configOption), json: parsed.flag(Self.jsonFlag),
+                    usage: spec.usageLine(path: parsed.path) ?? "")
+                if parsed.path == ["trace"], parsed.flag("follow"), let query = try? TraceQuery(parsed) {
+                    // Each round asks for the raw lines after the newest one printed (their `wall`).
+                    invocation.follow = { after in
+                        var next = query
+                        next.after = after
+                        next.json = true
+                        return AdminWire.encode(Command.trace(next))
+                    }
+                }
+                return .command(invocation)
             }
         }
     }

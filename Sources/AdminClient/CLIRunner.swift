@@ -1,6 +1,7 @@
 import AdminCommands
 import Foundation
 import Glibc
+import Trace
 
 /// What a CLI's argument parser made of its command line, in terms `CLIRunner` understands.
 ///
@@ -30,6 +31,8 @@ package struct CLIInvocation: Sendable, Equatable {
     package var json: Bool
     /// The command's usage line (without `Usage: `), for errors found after parsing.
     package var usage: String
+    /// `trace --follow`: the request for the journal lines after a wall time (nil: from the start).
+    package var follow: (@Sendable (Int64?) -> [UInt8])?
 
     /// An invocation sending `command`.
     package init(
@@ -40,6 +43,11 @@ package struct CLIInvocation: Sendable, Equatable {
         self.config = config
         self.json = json
         self.usage = usage
+    }
+
+    package static func == (lhs: CLIInvocation, rhs: CLIInvocation) -> Bool {
+        (lhs.request, lhs.socket, lhs.config, lhs.json, lhs.usage, lhs.follow == nil)
+            == (rhs.request, rhs.socket, rhs.config, rhs.json, rhs.usage, rhs.follow == nil)
     }
 }
 
@@ -168,10 +176,51 @@ package struct CLIRunner: Sendable {
 
     /// Runs with the process's arguments and environment, prints the outcome and exits with its code.
     package func main() -> Never {
-        let outcome = run(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        let environment = ProcessInfo.processInfo.environment
+        if case .command(let invocation) = parse(arguments), let follow = invocation.follow {
+            exit(runFollowing(invocation, follow, environment: environment))
+        }
+        let outcome = run(arguments, environment: environment)
         Self.write(outcome.standardOutput, to: 1)
         Self.write(outcome.standardError, to: 2)
         exit(outcome.exitCode)
+    }
+
+    /// `trace --follow`: prints the journal, then every half second the lines after the newest one
+    /// printed, until the daemon goes away (exit 69) or the process is interrupted.
+    private func runFollowing(
+        _ invocation: CLIInvocation, _ follow: @Sendable (Int64?) -> [UInt8], environment: [String: String]
+    ) -> Int32 {
+        let socketPath: String
+        switch resolveSocket(invocation, environment: environment) {
+        case .success(let path): socketPath = path
+        case .failure(let outcome):
+            Self.write(outcome.standardError, to: 2)
+            return outcome.exitCode
+        }
+        var after: Int64?
+        while true {
+            let response: AdminResponse
+            do {
+                response = try AdminClient.send(path: socketPath, request: follow(after), timeout: timeout)
+            } catch {
+                Self.write("Error: \(explain(error))\n", to: 2)
+                return exitCode(for: error)
+            }
+            guard response.status == .ok else {
+                Self.write("Error: \(response.message ?? "\(daemonName) refused the request")\n", to: 2)
+                return Self.exitRefused
+            }
+            var output = ""
+            for line in (response.json ?? "").split(separator: "\n") {
+                guard let event = TraceEvent.parse(line) else { continue }
+                output += (invocation.json ? String(line) : event.humanLine) + "\n"
+                after = max(after ?? event.wall, event.wall)
+            }
+            Self.write(output, to: 1)
+            usleep(500_000)
+        }
     }
 
     private enum SocketResolution {

@@ -9,6 +9,9 @@ package protocol AdminCommand: Codable, Sendable, Equatable {
     /// The command `parsed` selects. Throws when a value does not convert (not a UUID, not
     /// NAME:SETSxREPS@WEIGHT…): the CLI reports it without asking the daemon.
     init(_ parsed: ParsedCommand) throws(UsageError)
+
+    /// The `trace` verb both CLIs have (the enum case), which `trace --follow` sends again each round.
+    static func trace(_ query: TraceQuery) -> Self
 }
 
 /// Why request bytes are not a command (the daemon answers with an `error` response).

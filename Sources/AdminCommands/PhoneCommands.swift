@@ -94,6 +94,8 @@ package enum PhoneCommands {
                     CommandSpec(name: "split", abstract: "Clear the split lock."),
                 ]),
             SharedCommands.live,
+            TraceQuery.spec,
+            TraceQuery.metricsSpec,
             CommandSpec(name: "push", abstract: "Send the full state to the watch now, even if unchanged."),
             CommandSpec(name: "launch", abstract: "Ask the watch app to launch for a run (best effort).", arguments: [run]),
         ]
@@ -130,12 +132,16 @@ package enum PhoneCommand: AdminCommand {
     case unlockWorkout
     case unlockSplit
     case live(LiveCommand)
+    case trace(TraceQuery)
+    case metrics
     case push
     case launch(run: DocumentID)
 
     package init(_ command: ParsedCommand) throws(UsageError) {
         switch command.path {
         case ["status"]: self = .status
+        case ["trace"]: self = .trace(try TraceQuery(command))
+        case ["metrics"]: self = .metrics
         case ["splits"]: self = .splits
         case ["workouts"]:
             let limit = try command.optionalInteger("limit")

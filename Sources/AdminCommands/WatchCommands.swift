@@ -57,6 +57,8 @@ package enum WatchCommands {
                         arguments: [ArgumentSpec("sequence", help: "The transfer's sequence number.")]),
                 ]),
             SharedCommands.live,
+            TraceQuery.spec,
+            TraceQuery.metricsSpec,
             CommandSpec(name: "sync", abstract: "Ask the phone for a fresh push (requestSync, best effort)."),
             CommandSpec(
                 name: "wrist", abstract: "Move the watch app to the background (down) or foreground (up).",
@@ -86,6 +88,8 @@ package enum WatchCommand: AdminCommand {
     case listQueue
     case cancelTransfer(sequence: UInt64)
     case live(LiveCommand)
+    case trace(TraceQuery)
+    case metrics
     case sync
     /// `up`: the app comes to the foreground.
     case wrist(up: Bool)
@@ -110,6 +114,8 @@ package enum WatchCommand: AdminCommand {
             guard let sequence = UInt64(text) else { throw UsageError("sequence must be a number, got \(text)") }
             self = .cancelTransfer(sequence: sequence)
         case ["sync"]: self = .sync
+        case ["trace"]: self = .trace(try TraceQuery(command))
+        case ["metrics"]: self = .metrics
         case ["wrist"]:
             let position = try command.string("position")
             guard position == "down" || position == "up" else {

@@ -190,13 +190,14 @@ extension ConfigRecord {
     }
 }
 
-/// The link's five tuning keys, the same group in both daemons' files (`link` in each).
+/// The link's tuning keys and its event journal's cap, the same group in both daemons' files (`link` in each).
 package struct LinkSettings: Sendable, Equatable {
     package var heartbeatInterval = Duration.zero
     package var missedHeartbeats = 0
     package var handshakeTimeout = Duration.zero
     package var messageReplyTimeout = Duration.zero
     package var maximumFrameBytes = 0
+    package var journalMaximumBytes = 0
 
     /// The group's declarations, for a configuration holding it at `field`.
     static func keys<Root>(at field: WritableKeyPath<Root, LinkSettings>) -> [ConfigKey<Root>] {
@@ -216,6 +217,9 @@ package struct LinkSettings: Sendable, Equatable {
             .integer(
                 "maximumFrameBytes", \.maximumFrameBytes, in: 128...16_777_216, default: 1_048_576,
                 doc: "The largest link frame accepted or sent."),
+            .integer(
+                "journalMaximumBytes", \.journalMaximumBytes, in: 0...1_073_741_824, default: 4_194_304,
+                doc: "The event journal's size before it rotates (docs/TRACE.md); 0 turns the journal off."),
         ]
         return keys.map { $0.within(field) }
     }

@@ -1,4 +1,6 @@
 import AdminCommands
+import LinkRuntime
+import Trace
 import WorkoutModel
 
 /// What an admin verb produced: output for the person (text, and JSON for `--json`), or a refusal
@@ -35,6 +37,14 @@ package enum AdminOutcome {
                 component: "admin")
         }
         return outcome.response
+    }
+
+    /// `trace`: the journal's events the query selects, in the form the CLI prints.
+    package static func trace(_ query: TraceQuery, stateDirectory: String) -> AdminOutcome {
+        let journal = EventJournal.read(stateDirectory: stateDirectory)
+        let events = query.filter(now: EventJournal.wallMicros()).apply(journal)
+        if query.json { return .output(text: "", json: events.map { $0.jsonLine() }.joined(separator: "\n")) }
+        return .output(text: lines(events.map(\.humanLine), empty: "no events"), json: "")
     }
 
     /// Text lines, or `empty` when there are none.

@@ -9,12 +9,17 @@ extension LinkEndpoint {
     /// jitter seeded from the process ID.
     package static func forDaemon(
         configuration: LinkConfiguration, stateDirectory: String, pairingKeyFile: String, address: Address,
-        loop: EventLoop
+        loop: EventLoop, journalMaximumBytes: Int
     ) throws -> LinkEndpoint {
         let state = try LinkStateDirectory(root: stateDirectory) { try SecureRandom.bytes(count: 16) }
-        return try LinkEndpoint(
+        let endpoint = try LinkEndpoint(
             configuration: configuration, state: state, pairingKey: try PairingKeyFile.load(pairingKeyFile),
             address: address, loop: loop, seed: UInt64(truncatingIfNeeded: getpid()))
+        // Kept with the file turned off (0): it still counts events for `metrics`.
+        endpoint.journal = EventJournal(
+            stateDirectory: stateDirectory, role: configuration.role, instance: state.instance,
+            maximumBytes: journalMaximumBytes)
+        return endpoint
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import LinkProtocol
+import Trace
 
 /// The link as an app sees it — the `WCSession` analog — running one `LinkEngine` on an `EventLoop`.
 ///
@@ -38,6 +39,8 @@ package final class LinkEndpoint: @unchecked Sendable {
     private var nextTransferToken: UInt64 = 1
     private var nextMessageID: UInt64 = 1
     private var queuedEvents: [LinkEngine.Event] = []
+    /// The run each message in flight is about, for its outcome's journal line.
+    private var messageRuns: [UInt64: String] = [:]
     private var isHandling = false
     private var stopped = false
     /// Runs the blocking outbox appends (serial: one group commit at a time, see `commitWaitingAppends`).
@@ -49,6 +52,9 @@ package final class LinkEndpoint: @unchecked Sendable {
 
     /// Called on the loop for every notification, in order.
     package var onNotification: (LinkNotification) -> Void = { _ in }
+    /// The event journal (docs/TRACE.md): every frame that carries an id, every receipt, link changes.
+    /// Nil writes none (tests of the endpoint alone).
+    package var journal: EventJournal?
     /// One line per decision worth seeing (handshake failures, link up/down, dropped launches).
     package var log: (String) -> Void = { _ in }
     /// Called when a durable write fails: after a failed fsync nothing is known about the file, so
@@ -86,6 +92,7 @@ package final class LinkEndpoint: @unchecked Sendable {
             self.listener = listener
             port = listener.port
         }
+        journal?.record(.started, detail: "instance \(state.instance)")
         handle(.started(now: now))
         return port
     }
@@ -114,12 +121,15 @@ package final class LinkEndpoint: @unchecked Sendable {
     }
 
     /// `sendMessage`: exactly one outcome is passed to `completion`, on the loop.
+    /// `run` only labels the journal's lines.
     package func sendMessage(
-        _ payload: [UInt8], wantsReply: Bool, completion: @escaping (MessageOutcome) -> Void
+        _ payload: [UInt8], wantsReply: Bool, run: String? = nil, completion: @escaping (MessageOutcome) -> Void
     ) {
         loop.preconditionInLoop()
         let id = nextMessageID
         nextMessageID += 1
+        journal?.record(.messageAttempt, cause: messageCause(sender: state.instance, id), run: run)
+        if let run { messageRuns[id] = run }
         messageWaiters[id] = completion
         handle(.messageSent(id: id, payload: payload, wantsReply: wantsReply, now: now))
     }
@@ -132,7 +142,10 @@ package final class LinkEndpoint: @unchecked Sendable {
 
     /// `transferUserInfo`: `completion` gets the sequence once the transfer is on disk (fdatasync), or
     /// the reason it was refused; called on the loop.
-    package func transferUserInfo(_ payload: [UInt8], completion: @escaping (Result<UInt64, any Error>) -> Void) {
+    /// `run` only labels the journal's lines.
+    package func transferUserInfo(
+        _ payload: [UInt8], run: String? = nil, completion: @escaping (Result<UInt64, any Error>) -> Void
+    ) {
         loop.preconditionInLoop()
         if let error = engine.admission(of: .userInfo, bytes: payload.count) {
             completion(.failure(error))
@@ -142,7 +155,8 @@ package final class LinkEndpoint: @unchecked Sendable {
         let token = nextTransferToken
         nextTransferToken += 1
         transferWaiters[token] = completion
-        appendsWaiting.append(WaitingAppend(token: token, payload: payload, enqueuedAtMicros: Self.wallClockMicros()))
+        appendsWaiting.append(
+            WaitingAppend(token: token, payload: payload, enqueuedAtMicros: Self.wallClockMicros(), run: run))
         commitWaitingAppends()
     }
 
@@ -162,6 +176,7 @@ package final class LinkEndpoint: @unchecked Sendable {
                 appendInFlight = false
                 for (append, result) in zip(batch, results) {
                     if case .success(let sequence) = result {
+                        journal?.record(.transferQueued, cause: transferCause(sequence), run: append.run)
                         handle(.transferPersisted(sequence: sequence, payload: append.payload))
                     }
                     transferWaiters.removeValue(forKey: append.token)?(result)
@@ -193,6 +208,7 @@ package final class LinkEndpoint: @unchecked Sendable {
         loop.preconditionInLoop()
         if let error = engine.cancellationError(sequence: sequence) { throw error }
         let wasSent = engine.outstandingTransfers.contains { $0.sequence == sequence && $0.everSent }
+        journal?.record(.transferCancelled, cause: transferCause(sequence))
         handle(.transferCancelRequested(sequence: sequence))
         return wasSent
     }
@@ -294,6 +310,7 @@ package final class LinkEndpoint: @unchecked Sendable {
     private func perform(_ action: LinkEngine.Action) {
         switch action {
         case .send(let connection, let frame):
+            journalSent(frame)
             connections[connection.rawValue]?.write(frame.encoded())
         case .close(let connection, let reason):
             log("closing connection \(connection): \(reason)")
@@ -325,6 +342,7 @@ package final class LinkEndpoint: @unchecked Sendable {
                 }
             }
         case .notify(let notification):
+            journalNotified(notification)
             if case .messageCompleted(let id, let outcome) = notification,
                 let waiter = messageWaiters.removeValue(forKey: id)
             {
@@ -367,4 +385,98 @@ private struct WaitingAppend: Sendable {
     var token: UInt64
     var payload: [UInt8]
     var enqueuedAtMicros: Int64
+    var run: String?
+}
+
+// MARK: The journal
+
+extension LinkEndpoint {
+    private func messageCause(sender: InstanceID?, _ id: UInt64) -> String {
+        TraceEvent.messageCause(sender: sender?.description ?? "unknown", id: id)
+    }
+
+    /// This endpoint's own outbox queue's transfer `sequence`.
+    private func transferCause(_ sequence: UInt64) -> String {
+        TraceEvent.transferCause(queue: state.outbox.queueID.hexString, sequence: sequence)
+    }
+
+    /// Frames that carry an id; handshake and heartbeat frames are left out (they would drown the rest).
+    private func journalSent(_ frame: LinkFrame) {
+        guard let journal else { return }
+        switch frame {
+        case .context(let generation, let sender, let payload):
+            journal.record(
+                .contextSend, cause: TraceEvent.contextCause(sender: sender.description, generation: generation),
+                detail: "\(payload.count) bytes")
+        case .contextAck(let generation, let sender):
+            journal.record(
+                .contextAckSend, cause: TraceEvent.contextCause(sender: sender.description, generation: generation))
+        case .message(let id, _, _):
+            journal.record(.messageSend, cause: messageCause(sender: state.instance, id), run: messageRuns[id])
+        case .messageReply(let id, _), .messageDelivered(let id):
+            journal.record(.messageReplySend, cause: messageCause(sender: engine.peerInstance, id))
+        case .messageFailed(let id, let code, _):
+            journal.record(.messageReplySend, cause: messageCause(sender: engine.peerInstance, id), detail: "\(code)")
+        case .userInfo(let queue, let sequence, _):
+            journal.record(
+                .transferSend, cause: TraceEvent.transferCause(queue: queue.description, sequence: sequence))
+        case .userInfoAck(let queue, let sequence):
+            journal.record(
+                .transferAckSend, cause: TraceEvent.transferCause(queue: queue.description, sequence: sequence))
+        case .launch:
+            journal.record(.launchSend, cause: "launch")
+        case .error, .hello, .challenge, .proof, .welcome, .ping, .pong, .appState:
+            break
+        }
+    }
+
+    private func journalNotified(_ notification: LinkNotification) {
+        guard let journal else { return }
+        switch notification {
+        case .contextReceived(let context):
+            journal.record(
+                .contextReceive,
+                cause: TraceEvent.contextCause(sender: context.sender.description, generation: context.generation))
+        case .contextAcknowledged(let generation):
+            journal.record(
+                .contextAckReceive,
+                cause: TraceEvent.contextCause(sender: state.instance.description, generation: generation))
+        case .messageReceived(let id, _, _):
+            journal.record(.messageReceive, cause: messageCause(sender: engine.peerInstance, id))
+        case .messageCompleted(let id, let outcome):
+            let run = messageRuns.removeValue(forKey: id)
+            let cause = messageCause(sender: state.instance, id)
+            switch outcome {
+            case .replied: journal.record(.messageReplyReceive, cause: cause, run: run, detail: "replied")
+            case .delivered: journal.record(.messageReplyReceive, cause: cause, run: run, detail: "delivered")
+            case .failed(let error): journal.record(.messageFailed, cause: cause, run: run, detail: "\(error)")
+            }
+        case .userInfoReceived(let key, _):
+            journal.record(
+                .transferReceive, cause: TraceEvent.transferCause(queue: key.queue.description, sequence: key.sequence))
+        case .transferFinished(let sequence):
+            journal.record(.transferAckReceive, cause: transferCause(sequence))
+        case .transferFailed(let sequence, let error):
+            journal.record(.transferFailed, cause: transferCause(sequence), detail: "\(error)")
+        case .launchReceived:
+            journal.record(.launchReceive, cause: "launch")
+        case .launchDropped:
+            journal.record(.launchDropped)
+        case .linkEstablished(let peer):
+            journal.record(.linkUp, detail: "peer \(peer)")
+        case .linkLost(let reason):
+            journal.record(.linkDown, detail: reason)
+        case .reachabilityChanged(let reachable):
+            journal.record(.reachability, detail: "\(reachable)")
+        case .activated, .peerAppStateChanged:
+            break
+        }
+    }
+}
+
+extension [UInt8] {
+    /// Lowercase hex, as `InstanceID` prints (a queue ID is 16 bytes like an instance ID).
+    fileprivate var hexString: String {
+        map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+    }
 }

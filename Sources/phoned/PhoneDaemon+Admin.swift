@@ -110,6 +110,10 @@ extension PhoneDaemon {
         case .push:
             try operate(.forcePush)
             return .done
+        case .metrics:
+            return status().metrics(events: link.journal?.counts ?? [:])
+        case .trace(let query):
+            return .trace(query, stateDirectory: configuration.stateDirectory)
         case .live(let command):
             return try live.execute(
                 command, run: { try self.loadRun($0) }, settings: engine.settings

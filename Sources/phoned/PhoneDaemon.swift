@@ -7,6 +7,7 @@ import LinkRuntime
 import LiveMirror
 import PhoneStore
 import SyncEngine
+import Trace
 import WorkoutModel
 
 /// `phoned`'s shell: owns the SyncEngine, the document directory, its watcher, the link endpoint and
@@ -60,7 +61,8 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         link = try LinkEndpoint.forDaemon(
             configuration: linkConfiguration, stateDirectory: configuration.stateDirectory,
             pairingKeyFile: configuration.pairingKeyFile,
-            address: .listen(host: configuration.listen.host, port: configuration.listen.port), loop: loop)
+            address: .listen(host: configuration.listen.host, port: configuration.listen.port), loop: loop,
+            journalMaximumBytes: configuration.link.journalMaximumBytes)
         state = link.state
         var settings: Settings?
         if let bytes = try AtomicFile.read("\(configuration.stateDirectory)/settings.json") {
@@ -156,7 +158,9 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             }
             switch decodeWatchMessage(payload, via: "userInfo \(key)") {
             case .success(.workoutUpdate(let run, let epoch)):
-                ingest(run, epoch: epoch, via: .userInfo)
+                ingest(
+                    run, epoch: epoch, via: .userInfo,
+                    cause: TraceEvent.transferCause(queue: key.queue.description, sequence: key.sequence))
             case .success(.requestSync):
                 perform(engine.handle(.requestSyncReceived(now: .current)))
             case .failure:
@@ -199,7 +203,8 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         }
         switch decodeWatchMessage(payload, via: "message \(id)") {
         case .success(.workoutUpdate(let run, let epoch)):
-            let outcome = ingest(run, epoch: epoch, via: .message)
+            let cause = TraceEvent.messageCause(sender: link.status().peer ?? "unknown", id: id)
+            let outcome = ingest(run, epoch: epoch, via: .message, cause: cause)
             reconcileLive()
             link.answerMessage(id: id, wantsReply ? .reply(Array("{\"outcome\":\"\(outcome.rawValue)\"}".utf8)) : .handled)
         case .success(.requestSync):
@@ -225,7 +230,7 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
 
     @discardableResult
     private func ingest(
-        _ run: WorkoutDocument, epoch: Timestamp?, via channel: SyncEngine.IngestChannel
+        _ run: WorkoutDocument, epoch: Timestamp?, via channel: SyncEngine.IngestChannel, cause: String
     ) -> SyncEngine.IngestOutcome {
         // The merge needs the phone's copy: an old run only summarised in memory is loaded first.
         var loaded: WorkoutDocument?
@@ -242,7 +247,7 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         perform(actions)
         // Logged after the write, so a `merged` line always means the document is on disk: in a
         // batch that is at its end.
-        let line = IngestLine(run: run.id, channel: channel, outcome: outcome, version: run.version)
+        let line = IngestLine(run: run.id, channel: channel, outcome: outcome, version: run.version, cause: cause)
         if engine.isBatching {
             batchLines.append(line)
         } else {
@@ -256,6 +261,7 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         var channel: SyncEngine.IngestChannel
         var outcome: SyncEngine.IngestOutcome
         var version: Stamp
+        var cause: String
     }
 
     private func logIngest(_ line: IngestLine) {
@@ -263,6 +269,8 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             "ingest",
             ["run": "\(line.run)", "via": "\(line.channel)", "outcome": line.outcome.rawValue, "version": "\(line.version)"],
             component: "ingest")
+        link.journal?.record(
+            .ingest, cause: line.cause, run: "\(line.run)", detail: "\(line.outcome.rawValue) via \(line.channel)")
     }
 
     // MARK: Watcher → engine
@@ -348,15 +356,21 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             _ = try documents.removeSplit(id: id)
         case .writeWorkout(let run):
             try documents.write(run)
+            link.journal?.record(.fileWritten, run: "\(run.id)")
         case .removeWorkoutFile(let id, let startedAt):
             _ = try documents.removeWorkout(id: id, startedAt: startedAt)
         case .writeTombstone(let stub):
             try documents.write(stub)
             perform(engine.handle(.tombstoneWritten(stub.id, now: .current)))
         case .pushContext(let context, let force):
+            // Stamped before the frame goes out: the push is what causes it.
+            let built = link.journal?.stamp()
             do {
                 try link.updateApplicationContext(DocumentCoder.encodeCompact(context), force: force)
                 _ = engine.handle(.pushQueued(generation: link.status().contextGenerationSent ?? 0))
+                // No generation here: inside a link notification the endpoint assigns it only after
+                // this returns. The context frame that follows carries it.
+                link.journal?.record(.push, detail: force ? "forced" : nil, at: built)
             } catch {
                 logger.warning("push not sent", ["reason": error.description], component: "push")
                 perform(engine.handle(.pushFailed(reason: error.description, now: .current)))

@@ -106,6 +106,10 @@ extension WatchDaemon {
                 logger.info("requestSync answered", ["outcome": "\(outcome)"], component: "link")
             }
             return .output(text: "requested", json: AdminOutcome.json(AdminReply.Requested()))
+        case .metrics:
+            return status().metrics(events: link.journal?.counts ?? [:])
+        case .trace(let query):
+            return .trace(query, stateDirectory: configuration.stateDirectory)
         case .live(let command):
             return try live.execute(
                 command,

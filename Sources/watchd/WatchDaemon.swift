@@ -52,7 +52,8 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
         link = try LinkEndpoint.forDaemon(
             configuration: linkConfiguration, stateDirectory: configuration.stateDirectory,
             pairingKeyFile: configuration.pairingKeyFile,
-            address: .dial(host: configuration.phoneAddress.host, port: configuration.phoneAddress.port), loop: loop)
+            address: .dial(host: configuration.phoneAddress.host, port: configuration.phoneAddress.port), loop: loop,
+            journalMaximumBytes: configuration.link.journalMaximumBytes)
         state = link.state
         let contents = try cache.load()
         skippedCacheFiles = contents.skipped.map { "\($0.path): \($0.reason)" }
@@ -185,8 +186,9 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
         case .persistSession(let record):
             try cache.write(record)
             logger.info("session", ["state": describe(record.state)], component: "session")
+            link.journal?.record(.session, run: record.state.runID?.description, detail: describe(record.state))
         case .sendMessage(let token, let message):
-            link.sendMessage(message.encoded(), wantsReply: true) { [unowned self] outcome in
+            link.sendMessage(message.encoded(), wantsReply: true, run: message.runID) { [unowned self] outcome in
                 switch outcome {
                 case .replied, .delivered:
                     perform(engine.handle(.messageDelivered(token)))
@@ -195,7 +197,7 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
                 }
             }
         case .transferUserInfo(let message):
-            link.transferUserInfo(message.encoded()) { [unowned self] result in
+            link.transferUserInfo(message.encoded(), run: message.runID) { [unowned self] result in
                 if case .failure(let error) = result {
                     logger.warning("could not queue a transfer", ["reason": "\(error)"], component: "link")
                     perform(engine.handle(.transferRefused(message, reason: "\(error)")))
@@ -227,5 +229,13 @@ func describe(_ state: SessionState) -> String {
             outcome = "systemFailure reason=\(reason)"
         }
         return "ended run=\(session.runID) at=\(session.endedAt) \(outcome)"
+    }
+}
+
+extension WatchToPhoneMessage {
+    /// The run an update is about, for the journal.
+    fileprivate var runID: String? {
+        guard case .workoutUpdate(let run, _) = self else { return nil }
+        return run.id.description
     }
 }

@@ -31,7 +31,8 @@ struct CommandMappingTests {
             case "exercise": value = leaf.path == ["live", "open"] ? "1" : "Row:1x5@40:cable"
             case "name", "failure": value = "Legs"
             case "unit": value = "lb"
-            case "after": value = id
+            case "after", "run": value = id
+            case "since", "until": value = "5m"
             case "weight": value = "42.5"
             default: value = "3"
             }
@@ -120,10 +121,28 @@ struct CommandMappingTests {
         }
     }
 
+    @Test("trace bounds are typed as ages or UTC times, and the run as a UUID")
+    func traceQuery() throws {
+        guard case .command(let parsed) = PhoneCommands.spec.parse(
+            ["trace", "--since", "5m", "--until", "2026-12-01T01:02:03Z", "--run", Self.id, "--json"])
+        else { throw UsageError("no parse") }
+        let query = TraceQuery(since: "5m", until: "2026-12-01T01:02:03Z", run: DocumentID(Self.id), json: true)
+        #expect(try PhoneCommand(parsed) == .trace(query))
+        let filter = query.filter(now: 1_796_086_923_000_000 + 300_000_000)
+        #expect(filter.since == 1_796_086_923_000_000 && filter.until == 1_796_086_923_000_000)
+        #expect(filter.run == DocumentID(Self.id)?.description)
+        // --follow's later rounds: only what is newer than the last line printed, never older than --since.
+        let now: Int64 = 1_796_086_923_000_000
+        #expect(TraceQuery(since: "5m", after: now - 1).filter(now: now).since == now)
+        #expect(TraceQuery(since: "5m", after: 7).filter(now: now).since == now - 300_000_000)
+        #expect(TraceQuery(after: 7).filter(now: now).since == 8)
+    }
+
     @Test(
         "watchctl values that do not convert are refused before anything is sent",
         arguments: [
             ["wrist", "sideways"], ["queue", "cancel", "x"], ["show", "nope"], ["live", "advance", id, "-r", "many"],
+            ["trace", "--since", "yesterday"], ["trace", "--until", "5 minutes"], ["trace", "--run", "nope"],
         ])
     func watchInvalidValues(words: [String]) throws {
         guard case .command(let parsed) = WatchCommands.spec.parse(words) else {

@@ -15,6 +15,8 @@ enum StubCommand: AdminCommand {
     case status
     case endSession(id: String)
     case tag(documents: [String])
+    /// Every `AdminCommand` has the trace verb (`trace --follow` repeats it); the stub grammar never parses it.
+    case trace(TraceQuery)
 
     /// `status`, `session end <session-id>`, `tag <documents>...` (the grammar of `fakePhonectlParse`).
     init(_ parsed: ParsedCommand) throws(UsageError) {

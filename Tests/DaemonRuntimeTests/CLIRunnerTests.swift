@@ -70,7 +70,7 @@ func phonectlRunner(defaultSocketPath: String? = nil) -> CLIRunner {
     case .endSession("S-1"): return .ok(text: "ended S-1\n")
     case .endSession("S-err"): return .error("the session store failed: disk full")
     case .endSession(let id): return .refused("no session \(id) is running (see phonectl status)")
-    case .tag: return .error("unexpected \(command)")
+    case .tag, .trace: return .error("unexpected \(command)")
     }
 }
 

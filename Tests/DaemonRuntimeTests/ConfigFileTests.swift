@@ -39,6 +39,7 @@ struct ConfigFileTests {
         expected.link.handshakeTimeout = .seconds(5)
         expected.link.messageReplyTimeout = .seconds(5)
         expected.link.maximumFrameBytes = 1_048_576
+        expected.link.journalMaximumBytes = 4_194_304
         expected.maximumPendingHandshakes = 8
         expected.maximumPendingHandshakesPerAddress = 4
         expected.recentRunsLimit = 25
@@ -54,7 +55,7 @@ struct ConfigFileTests {
             {"cacheDirectory": "/c", "stateDirectory": "/s", "phoneAddress": "[::1]:0", "pairingKeyFile": "/k",
              "adminSocket": "/a.sock", "heartbeatIntervalMilliseconds": 100, "missedHeartbeats": 3,
              "handshakeTimeoutMilliseconds": 2000, "messageReplyTimeoutMilliseconds": 3000,
-             "maximumFrameBytes": 128, "redialMaximumMilliseconds": 250, "logLevel": "debug",
+             "maximumFrameBytes": 128, "journalMaximumBytes": 0, "redialMaximumMilliseconds": 250, "logLevel": "debug",
              "testClockOffsetSeconds": -3600}
             """, name: "watchd.json")
         _ = directory

@@ -17,6 +17,7 @@ struct CLIVerbTests {
     /// The verbs that only read: they must succeed on a linked pair with a run.
     static let readVerbs: Set<String> = [
         "status", "splits", "workouts", "show", "settings", "settings show", "session show", "queue list", "live show",
+        "trace", "metrics",
     ]
 
     /// A command line for `leaf`: each positional and required option gets a plausible value, and
@@ -63,7 +64,12 @@ struct CLIVerbTests {
             let result = side == .phone ? try await system.phonectl(words) : try await system.watchctl(words)
             #expect(!result.standardError.contains("does not know"), "\(daemon) does not know `\(verb)`: \(result)")
             if isRead(leaf) { #expect(result.exitCode == 0, "\(words): \(result)") }
-            if result.exitCode == 0 {
+            if leaf.path == ["trace"] {
+                // The raw journal: one JSON object per line, the daemon's start among them.
+                let lines = result.standardOutput.split(separator: "\n")
+                #expect(result.exitCode == 0 && lines.contains { $0.contains("\"event\":\"started\"") }, "\(result)")
+                #expect(lines.allSatisfy { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) != nil }, "\(result)")
+            } else if result.exitCode == 0 {
                 #expect(
                     (try? JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8))) != nil,
                     "\(words) printed no JSON: \(result)")

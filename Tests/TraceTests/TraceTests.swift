@@ -1,0 +1,219 @@
+import TestSupport
+import Testing
+import Trace
+
+@Suite("Event journal records")
+struct TraceEventTests {
+    @Test("a journal line is one JSON object that parses back to the same event; a torn line is skipped")
+    func roundTrip() {
+        let event = TraceEvent(
+            side: .watch, instance: "ab", wall: 1_796_086_923_456_000, mono: 12, event: .transferSend,
+            cause: "xfer:q/3", run: "run-1", detail: "say \"hi\"\nthen go")
+        let line = event.jsonLine()
+        #expect(!line.contains("\n"))
+        #expect(line.contains("\"event\":\"transfer.send\""))
+        #expect(TraceEvent.parse(line) == event)
+        let text = line + "\n" + String(line.prefix(20)) + "\n"
+        #expect(TraceEvent.parseLines(text) == [event])
+    }
+
+    @Test("the human form shows time, side, event, cause, run and detail")
+    func humanLine() {
+        let event = TraceEvent(
+            side: .phone, instance: "ab", wall: 1_796_086_923_456_000, mono: 0, event: .ingest, cause: "msg:w/1",
+            run: "r1", detail: "merged via message")
+        #expect(event.humanLine == "2026-12-01T01:02:03.456Z phone ingest msg:w/1 run=r1 merged via message")
+    }
+
+    @Test("send and receive kinds name their exchange; local kinds are not crossings")
+    func crossings() {
+        #expect(TraceEventKind.transferAckSend.crossing! == ("transfer.ack", true))
+        #expect(TraceEventKind.contextReceive.crossing! == ("context", false))
+        #expect(TraceEventKind.transferQueued.crossing == nil)
+        #expect(TraceEventKind.messageFailed.crossing == nil)
+    }
+}
+
+@Suite("Journal times and windows")
+struct TraceTimeTests {
+    @Test("ISO 8601 in UTC with milliseconds, both ways, before and after the epoch")
+    func iso() {
+        #expect(TraceTime.iso8601(micros: 1_796_086_923_456_000) == "2026-12-01T01:02:03.456Z")
+        #expect(TraceTime.iso8601(micros: -1_000_000) == "1969-12-31T23:59:59.000Z")
+        #expect(TraceTime.parseISO8601("2026-12-01T01:02:03.456Z") == 1_796_086_923_456_000)
+        #expect(TraceTime.parseISO8601("2026-12-01T01:02:03Z") == 1_796_086_923_000_000)
+        #expect(TraceTime.parseISO8601("2026-12-01T01:02:03.4567891Z") == 1_796_086_923_456_789)
+        for bad in ["2026-13-01T01:02:03Z", "2026-12-01 01:02:03Z", "2026-12-01T01:02:03", "yesterday", "", "5x"] {
+            #expect(TraceTime.parseBound(bad, now: 0) == nil, "\(bad)")
+        }
+    }
+
+    @Test("a bound is an age before now or a UTC time")
+    func bounds() {
+        let now: Int64 = 10_000_000_000
+        #expect(TraceTime.parseBound("90s", now: now) == now - 90_000_000)
+        #expect(TraceTime.parseBound("5m", now: now) == now - 300_000_000)
+        #expect(TraceTime.parseBound("1h", now: now) == now - 3_600_000_000)
+        #expect(TraceTime.parseBound("2026-12-01T01:02:03Z", now: now) == 1_796_086_923_000_000)
+    }
+
+    @Test("the run filter keeps the run's events and every event sharing a causal id with them")
+    func runFilter() {
+        func event(_ kind: TraceEventKind, _ wall: Int64, cause: String?, run: String? = nil) -> TraceEvent {
+            TraceEvent(side: .watch, instance: "w", wall: wall, mono: wall, event: kind, cause: cause, run: run)
+        }
+        let events = [
+            event(.transferQueued, 1, cause: "xfer:q/1", run: "A"),
+            event(.transferQueued, 2, cause: "xfer:q/2", run: "B"),
+            event(.transferSend, 3, cause: "xfer:q/1"), event(.transferSend, 4, cause: "xfer:q/2"),
+            event(.linkUp, 5, cause: nil),
+        ]
+        #expect(TraceFilter(run: "A").apply(events).map(\.wall) == [1, 3])
+        #expect(TraceFilter(since: 2, until: 4).apply(events).map(\.wall) == [2, 3, 4])
+        #expect(TraceFilter(since: 2, run: "A").apply(events).isEmpty)
+    }
+}
+
+@Suite("The merged sequence diagram")
+struct TraceDiagramTests {
+    private static func event(
+        _ side: TraceEvent.Side, _ kind: TraceEventKind, _ wall: Int64, _ cause: String? = nil, run: String? = nil,
+        detail: String? = nil
+    ) -> TraceEvent {
+        TraceEvent(
+            side: side, instance: side.rawValue, wall: wall, mono: wall, event: kind, cause: cause, run: run,
+            detail: detail)
+    }
+
+    @Test("S5's shape: the failed message, the queued fallback, its delivery and acknowledgement, the ingest decision")
+    func queuedDelivery() {
+        let events = [
+            // given out of order: the two journals are merged by time
+            Self.event(.phone, .transferReceive, 50, "xfer:q/1"),
+            Self.event(.watch, .messageAttempt, 10, "msg:w/1", run: "run-0001-long"),
+            Self.event(.watch, .messageFailed, 11, "msg:w/1", run: "run-0001-long", detail: "notReachable"),
+            Self.event(.watch, .transferQueued, 12, "xfer:q/1", run: "run-0001-long"),
+            Self.event(.watch, .started, 30, detail: "instance w"),
+            Self.event(.watch, .linkUp, 40),
+            Self.event(.watch, .transferSend, 45, "xfer:q/1"),
+            Self.event(.phone, .ingest, 51, "xfer:q/1", run: "run-0001-long", detail: "merged via userInfo"),
+            Self.event(.phone, .transferAckSend, 52, "xfer:q/1"),
+            Self.event(.watch, .transferAckReceive, 53, "xfer:q/1"),
+        ]
+        let expected = """
+            sequenceDiagram
+                participant PUI as Phone UI
+                participant SE as SyncEngine
+                participant PB as PhoneBridge
+                participant WB as WatchBridge
+                participant WS as Watch session
+                participant WUI as Watch UI
+                WB-xPB: sendMessage id 1 run run-0001 failed notReachable
+                WB->>WB: transferUserInfo queued seq 1 run run-0001
+                Note over WB: watchd started instance w
+                Note over PB,WB: link up
+                WB->>PB: transferUserInfo seq 1
+                PB->>SE: ingestFromWatch run run-0001
+                Note over SE: merged via userInfo
+                PB-->>WB: userInfoAck seq 1
+
+            """
+        #expect(TraceDiagram.render(events) == expected)
+        #expect(TraceDiagram.render(events, markdown: true) == "```mermaid\n" + expected + "```\n")
+    }
+
+    @Test("a send never received is an open arrow; a receipt whose send is not in view is still drawn")
+    func unpaired() {
+        let lines = TraceDiagram.render([
+            Self.event(.phone, .contextSend, 1, "ctx:p/4", detail: "90 bytes"),
+            Self.event(.phone, .contextSend, 2, "ctx:p/5", detail: "91 bytes"),
+            Self.event(.watch, .contextReceive, 3, "ctx:p/5"),
+            Self.event(.watch, .contextAckSend, 4, "ctx:p/5"),
+            Self.event(.watch, .session, 5, run: "r", detail: "ended run=r finishedAndSaved; x #1"),
+        ]).split(separator: "\n").dropFirst(7)
+        #expect(
+            Array(lines) == [
+                "    PB-)WB: applicationContext gen 4 90 bytes (no receipt)",
+                "    PB->>WB: applicationContext gen 5 91 bytes",
+                "    WB-)PB: contextAck gen 5 (no receipt)",
+                "    WB->>WS: session ended run=r finishedAndSaved, x №1",
+            ])
+    }
+
+    @Test("the link's changes are one note each, whichever side saw them; an up after a down is a heal")
+    func linkNotes() {
+        let lines = TraceDiagram.render([
+            Self.event(.phone, .linkUp, 1), Self.event(.watch, .linkUp, 2),
+            Self.event(.watch, .linkDown, 3, detail: "peer closed"), Self.event(.phone, .linkDown, 4, detail: "eof"),
+            Self.event(.phone, .linkUp, 5), Self.event(.watch, .linkUp, 6),
+        ]).split(separator: "\n").dropFirst(7)
+        #expect(
+            Array(lines) == [
+                "    Note over PB,WB: link up", "    Note over PB,WB: link down peer closed",
+                "    Note over PB,WB: link up (heal)",
+            ])
+    }
+
+    @Test("a receipt pairs only with a send of the same exchange from the other side")
+    func pairsBySideAndExchange() {
+        let lines = TraceDiagram.render([
+            Self.event(.watch, .transferSend, 1, "xfer:q/1"),
+            Self.event(.phone, .transferAckReceive, 2, "xfer:q/1"),
+        ]).split(separator: "\n").dropFirst(7)
+        #expect(Array(lines) == ["    WB-)PB: transferUserInfo seq 1 (no receipt)", "    WB-->>PB: userInfoAck seq 1"])
+    }
+}
+
+@Suite("OpenMetrics exposition")
+struct OpenMetricsTests {
+    @Test("families render as TYPE, HELP, samples (counters with _total), escaped labels, # EOF last")
+    func render() {
+        let text = OpenMetrics.render([
+            MetricFamily(
+                "watchsync_events", .counter, help: "Events by kind.",
+                samples: [([("event", "a\"b\\c\nd")], 3), ([("event", "x")], 0)]),
+            MetricFamily("watchsync_linked", .gauge, help: "1 when up.\nReally.", value: 1),
+            MetricFamily("watchsync_ratio", .gauge, help: "A fraction.", value: 0.25),
+            MetricFamily("watchsync_lag", .gauge, help: "Unknown yet.", value: .nan),
+        ])
+        #expect(
+            text == """
+                # TYPE watchsync_events counter
+                # HELP watchsync_events Events by kind.
+                watchsync_events_total{event="a\\"b\\\\c\\nd"} 3
+                watchsync_events_total{event="x"} 0
+                # TYPE watchsync_linked gauge
+                # HELP watchsync_linked 1 when up.\\nReally.
+                watchsync_linked 1
+                # TYPE watchsync_ratio gauge
+                # HELP watchsync_ratio A fraction.
+                watchsync_ratio 0.25
+                # TYPE watchsync_lag gauge
+                # HELP watchsync_lag Unknown yet.
+                watchsync_lag NaN
+                # EOF
+
+                """)
+        #expect(openMetricsViolations(text).isEmpty, "\(openMetricsViolations(text))")
+    }
+
+    @Test(
+        "the format check finds what breaks the rules",
+        arguments: [
+            "x_total 1\n# EOF\n",  // sample before TYPE
+            "# TYPE x counter\nx 1\n# EOF\n",  // counter sample without _total
+            "# TYPE x gauge\nx 1\n",  // no EOF
+            "# TYPE x gauge\nx{a=\"b} 1\n# EOF\n",  // unterminated label
+            "# TYPE x gauge\nx{a=\"\\q\"} 1\n# EOF\n",  // bad escape
+            "# TYPE x gauge\nx one\n# EOF\n",  // bad value
+            "# TYPE x gauge\nx inf\n# EOF\n",  // bad special
+            "# TYPE x gauge\n# TYPE y gauge\nx 1\n# EOF\n",  // not contiguous
+            "# TYPE x gauge\nx 1\nx 2\n# EOF\n",  // repeated label set
+            "# TYPE 1x gauge\n1x 1\n# EOF\n",  // bad name
+            "# TYPE x counter\nx_total -1\n# EOF\n",  // negative counter
+            "# TYPE x gauge\n# EOF\nx 1\n# EOF\n",  // EOF not last
+        ])
+    func checkFinds(_ text: String) {
+        #expect(!openMetricsViolations(text).isEmpty)
+    }
+}
