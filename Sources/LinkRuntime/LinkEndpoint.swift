@@ -114,10 +114,14 @@ package final class LinkEndpoint: @unchecked Sendable {
     // MARK: App API (loop-only)
 
     /// `updateApplicationContext`: replaces the context slot (persisted before this returns).
+    ///
+    /// Handled at once even from inside a notification (as `transfersProcessed`), so `status()` names
+    /// the generation this update was given when the call returns: phoned records its push under that
+    /// generation, and a queued update would have read the one before.
     package func updateApplicationContext(_ payload: [UInt8], force: Bool = false) throws(LinkError) {
         loop.preconditionInLoop()
         if let error = engine.admission(of: .context, bytes: payload.count) { throw error }
-        handle(.contextUpdated(payload: payload, force: force, now: now))
+        for action in engine.handle(.contextUpdated(payload: payload, force: force, now: now)) { perform(action) }
     }
 
     /// `sendMessage`: exactly one outcome is passed to `completion`, on the loop.

@@ -185,6 +185,28 @@ struct LinkEndpointTests {
         #expect(try replayer.readUntilClosed().contains { if case .error(.authenticationFailed, _) = $0 { true } else { false } })
     }
 
+    @Test("a context update made while a notification is handled counts at once: status names its generation")
+    func contextUpdateInsideANotification() async throws {
+        let directory = try TemporaryDirectory("link")
+        let (phone, watch) = try await linkedPair(directory)
+        defer { phone.shutdown() }
+        // As phoned does: a message arrives, the app pushes, then reads the generation it was given.
+        let seen = Recorder<(before: UInt64?, after: UInt64?)>()
+        try await phone.on { link in
+            let previous = link.onNotification
+            link.onNotification = { notification in
+                previous(notification)
+                guard case .messageReceived = notification else { return }
+                let before = link.status().contextGenerationSent
+                try? link.updateApplicationContext(Array("pushed while handling".utf8))
+                seen.record((before, link.status().contextGenerationSent))
+            }
+        }
+        _ = await watch.send(Array("edit".utf8))
+        let pushes = try await seen.wait(for: "the push inside the notification") { !$0.isEmpty }
+        #expect(pushes.first?.after == (pushes.first?.before ?? 0) + 1, "\(pushes)")
+    }
+
     @Test("transfers flow both ways in order and are finished on ack; outstanding ones are listed and cancellable")
     func transfers() async throws {
         let directory = try TemporaryDirectory("link")
