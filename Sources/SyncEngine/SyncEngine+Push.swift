@@ -40,7 +40,21 @@ extension SyncEngine {
             actions.append(.loadRuns(missing))
             return
         }
-        let context = self.context(now: now) { _ in nil }
+        // Each run is encoded once per version to size the push, not once per push: with hundreds of
+        // active runs held back, encoding them all for every push blocked the loop for seconds.
+        for id in wanted {
+            guard let run = documents[id], encodedSizes[id]?.run != run else { continue }
+            encodedSizes[id] = (run, DocumentCoder.encodeCompact(run).count)
+        }
+        encodedSizes = encodedSizes.filter { documents[$0.key] != nil }
+        let sizes = encodedSizes
+        let working = documents
+        let context = ApplicationContext.build(
+            splits: splits.values, index: index, run: { working[$0] }, settings: settings, editLocks: locks,
+            now: now, policy: policy, awaited: awaitedRuns(), epoch: epoch,
+            encodedSize: { run in
+                sizes[run.id].flatMap { $0.run == run ? $0.size : nil } ?? DocumentCoder.encodeCompact(run).count
+            })
         evictAgedRuns(keeping: Set(wanted))
         if !force, context == lastPushed { return }
         beforeLastPush = (lastPushed, lastPushAt)

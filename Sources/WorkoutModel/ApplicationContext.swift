@@ -51,7 +51,8 @@ package struct ApplicationContext: VersionedDocument {
     package static func build(
         splits: some Sequence<SplitDocument>, index: RunIndex, run: (DocumentID) -> WorkoutDocument?,
         settings: Settings, editLocks: EditLocks, now: Timestamp, policy: PushPolicy = .standard,
-        awaited: Set<DocumentID> = [], epoch: Timestamp? = nil
+        awaited: Set<DocumentID> = [], epoch: Timestamp? = nil,
+        encodedSize: (WorkoutDocument) -> Int = { DocumentCoder.encodeCompact($0).count }
     ) -> ApplicationContext {
         let selection = index.pushSelection(now: now, policy: policy)
         let extra = awaited.subtracting(selection).compactMap { index.summaries[$0] }.filter { !$0.status.isActive }
@@ -60,7 +61,12 @@ package struct ApplicationContext: VersionedDocument {
         var context = ApplicationContext(
             splits: splits.sorted { $0.id < $1.id }, workouts: runs, settings: settings, editLocks: editLocks)
         context.epoch = epoch
-        guard DocumentCoder.encodeCompact(context).count > policy.maximumBytes else { return context }
+        // The size from each run's own encoding (`encodedSize`, which a caller may cache per run): a
+        // comma per run over-counts by one, so a context that fits by this sum fits.
+        var empty = context
+        empty.workouts = []
+        let total = runs.reduce(DocumentCoder.encodeCompact(empty).count) { $0 + encodedSize($1) + 1 }
+        guard total > policy.maximumBytes else { return context }
 
         let live = runs.filter { $0.isActive || awaited.contains($0.id) }
         let rank = { (run: WorkoutDocument) in (awaited.contains(run.id) ? 1 : 0, run.endedAt!, run.id) }
@@ -74,7 +80,7 @@ package struct ApplicationContext: VersionedDocument {
         var used = DocumentCoder.encodeCompact(frame).count
         var chosen: Set<DocumentID> = []
         for candidate in priority {
-            let size = DocumentCoder.encodeCompact(candidate).count + 1
+            let size = encodedSize(candidate) + 1
             guard used + size <= policy.maximumBytes else { break }
             used += size
             chosen.insert(candidate.id)

@@ -105,6 +105,27 @@ struct ApplicationContextTests {
         #expect(index.pushSelection(now: at(9_000), policy: .standard).count == 25)
     }
 
+    @Test("over the byte limit, each run is sized once through encodedSize and the fit holds by the real encoding")
+    func fitSizesEachRunOnce() throws {
+        let runs = try (0..<400).map { try startedRun(20_000 + $0, at: at($0)) }
+        let byID = Dictionary(uniqueKeysWithValues: runs.map { ($0.id, $0) })
+        var sized: [DocumentID: Int] = [:]
+        let policy = PushPolicy(recentLimit: 25, recentWindow: .seconds(86_400), maximumBytes: 64 * 1_024)
+        let context = ApplicationContext.build(
+            splits: [twoExerciseSplit(1)], index: RunIndex(runs.map(RunIndex.RunSummary.init)), run: { byID[$0] },
+            settings: Settings(), editLocks: EditLocks(), now: at(500), policy: policy,
+            encodedSize: { run in
+                sized[run.id, default: 0] += 1
+                return DocumentCoder.encodeCompact(run).count
+            })
+        // The total is summed from the runs' sizes (once each), then the fit asks again only for the
+        // runs it tries; a caller caching sizes per run (the SyncEngine does) encodes each run once.
+        #expect(sized.count == 400)
+        #expect(sized.values.allSatisfy { $0 <= 2 })
+        #expect(context.heldBackRunIDs?.isEmpty == false)
+        #expect(DocumentCoder.encodeCompact(context).count <= policy.maximumBytes)
+    }
+
     @Test("the index follows upserts and removals of completed runs")
     func indexMaintenance() throws {
         var index = RunIndex()
