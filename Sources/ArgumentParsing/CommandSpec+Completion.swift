@@ -58,7 +58,7 @@ extension CommandSpec {
         return """
             # bash completion for \(name), generated from its grammar (\(name) --generate-completion bash).
             \(function)() {
-                local cur=${COMP_WORDS[COMP_CWORD]} cmdpath="" word words="" i skip=false
+                local cur=${COMP_WORDS[COMP_CWORD]} cmdpath="" next word words="" i skip=false
                 local known="|\(known)|"
                 for ((i = 1; i < COMP_CWORD; i++)); do
                     word=${COMP_WORDS[i]}
@@ -66,7 +66,10 @@ extension CommandSpec {
                     case "$word" in
                         \(valueOptionSpellings.joined(separator: " | "))) skip=true ;;
                         -*) ;;
-                        *) if [[ $known == *"|${cmdpath:+$cmdpath }$word|"* ]]; then cmdpath="${cmdpath:+$cmdpath }$word"; fi ;;
+                        *)
+                            next="${cmdpath:+$cmdpath }$word"
+                            if [[ $known == *"|$next|"* ]]; then cmdpath=$next; fi
+                            ;;
                     esac
                 done
                 if $skip; then
@@ -92,7 +95,7 @@ extension CommandSpec {
         return """
             #compdef \(name)
             # zsh completion for \(name), generated from its grammar (\(name) --generate-completion zsh).
-            local cmdpath="" word i skip=0
+            local cmdpath="" next word i skip=0
             local known="|\(known)|"
             local -a candidates
             for ((i = 2; i < CURRENT; i++)); do
@@ -101,7 +104,10 @@ extension CommandSpec {
                 case $word in
                     (\(valueOptionSpellings.joined(separator: "|"))) skip=1 ;;
                     (-*) ;;
-                    (*) if [[ $known == *"|${cmdpath:+$cmdpath }$word|"* ]]; then cmdpath="${cmdpath:+$cmdpath }$word"; fi ;;
+                    (*)
+                        next="${cmdpath:+$cmdpath }$word"
+                        if [[ $known == *"|$next|"* ]]; then cmdpath=$next; fi
+                        ;;
                 esac
             done
             if (( skip )); then _files; return; fi
@@ -149,20 +155,20 @@ extension CommandSpec {
         ]
         for chain in allChains {
             let command = chain[chain.count - 1]
-            let condition = "-n " + Self.fishQuoted("\(helper) \(Self.fishQuoted(Self.pathKey(chain)))")
+            let prefix =
+                "complete -c \(name) -n " + Self.fishQuoted("\(helper) \(Self.fishQuoted(Self.pathKey(chain)))")
             for subcommand in command.subcommands {
-                lines.append(
-                    "complete -c \(name) \(condition) -a \(subcommand.name) -d \(Self.fishQuoted(subcommand.abstract))")
+                lines.append("\(prefix) -a \(subcommand.name) -d \(Self.fishQuoted(subcommand.abstract))")
             }
             for declaring in chain.reversed() {
                 for option in declaring.options {
                     let short = option.shortName.map { " -s \($0)" } ?? ""
-                    lines.append(
-                        "complete -c \(name) \(condition) -l \(option.name)\(short) -r -d \(Self.fishQuoted(option.help))")
+                    lines.append("\(prefix) -l \(option.name)\(short) -r -d \(Self.fishQuoted(option.help))")
                 }
                 for flag in declaring.flags {
                     let short = flag.shortName.map { " -s \($0)" } ?? ""
-                    lines.append("complete -c \(name) \(condition) -l \(flag.name)\(short) -d \(Self.fishQuoted(flag.help))")
+                    lines.append(
+                        "\(prefix) -l \(flag.name)\(short) -d \(Self.fishQuoted(flag.help))")
                 }
             }
         }
@@ -173,5 +179,27 @@ extension CommandSpec {
     /// `text` as one fish single-quoted word (only `\` and `'` are special inside).
     private static func fishQuoted(_ text: String) -> String {
         "'" + text.replacing("\\", with: "\\\\").replacing("'", with: "\\'") + "'"
+    }
+}
+
+extension CommandSpec {
+    /// The hidden root options that print generated files instead of running a command:
+    /// `--generate-completion bash|zsh|fish` and `--generate-manpage`, each the whole command line.
+    /// Returns `.help` with the file (print it, exit 0), `.usageError` for an unknown shell, or nil
+    /// when `arguments` are not such a request (parse them as usual). Hidden: not in help, so the
+    /// grammar the completions describe stays the tool's real one.
+    package func generatedFile(_ arguments: [String], manual: String) -> ParseResult? {
+        let usage = "\(name) --generate-completion bash|zsh|fish"
+        switch arguments {
+        case ["--generate-manpage"]: return .help(manPage(manual: manual))
+        case ["--generate-completion", "bash"]: return .help(bashCompletion())
+        case ["--generate-completion", "zsh"]: return .help(zshCompletion())
+        case ["--generate-completion", "fish"]: return .help(fishCompletion())
+        case ["--generate-completion"]:
+            return .usageError(message: "missing shell for --generate-completion", usage: usage)
+        default:
+            guard arguments.count == 2, arguments[0] == "--generate-completion" else { return nil }
+            return .usageError(message: "unknown shell '\(arguments[1])' (bash, zsh or fish)", usage: usage)
+        }
     }
 }

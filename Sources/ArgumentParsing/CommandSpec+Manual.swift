@@ -9,7 +9,7 @@ extension CommandSpec {
         var exitStatus = ""
         if let start = description.firstRange(of: "Exit codes:") {
             exitStatus = String(description[start.lowerBound...])
-            description = String(description[..<start.lowerBound]).trimmingTrailingSpaces
+            description = String(description[..<start.lowerBound].dropLast())  // the space before it
         }
         var lines = [
             ".TH \(Self.roff(name.uppercased())) \(section) \"\" \"\(manual)\" \"\(manual) Manual\"",
@@ -38,7 +38,9 @@ extension CommandSpec {
         func label(_ name: String, _ shortName: Character?) -> String {
             (shortName.map { "\\fB\\-\(roff(String($0)))\\fR, " } ?? "") + "\\fB\\-\\-\(roff(name))\\fR"
         }
-        return options.flatMap { [".TP", label($0.name, $0.shortName) + " \\fI<\(roff($0.valueName))>\\fR", roff($0.help)] }
+        return options.flatMap {
+            [".TP", label($0.name, $0.shortName) + " \\fI<\(roff($0.valueName))>\\fR", roff($0.help)]
+        }
             + flags.flatMap { [".TP", label($0.name, $0.shortName), roff($0.help)] }
     }
 
@@ -52,34 +54,5 @@ extension CommandSpec {
     static func roff(_ text: String) -> String {
         let escaped = text.replacing("\\", with: "\\e").replacing("-", with: "\\-")
         return escaped.hasPrefix(".") || escaped.hasPrefix("'") ? "\\&" + escaped : escaped
-    }
-}
-
-extension String {
-    fileprivate var trimmingTrailingSpaces: String {
-        var text = self
-        while text.last == " " { text.removeLast() }
-        return text
-    }
-}
-
-extension CommandSpec {
-    /// The hidden root options that print generated files instead of running a command:
-    /// `--generate-completion bash|zsh|fish` and `--generate-manpage`, each the whole command line.
-    /// Returns `.help` with the file (print it, exit 0), `.usageError` for an unknown shell, or nil
-    /// when `arguments` are not such a request (parse them as usual). Hidden: not in help, so the
-    /// grammar the completions describe stays the tool's real one.
-    package func generatedFile(_ arguments: [String], manual: String) -> ParseResult? {
-        let usage = "\(name) --generate-completion bash|zsh|fish"
-        switch arguments {
-        case ["--generate-manpage"]: return .help(manPage(manual: manual))
-        case ["--generate-completion", "bash"]: return .help(bashCompletion())
-        case ["--generate-completion", "zsh"]: return .help(zshCompletion())
-        case ["--generate-completion", "fish"]: return .help(fishCompletion())
-        case ["--generate-completion"]: return .usageError(message: "missing shell for --generate-completion", usage: usage)
-        default:
-            guard arguments.count == 2, arguments[0] == "--generate-completion" else { return nil }
-            return .usageError(message: "unknown shell '\(arguments[1])' (bash, zsh or fish)", usage: usage)
-        }
     }
 }

@@ -15,20 +15,23 @@ struct GeneratedFilesTests {
         #expect(script.contains("--socket | --reason | -r | --limit | -n | --pace | --to) skip=true ;;"))
     }
 
-    @Test("bash: sourced in a real bash, completes verbs after options and options after positionals", arguments: [
-        (["phonectl", "--socket", "/s", "session", "e"], "end"),
-        (["phonectl", "se"], "session"),
-        (["phonectl", "runs", "-n", "5", "--p"], "--pace"),
-        (["phonectl", "session", "end", "some-id", "--f"], "--force"),
-        (["phonectl", "tag", "session", "--"], "--socket --help"),
-    ])
+    @Test(
+        "bash: sourced in a real bash, completes verbs after options and options after positionals",
+        arguments: [
+            (["phonectl", "--socket", "/s", "session", "e"], "end"),
+            (["phonectl", "se"], "session"),
+            (["phonectl", "runs", "-n", "5", "--p"], "--pace"),
+            (["phonectl", "session", "end", "some-id", "--f"], "--force"),
+            (["phonectl", "tag", "session", "--"], "--socket --help"),
+        ])
     func bashCompletes(words: [String], expected: String) throws {
-        let script = sampleTool.bashCompletion() + """
-            complete -p phonectl
-            COMP_WORDS=(\(words.joined(separator: " "))); COMP_CWORD=\(words.count - 1)
-            _phonectl
-            echo "${COMPREPLY[*]}"
-            """
+        let script =
+            sampleTool.bashCompletion() + """
+                complete -p phonectl
+                COMP_WORDS=(\(words.joined(separator: " "))); COMP_CWORD=\(words.count - 1)
+                _phonectl
+                echo "${COMPREPLY[*]}"
+                """
         let bash = Process()
         bash.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         bash.arguments = ["bash", "--norc", "-c", script]
@@ -52,13 +55,16 @@ struct GeneratedFilesTests {
     @Test("fish: each subcommand and option under the exact path it belongs to, with its help quoted")
     func fishLines() {
         let script = sampleTool.fishCompletion()
-        #expect(script.contains(#"complete -c phonectl -n '__phonectl_at \'session\'' -a end -d 'Ends a workout session.'"#))
+        #expect(
+            script.contains(#"complete -c phonectl -n '__phonectl_at \'session\'' -a end -d 'Ends a workout session.'"#)
+        )
         #expect(
             script.contains(
                 #"complete -c phonectl -n '__phonectl_at \'session end\'' -l reason -s r -r -d 'Why it ended.'"#))
         #expect(script.contains(#"complete -c phonectl -n '__phonectl_at \'\'' -l socket -r -d 'The admin socket.'"#))
         let quoted = CommandSpec(
-            name: "tool", abstract: "A tool.", subcommands: [CommandSpec(name: "go", abstract: #"The user's C:\ drive."#)])
+            name: "tool", abstract: "A tool.",
+            subcommands: [CommandSpec(name: "go", abstract: #"The user's C:\ drive."#)])
         #expect(quoted.fishCompletion().contains(#"-a go -d 'The user\'s C:\\ drive.'"#))
     }
 
@@ -113,17 +119,26 @@ struct GeneratedFilesTests {
 
     @Test("the hidden root options select a generated file; anything else is parsed as usual")
     func generatedFileRequests() {
-        #expect(sampleTool.generatedFile(["--generate-completion", "bash"], manual: "M") == .help(sampleTool.bashCompletion()))
-        #expect(sampleTool.generatedFile(["--generate-completion", "zsh"], manual: "M") == .help(sampleTool.zshCompletion()))
-        #expect(sampleTool.generatedFile(["--generate-completion", "fish"], manual: "M") == .help(sampleTool.fishCompletion()))
+        #expect(
+            sampleTool.generatedFile(["--generate-completion", "bash"], manual: "M")
+                == .help(sampleTool.bashCompletion()))
+        #expect(
+            sampleTool.generatedFile(["--generate-completion", "zsh"], manual: "M") == .help(sampleTool.zshCompletion())
+        )
+        #expect(
+            sampleTool.generatedFile(["--generate-completion", "fish"], manual: "M")
+                == .help(sampleTool.fishCompletion()))
         #expect(sampleTool.generatedFile(["--generate-manpage"], manual: "M") == .help(sampleTool.manPage(manual: "M")))
         #expect(
             sampleTool.generatedFile(["--generate-completion", "tcsh"], manual: "M")
                 == .usageError(
-                    message: "unknown shell 'tcsh' (bash, zsh or fish)", usage: "phonectl --generate-completion bash|zsh|fish"))
+                    message: "unknown shell 'tcsh' (bash, zsh or fish)",
+                    usage: "phonectl --generate-completion bash|zsh|fish"))
         #expect(
             sampleTool.generatedFile(["--generate-completion"], manual: "M")
-                == .usageError(message: "missing shell for --generate-completion", usage: "phonectl --generate-completion bash|zsh|fish"))
+                == .usageError(
+                    message: "missing shell for --generate-completion",
+                    usage: "phonectl --generate-completion bash|zsh|fish"))
         #expect(sampleTool.generatedFile(["status"], manual: "M") == nil)
         #expect(sampleTool.generatedFile(["status", "--generate-manpage"], manual: "M") == nil)
         #expect(!String(describing: sampleTool.parse(["--help"])).contains("generate"), "hidden from help")
