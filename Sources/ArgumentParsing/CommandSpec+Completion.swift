@@ -167,8 +167,7 @@ extension CommandSpec {
                 }
                 for flag in declaring.flags {
                     let short = flag.shortName.map { " -s \($0)" } ?? ""
-                    lines.append(
-                        "\(prefix) -l \(flag.name)\(short) -d \(Self.fishQuoted(flag.help))")
+                    lines.append("\(prefix) -l \(flag.name)\(short) -d \(Self.fishQuoted(flag.help))")
                 }
             }
         }

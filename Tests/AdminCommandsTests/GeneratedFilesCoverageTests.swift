@@ -13,14 +13,20 @@ struct GeneratedFilesCoverageTests {
         let zsh = spec.zshCompletion()
         let fish = spec.fishCompletion()
         let manPage = spec.manPage(manual: "WatchSync")
-        let leaves = spec.allChains.filter { !$0[$0.count - 1].isGroup }
+        // Walked here rather than with `allChains`, so a walk that missed a verb would be caught.
+        func leafPaths(_ command: CommandSpec, _ path: [String]) -> [[String]] {
+            command.isGroup ? command.subcommands.flatMap { leafPaths($0, path + [$0.name]) } : [path]
+        }
+        let leaves = leafPaths(spec, [])
         #expect(leaves.count > 20)
-        for chain in leaves {
-            let path = chain.dropFirst().map(\.name)
+        for path in leaves {
             let words = path.joined(separator: " ")
-            #expect(bash.contains("\"\(words)\") words=\""), "bash: \(words)")
-            #expect(zsh.contains("(\"\(words)\") candidates=("), "zsh: \(words)")
             let parent = path.dropLast().joined(separator: " ")
+            #expect(bash.contains("\"\(words)\") words=\""), "bash: \(words)")
+            let offered = bash.split(separator: "\n").first { $0.hasPrefix("        \"\(parent)\") words=\"") }
+            let offeredWords = offered?.split { $0 == " " || $0 == "\"" } ?? []
+            #expect(offeredWords.contains(Substring(path[path.count - 1])), "bash offers \(words)")
+            #expect(zsh.contains("(\"\(words)\") candidates=("), "zsh: \(words)")
             #expect(
                 fish.contains("-n '__\(spec.name)_at \\'\(parent)\\'' -a \(path[path.count - 1]) -d "), "fish: \(words)"
             )
