@@ -4,7 +4,8 @@ import ArgumentParsing
 extension CLIRunner {
     /// A runner whose grammar is `spec` (which must declare `--socket` and `--config` on its root) and
     /// whose requests are `Command`s built from its parse: a value that does not convert is reported
-    /// before the daemon is asked.
+    /// before the daemon is asked. `--generate-completion SHELL` and `--generate-manpage` print the
+    /// files generated from `spec` without resolving a socket.
     package init<Command: AdminCommand>(
         daemonName: String, socketEnvironmentVariable: String, spec: CommandSpec, command: Command.Type,
         adminSocketFromConfig: @escaping @Sendable (String) throws -> String
@@ -13,7 +14,7 @@ extension CLIRunner {
             daemonName: daemonName, socketEnvironmentVariable: socketEnvironmentVariable,
             adminSocketFromConfig: adminSocketFromConfig
         ) { arguments in
-            switch spec.parse(arguments) {
+            switch spec.generatedFile(arguments, manual: "WatchSync") ?? spec.parse(arguments) {
             case .help(let text):
                 return .help(text)
             case .usageError(let message, let usage):

@@ -114,6 +114,29 @@ struct CLIRunnerTests {
                 == CLIRunner.Outcome(exitCode: 0, standardOutput: "OVERVIEW: Administers phoned.\n"))
     }
 
+    @Test("0: --generate-completion and --generate-manpage print the grammar's files with no socket anywhere")
+    func generatedFiles() {
+        let runner = CLIRunner(
+            daemonName: "phoned", socketEnvironmentVariable: "PHONED_ADMIN_SOCKET", spec: PhoneCommands.spec,
+            command: PhoneCommand.self, adminSocketFromConfig: { _ in "unused" })
+        #expect(
+            runner.run(["--generate-completion", "fish"], environment: [:])
+                == CLIRunner.Outcome(exitCode: 0, standardOutput: PhoneCommands.spec.fishCompletion()))
+        #expect(
+            runner.run(["--generate-manpage"], environment: [:])
+                == CLIRunner.Outcome(exitCode: 0, standardOutput: PhoneCommands.spec.manPage(manual: "WatchSync")))
+        #expect(
+            runner.run(["--generate-completion", "csh"], environment: [:])
+                == CLIRunner.Outcome(
+                    exitCode: 64,
+                    standardError: """
+                        Error: unknown shell 'csh' (bash, zsh or fish)
+                        Usage: phonectl --generate-completion bash|zsh|fish
+                          See 'phonectl --help' for more information.
+
+                        """))
+    }
+
     @Test("64: a usage error prints Error, Usage and where to find help on stderr")
     func usageError() {
         #expect(
