@@ -63,8 +63,12 @@ extension SyncEngine {
             } else {
                 outcome = .merged
                 write(merged, now: now, deferring: deferring, into: &actions)
-                actions.append(
-                    .log("ingest \(merged.id): merged (\(merged.status.rawValue), version \(merged.version))"))
+                let line = "ingest \(merged.id): merged (\(merged.status.rawValue), version \(merged.version))"
+                if deferring && deferredWrites[merged.id] != nil {
+                    deferredLogs.append(line)
+                } else {
+                    actions.append(.log(line))
+                }
                 push(now: now, force: false, reason: "watch update", into: &actions)
             }
         }

@@ -153,6 +153,9 @@ package struct SyncEngine: Sendable {
     /// as `writeWorkout` at `batchEnded`, or before anything else the engine emits meanwhile.
     var deferredWrites: [DocumentID: WorkoutDocument] = [:]
     var deferredOrder: [DocumentID] = []
+    /// The `merged` lines of those ingests: logged after the writes, so a merged line always means
+    /// the document is on disk (a kill before the batch's end leaves neither).
+    var deferredLogs: [String] = []
     /// Runs the watch may hold as active (active in the last push it acknowledged or in a push since):
     /// once completed they ride every push until the watch has seen them completed, so its session
     /// ends with finish-and-save, never as a discard. The shell seeds it at start-up from the last
@@ -367,12 +370,14 @@ package struct SyncEngine: Sendable {
         defer {
             deferredWrites = [:]
             deferredOrder = []
+            deferredLogs = []
         }
-        return deferredOrder.compactMap { id in
+        let writes = deferredOrder.compactMap { id -> Action? in
             guard let run = deferredWrites[id] else { return nil }
             documents[id] = run
             return .writeWorkout(run)
         }
+        return writes + deferredLogs.map(Action.log)
     }
 
     // MARK: Cache

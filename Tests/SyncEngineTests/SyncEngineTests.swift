@@ -399,6 +399,8 @@ struct BatchTests {
             let (outcome, actions) = engine.ingestFromWatch(run, via: .userInfo, now: at(second))
             #expect(outcome == .merged)
             #expect(writtenRuns(actions).isEmpty && pushes(actions).isEmpty, "\(actions)")
+            // Its merged line waits for the write too: a kill before the batch's end leaves neither.
+            #expect(!actions.contains { if case .log(let line) = $0 { line.contains(": merged (") } else { false } })
             #expect(engine.run(run.id) == run, "the engine answers from the batch's copy")
         }
         let ended = engine.handle(.batchEnded(now: at(20)))
@@ -409,10 +411,12 @@ struct BatchTests {
         #expect(pushed.first?.0.workouts == [run])
         #expect(pushed.first?.1 == false)
         #expect(ended.contains(.log("push (watch update, batch of 5): 1 splits, 1 runs")))
-        // The write comes before the push.
+        // The write comes before the merged lines (five, one per ingest) and the push.
         let writeAt = try #require(ended.firstIndex { if case .writeWorkout = $0 { true } else { false } })
         let pushAt = try #require(ended.firstIndex { if case .pushContext = $0 { true } else { false } })
-        #expect(writeAt < pushAt)
+        let mergedAt = ended.indices.filter { if case .log(let line) = ended[$0] { line.contains(": merged (") } else { false } }
+        #expect(mergedAt.count == 5)
+        #expect(writeAt < pushAt && mergedAt.allSatisfy { $0 > writeAt })
     }
 
     @Test("in a batch a message ingest is written at once, after the batch's earlier writes; an operation too")
