@@ -47,13 +47,22 @@ let package = Package(
         .target(name: "ArgumentParsing", swiftSettings: swiftSettings),
         // Pure: the phonectl and watchctl command grammars (what each verb takes), shared by CLI and tests.
         .target(name: "AdminCommands", dependencies: ["ArgumentParsing", "WorkoutModel", "Trace"], swiftSettings: swiftSettings),
+        // Pure: each daemon's decisions as one node (events in, ordered actions out), the live-mirror
+        // driver both share, and the admin replies and statuses they build.
+        .target(
+            name: "Nodes",
+            dependencies: [
+                "AdminCommands", "ArgumentParsing", "LinkProtocol", "LiveMirror", "SyncEngine", "Trace", "WatchEngine",
+                "WorkoutModel",
+            ],
+            swiftSettings: swiftSettings),
         // I/O: what both daemons need around their engines — structured logs, systemd notify and
         // watchdog, signals, the admin Unix socket's server, the launch sequence.
         .target(
             name: "DaemonRuntime",
             dependencies: [
                 "LinkRuntime", "ArgumentParsing", "AdminCommands", "LiveMirror", "POSIX", "DaemonConfiguration",
-                "AdminClient", "Trace",
+                "AdminClient", "Trace", "Nodes",
             ],
             swiftSettings: swiftSettings),
         // I/O: the daemons' config files — each key declared once (name, type, default, doc line).
@@ -95,7 +104,8 @@ let package = Package(
         .executableTarget(name: "linkpeer", dependencies: ["LinkRuntime", "POSIX"], swiftSettings: swiftSettings),
         // The kill/restart and network-partition testers behind scripts/kill-test and scripts/partition-test.
         .executableTarget(
-            name: "chaostest", dependencies: ["TestSupport", "WorkoutModel", "DaemonRuntime", "DaemonConfiguration"],
+            name: "chaostest",
+            dependencies: ["TestSupport", "WorkoutModel", "DaemonRuntime", "DaemonConfiguration", "Nodes", "LinkProtocol"],
             swiftSettings: swiftSettings),
         // scripts/bench: our figures next to the machine's limits and SQLite, in one run.
         .executableTarget(
@@ -171,12 +181,22 @@ let package = Package(
         ),
         .testTarget(
             name: "DaemonRuntimeTests",
-            dependencies: ["DaemonRuntime", "AdminCommands", "ArgumentParsing", "TestSupport", "POSIX", "DaemonConfiguration", "AdminClient"],
+            dependencies: [
+                "DaemonRuntime", "AdminCommands", "ArgumentParsing", "TestSupport", "POSIX", "DaemonConfiguration",
+                "AdminClient", "Nodes", "LinkProtocol",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["TestSupport", "WorkoutModel", "DaemonRuntime", "AdminCommands", "ArgumentParsing"],
+            dependencies: [
+                "TestSupport", "WorkoutModel", "DaemonRuntime", "AdminCommands", "ArgumentParsing", "Nodes", "LinkProtocol",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NodesTests",
+            dependencies: ["Nodes", "SyncEngine", "WatchEngine", "LinkProtocol", "AdminCommands", "WorkoutModel"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "ChaosTestTests", dependencies: ["chaostest", "WorkoutModel"], swiftSettings: swiftSettings),

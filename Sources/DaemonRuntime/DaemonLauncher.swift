@@ -9,8 +9,9 @@ package protocol LaunchedDaemon: AnyObject, Sendable {
     var loop: EventLoop { get }
     /// Runs the start-up sequence on the loop; returns the readiness line (printed on stdout).
     func start() throws -> String
-    /// Graceful shutdown on the loop: stop taking work, tell the peer, close the link.
-    func stop()
+    /// Graceful shutdown on the loop: the daemon's node finishes what is in hand, stops taking
+    /// work, tells the peer, closes the link and exits.
+    func stop(signal: String)
 }
 
 /// The `main` both daemons share: `--config FILE` / `--help` / `--print-config-table` (the
@@ -61,10 +62,7 @@ package enum DaemonLauncher {
                 logger.notice("SIGHUP ignored: \(name) re-reads nothing at run time; restart it to apply changes")
                 return
             }
-            logger.notice("stopping", ["signal": SignalWatcher.name(of: signal)])
-            daemon.stop()
-            // Let the shuttingDown frame and the last admin replies flush, then leave.
-            daemon.loop.scheduleTimer(after: .milliseconds(200)) { exit(0) }
+            daemon.stop(signal: SignalWatcher.name(of: signal))
         }
         daemon.loop.execute {
             do {

@@ -63,6 +63,15 @@ package struct Logger: Sendable {
         }
     }
 
+    /// Writes one line at `level` with `fields` (in the order given), unless filtered.
+    package func log(_ level: LogLevel, _ message: String, fields: [(String, String)]) {
+        output.state.withLock { state in
+            guard level >= state.minimumLevel else { return }
+            state.sink(
+                Self.line(time: state.wallClock(), level: level, component: component, message: message, metadata: fields))
+        }
+    }
+
     /// Logs at `debug`.
     package func debug(
         _ message: @autoclosure () -> String, _ metadata: KeyValuePairs<String, any CustomStringConvertible> = [:]

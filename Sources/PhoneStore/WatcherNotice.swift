@@ -27,3 +27,13 @@ package enum WatcherNotice: Equatable, Sendable, CustomStringConvertible {
         }
     }
 }
+
+extension WatcherNotice {
+    /// Whether the watcher may have missed changes, so the directory must be scanned again.
+    package var needsRescan: Bool {
+        switch self {
+        case .folderMoved, .eventsLost: true
+        default: false
+        }
+    }
+}

@@ -2,6 +2,8 @@ import DaemonConfiguration
 import DaemonRuntime
 import Foundation
 import Glibc
+import LinkProtocol
+import Nodes
 import WorkoutModel
 
 /// The four project executables the testers drive.

@@ -1,6 +1,8 @@
 import AdminCommands
 import ArgumentParsing
 import Foundation
+import LinkProtocol
+import Nodes
 import TestSupport
 import Testing
 

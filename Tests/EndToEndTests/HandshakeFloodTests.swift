@@ -1,5 +1,7 @@
 import Foundation
 import Glibc
+import LinkProtocol
+import Nodes
 import Synchronization
 import TestSupport
 import Testing

@@ -1,4 +1,6 @@
 import Foundation
+import LinkProtocol
+import Nodes
 import TestSupport
 import Testing
 import WorkoutModel

@@ -1,5 +1,7 @@
 import DaemonRuntime
 import Foundation
+import LinkProtocol
+import Nodes
 import TestSupport
 import Testing
 import WorkoutModel

@@ -1,5 +1,7 @@
 import Foundation
 import Glibc
+import LinkProtocol
+import Nodes
 import TestSupport
 import Testing
 import WorkoutModel

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// Modules that decide and must never do I/O (ARCHITECTURE.md §2, STYLE.md §1).
-let pureModules: Set<String> = ["WorkoutModel", "LinkProtocol", "WatchEngine", "SyncEngine", "ArgumentParsing", "LiveMirror", "AdminCommands", "Trace"]
+let pureModules: Set<String> = ["WorkoutModel", "LinkProtocol", "WatchEngine", "SyncEngine", "ArgumentParsing", "LiveMirror", "AdminCommands", "Trace", "Nodes"]
 /// Modules that are the I/O shell around them.
 let shellModules: Set<String> = ["POSIX", "DaemonConfiguration", "AdminClient", "LinkRuntime", "COpenSSL", "TestSupport", "linkpeer", "PhoneStore", "DaemonRuntime", "WatchStore", "phoned", "watchd", "phonectl", "watchctl", "chaostest", "bench", "FuzzTargets", "tracediagram"]
 

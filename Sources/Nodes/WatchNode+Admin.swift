@@ -1,23 +1,46 @@
 import AdminCommands
 import ArgumentParsing
-import DaemonRuntime
-import Foundation
-import LinkProtocol
-import LinkRuntime
 import LiveMirror
 import WatchEngine
 import WorkoutModel
 
-extension WatchDaemon {
-    /// Serves one watchctl command (typed by watchctl; what needs watchd's state is checked here).
-    func handleAdmin(_ command: WatchCommand) -> AdminResponse {
-        AdminOutcome.serve(command, logger: logger, execute)
+extension WatchNode {
+    /// Serves one watchctl command: its actions, then the reply (later, for `queue cancel`, whose
+    /// result comes back from the link); a refusal is logged.
+    mutating func admin(
+        _ request: AdminRequestID, _ command: WatchCommand, facts: ShellFacts, now: Timestamp, reads: Reads,
+        into out: inout Output
+    ) throws(NeedsReads) {
+        switch command {
+        case .trace(let query):
+            out.node(.replyTrace(request, query))
+            return
+        case .cancelTransfer(let sequence):
+            out.node(.link(.cancelTransfer(sequence: sequence, request)))
+            return
+        default:
+            break
+        }
+        let outcome = try AdminOutcome.serve(command) { command in
+            try execute(command, facts: facts, now: now, reads: reads, into: &out)
+        }
+        reply(request, "\(command)", outcome, into: &out)
     }
 
-    private func execute(_ command: WatchCommand) throws -> AdminOutcome {
+    /// The reply to request N; a refusal is logged.
+    mutating func reply(_ request: AdminRequestID, _ command: String, _ outcome: AdminOutcome, into out: inout Output) {
+        if case .refused(let message) = outcome {
+            out.log(.notice, "admin", "refused admin request", [("command", command), ("reason", message)])
+        }
+        out.node(.reply(request, outcome.response))
+    }
+
+    private mutating func execute(
+        _ command: WatchCommand, facts: ShellFacts, now: Timestamp, reads: Reads, into out: inout Output
+    ) throws -> AdminOutcome {
         switch command {
         case .status:
-            let status = self.status()
+            let status = status(facts)
             return .output(text: status.text, json: AdminOutcome.json(status))
         case .workouts:
             let runs = engine.cache.workouts.values.sorted { ($0.startedAt, $0.id) < ($1.startedAt, $1.id) }
@@ -28,7 +51,9 @@ extension WatchDaemon {
             return .output(text: AdminOutcome.lines(text, empty: "no runs"), json: AdminOutcome.json(runs))
         case .splits:
             let splits = engine.cache.splits.values.sorted { ($0.name, $0.id) < ($1.name, $1.id) }
-            return .output(text: AdminOutcome.lines(splits.map { "\($0.id)  \($0.name)" }, empty: "no splits"), json: AdminOutcome.json(splits))
+            return .output(
+                text: AdminOutcome.lines(splits.map { "\($0.id)  \($0.name)" }, empty: "no splits"),
+                json: AdminOutcome.json(splits))
         case .show(let id):
             if let split = engine.cache.splits[id] {
                 return .output(text: String(decoding: DocumentCoder.encodeForDisk(split), as: UTF8.self), json: AdminOutcome.json(split))
@@ -46,86 +71,82 @@ extension WatchDaemon {
             let log = run.logs[logIndex]
             return edit(
                 .completeSet(
-                    logID: log.id, setIndex: setIndex, reps: reps ?? log.targetReps,
-                    weight: weight ?? log.targetWeight),
-                run: run.id)
+                    logID: log.id, setIndex: setIndex, reps: reps ?? log.targetReps, weight: weight ?? log.targetWeight),
+                run: run.id, now: now, into: &out)
         case .set(.undo(let runID, let exercise, let set)):
             let run = try cachedRun(runID)
             let (logIndex, setIndex) = try run.setPosition(exercise: exercise, set: set)
-            return edit(.undoSet(logID: run.logs[logIndex].id, setIndex: setIndex), run: run.id)
+            return edit(.undoSet(logID: run.logs[logIndex].id, setIndex: setIndex), run: run.id, now: now, into: &out)
         case .set(.skip(let runID, let exercise)):
             let run = try cachedRun(runID)
-            return edit(.skipLog(logID: run.logs[try run.logIndex(exercise: exercise)].id), run: run.id)
+            return edit(.skipLog(logID: run.logs[try run.logIndex(exercise: exercise)].id), run: run.id, now: now, into: &out)
         case .set(.reopen(let runID, let exercise)):
             let run = try cachedRun(runID)
-            return edit(.reopenLog(logID: run.logs[try run.logIndex(exercise: exercise)].id), run: run.id)
+            return edit(
+                .reopenLog(logID: run.logs[try run.logIndex(exercise: exercise)].id), run: run.id, now: now, into: &out)
         case .finish(let runID):
-            return edit(.finishRun, run: runID)
+            return edit(.finishRun, run: runID, now: now, into: &out)
         case .pause(let runID):
-            return edit(.pause, run: runID)
+            return edit(.pause, run: runID, now: now, into: &out)
         case .resume(let runID):
-            return edit(.resume, run: runID)
+            return edit(.resume, run: runID, now: now, into: &out)
         case .showSession:
-            let record = SessionRecord(engine.session)
-            return .output(text: describe(engine.session), json: AdminOutcome.json(record))
+            return .output(text: describe(engine.session), json: AdminOutcome.json(SessionRecord(engine.session)))
         case .startSession(let runID):
             if let refusal = engine.coordinator.startRefusal(runID: runID, origin: .watch, cache: engine.cache) {
                 return .refused("session not started for run \(runID): \(refusal)")
             }
-            perform(engine.handle(.sessionStartRequested(runID: runID, now: now)))
+            translate(engine.handle(.sessionStartRequested(runID: runID, now: editClock(now))), now: now, into: &out)
             return .output(text: describe(engine.session), json: AdminOutcome.json(SessionRecord(engine.session)))
         case .endSession(let failure):
-            perform(engine.handle(.sessionEndedBySystem(failure: failure, now: now)))
+            translate(engine.handle(.sessionEndedBySystem(failure: failure, now: editClock(now))), now: now, into: &out)
             return .output(text: describe(engine.session), json: AdminOutcome.json(SessionRecord(engine.session)))
         case .clearSession:
-            perform(engine.handle(.sessionCleared))
+            translate(engine.handle(.sessionCleared), now: now, into: &out)
             return .output(text: describe(engine.session), json: AdminOutcome.json(SessionRecord(engine.session)))
         case .listQueue:
-            let transfers = link.outstandingTransfers()
+            guard let transfers = reads.outstandingTransfers else { throw NeedsReads(outstandingTransfers: true) }
             let text = transfers.map { transfer in
-                "\(transfer.sequence)  \(transfer.bytes) bytes  \(String(format: "%.1f", transfer.ageSeconds)) s old"
+                "\(transfer.sequence)  \(transfer.bytes) bytes  \(oneDecimal(transfer.ageSeconds)) s old"
                     + (transfer.sent ? "  (sent, awaiting ack)" : "")
             }
-            return .output(text: AdminOutcome.lines(text, empty: "no outstanding transfers"), json: AdminOutcome.json(transfers))
-        case .cancelTransfer(let sequence):
-            let payload = link.state.outbox.pending().first { $0.sequence == sequence }?.payload
-            let wasSent = try link.cancelTransfer(sequence: sequence)
-            if let payload, let message = try? DocumentCoder.decode(WatchToPhoneMessage.self, from: payload) {
-                perform(engine.handle(.transferCancelled(message)))
-            }
-            let result =
-                wasSent
-                ? "cancelled \(sequence); it had been sent: if the phone received it, the phone keeps it "
-                    + "(its dedup makes the cancel a no-op there)"
-                : "cancelled \(sequence) before it was sent"
             return .output(
-                text: result, json: AdminOutcome.json(AdminReply.Cancelled(cancelled: sequence, wasSent: wasSent)))
+                text: AdminOutcome.lines(text, empty: "no outstanding transfers"), json: AdminOutcome.json(transfers))
+        case .cancelTransfer, .trace:
+            // Served with the link's or the journal's answer (see `admin`).
+            return .refused("\(command) is answered by the shell")
         case .sync:
-            guard link.status().reachable else { return .refused("notReachable: the phone is not reachable") }
-            link.sendMessage(WatchToPhoneMessage.requestSync.encoded(), wantsReply: true) { [logger] outcome in
-                logger.info("requestSync answered", ["outcome": "\(outcome)"], component: "link")
-            }
+            guard facts.link.reachable else { return .refused("notReachable: the phone is not reachable") }
+            out.node(.link(.sendMessage(WatchToPhoneMessage.requestSync.encoded(), wantsReply: true, run: nil, .requestSync)))
             return .output(text: "requested", json: AdminOutcome.json(AdminReply.Requested()))
         case .metrics:
-            return status().metrics(events: link.journal?.counts ?? [:])
-        case .trace(let query):
-            return .trace(query, stateDirectory: configuration.stateDirectory)
+            return status(facts).metrics(events: facts.journalCounts)
         case .live(let command):
-            return try live.execute(
-                command,
-                run: { id in
-                    guard let run = self.engine.cache.workouts[id] else { return nil }
-                    if self.engine.cache.isParked(run) { throw UsageError(EditRefusal.editingOnPhone(id).description) }
+            // The run a flow opens or advances: one in the cache, and not one the phone is editing.
+            var driven: Result<WorkoutDocument?, any Error>?
+            if let id = command.drivenRunID {
+                driven = Result {
+                    guard let run = engine.cache.workouts[id] else { return nil }
+                    if engine.cache.isParked(run) { throw UsageError(EditRefusal.editingOnPhone(id).description) }
                     return run
-                }, settings: engine.cache.settings
-            ) { run, logIndex, setIndex, reps, weight in
-                let written = self.edit(
-                    .completeSet(logID: run.logs[logIndex].id, setIndex: setIndex, reps: reps, weight: weight), run: run.id)
+                }
+            }
+            let step = try live.execute(
+                command, run: { _ in try driven?.get() }, settings: engine.cache.settings, now: now)
+            switch step {
+            case .finished(let outcome, let actions):
+                out.node(actions)
+                return outcome
+            case .completeSet(let run, let logIndex, let setIndex, let reps, let weight, let refusals, let actions):
+                out.node(actions)
+                let written = edit(
+                    .completeSet(logID: run.logs[logIndex].id, setIndex: setIndex, reps: reps, weight: weight),
+                    run: run.id, now: now, into: &out)
                 if case .refused = written { return written }
-                return nil
+                return live.outcome(refusals: refusals, now: now)
             }
         case .wrist(let up):
-            link.setAppForeground(up)
+            out.node(.link(.setAppForeground(up)))
             let json = AdminOutcome.json(AdminReply.Wrist(foreground: up))
             return .output(text: "watch app \(up ? "foreground" : "background")", json: json)
         }
@@ -138,16 +159,17 @@ extension WatchDaemon {
 
     /// Feeds an edit to the engine; a refusal (unknown run, editing on phone, model refusal) leaves the
     /// cache unchanged and becomes exit code 1.
-    func edit(_ edit: WatchEdit, run: DocumentID) -> AdminOutcome {
-        lastRefusal = nil
-        perform(engine.handle(.editRequested(edit, runID: run, now: now)))
-        if let refusal = lastRefusal { return .refused(refusal.description) }
+    private mutating func edit(_ edit: WatchEdit, run: DocumentID, now: Timestamp, into out: inout Output) -> AdminOutcome {
+        let refusal = translate(
+            engine.handle(.editRequested(edit, runID: run, now: editClock(now))), now: now, into: &out)
+        if let refusal { return .refused(refusal.description) }
         guard let updated = engine.cache.workouts[run] else { return .done }
         return .output(text: "ok (\(updated.status.rawValue))", json: AdminOutcome.json(updated))
     }
 
-    private func status() -> WatchStatus {
-        let link = self.link.status()
+    /// `status`, from the node's state and the shell's facts.
+    func status(_ facts: ShellFacts) -> WatchStatus {
+        let link = facts.link
         var session = "idle"
         var sessionRun: String?
         var sessionOutcome: String?
@@ -166,7 +188,7 @@ extension WatchDaemon {
             }
         }
         return WatchStatus(
-            daemon: "watchd", instance: link.instance, uptimeSeconds: Int(Date().timeIntervalSince(startedAt)),
+            daemon: "watchd", instance: link.instance, uptimeSeconds: facts.uptimeSeconds,
             activation: link.activated ? "activated" : "notActivated", reachable: link.reachable, linked: link.linked,
             phoneInstance: link.peer, appState: link.watchAppForeground ? "foreground" : "background",
             contextGenerationApplied: link.contextGenerationReceived ?? 0, contextSender: link.contextSender,
@@ -179,4 +201,10 @@ extension WatchDaemon {
             lastSkippedContext: engine.lastSkipped?.description, launchesReceived: launchesReceived,
             skippedCacheFiles: skippedCacheFiles, liveFramesSent: live.framesSent, liveFramesReceived: live.framesReceived)
     }
+}
+
+/// `x.y`, rounded to one decimal (what `String(format: "%.1f")` prints, without Foundation).
+func oneDecimal(_ value: Double) -> String {
+    let tenths = Int((value * 10).rounded())
+    return "\(tenths / 10).\(abs(tenths % 10))"
 }

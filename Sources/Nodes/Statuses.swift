@@ -1,4 +1,3 @@
-import Foundation
 
 /// `phonectl status --json`; field names documented in docs/CLI.md.
 package struct PhoneStatus: Codable, Sendable {

@@ -1,5 +1,3 @@
-import LinkProtocol
-
 /// What `status` reports about the link.
 package struct LinkStatus: Equatable, Sendable, Codable {
     package var role: String
@@ -16,7 +14,7 @@ package struct LinkStatus: Equatable, Sendable, Codable {
     package var outboxDepth: Int
     package var handshakingConnections: Int
 
-    init(
+    package init(
         role: LinkRole, instance: InstanceID, activated: Bool, reachable: Bool, linked: Bool, peer: InstanceID?,
         watchAppForeground: Bool, contextGenerationSent: UInt64?, contextGenerationAcknowledged: UInt64?,
         contextGenerationReceived: UInt64?, contextSender: InstanceID?, outboxDepth: Int, handshakingConnections: Int
@@ -44,4 +42,11 @@ package struct OutstandingTransfer: Equatable, Sendable, Codable {
     package var ageSeconds: Double
     /// Put on the wire at least once (no longer cancellable).
     package var sent: Bool
+
+    package init(sequence: UInt64, bytes: Int, ageSeconds: Double, sent: Bool) {
+        self.sequence = sequence
+        self.bytes = bytes
+        self.ageSeconds = ageSeconds
+        self.sent = sent
+    }
 }

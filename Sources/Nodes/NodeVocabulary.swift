@@ -1,0 +1,209 @@
+import AdminCommands
+import LinkProtocol
+import Trace
+import WorkoutModel
+
+/// What both nodes hand their shell, beside their own store writes: the link's verbs, logs, journal
+/// entries, admin replies, timers, the durable bits of state both keep, and the exit. The shell
+/// carries each out as it comes, in order; nothing here is a decision left to it.
+package enum NodeAction: Equatable, Sendable {
+    case link(LinkCommand)
+    case log(LogLine)
+    case journal(JournalEntry)
+    /// The answer to admin request N (the shell writes it to that request's connection).
+    case reply(AdminRequestID, AdminResponse)
+    /// `trace`: the shell reads its journal with the query and replies with what it selects.
+    case replyTrace(AdminRequestID, TraceQuery)
+    /// One timer per name: arming again replaces it. When it fires the shell feeds `.timerFired`.
+    case armTimer(NodeTimer, at: Timestamp)
+    case cancelTimer(NodeTimer)
+    /// Feed `.turnEnded` once the events the loop has in hand now are handled (a batch's end).
+    case callAtEndOfTurn
+    /// Keep `value` in `<state>/live-version` (best effort: a failure is logged, the floor holds).
+    case persistLiveVersion(Int)
+    /// Keep the edit clock's high-water mark durably (a restart never stamps below it).
+    case persistClock(Stamp)
+    /// systemd: STOPPING=1.
+    case notifyStopping
+    /// Stop taking admin requests and (phone) directory changes; close the link gracefully.
+    case closeServices
+    /// Leave the process with this status, after the actions before it.
+    case exit(code: Int32)
+}
+
+/// What the shell reports back about the actions it carried out.
+package enum ShellReport: Sendable {
+    case timerFired(NodeTimer)
+    case turnEnded
+    case contextQueued(generation: UInt64)
+    case contextRefused(reason: String)
+    case messageEnded(MessagePurpose, MessageOutcome, stillReachable: Bool)
+    case transferNotQueued([UInt8], reason: String)
+    case transferCancelEnded(AdminRequestID, sequence: UInt64, Result<Bool, ReadFailure>, payload: [UInt8]?)
+    case durableWriteFailed(reason: String)
+}
+
+/// What a node asks of its link endpoint (docs/PROTOCOL.md's channels).
+package enum LinkCommand: Equatable, Sendable {
+    /// The context slot; the shell feeds `.contextQueued` or `.contextRefused` back.
+    case updateContext([UInt8], force: Bool)
+    /// A message; its one outcome comes back as `.messageEnded(purpose, …)`.
+    case sendMessage([UInt8], wantsReply: Bool, run: String?, MessagePurpose)
+    case answerMessage(id: UInt64, MessageAnswer)
+    /// A durable transfer; a refusal to queue it comes back as `.transferNotQueued`.
+    case transferUserInfo([UInt8], run: String?)
+    /// The transfers are processed durably: mark and acknowledge them.
+    case transfersProcessed([TransferKey])
+    /// Admin `queue cancel`: the result comes back as `.transferCancelEnded`.
+    case cancelTransfer(sequence: UInt64, AdminRequestID)
+    case launch([UInt8])
+    case setAppForeground(Bool)
+}
+
+/// Why a message was sent, so its outcome finds its way back to what sent it.
+package enum MessagePurpose: Hashable, Sendable {
+    case live(runID: DocumentID, version: Int, attempt: Int)
+    /// A watch edit (its token in the WatchEngine).
+    case edit(token: UInt64)
+    case requestSync
+}
+
+/// The timers a node keeps.
+package enum NodeTimer: Hashable, Sendable {
+    /// The SyncEngine's next deadline (a push retry, a run leaving the recent window).
+    case push
+    /// The live mirror's next boundary or retry.
+    case live
+    /// The graceful-shutdown deadline.
+    case shutdown
+}
+
+/// One admin request on its connection, numbered by the shell.
+package struct AdminRequestID: Hashable, Sendable, CustomStringConvertible {
+    package var rawValue: UInt64
+    package init(_ rawValue: UInt64) { self.rawValue = rawValue }
+    package var description: String { "admin#\(rawValue)" }
+}
+
+/// A log line; the shell adds the time and filters by level.
+package struct LogLine: Equatable, Sendable {
+    package enum Level: Sendable { case debug, info, notice, warning, error }
+    package var level: Level
+    package var component: String
+    package var message: String
+    package var fields: [Field]
+
+    package struct Field: Equatable, Sendable {
+        package var key: String
+        package var value: String
+    }
+
+    package init(_ level: Level, _ component: String, _ message: String, _ fields: [(String, String)] = []) {
+        self.level = level
+        self.component = component
+        self.message = message
+        self.fields = fields.map { Field(key: $0.0, value: $0.1) }
+    }
+
+    /// The value logged for `key`, for tests.
+    package subscript(key: String) -> String? { fields.first { $0.key == key }?.value }
+}
+
+/// One journal event a node decided (the link records its frames itself).
+package struct JournalEntry: Equatable, Sendable {
+    package var kind: TraceEventKind
+    package var cause: String?
+    package var run: String?
+    package var detail: String?
+
+    package init(_ kind: TraceEventKind, cause: String? = nil, run: String? = nil, detail: String? = nil) {
+        self.kind = kind
+        self.cause = cause
+        self.run = run
+        self.detail = detail
+    }
+}
+
+/// What the shell knows that a status reply shows: the link's snapshot and the process's facts.
+package struct ShellFacts: Equatable, Sendable {
+    package var link: LinkStatus
+    package var uptimeSeconds: Int
+    package var journalCounts: [TraceEventKind: Int]
+    /// phoned's listening port (0 for watchd).
+    package var listenPort: Int
+
+    package init(link: LinkStatus, uptimeSeconds: Int, journalCounts: [TraceEventKind: Int], listenPort: Int = 0) {
+        self.link = link
+        self.uptimeSeconds = uptimeSeconds
+        self.journalCounts = journalCounts
+        self.listenPort = listenPort
+    }
+}
+
+/// What a node must read before it can handle an event (a run only summarised in memory, the
+/// outbox's listing): thrown before the node changes anything, so the shell reads and feeds the same
+/// event again with the reads.
+package struct NeedsReads: Error, Equatable, Sendable {
+    package var documents: [DocumentID: Timestamp] = [:]
+    package var outstandingTransfers = false
+
+    package init(documents: [DocumentID: Timestamp] = [:], outstandingTransfers: Bool = false) {
+        self.documents = documents
+        self.outstandingTransfers = outstandingTransfers
+    }
+}
+
+/// What the shell read for a `NeedsReads`.
+package struct Reads: Sendable {
+    package var documents: [DocumentID: Result<WorkoutDocument, ReadFailure>] = [:]
+    package var outstandingTransfers: [OutstandingTransfer]?
+
+    package init(
+        documents: [DocumentID: Result<WorkoutDocument, ReadFailure>] = [:],
+        outstandingTransfers: [OutstandingTransfer]? = nil
+    ) {
+        self.documents = documents
+        self.outstandingTransfers = outstandingTransfers
+    }
+
+    /// The run as read, its read failure, or `NeedsReads` when it was not read yet.
+    package func workout(_ id: DocumentID, startedAt: Timestamp) throws -> WorkoutDocument {
+        guard let result = documents[id] else { throw NeedsReads(documents: [id: startedAt]) }
+        return try result.get()
+    }
+
+    /// Every run of `wanted`, asking for all the missing ones at once.
+    package func workouts(_ wanted: [(id: DocumentID, startedAt: Timestamp)]) throws -> [DocumentID: WorkoutDocument] {
+        let missing = wanted.filter { documents[$0.id] == nil }
+        if !missing.isEmpty {
+            throw NeedsReads(documents: Dictionary(missing.map { ($0.id, $0.startedAt) }, uniquingKeysWith: { a, _ in a }))
+        }
+        var runs: [DocumentID: WorkoutDocument] = [:]
+        for (id, startedAt) in wanted { runs[id] = try workout(id, startedAt: startedAt) }
+        return runs
+    }
+}
+
+/// Why a document could not be read (its description is what a person sees).
+package struct ReadFailure: Error, Equatable, Sendable, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
+}
+
+/// The ordered actions one event produces, the shared ones wrapped in the node's own enum.
+protocol NodeOutput {
+    associatedtype Action
+    var actions: [Action] { get set }
+    static func shared(_ action: NodeAction) -> Action
+}
+
+extension NodeOutput {
+    mutating func node(_ action: NodeAction) { actions.append(Self.shared(action)) }
+    mutating func node(_ list: [NodeAction]) { actions += list.map(Self.shared) }
+
+    mutating func log(
+        _ level: LogLine.Level, _ component: String, _ message: String, _ fields: [(String, String)] = []
+    ) {
+        node(.log(LogLine(level, component, message, fields)))
+    }
+}

@@ -1,0 +1,289 @@
+import AdminCommands
+import LiveMirror
+import SyncEngine
+import WorkoutModel
+
+extension PhoneNode {
+    /// Serves one phonectl command (typed by phonectl; what needs phoned's state is checked here):
+    /// its actions, then the reply; a refusal is logged.
+    mutating func admin(
+        _ request: AdminRequestID, _ command: PhoneCommand, freshID: DocumentID, facts: ShellFacts, now: Timestamp,
+        reads: Reads, into out: inout Output
+    ) throws(NeedsReads) {
+        if case .trace(let query) = command {
+            out.node(.replyTrace(request, query))
+            return
+        }
+        let outcome = try AdminOutcome.serve(command) { command in
+            try execute(command, freshID: freshID, facts: facts, now: now, reads: reads, into: &out)
+        }
+        reconcileLive(now: now, into: &out)
+        if case .refused(let message) = outcome {
+            out.log(.notice, "admin", "refused admin request", [("command", "\(command)"), ("reason", message)])
+        }
+        out.node(.reply(request, outcome.response))
+    }
+
+    private mutating func execute(
+        _ command: PhoneCommand, freshID: DocumentID, facts: ShellFacts, now: Timestamp, reads: Reads,
+        into out: inout Output
+    ) throws -> AdminOutcome {
+        switch command {
+        case .status:
+            let status = status(facts, now: now)
+            return .output(text: status.text, json: AdminOutcome.json(status))
+        case .splits:
+            let splits = engine.splits.values.sorted { ($0.name, $0.id) < ($1.name, $1.id) }
+            let text = splits.map { split in
+                "\(split.id)  \(split.name)  "
+                    + split.exercises.map { "\($0.name) \($0.targetSets)x\($0.targetReps)@\(format($0.targetWeight))" }
+                    .joined(separator: ", ")
+            }
+            return .output(text: AdminOutcome.lines(text, empty: "no splits"), json: AdminOutcome.json(splits))
+        case .workouts(let all, let limit, let after, let json):
+            return try workouts(all: all, limit: limit, after: after, json: json, now: now, reads: reads)
+        case .show(let id):
+            if let split = engine.splits[id] {
+                return .output(text: String(decoding: DocumentCoder.encodeForDisk(split), as: UTF8.self), json: AdminOutcome.json(split))
+            }
+            let run = try readRun(id, reads: reads)
+            return .output(text: describe(run), json: AdminOutcome.json(run))
+        case .createSplit(let name, let exercises):
+            try operate(.createSplit(id: freshID, name: name, exercises: exercises), now: now, reads: reads, into: &out)
+            return .output(text: "\(freshID)", json: AdminOutcome.json(AdminReply.Created(id: freshID)))
+        case .editSplit(let id, let name, let exercises):
+            try operate(.editSplit(id: id, name: name, exercises: exercises), now: now, reads: reads, into: &out)
+            return .done
+        case .deleteSplit(let id):
+            try operate(.deleteSplit(id: id), now: now, reads: reads, into: &out)
+            return .done
+        case .start(let splitID, let endingOthers):
+            try operate(
+                .startRun(splitID: splitID, runID: freshID, endingOthers: endingOthers), now: now, reads: reads,
+                into: &out)
+            return .output(text: "\(freshID)", json: AdminOutcome.json(AdminReply.Created(id: freshID)))
+        case .set(.complete(let runID, let exercise, let set, let reps, let weight)):
+            let run = try loadRun(runID, now: now, reads: reads, into: &out)
+            let (logIndex, setIndex) = try run.setPosition(exercise: exercise, set: set)
+            let log = run.logs[logIndex]
+            try operate(
+                .completeSet(
+                    runID: runID, logIndex: logIndex, setIndex: setIndex, reps: reps ?? log.targetReps,
+                    weight: weight ?? log.targetWeight), now: now, reads: reads, into: &out)
+            return .done
+        case .set(.undo(let runID, let exercise, let set)):
+            let run = try loadRun(runID, now: now, reads: reads, into: &out)
+            let (logIndex, setIndex) = try run.setPosition(exercise: exercise, set: set)
+            try operate(.undoSet(runID: runID, logIndex: logIndex, setIndex: setIndex), now: now, reads: reads, into: &out)
+            return .done
+        case .set(.skip(let runID, let exercise)):
+            let logIndex = try loadRun(runID, now: now, reads: reads, into: &out).logIndex(exercise: exercise)
+            try operate(.skipLog(runID: runID, logIndex: logIndex), now: now, reads: reads, into: &out)
+            return .done
+        case .set(.reopen(let runID, let exercise)):
+            let logIndex = try loadRun(runID, now: now, reads: reads, into: &out).logIndex(exercise: exercise)
+            try operate(.reopenLog(runID: runID, logIndex: logIndex), now: now, reads: reads, into: &out)
+            return .done
+        case .pause(let runID):
+            try operate(.pause(runID: runID), now: now, reads: reads, into: &out)
+            return .done
+        case .resume(let runID):
+            try operate(.resume(runID: runID), now: now, reads: reads, into: &out)
+            return .done
+        case .end(let runID):
+            try operate(.endKeepingProgress(runID: runID), now: now, reads: reads, into: &out)
+            return .done
+        case .discard(let runID):
+            try operate(.discard(runID: runID), now: now, reads: reads, into: &out)
+            return .done
+        case .clearHistory:
+            let count = engine.index.completedCount
+            try operate(.clearHistory, now: now, reads: reads, into: &out)
+            let json = AdminOutcome.json(AdminReply.Tombstoned(tombstoned: count))
+            return .output(text: "tombstoned \(count) completed runs", json: json)
+        case .showSettings:
+            return .output(text: describe(engine.settings), json: AdminOutcome.json(engine.settings))
+        case .setSettings(let rest, let countdown, let unit):
+            var settings = engine.settings
+            if let rest { settings.restSeconds = rest }
+            if let countdown { settings.doneCountdownSeconds = countdown }
+            if let unit { settings.weightUnit = unit }
+            try operate(.setSettings(settings), now: now, reads: reads, into: &out)
+            return .output(text: describe(settings), json: AdminOutcome.json(settings))
+        case .lockWorkout(let id):
+            try operate(.setWorkoutLock(id), now: now, reads: reads, into: &out)
+            return .done
+        case .lockSplit(let id):
+            try operate(.setSplitLock(id), now: now, reads: reads, into: &out)
+            return .done
+        case .unlockWorkout:
+            try operate(.setWorkoutLock(nil), now: now, reads: reads, into: &out)
+            return .done
+        case .unlockSplit:
+            try operate(.setSplitLock(nil), now: now, reads: reads, into: &out)
+            return .done
+        case .push:
+            try operate(.forcePush, now: now, reads: reads, into: &out)
+            return .done
+        case .metrics:
+            return status(facts, now: now).metrics(events: facts.journalCounts)
+        case .trace:
+            // Served by the shell from its journal (see `admin`).
+            return .refused("trace is read by the shell")
+        case .live(let command):
+            // The run a flow opens or advances, loaded before the mirror moves.
+            var driven: Result<WorkoutDocument, any Error>?
+            if let id = command.drivenRunID {
+                do {
+                    driven = .success(try loadRun(id, now: now, reads: reads, into: &out))
+                } catch let needs as NeedsReads {
+                    throw needs
+                } catch {
+                    driven = .failure(error)
+                }
+            }
+            let step = try live.execute(command, run: { _ in try driven?.get() }, settings: engine.settings, now: now)
+            switch step {
+            case .finished(let outcome, let actions):
+                out.node(actions)
+                return outcome
+            case .completeSet(let run, let logIndex, let setIndex, let reps, let weight, let refusals, let actions):
+                out.node(actions)
+                try operate(
+                    .completeSet(runID: run.id, logIndex: logIndex, setIndex: setIndex, reps: reps, weight: weight),
+                    now: now, reads: reads, into: &out)
+                return live.outcome(refusals: refusals, now: now)
+            }
+        case .launch(let runID):
+            try operate(.launch(runID: runID), now: now, reads: reads, into: &out)
+            return .done
+        }
+    }
+
+    /// Performs an operation and its actions, loading the run it changes first if only its summary
+    /// is in memory (a run outside the recent window), so the model itself answers.
+    private mutating func operate(
+        _ operation: PhoneOperation, now: Timestamp, reads: Reads, into out: inout Output
+    ) throws {
+        if let runID = operation.runID, engine.needsDocument(runID) {
+            _ = try loadRun(runID, now: now, reads: reads, into: &out)
+        }
+        translate(try engine.perform(operation, now: now), now: now, into: &out)
+    }
+
+    /// The run from the working set, loaded into it first when only its summary is in memory.
+    private mutating func loadRun(
+        _ id: DocumentID, now: Timestamp, reads: Reads, into out: inout Output
+    ) throws -> WorkoutDocument {
+        if engine.needsDocument(id), let summary = engine.index.summaries[id] {
+            let run = try reads.workout(id, startedAt: summary.startedAt)
+            translate(engine.handle(.runsLoaded([run], unreadable: [], now: now)), now: now, into: &out)
+            return engine.run(id) ?? run
+        }
+        guard let run = engine.run(id) else {
+            throw engine.tombstones[id] != nil ? OperationError.deleted(id) : OperationError.unknownRun(id)
+        }
+        return run
+    }
+
+    /// The run for reading: the working set's copy, else its file (not kept in memory).
+    private func readRun(_ id: DocumentID, reads: Reads) throws -> WorkoutDocument {
+        if engine.needsDocument(id), let summary = engine.index.summaries[id] {
+            return try reads.workout(id, startedAt: summary.startedAt)
+        }
+        guard let run = engine.run(id) else {
+            throw engine.tombstones[id] != nil ? OperationError.deleted(id) : OperationError.unknownRun(id)
+        }
+        return run
+    }
+
+    /// The runs `workouts` lists, ordered by (start, ID): what the push carries now (active and
+    /// recent, fitted to the context limit — whether or not a push ever went), or with `all` the whole
+    /// history; `after` and `limit` cut one page of it.
+    private func workouts(
+        all: Bool, limit: Int?, after: DocumentID?, json: Bool, now: Timestamp, reads: Reads
+    ) throws -> AdminOutcome {
+        let index = engine.index
+        var carried: [WorkoutDocument] = []
+        if !all {
+            var missing: [DocumentID: Timestamp] = [:]
+            carried =
+                engine.context(now: now) { id in
+                    do {
+                        return try readRun(id, reads: reads)
+                    } catch let needs as NeedsReads {
+                        missing.merge(needs.documents) { a, _ in a }
+                    } catch {}
+                    return nil
+                }.workouts
+            if !missing.isEmpty { throw NeedsReads(documents: missing) }
+        }
+        let known = Dictionary(uniqueKeysWithValues: carried.map { ($0.id, $0) })
+        let ids = all ? Array(index.summaries.keys) : carried.map(\.id)
+        var summaries = ids.compactMap { index.summaries[$0] }.sorted { ($0.startedAt, $0.id) < ($1.startedAt, $1.id) }
+        if let after {
+            guard let anchor = index.summaries[after] else { throw OperationError.unknownRun(after) }
+            summaries.removeAll { ($0.startedAt, $0.id) <= (anchor.startedAt, anchor.id) }
+        }
+        if let limit { summaries = Array(summaries.prefix(limit)) }
+        let unread = summaries.filter { known[$0.id] == nil && engine.needsDocument($0.id) }
+        let fromDisk = try reads.workouts(unread.map { ($0.id, $0.startedAt) })
+        let runs = try summaries.map { summary in
+            try known[summary.id] ?? fromDisk[summary.id] ?? readRun(summary.id, reads: reads)
+        }
+        // Only the form the CLI prints: a long history is costly to encode twice.
+        guard !json else { return .output(text: "", json: AdminOutcome.json(runs)) }
+        let text = runs.map { run in
+            "\(run.id)  \(run.status.rawValue)  \(run.splitName)  sets \(run.logs.flatMap(\.sets).filter(\.isDone).count)/\(run.totalSetCount)  started \(run.startedAt)"
+        }
+        return .output(text: AdminOutcome.lines(text, empty: all ? "no runs" : "no active or recent runs"), json: "")
+    }
+
+    /// `status`, from the node's state and the shell's facts.
+    func status(_ facts: ShellFacts, now: Timestamp) -> PhoneStatus {
+        let link = facts.link
+        var counts: [String: Int] = [:]
+        for (outcome, count) in engine.ingestCounts { counts[outcome.rawValue] = count }
+        return PhoneStatus(
+            daemon: "phoned", instance: link.instance, uptimeSeconds: facts.uptimeSeconds,
+            listenPort: facts.listenPort, activation: link.activated ? "activated" : "notActivated",
+            reachable: link.reachable, linked: link.linked, watchInstance: link.peer,
+            watchAppForeground: link.watchAppForeground, contextGenerationSent: link.contextGenerationSent ?? 0,
+            contextGenerationAcknowledged: link.contextGenerationAcknowledged ?? 0,
+            splits: engine.splits.count, activeRuns: engine.index.activeIDs.count,
+            recentRuns: engine.index.pushSelection(now: now, policy: engine.policy).count
+                - engine.index.activeIDs.count,
+            runsInHistory: engine.index.count,
+            tombstones: engine.tombstones.count, pendingDeletes: engine.pendingDeletes.count,
+            skippedFiles: skippedFiles.map(\.description), lastPushAt: engine.lastPushAt?.iso8601,
+            pushError: engine.pushFailure, heldBackRuns: engine.lastPushed?.heldBackRunIDs?.count ?? 0,
+            editingWorkoutID: engine.locks.editingWorkoutID?.rawValue, editingSplitID: engine.locks.editingSplitID?.rawValue,
+            ingest: counts, outboxDepth: link.outboxDepth, launchesSent: launchesSent, launchesDropped: launchesDropped,
+            liveFramesSent: live.framesSent, liveFramesReceived: live.framesReceived)
+    }
+
+    private func describe(_ run: WorkoutDocument) -> String {
+        var text = "\(run.splitName) — \(run.status.rawValue)\nrun \(run.id)\nstarted \(run.startedAt)"
+        if let end = run.endedAt { text += "\nended \(end)" }
+        if run.isPaused { text += "\npaused" }
+        for (index, log) in run.logs.enumerated() {
+            let sets = log.sets.map { set in
+                set.isDone ? "\(set.reps ?? 0)x\(format(set.weight ?? 0))" : "-"
+            }
+            text += "\n\(index + 1). \(log.exerciseName) [\(log.resolution.rawValue)] \(sets.joined(separator: " "))"
+        }
+        if let metrics = run.metrics {
+            text += "\nsession: \(Int(metrics.activeSeconds)) s active, \(metrics.setsCompleted) sets, volume \(format(metrics.totalVolume))"
+        }
+        return text
+    }
+
+    private func describe(_ settings: Settings) -> String {
+        "rest \(settings.restSeconds) s, countdown \(settings.doneCountdownSeconds) s, unit \(settings.weightUnit.rawValue)"
+    }
+}
+
+/// A weight as people write it: whole numbers without a decimal point.
+func format(_ value: Double) -> String {
+    value == value.rounded() ? String(Int(value)) : String(value)
+}

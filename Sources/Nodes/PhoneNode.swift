@@ -1,0 +1,430 @@
+import AdminCommands
+import LinkProtocol
+import LiveMirror
+import SyncEngine
+import Trace
+import WorkoutModel
+
+/// Everything `phoned` decides, as one value: the SyncEngine, the live mirror's driver, the batch of
+/// transfers one loop turn delivers, the admin verbs, and the timers. Events in (link notifications,
+/// admin requests, directory changes, timers, what its actions produced), one ordered list of
+/// actions out. It reads no clock, file or socket: the shell stamps each event with `now` and reads
+/// what `NeedsReads` asks for.
+package struct PhoneNode: Sendable {
+    package internal(set) var engine: SyncEngine
+    package internal(set) var live: LiveDriver
+    package internal(set) var launchesSent = 0
+    package internal(set) var launchesDropped = 0
+    /// Files the gather or the watcher could not read, `path: reason`, newest last.
+    package internal(set) var skippedFiles: [SkippedFile] = []
+    /// The open batch: the transfers one loop turn delivered, acknowledged together at its end.
+    private var batch: Batch?
+    private var pushTimer: Timestamp?
+    private var persistedClock: Stamp?
+    private var stopping = false
+    /// The watch's instance, for the causal ids of its messages.
+    private var peer: InstanceID?
+
+    package struct SkippedFile: Equatable, Sendable, CustomStringConvertible {
+        package var path: String
+        package var reason: String
+        package init(path: String, reason: String) {
+            self.path = path
+            self.reason = reason
+        }
+        package var description: String { "\(path): \(reason)" }
+    }
+
+    private struct Batch: Sendable {
+        var keys: [TransferKey] = []
+        var lines: [IngestLine] = []
+    }
+
+    struct IngestLine: Sendable {
+        var run: DocumentID
+        var channel: SyncEngine.IngestChannel
+        var outcome: SyncEngine.IngestOutcome
+        var version: Stamp
+        var cause: String
+    }
+
+    package enum Event: Sendable {
+        /// Start-up, before the gather: the context the link's slot still holds (the watch may hold
+        /// its runs as active).
+        case started(lastContext: [UInt8]?)
+        case documentScanned(SyncEngine.ScannedDocument)
+        /// The gather is done (`report` says what it found).
+        case gatherFinished(String, skipped: [SkippedFile])
+        /// The link is listening; `activated` when it was activated in an earlier life.
+        case linkStarted(activated: Bool)
+        case link(LinkNotification)
+        /// What one of the node's actions produced (a timer fired, the turn ended, a push queued, …).
+        case reported(ShellReport)
+        /// The runs `.loadRuns` asked for, as read.
+        case runsLoaded(Reads)
+        case externalChange(SyncEngine.ExternalChange)
+        case fileSkipped(SkippedFile)
+        case fileSettled(path: String)
+        /// The watcher saw something to report; `rescan` when it may have missed changes.
+        case watcherNoticed(String, rescan: Bool)
+        /// The rescan's unreadable files, or why it failed.
+        case rescanFinished(Result<[SkippedFile], ReadFailure>)
+        /// Admin request N; `freshID` is a new random ID for a verb that creates a document.
+        case admin(AdminRequestID, PhoneCommand, freshID: DocumentID, facts: ShellFacts)
+        case shutdownRequested(signal: String)
+    }
+
+    package enum Action: Equatable, Sendable {
+        case store(StoreWrite)
+        /// Read these runs and feed `.runsLoaded`.
+        case loadRuns([DocumentID: Timestamp])
+        /// Scan the whole directory again, feeding each document as `.externalChange`, then
+        /// `.rescanFinished`.
+        case rescan
+        case node(NodeAction)
+    }
+
+    /// The document directory's and state directory's durable writes (atomic replace, fsynced).
+    package enum StoreWrite: Equatable, Sendable {
+        case writeSplit(SplitDocument)
+        case removeSplitFile(DocumentID)
+        case writeWorkout(WorkoutDocument)
+        case removeWorkoutFile(DocumentID, startedAt: Timestamp)
+        case writeTombstone(Tombstone)
+        case persistSettings(Settings)
+        case persistEpoch(Timestamp)
+    }
+
+    package init(engine: SyncEngine, live: LiveDriver) {
+        self.engine = engine
+        self.live = live
+    }
+
+    /// Handles one event. Throws `NeedsReads`, before changing anything, when it needs runs or
+    /// listings the shell has not read; the shell reads them and feeds the same event with `reads`.
+    package mutating func handle(
+        _ event: Event, now: Timestamp, reads: Reads = Reads()
+    ) throws(NeedsReads) -> [Action] {
+        var out = Output()
+        switch event {
+        case .started(let lastContext):
+            if let lastContext, let last = try? DocumentCoder.decode(ApplicationContext.self, from: lastContext) {
+                engine.watchMayHoldActive = Set(last.workouts.filter(\.isActive).map(\.id) + (last.heldBackRunIDs ?? []))
+            }
+        case .documentScanned(let document):
+            translate(engine.handle(.documentScanned(document, now: now)), now: now, into: &out)
+        case .gatherFinished(let report, let skipped):
+            skippedFiles = skipped
+            out.log(.info, "documents", "initial gather", [("report", report)])
+            for file in skipped {
+                out.log(.warning, "documents", "skipped unreadable file", [("path", file.path), ("reason", file.reason)])
+            }
+            translate(engine.handle(.gatherFinished(now: now)), now: now, into: &out)
+        case .linkStarted(let activated):
+            if activated { translate(engine.handle(.linkActivated(now: now)), now: now, into: &out) }
+        case .link(let notification):
+            try linkNotified(notification, now: now, reads: reads, into: &out)
+        case .reported(.turnEnded):
+            endBatch(now: now, into: &out)
+        case .reported(.contextQueued(let generation)):
+            _ = engine.handle(.pushQueued(generation: generation))
+        case .reported(.contextRefused(let reason)):
+            out.log(.warning, "push", "push not sent", [("reason", reason)])
+            translate(engine.handle(.pushFailed(reason: reason, now: now)), now: now, into: &out)
+        case .reported(.messageEnded(let purpose, let outcome, let stillReachable)):
+            guard case .live(let runID, let version, let attempt) = purpose else { break }
+            out.node(
+                live.sendEnded(
+                    runID: runID, version: version, attempt: attempt, outcome, stillReachable: stillReachable, now: now))
+        case .runsLoaded(let reads):
+            var loaded: [WorkoutDocument] = []
+            var unreadable: [DocumentID] = []
+            for (id, result) in reads.documents.sorted(by: { $0.key < $1.key }) {
+                switch result {
+                case .success(let run):
+                    loaded.append(run)
+                case .failure(let failure):
+                    out.log(.warning, "documents", "could not load a run", [("run", "\(id)"), ("reason", "\(failure)")])
+                    unreadable.append(id)
+                }
+            }
+            translate(engine.handle(.runsLoaded(loaded, unreadable: unreadable, now: now)), now: now, into: &out)
+        case .externalChange(let change):
+            translate(engine.handle(.externalChange(change, now: now)), now: now, into: &out)
+            reconcileLive(now: now, into: &out)
+        case .fileSkipped(let file):
+            skippedFiles.removeAll { $0.path == file.path }
+            skippedFiles.append(file)
+            out.log(.warning, "documents", "skipped unreadable file", [("path", file.path), ("reason", file.reason)])
+        case .fileSettled(let path):
+            skippedFiles.removeAll { $0.path == path }
+        case .watcherNoticed(let notice, let rescan):
+            out.log(.notice, "documents", "watcher", [("notice", notice)])
+            if rescan { out.actions.append(.rescan) }
+        case .rescanFinished(.success(let skipped)):
+            skippedFiles = skipped
+        case .rescanFinished(.failure(let failure)):
+            out.log(.error, "documents", "rescan failed", [("reason", failure.description)])
+        case .reported(.timerFired(.push)):
+            pushTimer = nil
+            translate(engine.handle(.tick(now: now)), now: now, into: &out)
+        case .reported(.timerFired(.live)):
+            out.node(live.feed(.tick(now: now)))
+        case .reported(.timerFired(.shutdown)):
+            out.node(.exit(code: 0))
+        case .reported(.transferNotQueued), .reported(.transferCancelEnded):
+            // The phone queues no transfers and cancels none.
+            break
+        case .admin(let request, let command, let freshID, let facts):
+            try admin(request, command, freshID: freshID, facts: facts, now: now, reads: reads, into: &out)
+        case .reported(.durableWriteFailed(let reason)):
+            out.log(.error, "phoned", "durable write failed; exiting to recover from disk", [("reason", reason)])
+            out.node(.exit(code: 75))
+        case .shutdownRequested(let signal):
+            guard !stopping else { break }
+            stopping = true
+            out.log(.notice, "phoned", "stopping", [("signal", signal)])
+            // A batch in hand is finished first: its writes, then its acknowledgements.
+            endBatch(now: now, into: &out)
+            out.node(.notifyStopping)
+            out.node(.closeServices)
+            // The link's goodbye and the last replies flush within the deadline.
+            out.node(.armTimer(.shutdown, at: now.advanced(by: .milliseconds(200))))
+        }
+        finish(now: now, into: &out)
+        return out.actions
+    }
+
+    // MARK: Link
+
+    private mutating func linkNotified(
+        _ notification: LinkNotification, now: Timestamp, reads: Reads, into out: inout Output
+    ) throws(NeedsReads) {
+        switch notification {
+        case .activated(let peer):
+            self.peer = peer
+            translate(engine.handle(.linkActivated(now: now)), now: now, into: &out)
+        case .reachabilityChanged(let reachable):
+            out.log(.info, "link", "watch reachability changed", [("reachable", "\(reachable)")])
+            if reachable { translate(engine.handle(.reachabilityRestored(now: now)), now: now, into: &out) }
+            out.node(live.feed(.reachabilityChanged(reachable, now: now)))
+        case .messageReceived(let id, let payload, let wantsReply):
+            try messageReceived(id: id, payload: payload, wantsReply: wantsReply, now: now, reads: reads, into: &out)
+        case .userInfoReceived(let key, let payload):
+            let decoded = decodeWatchMessage(payload, via: "userInfo \(key)", into: &out)
+            let loaded = try documentToMerge(decoded, reads: reads, into: &out)
+            if batch == nil {
+                // The transfers of one read arrive in this turn; the batch ends after them.
+                batch = Batch()
+                translate(engine.handle(.batchBegan), now: now, into: &out)
+                out.node(.callAtEndOfTurn)
+            }
+            switch decoded {
+            case .success(.workoutUpdate(let run, let epoch)):
+                let cause = TraceEvent.transferCause(queue: key.queue.description, sequence: key.sequence)
+                ingest(run, epoch: epoch, loaded: loaded, via: .userInfo, cause: cause, now: now, into: &out)
+            case .success(.requestSync):
+                translate(engine.handle(.requestSyncReceived(now: now)), now: now, into: &out)
+            case .failure:
+                break
+            }
+            // Acknowledged at the end of the batch, once its writes are on disk (or refused with a
+            // logged reason: either way the transfer is done and must not block the queue).
+            batch?.keys.append(key)
+        case .launchDropped:
+            launchesDropped += 1
+            out.log(.notice, "link", "launch dropped: the watch is not linked")
+        case .linkEstablished(let peer):
+            self.peer = peer
+            out.log(.info, "link", "watch linked", [("peer", "\(peer)")])
+        case .linkLost(let reason):
+            out.log(.info, "link", "watch unlinked", [("reason", reason)])
+        case .contextAcknowledged(let generation):
+            translate(engine.handle(.contextAcknowledged(generation: generation, now: now)), now: now, into: &out)
+        case .contextReceived, .messageCompleted, .transferFinished, .transferFailed, .launchReceived,
+            .peerAppStateChanged:
+            break
+        }
+    }
+
+    private mutating func messageReceived(
+        id: UInt64, payload: [UInt8], wantsReply: Bool, now: Timestamp, reads: Reads, into out: inout Output
+    ) throws(NeedsReads) {
+        if LiveDriver.isLiveMessage(payload) {
+            out.node(live.received(payload, now: now))
+            out.node(.link(.answerMessage(id: id, .handled)))
+            return
+        }
+        let decoded = decodeWatchMessage(payload, via: "message \(id)", into: &out)
+        let loaded = try documentToMerge(decoded, reads: reads, into: &out)
+        switch decoded {
+        case .success(.workoutUpdate(let run, let epoch)):
+            let cause = TraceEvent.messageCause(sender: peer.map { "\($0)" } ?? "unknown", id: id)
+            let outcome = ingest(run, epoch: epoch, loaded: loaded, via: .message, cause: cause, now: now, into: &out)
+            reconcileLive(now: now, into: &out)
+            let reply = Array("{\"outcome\":\"\(outcome.rawValue)\"}".utf8)
+            out.node(.link(.answerMessage(id: id, wantsReply ? .reply(reply) : .handled)))
+        case .success(.requestSync):
+            translate(engine.handle(.requestSyncReceived(now: now)), now: now, into: &out)
+            out.node(.link(.answerMessage(id: id, wantsReply ? .reply(Array("{\"outcome\":\"pushed\"}".utf8)) : .handled)))
+        case .failure(let error):
+            // WatchConnectivity's name for a payload the receiver cannot take.
+            out.node(
+                .link(.answerMessage(id: id, .failed(.payloadUnsupportedTypes, reason: "phoned cannot decode it: \(error)"))))
+        }
+    }
+
+    /// The watch's message; a payload that does not decode is logged and returned as the failure.
+    private func decodeWatchMessage(
+        _ payload: [UInt8], via channel: String, into out: inout Output
+    ) -> Result<WatchToPhoneMessage, DocumentError> {
+        Result { () throws(DocumentError) in try DocumentCoder.decode(WatchToPhoneMessage.self, from: payload) }
+            .mapError { error in
+                out.log(.warning, "ingest", "refused a watch update", [("via", channel), ("reason", error.description)])
+                return error
+            }
+    }
+
+    /// The phone's copy an update merges with, when only its summary is in memory (an old run):
+    /// read first. A copy that cannot be read is logged and the update merges with none.
+    private func documentToMerge(
+        _ decoded: Result<WatchToPhoneMessage, DocumentError>, reads: Reads, into out: inout Output
+    ) throws(NeedsReads) -> WorkoutDocument? {
+        guard case .success(.workoutUpdate(let run, _)) = decoded, engine.needsDocument(run.id),
+            let summary = engine.index.summaries[run.id]
+        else { return nil }
+        do {
+            return try reads.workout(run.id, startedAt: summary.startedAt)
+        } catch let needs as NeedsReads {
+            throw needs
+        } catch {
+            out.log(
+                .warning, "ingest", "could not load the phone's copy to merge",
+                [("run", "\(run.id)"), ("reason", "\(error)")])
+            return nil
+        }
+    }
+
+    @discardableResult
+    private mutating func ingest(
+        _ run: WorkoutDocument, epoch: Timestamp?, loaded: WorkoutDocument?, via channel: SyncEngine.IngestChannel,
+        cause: String, now: Timestamp, into out: inout Output
+    ) -> SyncEngine.IngestOutcome {
+        let (outcome, actions) = engine.ingestFromWatch(run, epoch: epoch, loaded: loaded, via: channel, now: now)
+        translate(actions, now: now, into: &out)
+        // Logged after the write, so a `merged` line always means the document is on disk: in a
+        // batch that is at its end.
+        let line = IngestLine(run: run.id, channel: channel, outcome: outcome, version: run.version, cause: cause)
+        if batch != nil {
+            batch?.lines.append(line)
+        } else {
+            out.ingestLine(line)
+        }
+        return outcome
+    }
+
+    /// The end of a batch of transfers: its writes and push, then the ingest lines (a `merged` line
+    /// means the document is on disk), then one acknowledgement round for all of them.
+    private mutating func endBatch(now: Timestamp, into out: inout Output) {
+        guard let ended = batch else { return }
+        batch = nil
+        translate(engine.handle(.batchEnded(now: now)), now: now, into: &out)
+        persistClock(into: &out)
+        for line in ended.lines { out.ingestLine(line) }
+        reconcileLive(now: now, into: &out)
+        if !ended.keys.isEmpty { out.node(.link(.transfersProcessed(ended.keys))) }
+    }
+
+    /// Durable repair for the live mirror: every run a flow or cover is on is compared with the
+    /// phone's authoritative copy (a run that is gone closes its views).
+    mutating func reconcileLive(now: Timestamp, into out: inout Output) {
+        let followed = Set(live.mirror.flows.keys).union(live.mirror.covers.keys)
+        for runID in followed.sorted() {
+            if let run = engine.run(runID) {
+                out.node(live.feed(.documentAbsorbed(run, now: now)))
+            } else if engine.index.summaries[runID] == nil {
+                out.node(live.feed(.runRemoved(runID: runID)))
+            }
+        }
+    }
+
+    // MARK: The engine's actions
+
+    /// Turns the engine's actions into the node's, in order. A write is assumed done when the next
+    /// action runs: a failed one stops the shell there (`.durableWriteFailed`).
+    mutating func translate(_ actions: [SyncEngine.Action], now: Timestamp, into out: inout Output) {
+        for action in actions {
+            switch action {
+            case .writeSplit(let split):
+                out.actions.append(.store(.writeSplit(split)))
+            case .removeSplitFile(let id):
+                out.actions.append(.store(.removeSplitFile(id)))
+            case .writeWorkout(let run):
+                out.actions.append(.store(.writeWorkout(run)))
+                out.node(.journal(JournalEntry(.fileWritten, run: "\(run.id)")))
+            case .removeWorkoutFile(let id, let startedAt):
+                out.actions.append(.store(.removeWorkoutFile(id, startedAt: startedAt)))
+            case .writeTombstone(let stub):
+                out.actions.append(.store(.writeTombstone(stub)))
+                translate(engine.handle(.tombstoneWritten(stub.id, now: now)), now: now, into: &out)
+            case .pushContext(let context, let force):
+                // Journalled before the frame goes out: the push is what causes it.
+                out.node(.journal(JournalEntry(.push, detail: force ? "forced" : nil)))
+                out.node(.link(.updateContext(DocumentCoder.encodeCompact(context), force: force)))
+            case .loadRuns(let wanted):
+                out.actions.append(.loadRuns(wanted))
+            case .launchWatchApp(let runID):
+                launchesSent += 1
+                out.node(.link(.launch(DocumentCoder.encodeCompact(WorkoutLaunchRequest(runID: runID)))))
+            case .persistSettings(let settings):
+                out.actions.append(.store(.persistSettings(settings)))
+            case .persistEpoch(let epoch):
+                out.actions.append(.store(.persistEpoch(epoch)))
+            case .log(let line):
+                out.log(.info, "sync", line)
+            }
+        }
+        // The clock's high-water mark, when an edit or an ingest moved it: a restart never stamps
+        // below it. A batch persists it once, at its end, with its writes.
+        if !engine.isBatching { persistClock(into: &out) }
+    }
+
+    private mutating func persistClock(into out: inout Output) {
+        guard let last = engine.clock.last, last != persistedClock else { return }
+        persistedClock = last
+        out.node(.persistClock(last))
+    }
+
+    /// Keeps one timer at the engine's next deadline, so a refused push is retried and a run leaves
+    /// the push when it leaves the recent window, with nothing else happening.
+    private mutating func finish(now: Timestamp, into out: inout Output) {
+        let deadline = engine.nextDeadline
+        guard pushTimer != deadline else { return }
+        pushTimer = deadline
+        if let deadline {
+            out.node(.armTimer(.push, at: deadline))
+        } else {
+            out.node(.cancelTimer(.push))
+        }
+    }
+
+    /// The actions one event produces, in order.
+    struct Output: NodeOutput {
+        var actions: [Action] = []
+        static func shared(_ action: NodeAction) -> Action { .node(action) }
+
+        mutating func ingestLine(_ line: IngestLine) {
+            log(
+                .info, "ingest", "ingest",
+                [
+                    ("run", "\(line.run)"), ("via", "\(line.channel)"), ("outcome", line.outcome.rawValue),
+                    ("version", "\(line.version)"),
+                ])
+            node(
+                .journal(
+                    JournalEntry(
+                        .ingest, cause: line.cause, run: "\(line.run)",
+                        detail: "\(line.outcome.rawValue) via \(line.channel)")))
+        }
+    }
+}

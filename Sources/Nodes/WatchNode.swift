@@ -1,0 +1,277 @@
+import AdminCommands
+import LinkProtocol
+import LiveMirror
+import Trace
+import WatchEngine
+import WorkoutModel
+
+/// Everything `watchd` decides, as one value: the WatchEngine (cache applier, optimistic edits,
+/// session coordinator), the live mirror's driver, the admin verbs and the timers. Events in, one
+/// ordered list of actions out; it reads no clock, file or socket.
+package struct WatchNode: Sendable {
+    package internal(set) var engine: WatchEngine
+    package internal(set) var live: LiveDriver
+    package internal(set) var appliedContexts = 0
+    package internal(set) var skippedContexts = 0
+    package internal(set) var launchesReceived = 0
+    /// Cache files the start-up load could not read, `path: reason`.
+    package internal(set) var skippedCacheFiles: [String] = []
+    /// How far this watch's wall clock is set off (skew tests): edits are stamped with `now + offset`.
+    private let clockOffset: Duration
+    private var persistedClock: Stamp?
+    private var stopping = false
+
+    package enum Event: Sendable {
+        /// Start-up: the cache's unreadable files and the last received context, re-applied now (the
+        /// session coordinator reconciles right there).
+        case started(lastContext: [UInt8]?, skippedCacheFiles: [String])
+        case link(LinkNotification)
+        /// What one of the node's actions produced (a message's outcome, a timer, …).
+        case reported(ShellReport)
+        case admin(AdminRequestID, WatchCommand, facts: ShellFacts)
+        case shutdownRequested(signal: String)
+    }
+
+    package enum Action: Equatable, Sendable {
+        case store(StoreWrite)
+        case node(NodeAction)
+    }
+
+    /// The cache directory's durable writes (atomic replace, fsynced).
+    package enum StoreWrite: Equatable, Sendable {
+        case persistWorkout(WorkoutDocument)
+        case deleteWorkout(DocumentID)
+        case persistSplit(SplitDocument)
+        case deleteSplit(DocumentID)
+        case persistPhoneEpoch(PhoneEpochRecord)
+        case persistSession(SessionRecord)
+    }
+
+    package init(engine: WatchEngine, live: LiveDriver, clockOffset: Duration = .zero) {
+        self.engine = engine
+        self.live = live
+        self.clockOffset = clockOffset
+    }
+
+    /// Handles one event; `now` is the real wall clock (the node shifts it by the configured offset
+    /// for the edits it stamps). Throws `NeedsReads` before changing anything.
+    package mutating func handle(
+        _ event: Event, now: Timestamp, reads: Reads = Reads()
+    ) throws(NeedsReads) -> [Action] {
+        var out = Output()
+        let edited = now.advanced(by: clockOffset)
+        switch event {
+        case .started(let lastContext, let skipped):
+            skippedCacheFiles = skipped
+            for file in skipped { out.log(.warning, "watchd", "skipped unreadable cache file", [("file", file)]) }
+            translate(engine.handle(.started(lastContext: lastContext, now: edited)), now: now, into: &out)
+        case .link(let notification):
+            linkNotified(notification, now: now, into: &out)
+        case .reported(.messageEnded(let purpose, let outcome, let stillReachable)):
+            switch purpose {
+            case .live(let runID, let version, let attempt):
+                out.node(
+                    live.sendEnded(
+                        runID: runID, version: version, attempt: attempt, outcome, stillReachable: stillReachable,
+                        now: now))
+            case .edit(let token):
+                let token = MessageToken(rawValue: token)
+                switch outcome {
+                case .replied, .delivered:
+                    translate(engine.handle(.messageDelivered(token)), now: now, into: &out)
+                case .failed(let error):
+                    translate(
+                        engine.handle(.messageSendFailed(token, reason: error.description)), now: now, into: &out)
+                }
+            case .requestSync:
+                out.log(.info, "link", "requestSync answered", [("outcome", "\(outcome)")])
+            }
+        case .reported(.transferNotQueued(let payload, let reason)):
+            out.log(.warning, "link", "could not queue a transfer", [("reason", reason)])
+            if let message = try? DocumentCoder.decode(WatchToPhoneMessage.self, from: payload) {
+                translate(engine.handle(.transferRefused(message, reason: reason)), now: now, into: &out)
+            }
+        case .reported(.transferCancelEnded(let request, let sequence, let result, let payload)):
+            let outcome: AdminOutcome
+            switch result {
+            case .success(let wasSent):
+                if let payload, let message = try? DocumentCoder.decode(WatchToPhoneMessage.self, from: payload) {
+                    translate(engine.handle(.transferCancelled(message)), now: now, into: &out)
+                }
+                let text =
+                    wasSent
+                    ? "cancelled \(sequence); it had been sent: if the phone received it, the phone keeps it "
+                        + "(its dedup makes the cancel a no-op there)"
+                    : "cancelled \(sequence) before it was sent"
+                outcome = .output(
+                    text: text, json: AdminOutcome.json(AdminReply.Cancelled(cancelled: sequence, wasSent: wasSent)))
+            case .failure(let failure):
+                outcome = .refused(failure.description)
+            }
+            reply(request, "queue cancel \(sequence)", outcome, into: &out)
+        case .reported(.timerFired(.live)):
+            out.node(live.feed(.tick(now: now)))
+        case .reported(.timerFired(.shutdown)):
+            out.node(.exit(code: 0))
+        case .reported(.timerFired(.push)), .reported(.turnEnded), .reported(.contextQueued),
+            .reported(.contextRefused):
+            // The watch pushes no context and keeps no batches.
+            break
+        case .admin(let request, let command, let facts):
+            try admin(request, command, facts: facts, now: now, reads: reads, into: &out)
+        case .reported(.durableWriteFailed(let reason)):
+            out.log(.error, "watchd", "durable write failed; exiting to recover from disk", [("reason", reason)])
+            out.node(.exit(code: 75))
+        case .shutdownRequested(let signal):
+            guard !stopping else { break }
+            stopping = true
+            out.log(.notice, "watchd", "stopping", [("signal", signal)])
+            out.node(.notifyStopping)
+            out.node(.closeServices)
+            out.node(.armTimer(.shutdown, at: now.advanced(by: .milliseconds(200))))
+        }
+        return out.actions
+    }
+
+    /// The clock edits are stamped with.
+    func editClock(_ now: Timestamp) -> Timestamp { now.advanced(by: clockOffset) }
+
+    private mutating func linkNotified(_ notification: LinkNotification, now: Timestamp, into out: inout Output) {
+        switch notification {
+        case .reachabilityChanged(let reachable):
+            out.log(.info, "link", "phone reachability changed", [("reachable", "\(reachable)")])
+            translate(engine.handle(.reachabilityChanged(reachable)), now: now, into: &out)
+            out.node(live.feed(.reachabilityChanged(reachable, now: now)))
+        case .contextReceived(let context):
+            let before = engine.lastSkipped
+            translate(engine.handle(.contextReceived(context.payload, now: editClock(now))), now: now, into: &out)
+            if engine.lastSkipped != nil, engine.lastSkipped != before || engine.lastApplied == nil {
+                skippedContexts += 1
+            } else {
+                appliedContexts += 1
+            }
+            reconcileLive(now: now, into: &out)
+        case .launchReceived(let payload):
+            launchesReceived += 1
+            translate(engine.handle(.launchReceived(payload: payload, now: editClock(now))), now: now, into: &out)
+        case .messageReceived(let id, let payload, _):
+            if LiveDriver.isLiveMessage(payload) {
+                out.node(live.received(payload, now: now))
+                out.node(.link(.answerMessage(id: id, .handled)))
+            } else {
+                out.node(
+                    .link(.answerMessage(id: id, .failed(.deliveryFailed, reason: "watchd has no handler for this message"))))
+            }
+        case .userInfoReceived(let key, _):
+            out.log(.notice, "link", "ignored a transfer from the phone (none are defined)", [("key", "\(key)")])
+            out.node(.link(.transfersProcessed([key])))
+        case .linkEstablished(let peer):
+            out.log(.info, "link", "phone linked", [("peer", "\(peer)")])
+        case .linkLost(let reason):
+            out.log(.info, "link", "phone unlinked", [("reason", reason)])
+        case .transferFailed(let sequence, let error):
+            out.log(.notice, "link", "transfer not delivered", [("sequence", "\(sequence)"), ("reason", "\(error)")])
+        case .activated:
+            translate(engine.handle(.linkActivated), now: now, into: &out)
+        case .contextAcknowledged, .messageCompleted, .transferFinished, .launchDropped, .peerAppStateChanged:
+            break
+        }
+    }
+
+    /// Durable repair for the live mirror: every run a flow or cover is on is compared with the
+    /// watch's authoritative (applied) copy; a run pruned from the cache closes its views. A flow on a
+    /// run the phone has locked for editing pops out (S8): it is closed here, and its liveEnded drops
+    /// the phone's cover, so no phase of it can be advanced until the phone lets go.
+    mutating func reconcileLive(now: Timestamp, into out: inout Output) {
+        let followed = Set(live.mirror.flows.keys).union(live.mirror.covers.keys)
+        for runID in followed.sorted() {
+            if let run = engine.cache.workouts[runID] {
+                out.node(live.feed(.documentAbsorbed(run, now: now)))
+                if live.mirror.flows[runID] != nil, engine.cache.isParked(run) {
+                    out.log(.info, "live", "live flow closed: the phone is editing the run (S8)", [("run", "\(runID)")])
+                    out.node(live.feed(.flowClosed(runID: runID, now: now)))
+                }
+            } else {
+                out.node(live.feed(.runRemoved(runID: runID)))
+            }
+        }
+    }
+
+    /// Turns the engine's actions into the node's, in order; returns an edit's refusal, if any. A
+    /// write is assumed done when the next action runs: a failed one stops the shell there.
+    @discardableResult
+    mutating func translate(_ actions: [WatchEngine.Action], now: Timestamp, into out: inout Output) -> EditRefusal? {
+        var refusal: EditRefusal?
+        for action in actions {
+            switch action {
+            case .persistWorkout(let run):
+                out.actions.append(.store(.persistWorkout(run)))
+                // Every stored document repairs the live mirror, local edits too (the phone may be away).
+                out.node(live.feed(.documentAbsorbed(run, now: now)))
+            case .deleteWorkout(let id):
+                out.actions.append(.store(.deleteWorkout(id)))
+                out.node(live.feed(.runRemoved(runID: id)))
+            case .persistSplit(let split):
+                out.actions.append(.store(.persistSplit(split)))
+            case .deleteSplit(let id):
+                out.actions.append(.store(.deleteSplit(id)))
+            case .persistPhoneEpoch(let record):
+                out.actions.append(.store(.persistPhoneEpoch(record)))
+            case .persistSession(let record):
+                out.actions.append(.store(.persistSession(record)))
+                out.log(.info, "session", "session", [("state", describe(record.state))])
+                out.node(.journal(JournalEntry(.session, run: record.state.runID?.description, detail: describe(record.state))))
+            case .sendMessage(let token, let message):
+                out.node(
+                    .link(.sendMessage(message.encoded(), wantsReply: true, run: message.runID, .edit(token: token.rawValue))))
+            case .transferUserInfo(let message):
+                out.node(.link(.transferUserInfo(message.encoded(), run: message.runID)))
+            case .editRefused(_, let refused):
+                refusal = refused
+            case .log(let line):
+                out.log(.info, "watch", line)
+            }
+        }
+        // The clock's high-water mark, when an edit moved it: a restart must never stamp below it.
+        if let last = engine.editor.clock.last, last != persistedClock {
+            persistedClock = last
+            out.node(.persistClock(last))
+        }
+        return refusal
+    }
+
+    /// The actions one event produces, in order.
+    struct Output: NodeOutput {
+        var actions: [Action] = []
+        static func shared(_ action: NodeAction) -> Action { .node(action) }
+    }
+}
+
+/// One line for a session state.
+package func describe(_ state: SessionState) -> String {
+    switch state {
+    case .idle:
+        return "idle"
+    case .running(let session):
+        return "running run=\(session.runID) since=\(session.startedAt) origin=\(session.origin.rawValue)"
+    case .ended(let session):
+        let outcome: String
+        switch session.outcome {
+        case .finishedAndSaved(let metrics):
+            outcome = "finishedAndSaved activeSeconds=\(Int(metrics.activeSeconds)) sets=\(metrics.setsCompleted) volume=\(metrics.totalVolume)"
+        case .discarded:
+            outcome = "discarded"
+        case .systemFailure(let reason):
+            outcome = "systemFailure reason=\(reason)"
+        }
+        return "ended run=\(session.runID) at=\(session.endedAt) \(outcome)"
+    }
+}
+
+extension WatchToPhoneMessage {
+    /// The run an update is about, for the journal.
+    fileprivate var runID: String? {
+        guard case .workoutUpdate(let run, _) = self else { return nil }
+        return run.id.description
+    }
+}

@@ -1,0 +1,116 @@
+import AdminCommands
+import LinkProtocol
+import Nodes
+import Testing
+import WorkoutModel
+
+/// Whole action lists: the order the shell carries them out in is the durability rule.
+@Suite("Node actions: durability and shutdown as whole, ordered action lists")
+struct NodeActionTests {
+    /// A phone node that has the started run, and a watch update of it waiting as transfer 1.
+    static func transferWaiting() throws -> (phone: PhoneNode, key: TransferKey, payload: [UInt8], run: DocumentID, now: Timestamp) {
+        var (pair, run) = try BackToBackTests.started()
+        pair.disconnect()
+        pair.watchctl(.set(.complete(run: run, exercise: 1, set: 1, reps: nil, weight: nil)))
+        let transfer = try #require(pair.outbox.last)
+        let key = TransferKey(queue: NodePair.watchInstance, sequence: transfer.sequence)
+        return (pair.phone, key, transfer.payload, run, pair.now)
+    }
+
+    static func index(_ actions: [PhoneNode.Action], _ matches: (PhoneNode.Action) -> Bool) -> Int? {
+        actions.firstIndex(where: matches)
+    }
+
+    static func isWrite(_ run: DocumentID) -> (PhoneNode.Action) -> Bool {
+        { if case .store(.writeWorkout(let written)) = $0 { written.id == run } else { false } }
+    }
+
+    static func isAck(_ key: TransferKey) -> (PhoneNode.Action) -> Bool {
+        { $0 == .node(.link(.transfersProcessed([key]))) }
+    }
+
+    static func isTimerBookkeeping(_ action: PhoneNode.Action) -> Bool {
+        switch action {
+        case .node(.armTimer), .node(.cancelTimer): true
+        default: false
+        }
+    }
+
+    @Test("a transfer arriving: nothing is acknowledged in its turn; at the turn's end the write, the clock, then the ack")
+    func transferArrives() throws {
+        var (phone, key, payload, run, now) = try Self.transferWaiting()
+        let arrived = try phone.handle(.link(.userInfoReceived(key, payload: payload)), now: now)
+        #expect(arrived.contains(.node(.callAtEndOfTurn)))
+        #expect(Self.index(arrived, Self.isAck(key)) == nil, "acknowledged before its write: \(arrived)")
+        #expect(Self.index(arrived, Self.isWrite(run)) == nil, "the batch writes once, at its end")
+
+        let ended = try phone.handle(.reported(.turnEnded), now: now)
+        let write = try #require(Self.index(ended, Self.isWrite(run)), "\(ended)")
+        let clock = try #require(Self.index(ended) { if case .node(.persistClock) = $0 { true } else { false } })
+        let ack = try #require(Self.index(ended, Self.isAck(key)), "\(ended)")
+        #expect(write < clock && clock < ack)
+        // The merged line is logged after the write it reports.
+        let logged = try #require(Self.index(ended) { if case .node(.log(let line)) = $0 { line["outcome"] == "merged" } else { false } })
+        #expect(write < logged)
+        // Nothing after the ack but the timer bookkeeping.
+        #expect(ended[(ack + 1)...].allSatisfy(Self.isTimerBookkeeping), "\(ended)")
+    }
+
+    @Test("a failed write or fsync: the node logs why and exits 75, and acknowledges nothing")
+    func failedFsync() throws {
+        var (phone, _, _, _, now) = try Self.transferWaiting()
+        let actions = try phone.handle(.reported(.durableWriteFailed(reason: "fsync: EIO")), now: now)
+        #expect(actions.count == 2)
+        guard case .node(.log(let line)) = actions.first else {
+            Issue.record("\(actions)")
+            return
+        }
+        #expect(line.level == LogLine.Level.error && line["reason"] == "fsync: EIO")
+        #expect(actions.last == .node(.exit(code: 75)))
+    }
+
+    @Test("shutdown with a transfer in flight: its write and ack first, then stop serving, then exit at the deadline")
+    func shutdownWithTransferInFlight() throws {
+        var (phone, key, payload, run, now) = try Self.transferWaiting()
+        _ = try phone.handle(.link(.userInfoReceived(key, payload: payload)), now: now)
+        let stopping = try phone.handle(.shutdownRequested(signal: "SIGTERM"), now: now)
+        let write = try #require(Self.index(stopping, Self.isWrite(run)))
+        let ack = try #require(Self.index(stopping, Self.isAck(key)))
+        let notify = try #require(stopping.firstIndex(of: .node(.notifyStopping)))
+        let close = try #require(stopping.firstIndex(of: .node(.closeServices)))
+        #expect(write < ack && ack < notify && notify < close)
+        #expect(stopping.contains(.node(.armTimer(.shutdown, at: now.advanced(by: .milliseconds(200))))))
+        #expect(!stopping.contains { if case .node(.exit) = $0 { true } else { false } }, "exit waits for the deadline")
+        // The turn's end that was asked for finds the batch finished: nothing is acknowledged twice.
+        let late = try phone.handle(.reported(.turnEnded), now: now)
+        #expect(Self.index(late, Self.isAck(key)) == nil)
+        // A second signal changes nothing; the deadline exits 0.
+        #expect(try phone.handle(.shutdownRequested(signal: "SIGINT"), now: now).isEmpty)
+        #expect(try phone.handle(.reported(.timerFired(.shutdown)), now: now) == [.node(.exit(code: 0))])
+    }
+
+    @Test("an admin command the node refuses: a logged refusal and the reply, nothing written")
+    func refusedAdminCommand() throws {
+        var (phone, _, _, _, now) = try Self.transferWaiting()
+        let unknown = DocumentID(bytes: Array(repeating: 0x5A, count: 16))
+        let request = AdminRequestID(7)
+        let facts = ShellFacts(
+            link: LinkStatus(
+                role: .phone, instance: NodePair.phoneInstance, activated: true,
+                reachable: false, linked: false, peer: nil, watchAppForeground: false, contextGenerationSent: nil,
+                contextGenerationAcknowledged: nil, contextGenerationReceived: nil, contextSender: nil, outboxDepth: 0,
+                handshakingConnections: 0),
+            uptimeSeconds: 1, journalCounts: [:])
+        let actions = try phone.handle(.admin(request, .pause(run: unknown), freshID: unknown, facts: facts), now: now)
+        #expect(actions.count == 2, "\(actions)")
+        guard case .node(.log(let line)) = actions.first, case .node(.reply(let replied, let response)) = actions.last
+        else {
+            Issue.record("\(actions)")
+            return
+        }
+        #expect(line.level == LogLine.Level.notice && line.message == "refused admin request")
+        #expect(replied == request)
+        #expect(response.status == AdminResponse.Status.refused)
+        #expect(response.message?.contains("\(unknown)") == true, "\(response)")
+    }
+}

@@ -1,0 +1,307 @@
+import AdminCommands
+import LinkProtocol
+import Nodes
+import SyncEngine
+import WatchEngine
+import WorkoutModel
+
+/// A `PhoneNode` and a `WatchNode` wired back to back in memory: one FIFO of events, the
+/// WatchConnectivity channels as the link endpoint gives them to the nodes (the context slot,
+/// latest wins and acknowledged; messages with exactly one outcome; the durable FIFO of transfers,
+/// acknowledged after the phone processed them; launch), files as maps, and a manual clock. No
+/// sockets, no processes, no real time.
+struct NodePair {
+    enum Delivery {
+        case phone(PhoneNode.Event)
+        case watch(WatchNode.Event)
+    }
+
+    var phone: PhoneNode
+    var watch: WatchNode
+    var now = Timestamp(secondsSinceEpoch: 1_780_000_000)
+    private(set) var linked = false
+    private var activated = false
+
+    // The phone's document directory and state files.
+    private(set) var phoneRuns: [DocumentID: WorkoutDocument] = [:]
+    private(set) var phoneSplits: [DocumentID: SplitDocument] = [:]
+    private(set) var tombstones: [DocumentID: Tombstone] = [:]
+    // The watch's cache directory.
+    private(set) var watchRuns: [DocumentID: WorkoutDocument] = [:]
+    private(set) var watchSession: SessionRecord?
+
+    // The link.
+    static let phoneInstance = InstanceID(bytes: Array(repeating: 1, count: 16))!
+    static let watchInstance = InstanceID(bytes: Array(repeating: 2, count: 16))!
+    private let phoneID = phoneInstance
+    private let watchID = watchInstance
+    private var generation: UInt64 = 0
+    private var slot: (generation: UInt64, payload: [UInt8])?
+    private var slotAcknowledged: UInt64 = 0
+    private(set) var outbox: [(sequence: UInt64, payload: [UInt8])] = []
+    private var lastSequence: UInt64 = 0
+    private var lastMessage: UInt64 = 0
+    private var waitingMessages: [UInt64: (toWatch: Bool, purpose: MessagePurpose)] = [:]
+    private(set) var launchesDelivered = 0
+
+    private var queue: [Delivery] = []
+    private(set) var phoneActions: [PhoneNode.Action] = []
+    private(set) var watchActions: [WatchNode.Action] = []
+    private var replies: [AdminRequestID: AdminResponse] = [:]
+    private var lastRequest: UInt64 = 0
+    private var lastFreshID: UInt8 = 0
+    private(set) var exited: (phone: Int32?, watch: Int32?) = (nil, nil)
+
+    init() {
+        phone = PhoneNode(engine: SyncEngine(settings: nil), live: LiveDriver(now: now, persistedVersion: nil))
+        watch = WatchNode(engine: WatchEngine(), live: LiveDriver(now: now, persistedVersion: nil))
+        deliver(.phone(.started(lastContext: nil)))
+        deliver(.phone(.gatherFinished("0 documents", skipped: [])))
+        deliver(.phone(.linkStarted(activated: false)))
+        deliver(.watch(.started(lastContext: nil, skippedCacheFiles: [])))
+    }
+
+    // MARK: Driving it
+
+    /// Feeds one event and everything it leads to, until both nodes are quiet.
+    mutating func deliver(_ delivery: Delivery) {
+        queue.append(delivery)
+        drain()
+    }
+
+    /// Runs what waits, until both nodes are quiet.
+    mutating func drain() {
+        while !queue.isEmpty {
+            let next = queue.removeFirst()
+            switch next {
+            case .phone(let event): runPhone(event)
+            case .watch(let event): runWatch(event)
+            }
+        }
+    }
+
+    mutating func advance(by duration: Duration) { now = now.advanced(by: duration) }
+
+    /// The link comes up: activation (the first time), the link and reachability on both sides; the
+    /// context slot if unacknowledged, then the watch's queue in order.
+    mutating func connect() {
+        linked = true
+        if !activated {
+            activated = true
+            queue.append(.phone(.link(.activated(peer: watchID))))
+            queue.append(.watch(.link(.activated(peer: phoneID))))
+        }
+        queue.append(.phone(.link(.linkEstablished(peer: watchID))))
+        queue.append(.watch(.link(.linkEstablished(peer: phoneID))))
+        queue.append(.phone(.link(.reachabilityChanged(true))))
+        queue.append(.watch(.link(.reachabilityChanged(true))))
+        if let slot, slot.generation > slotAcknowledged { sendContext(slot) }
+        for transfer in outbox { sendTransfer(transfer) }
+        drain()
+    }
+
+    /// The link goes down (a partition, or the peer stopped).
+    mutating func disconnect() {
+        linked = false
+        queue.append(.phone(.link(.reachabilityChanged(false))))
+        queue.append(.watch(.link(.reachabilityChanged(false))))
+        for (id, waiting) in waitingMessages {
+            let ended = ShellReport.messageEnded(waiting.purpose, .failed(.notReachable), stillReachable: false)
+            queue.append(waiting.toWatch ? .phone(.reported(ended)) : .watch(.reported(ended)))
+            waitingMessages[id] = nil
+        }
+        queue.append(.phone(.link(.linkLost(reason: "partition"))))
+        queue.append(.watch(.link(.linkLost(reason: "partition"))))
+        drain()
+    }
+
+    /// phonectl: the reply phoned gives.
+    @discardableResult
+    mutating func phonectl(_ command: PhoneCommand) -> AdminResponse {
+        lastRequest += 1
+        lastFreshID += 1
+        let request = AdminRequestID(lastRequest)
+        let fresh = DocumentID(bytes: Array(repeating: 0xA0, count: 15) + [lastFreshID])
+        deliver(.phone(.admin(request, command, freshID: fresh, facts: facts(.phone))))
+        return replies.removeValue(forKey: request) ?? AdminResponse.error("no reply")
+    }
+
+    /// watchctl: the reply watchd gives.
+    @discardableResult
+    mutating func watchctl(_ command: WatchCommand) -> AdminResponse {
+        lastRequest += 1
+        let request = AdminRequestID(lastRequest)
+        deliver(.watch(.admin(request, command, facts: facts(.watch))))
+        return replies.removeValue(forKey: request) ?? AdminResponse.error("no reply")
+    }
+
+    /// A `Created` reply's ID (split create, start).
+    func createdID(_ response: AdminResponse) -> DocumentID? {
+        response.text.flatMap { DocumentID(codedText: $0) }
+    }
+
+    private func facts(_ role: LinkRole) -> ShellFacts {
+        let link = LinkStatus(
+            role: role, instance: role == .phone ? phoneID : watchID, activated: activated, reachable: linked,
+            linked: linked, peer: activated ? (role == .phone ? watchID : phoneID) : nil, watchAppForeground: true,
+            contextGenerationSent: role == .phone ? slot?.generation : nil,
+            contextGenerationAcknowledged: role == .phone ? slotAcknowledged : nil, contextGenerationReceived: nil,
+            contextSender: nil, outboxDepth: role == .watch ? outbox.count : 0, handshakingConnections: 0)
+        return ShellFacts(link: link, uptimeSeconds: 0, journalCounts: [:])
+    }
+
+    // MARK: The phone's shell
+
+    private mutating func runPhone(_ event: PhoneNode.Event) {
+        var reads = Reads()
+        var actions: [PhoneNode.Action] = []
+        while true {
+            do throws(NeedsReads) {
+                actions = try phone.handle(event, now: now, reads: reads)
+                break
+            } catch {
+                for (id, _) in error.documents { reads.documents[id] = readPhone(id) }
+            }
+        }
+        phoneActions += actions
+        for action in actions {
+            switch action {
+            case .store(let write): store(write)
+            case .loadRuns(let wanted):
+                var loaded = Reads()
+                for id in wanted.keys { loaded.documents[id] = readPhone(id) }
+                queue.append(.phone(.runsLoaded(loaded)))
+            case .rescan:
+                queue.append(.phone(.rescanFinished(.success([]))))
+            case .node(let shared):
+                perform(shared, fromPhone: true)
+            }
+        }
+    }
+
+    private func readPhone(_ id: DocumentID) -> Result<WorkoutDocument, ReadFailure> {
+        phoneRuns[id].map { .success($0) } ?? .failure(ReadFailure("no such file"))
+    }
+
+    private mutating func store(_ write: PhoneNode.StoreWrite) {
+        switch write {
+        case .writeSplit(let split): phoneSplits[split.id] = split
+        case .removeSplitFile(let id): phoneSplits[id] = nil
+        case .writeWorkout(let run): phoneRuns[run.id] = run
+        case .removeWorkoutFile(let id, _): phoneRuns[id] = nil
+        case .writeTombstone(let stub): tombstones[stub.id] = stub
+        case .persistSettings, .persistEpoch: break
+        }
+    }
+
+    // MARK: The watch's shell
+
+    private mutating func runWatch(_ event: WatchNode.Event) {
+        var reads = Reads()
+        var actions: [WatchNode.Action] = []
+        while true {
+            do throws(NeedsReads) {
+                actions = try watch.handle(event, now: now, reads: reads)
+                break
+            } catch {
+                reads.outstandingTransfers = outbox.map {
+                    OutstandingTransfer(sequence: $0.sequence, bytes: $0.payload.count, ageSeconds: 0, sent: linked)
+                }
+            }
+        }
+        watchActions += actions
+        for action in actions {
+            switch action {
+            case .store(.persistWorkout(let run)): watchRuns[run.id] = run
+            case .store(.deleteWorkout(let id)): watchRuns[id] = nil
+            case .store(.persistSession(let record)): watchSession = record
+            case .store(.persistSplit), .store(.deleteSplit), .store(.persistPhoneEpoch): break
+            case .node(let shared): perform(shared, fromPhone: false)
+            }
+        }
+    }
+
+    // MARK: The shared actions and the link
+
+    private mutating func perform(_ action: NodeAction, fromPhone: Bool) {
+        switch action {
+        case .link(let command):
+            link(command, fromPhone: fromPhone)
+        case .reply(let request, let response):
+            replies[request] = response
+        case .replyTrace(let request, _):
+            replies[request] = .ok(text: "no events", json: "")
+        case .callAtEndOfTurn:
+            queue.append(.phone(.reported(.turnEnded)))
+        case .exit(let code):
+            if fromPhone { exited.phone = code } else { exited.watch = code }
+        case .log, .journal, .armTimer, .cancelTimer, .persistLiveVersion, .persistClock, .notifyStopping,
+            .closeServices:
+            break
+        }
+    }
+
+    private mutating func link(_ command: LinkCommand, fromPhone: Bool) {
+        switch command {
+        case .updateContext(let payload, _):
+            generation += 1
+            slot = (generation, payload)
+            queue.append(.phone(.reported(.contextQueued(generation: generation))))
+            if linked, let slot { sendContext(slot) }
+        case .sendMessage(let payload, let wantsReply, _, let purpose):
+            guard linked else {
+                let ended = ShellReport.messageEnded(purpose, .failed(.notReachable), stillReachable: false)
+                queue.append(fromPhone ? .phone(.reported(ended)) : .watch(.reported(ended)))
+                return
+            }
+            lastMessage += 1
+            waitingMessages[lastMessage] = (fromPhone, purpose)
+            let received = LinkNotification.messageReceived(id: lastMessage, payload: payload, wantsReply: wantsReply)
+            queue.append(fromPhone ? .watch(.link(received)) : .phone(.link(received)))
+        case .answerMessage(let id, let answer):
+            guard let waiting = waitingMessages.removeValue(forKey: id) else { return }
+            let outcome: MessageOutcome
+            switch answer {
+            case .handled: outcome = .delivered
+            case .reply(let bytes): outcome = .replied(bytes)
+            case .failed(_, let reason): outcome = .failed(.deliveryFailed(reason: reason))
+            }
+            let ended = ShellReport.messageEnded(waiting.purpose, outcome, stillReachable: linked)
+            queue.append(waiting.toWatch ? .phone(.reported(ended)) : .watch(.reported(ended)))
+        case .transferUserInfo(let payload, _):
+            lastSequence += 1
+            outbox.append((lastSequence, payload))
+            if linked { sendTransfer((lastSequence, payload)) }
+        case .transfersProcessed(let keys):
+            for key in keys {
+                outbox.removeAll { $0.sequence == key.sequence }
+                if fromPhone { queue.append(.watch(.link(.transferFinished(sequence: key.sequence)))) }
+            }
+        case .cancelTransfer(let sequence, let request):
+            let payload = outbox.first { $0.sequence == sequence }?.payload
+            outbox.removeAll { $0.sequence == sequence }
+            let result: Result<Bool, ReadFailure> = payload == nil ? .failure(ReadFailure("no such transfer")) : .success(false)
+            queue.append(.watch(.reported(.transferCancelEnded(request, sequence: sequence, result, payload: payload))))
+        case .launch(let payload):
+            if linked {
+                launchesDelivered += 1
+                queue.append(.watch(.link(.launchReceived(payload: payload))))
+            } else {
+                queue.append(.phone(.link(.launchDropped)))
+            }
+        case .setAppForeground:
+            break
+        }
+    }
+
+    private mutating func sendContext(_ slot: (generation: UInt64, payload: [UInt8])) {
+        queue.append(.watch(.link(.contextReceived(ReceivedContext(sender: phoneID, generation: slot.generation, payload: slot.payload)))))
+        slotAcknowledged = max(slotAcknowledged, slot.generation)
+        queue.append(.phone(.link(.contextAcknowledged(generation: slot.generation))))
+    }
+
+    private mutating func sendTransfer(_ transfer: (sequence: UInt64, payload: [UInt8])) {
+        let key = TransferKey(queue: watchID, sequence: transfer.sequence)
+        queue.append(.phone(.link(.userInfoReceived(key, payload: transfer.payload))))
+    }
+}
