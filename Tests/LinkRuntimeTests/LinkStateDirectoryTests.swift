@@ -1,8 +1,9 @@
+import Dispatch
 import LinkRuntime
 import TestSupport
 import Testing
 
-@Suite("LinkStateDirectory starts")
+@Suite("LinkStateDirectory starts and fsync latency")
 struct LinkStateDirectoryTests {
     private static func open(_ root: String) throws -> LinkStateDirectory {
         try LinkStateDirectory(root: root) { [UInt8](repeating: 7, count: 16) }
@@ -27,5 +28,28 @@ struct LinkStateDirectoryTests {
             return
         }
         #expect(file == directory.appending("starts"))
+    }
+
+    @Test("an atomic write records its two syncs (file, directory) in the process-wide fsync histogram")
+    func atomicWriteRecordsFsyncs() throws {
+        let directory = try TemporaryDirectory("fsync")
+        let before = LatencyRecorder.fsync.snapshot.count
+        try AtomicFile.write([1], to: directory.appending("file"))
+        // Other tests write concurrently, so at least two more.
+        #expect(LatencyRecorder.fsync.snapshot.count >= before + 2)
+    }
+
+    @Test("a recorder adds up observations from many threads and times what it runs")
+    func recorder() throws {
+        let recorder = LatencyRecorder(bounds: [0.001, 10])
+        DispatchQueue.concurrentPerform(iterations: 1_000) { _ in recorder.record(seconds: 0.0005) }
+        #expect(recorder.snapshot.count == 1_000)
+        #expect(recorder.snapshot.cumulativeCounts.map(\.count) == [1_000, 1_000])
+        recorder.record(.milliseconds(20))
+        #expect(recorder.snapshot.cumulativeCounts.map(\.count) == [1_000, 1_001])
+        struct Failed: Error {}
+        #expect(throws: Failed.self) { try recorder.time { throw Failed() } }
+        #expect(recorder.time { 42 } == 42)
+        #expect(recorder.snapshot.count == 1_003)
     }
 }
