@@ -6,7 +6,7 @@ import POSIX
 /// `write` puts the bytes in a temporary sibling named `.<name>.tmp-<random hex>`, fsyncs it,
 /// renames it over the target and fsyncs the directory, so after a crash the target holds either
 /// the old or the new contents. A crash before the rename leaves the temporary file behind;
-/// `sweepTemporaryFiles(in:)` removes those at start-up.
+/// `sweepTemporaryFiles(in:)` removes those at start-up. Both fsyncs count in `LatencyRecorder.fsync`.
 package enum AtomicFile {
     /// Marks a temporary file; a name is temporary when it starts with `.` and contains this.
     static let temporaryMarker = ".tmp-"
@@ -21,7 +21,7 @@ package enum AtomicFile {
         do {
             let file = try FileDescriptor(opening: temporary, flags: O_WRONLY | O_CREAT | O_EXCL)
             try file.write(bytes, at: 0)
-            try file.sync()
+            try LatencyRecorder.fsync.time { try file.sync() }
         } catch {
             unlink(temporary)
             throw error

@@ -21,10 +21,10 @@ enum Directory {
         }
     }
 
-    /// Makes the directory's entries (creations, renames, removals) durable.
+    /// Makes the directory's entries (creations, renames, removals) durable; timed in `LatencyRecorder.fsync`.
     static func sync(_ path: String) throws {
         let directory = try FileDescriptor(opening: path, flags: O_RDONLY | O_DIRECTORY)
-        try directory.sync()
+        try LatencyRecorder.fsync.time { try directory.sync() }
     }
 
     /// Creates `path` (one level) if it does not exist yet; an existing directory is fine.

@@ -7,6 +7,7 @@ import POSIX
 ///
 /// ```
 /// <state>/instance-id              this daemon's instance ID, 32 hex digits (kept for life; wiped = new)
+/// <state>/starts                   how many times the directory was opened (daemon starts), decimal
 /// <state>/link/peer                the paired peer's instance ID, 32 hex digits (activation survives restart)
 /// <state>/link/context-slot        phone: u64 generation, u64 acknowledged generation, payload, u32 CRC32C
 /// <state>/link/received-context    watch: 16-byte sender, u64 generation, payload, u32 CRC32C
@@ -25,6 +26,10 @@ package final class LinkStateDirectory: Sendable {
     package let receivedTransfers: ReceivedTransfers
     /// What opening had to repair or set aside, one line each, for the daemon's log.
     package let recoveryNotes: [String]
+    /// How many times this state directory has been opened, this time included: the daemon's
+    /// restarts over the directory's life (`metrics` reports it as `watchsync_starts_total`).
+    /// Counted in `<state>/starts`, which a wiped directory loses along with its instance ID.
+    package let starts: Int
 
     private var linkDirectory: String { "\(root)/link" }
     private var peerPath: String { "\(linkDirectory)/peer" }
@@ -56,6 +61,25 @@ package final class LinkStateDirectory: Sendable {
         var notes = outbox.recoveryNotes
         if let damage = try Self.setAsideIfDamaged("\(root)/link/received-context") { notes.append(damage) }
         recoveryNotes = notes
+        // Last, so a start-up refused above does not count.
+        starts = try Self.countStart(path: "\(root)/starts")
+    }
+
+    /// Adds this start to the count in `path` (absent: none before) and returns the new count. The
+    /// count is replaced atomically, so a crash leaves the old or the new one, never a torn file.
+    private static func countStart(path: String) throws -> Int {
+        var previous = 0
+        if let bytes = try AtomicFile.read(path) {
+            let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard let count = Int(text), count >= 0 else {
+                throw StateFileError.malformed(
+                    file: path, reason: "expected a decimal count, found \(text.prefix(40).debugDescription)")
+            }
+            previous = count
+        }
+        let starts = previous == Int.max ? previous : previous + 1
+        try AtomicFile.write(Array("\(starts)\n".utf8), to: path)
+        return starts
     }
 
     /// Renames a received context that does not parse to `<name>.damaged` (kept for a post-mortem);

@@ -115,7 +115,7 @@ extension TransferLog {
         // Cut a torn tail only now that the log opens: a refused open leaves every file as it was.
         if let tornTail {
             try tornTail.file.truncate(to: tornTail.offset)
-            try tornTail.file.sync()
+            try LatencyRecorder.fsync.time { try tornTail.file.sync() }
         }
         let nextSequence = max(expected, resolved.highest + 1)
         if segments.isEmpty || nextSequence > expected {

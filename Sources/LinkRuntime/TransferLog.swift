@@ -219,7 +219,7 @@ package final class TransferLog: @unchecked Sendable {
             let target = state.writtenThrough
             let segment = state.active
             condition.unlock()
-            let result = Result { try segment.dataSync() }
+            let result = Result { try LatencyRecorder.fsync.time { try segment.dataSync() } }
             condition.lock()
             state.syncInFlight = false
             switch result {
@@ -238,7 +238,7 @@ package final class TransferLog: @unchecked Sendable {
     /// recovery may treat any bad record in one as corruption.
     private func rollSegment() throws {
         do {
-            try state.active.dataSync()
+            try LatencyRecorder.fsync.time { try state.active.dataSync() }
         } catch {
             throw failSync(error)
         }

@@ -1,3 +1,4 @@
+import LinkRuntime
 import Trace
 
 /// What both daemons' statuses have and both report as metrics.
@@ -18,8 +19,9 @@ extension CommonMetricsSource {
     /// OpenMetrics text (docs/TRACE.md lists them). Counters count since the daemon started.
     ///
     /// Both: the link's events by kind (frames by kind and direction, transfers queued, acknowledged
-    /// and cancelled, pushes, reachability changes), link state, outbox depth, uptime, live frames.
-    func metricsOutcome(events: [TraceEventKind: Int], own: [MetricFamily]) -> AdminOutcome {
+    /// and cancelled, pushes, reachability changes), link state, outbox depth, uptime, live frames,
+    /// the process's fsync latencies, and `starts` (the state directory's restart count) when given.
+    func metricsOutcome(events: [TraceEventKind: Int], starts: Int?, own: [MetricFamily]) -> AdminOutcome {
         let families =
             [
                 MetricFamily(
@@ -42,12 +44,21 @@ extension CommonMetricsSource {
                 MetricFamily(
                     "watchsync_live_frames_received", .counter, help: "Live-mirror frames received.",
                     value: Double(liveFramesReceived)),
-            ] + own
+                MetricFamily(
+                    "watchsync_fsync_seconds", help: "fsync and fdatasync latency of the durable files, since start.",
+                    histograms: [([], LatencyRecorder.fsync.snapshot)]),
+            ] + (starts.map { starts in
+                [
+                    MetricFamily(
+                        "watchsync_starts", .counter, help: "Times a daemon has started with this state directory.",
+                        value: Double(starts))
+                ]
+            } ?? []) + own
         // `--json`: the same samples, one object each, named as in the text form.
         let samples = families.flatMap { family in
-            family.samples.map { sample in
+            family.expositionSamples.map { sample in
                 MetricSample(
-                    name: family.kind == .counter ? family.name + "_total" : family.name, type: family.kind.rawValue,
+                    name: sample.name, type: family.kind.rawValue,
                     labels: Dictionary(sample.labels, uniquingKeysWith: { $1 }), value: sample.value)
             }
         }
@@ -65,9 +76,10 @@ struct MetricSample: Encodable {
 
 extension PhoneStatus {
     /// phoned's families: the common ones, intake outcomes, launches, push acknowledgement and run counts.
-    package func metrics(events: [TraceEventKind: Int]) -> AdminOutcome {
+    /// `starts`: `LinkStateDirectory.starts`, reported as `watchsync_starts_total` when given.
+    package func metrics(events: [TraceEventKind: Int], starts: Int? = nil) -> AdminOutcome {
         metricsOutcome(
-            events: events,
+            events: events, starts: starts,
             own: [
                 MetricFamily(
                     "watchsync_ingest", .counter, help: "Watch updates by intake outcome.", label: "outcome",
@@ -100,9 +112,10 @@ extension PhoneStatus {
 
 extension WatchStatus {
     /// watchd's families: the common ones, contexts applied or skipped, launches, cache and edits.
-    package func metrics(events: [TraceEventKind: Int]) -> AdminOutcome {
+    /// `starts`: `LinkStateDirectory.starts`, reported as `watchsync_starts_total` when given.
+    package func metrics(events: [TraceEventKind: Int], starts: Int? = nil) -> AdminOutcome {
         metricsOutcome(
-            events: events,
+            events: events, starts: starts,
             own: [
                 MetricFamily(
                     "watchsync_contexts", .counter, help: "Pushed contexts applied or skipped.",

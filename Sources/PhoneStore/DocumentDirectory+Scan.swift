@@ -54,16 +54,22 @@ extension DocumentDirectory {
     /// It throws only when a folder of the layout cannot be listed: a scan that silently missed a
     /// month would look, to the watch, as if those runs had been deleted.
     ///
+    /// `progress`, when given, hears how far the scan has got at most every `progress.interval`
+    /// seconds (`ScanProgress`), on this thread, between two documents.
+    ///
     /// Blocks on disk I/O: run it on the owner's thread, not the cooperative pool.
-    package func scan(_ visit: (SyncEngine.ScannedDocument) -> Void) throws(DocumentStoreError) -> ScanReport {
+    package func scan(
+        progress: ScanProgress? = nil, _ visit: (SyncEngine.ScannedDocument) -> Void
+    ) throws(DocumentStoreError) -> ScanReport {
         var report = ScanReport()
+        var ticker = ScanProgressTicker(progress)
         // Only reports strays: the root's three folders are visited in a fixed order below.
         _ = try listFolders(in: .root, report: &report)
-        try scanDocuments(in: .stubs, report: &report, visit)
-        try scanDocuments(in: .splits, report: &report, visit)
+        try scanDocuments(in: .stubs, report: &report, ticker: &ticker, visit)
+        try scanDocuments(in: .splits, report: &report, ticker: &ticker, visit)
         for year in try listFolders(in: .workouts, report: &report) {
             for month in try listFolders(in: year, report: &report) {
-                try scanDocuments(in: month, report: &report, visit)
+                try scanDocuments(in: month, report: &report, ticker: &ticker, visit)
             }
         }
         return report
@@ -94,7 +100,8 @@ extension DocumentDirectory {
 
     /// Sweeps, then streams the documents of one document folder to `visit`.
     private func scanDocuments(
-        in folder: DocumentFolder, report: inout ScanReport, _ visit: (SyncEngine.ScannedDocument) -> Void
+        in folder: DocumentFolder, report: inout ScanReport, ticker: inout ScanProgressTicker,
+        _ visit: (SyncEngine.ScannedDocument) -> Void
     ) throws(DocumentStoreError) {
         do {
             report.sweptTemporaryFiles += try AtomicFile.sweepTemporaryFiles(in: path(of: folder))
@@ -131,6 +138,7 @@ extension DocumentDirectory {
                     }
                     visit(document)
                 }
+                ticker.tick(scanned: report.documentCount + report.skippedCount)
             }
         }
     }

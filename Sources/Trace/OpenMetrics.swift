@@ -1,21 +1,52 @@
 /// One metric family for the OpenMetrics text exposition (`phonectl metrics`, `watchctl metrics`).
 package struct MetricFamily: Equatable, Sendable {
     package enum Kind: String, Sendable {
-        case counter, gauge
+        case counter, gauge, histogram
     }
 
-    /// The family's name, without `_total` (a counter's samples get it).
+    /// The family's name, without `_total` (a counter's samples get it) or a histogram's suffixes.
     package var name: String
     package var kind: Kind
     package var help: String
-    /// One value per label set (label name, value), in the order given.
+    /// One value per label set (label name, value), in the order given; empty for a histogram.
     package var samples: [(labels: [(String, String)], value: Double)]
+    /// A histogram family's distributions, one per label set; empty for the other kinds.
+    package var histograms: [(labels: [(String, String)], histogram: LatencyHistogram)] = []
 
     package init(_ name: String, _ kind: Kind, help: String, samples: [(labels: [(String, String)], value: Double)]) {
         self.name = name
         self.kind = kind
         self.help = help
         self.samples = samples
+    }
+
+    /// A histogram family: per label set, its `_bucket`s (cumulative, `le` last among the labels,
+    /// `+Inf` included), `_count` and `_sum`. Name it after its unit (`…_seconds`).
+    package init(
+        _ name: String, help: String, histograms: [(labels: [(String, String)], histogram: LatencyHistogram)]
+    ) {
+        self.init(name, .histogram, help: help, samples: [])
+        self.histograms = histograms
+    }
+
+    /// Every sample line in exposition order: its full name (with `_total`, `_bucket`, `_count` or
+    /// `_sum`), labels and value. The text form and `metrics --json` both list these.
+    package var expositionSamples: [(name: String, labels: [(String, String)], value: Double)] {
+        switch kind {
+        case .counter: return samples.map { (name + "_total", $0.labels, $0.value) }
+        case .gauge: return samples.map { (name, $0.labels, $0.value) }
+        case .histogram:
+            var lines: [(name: String, labels: [(String, String)], value: Double)] = []
+            for (labels, histogram) in histograms {
+                for bucket in histogram.cumulativeCounts {
+                    lines.append((name + "_bucket", labels + [("le", "\(bucket.upperBound)")], Double(bucket.count)))
+                }
+                lines.append((name + "_bucket", labels + [("le", "+Inf")], Double(histogram.count)))
+                lines.append((name + "_count", labels, Double(histogram.count)))
+                lines.append((name + "_sum", labels, histogram.sum))
+            }
+            return lines
+        }
     }
 
     /// A family with one unlabelled sample.
@@ -44,14 +75,13 @@ package enum OpenMetrics {
         for family in families {
             lines.append("# TYPE \(family.name) \(family.kind.rawValue)")
             lines.append("# HELP \(family.name) \(escape(family.help, quotes: false))")
-            let sampleName = family.kind == .counter ? family.name + "_total" : family.name
-            for sample in family.samples {
+            for sample in family.expositionSamples {
                 let labels =
                     sample.labels.isEmpty
                     ? ""
                     : "{" + sample.labels.map { "\($0.0)=\"\(escape($0.1, quotes: true))\"" }.joined(separator: ",")
                         + "}"
-                lines.append("\(sampleName)\(labels) \(number(sample.value))")
+                lines.append("\(sample.name)\(labels) \(number(sample.value))")
             }
         }
         return (lines + ["# EOF"]).joined(separator: "\n") + "\n"

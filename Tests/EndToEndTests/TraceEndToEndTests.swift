@@ -124,6 +124,10 @@ struct MetricsEndToEndTests {
         #expect(value(phone, #"watchsync_ingest_total{outcome="merged"}"#) ?? 0 >= 1, "\(phone)")
         #expect(value(watch, #"watchsync_cache_runs{set="all"}"#) == 1)
         #expect(value(watch, "watchsync_session_running") == 1)
+        // Both wrote durably (the phone its documents, the watch its cache and received context).
+        #expect(value(phone, "watchsync_fsync_seconds_count") ?? 0 >= 1, "\(phone)")
+        #expect(value(watch, "watchsync_fsync_seconds_count") ?? 0 >= 1, "\(watch)")
+        #expect(value(phone, #"watchsync_fsync_seconds_bucket{le="+Inf"}"#) == value(phone, "watchsync_fsync_seconds_count"))
     }
 }
 

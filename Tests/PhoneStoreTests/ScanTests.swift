@@ -160,4 +160,36 @@ struct ScanTests {
         #expect(report.workoutCount == count)
         #expect(report.skippedCount == 0)
     }
+
+    @Test("progress is reported at most every interval, with entries scanned so far and seconds elapsed")
+    func progressEveryInterval() throws {
+        let fixture = try Fixture()
+        for n in 1...5 { try fixture.documents.write(split(n)) }
+        for n in 6...10 { try fixture.documents.write(run(n)) }
+        try fixture.plantFile("Splits/notes.txt", "skipped, but scanned")
+        // A fake clock one second further on each reading: readings 1…11 follow the start (0),
+        // one per entry.
+        var clock = -1.0
+        var reports: [(scanned: Int, elapsed: Double)] = []
+        let progress = ScanProgress(every: 3, now: { clock += 1; return clock }) { reports.append(($0, $1)) }
+        var visited = 0
+        let report = try fixture.documents.scan(progress: progress) { _ in visited += 1 }
+        #expect(visited == 10 && report.skippedCount == 1)
+        #expect(clock == 11)
+        #expect(reports.map(\.scanned) == [3, 6, 9])
+        #expect(reports.map(\.elapsed) == [3, 6, 9])
+        #expect(ScanProgress.rate(scanned: 9, elapsedSeconds: 3) == 3)
+        #expect(ScanProgress.rate(scanned: 9, elapsedSeconds: 0) == 0)
+    }
+
+    @Test("a scan shorter than the interval reports no progress")
+    func noProgressWhenQuick() throws {
+        let fixture = try Fixture()
+        for n in 1...3 { try fixture.documents.write(split(n)) }
+        var reports = 0
+        let start = ScanProgress.monotonicSeconds()
+        _ = try fixture.documents.scan(progress: ScanProgress(every: 3_600) { _, _ in reports += 1 }) { _ in }
+        #expect(reports == 0)
+        #expect(ScanProgress.monotonicSeconds() >= start)
+    }
 }

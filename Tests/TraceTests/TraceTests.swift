@@ -217,3 +217,75 @@ struct OpenMetricsTests {
         #expect(!openMetricsViolations(text).isEmpty)
     }
 }
+
+@Suite("Latency histograms")
+struct LatencyHistogramTests {
+    @Test("an observation lands in the first bucket whose bound is at or above it; counts are cumulative")
+    func placement() {
+        var histogram = LatencyHistogram(bounds: [0.001, 0.01, 0.1])
+        for seconds in [0.0002, 0.001, 0.0011, 0.05, 0.1, 3] { histogram.record(seconds: seconds) }
+        #expect(histogram.cumulativeCounts.map(\.upperBound) == [0.001, 0.01, 0.1])
+        #expect(histogram.cumulativeCounts.map(\.count) == [2, 3, 5])
+        #expect(histogram.count == 6)
+        #expect(abs(histogram.sum - 3.1523) < 1e-12)
+    }
+
+    @Test("a negative or NaN duration counts as zero")
+    func badDurations() {
+        var histogram = LatencyHistogram(bounds: [0.001])
+        histogram.record(seconds: -1)
+        histogram.record(seconds: .nan)
+        #expect(histogram.cumulativeCounts.map(\.count) == [2])
+        #expect(histogram.sum == 0)
+    }
+
+    @Test("the default bounds run from 0.5 ms to 5 s, ascending")
+    func defaults() {
+        let bounds = LatencyHistogram().cumulativeCounts.map(\.upperBound)
+        #expect(bounds.first == 0.0005 && bounds.last == 5 && bounds.count == 13)
+        #expect(bounds == bounds.sorted())
+    }
+
+    @Test("a histogram family renders _bucket (le last, +Inf included), _count and _sum per label set")
+    func exposition() {
+        var fast = LatencyHistogram(bounds: [0.0005, 1])
+        fast.record(seconds: 0.00025)
+        fast.record(seconds: 0.5)
+        var slow = LatencyHistogram(bounds: [0.0005, 1])
+        slow.record(seconds: 2)
+        let text = OpenMetrics.render([
+            MetricFamily(
+                "watchsync_fsync_seconds", help: "fsync latency.",
+                histograms: [([("file", "a\"b")], fast), ([("file", "c")], slow)]),
+            MetricFamily("watchsync_linked", .gauge, help: "1 when up.", value: 1),
+        ])
+        #expect(
+            text == """
+                # TYPE watchsync_fsync_seconds histogram
+                # HELP watchsync_fsync_seconds fsync latency.
+                watchsync_fsync_seconds_bucket{file="a\\"b",le="0.0005"} 1
+                watchsync_fsync_seconds_bucket{file="a\\"b",le="1.0"} 2
+                watchsync_fsync_seconds_bucket{file="a\\"b",le="+Inf"} 2
+                watchsync_fsync_seconds_count{file="a\\"b"} 2
+                watchsync_fsync_seconds_sum{file="a\\"b"} 0.50025
+                watchsync_fsync_seconds_bucket{file="c",le="0.0005"} 0
+                watchsync_fsync_seconds_bucket{file="c",le="1.0"} 0
+                watchsync_fsync_seconds_bucket{file="c",le="+Inf"} 1
+                watchsync_fsync_seconds_count{file="c"} 1
+                watchsync_fsync_seconds_sum{file="c"} 2
+                # TYPE watchsync_linked gauge
+                # HELP watchsync_linked 1 when up.
+                watchsync_linked 1
+                # EOF
+
+                """)
+        #expect(openMetricsViolations(text).isEmpty, "\(openMetricsViolations(text))")
+        let empty = OpenMetrics.render([
+            MetricFamily("watchsync_fsync_seconds", help: "fsync latency.", histograms: [([], LatencyHistogram())])
+        ])
+        #expect(empty.contains("watchsync_fsync_seconds_bucket{le=\"0.0005\"} 0\n"))
+        #expect(empty.contains("watchsync_fsync_seconds_bucket{le=\"5.0\"} 0\n"))
+        #expect(empty.contains("watchsync_fsync_seconds_count 0\nwatchsync_fsync_seconds_sum 0\n"))
+        #expect(openMetricsViolations(empty).isEmpty, "\(openMetricsViolations(empty))")
+    }
+}

@@ -1,0 +1,49 @@
+import Synchronization
+import Trace
+
+/// A process-wide latency distribution that any thread may add to and `metrics` reads: a
+/// `LatencyHistogram` (Sources/Trace) behind a lock.
+///
+/// Two live for the whole process: `fsync`, which every durable write of the link's files records
+/// (the file and directory syncs of `AtomicFile`, the outbox's `fdatasync`), and `roundTrip`, for a
+/// message sent until its reply arrived. Recording takes the lock for a few additions, far below the
+/// cost of the sync it measures.
+package final class LatencyRecorder: Sendable {
+    /// Every `fsync`/`fdatasync` the link's durable files make: `AtomicFile.write` (the file, then
+    /// its directory), the outbox's group commit and segment roll, and the directory syncs after
+    /// creating or removing files. Shared by everything in the process that writes through them
+    /// (PhoneStore's documents, WatchStore's cache), so phoned's and watchd's figures cover all of it.
+    package static let fsync = LatencyRecorder()
+    /// A message's round trip: from handing it to the link until its reply arrived (the daemon that
+    /// sends the message records it; nothing records it by itself).
+    package static let roundTrip = LatencyRecorder()
+
+    private let histogram: Mutex<LatencyHistogram>
+
+    package init(bounds: [Double] = LatencyHistogram.defaultBounds) {
+        histogram = Mutex(LatencyHistogram(bounds: bounds))
+    }
+
+    /// Adds one observation of `seconds`.
+    package func record(seconds: Double) {
+        histogram.withLock { $0.record(seconds: seconds) }
+    }
+
+    /// Adds one observation of `duration`.
+    package func record(_ duration: Duration) {
+        let (whole, attoseconds) = duration.components
+        record(seconds: Double(whole) + Double(attoseconds) / 1e18)
+    }
+
+    /// Runs `body` and records how long it took, whether it returned or threw.
+    package func time<Result>(_ body: () throws -> Result) rethrows -> Result {
+        let start = ContinuousClock.now
+        defer { record(ContinuousClock.now - start) }
+        return try body()
+    }
+
+    /// A copy of the distribution so far, to render.
+    package var snapshot: LatencyHistogram {
+        histogram.withLock { $0 }
+    }
+}

@@ -1,0 +1,55 @@
+import Dispatch
+import LinkRuntime
+import TestSupport
+import Testing
+
+@Suite("LinkStateDirectory starts and fsync latency")
+struct LinkStateDirectoryTests {
+    private static func open(_ root: String) throws -> LinkStateDirectory {
+        try LinkStateDirectory(root: root) { [UInt8](repeating: 7, count: 16) }
+    }
+
+    @Test("each open counts one start, kept in <state>/starts")
+    func startsCount() throws {
+        let directory = try TemporaryDirectory("starts")
+        #expect(try Self.open(directory.path).starts == 1)
+        #expect(try Self.open(directory.path).starts == 2)
+        #expect(try AtomicFile.read(directory.appending("starts")) == Array("2\n".utf8))
+    }
+
+    @Test("a starts file that is not a count stops opening with an error naming it")
+    func malformedStarts() throws {
+        let directory = try TemporaryDirectory("starts")
+        _ = try Self.open(directory.path)
+        try AtomicFile.write(Array("many\n".utf8), to: directory.appending("starts"))
+        let error = try #require(throws: StateFileError.self) { try Self.open(directory.path) }
+        guard case .malformed(let file, _) = error else {
+            Issue.record("unexpected \(error)")
+            return
+        }
+        #expect(file == directory.appending("starts"))
+    }
+
+    @Test("an atomic write records its two syncs (file, directory) in the process-wide fsync histogram")
+    func atomicWriteRecordsFsyncs() throws {
+        let directory = try TemporaryDirectory("fsync")
+        let before = LatencyRecorder.fsync.snapshot.count
+        try AtomicFile.write([1], to: directory.appending("file"))
+        // Other tests write concurrently, so at least two more.
+        #expect(LatencyRecorder.fsync.snapshot.count >= before + 2)
+    }
+
+    @Test("a recorder adds up observations from many threads and times what it runs")
+    func recorder() throws {
+        let recorder = LatencyRecorder(bounds: [0.001, 10])
+        DispatchQueue.concurrentPerform(iterations: 1_000) { _ in recorder.record(seconds: 0.0005) }
+        #expect(recorder.snapshot.count == 1_000)
+        #expect(recorder.snapshot.cumulativeCounts.map(\.count) == [1_000, 1_000])
+        recorder.record(.milliseconds(20))
+        #expect(recorder.snapshot.cumulativeCounts.map(\.count) == [1_000, 1_001])
+        struct Failed: Error {}
+        #expect(throws: Failed.self) { try recorder.time { throw Failed() } }
+        #expect(recorder.time { 42 } == 42)
+        #expect(recorder.snapshot.count == 1_003)
+    }
+}
