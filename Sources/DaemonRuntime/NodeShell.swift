@@ -100,7 +100,8 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     package var facts: ShellFacts {
         ShellFacts(
             link: link.status(), uptimeSeconds: Int((ContinuousClock.now - startedAt).components.seconds),
-            journalCounts: link.journal?.counts ?? [:], listenPort: listenPort)
+            journalCounts: link.journal?.counts ?? [:], listenPort: listenPort, starts: link.state.starts,
+            fsyncLatency: LatencyRecorder.fsync.snapshot)
     }
 
     /// Tells systemd the daemon is ready (with `status`), then keeps its watchdog fed while it runs.

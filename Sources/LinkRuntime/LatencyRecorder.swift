@@ -4,9 +4,9 @@ import Trace
 /// A process-wide latency distribution that any thread may add to and `metrics` reads: a
 /// `LatencyHistogram` (Sources/Trace) behind a lock.
 ///
-/// Two live for the whole process: `fsync`, which every durable write of the link's files records
-/// (the file and directory syncs of `AtomicFile`, the outbox's `fdatasync`), and `roundTrip`, for a
-/// message sent until its reply arrived. Recording takes the lock for a few additions, far below the
+/// One lives for the whole process: `fsync`, which every durable write records (the file and
+/// directory syncs of `AtomicFile`, the outbox's `fdatasync`). (An edit's round trip is the watch
+/// node's own histogram: it is a decision-free sum of times the node already has.) Recording takes the lock for a few additions, far below the
 /// cost of the sync it measures.
 package final class LatencyRecorder: Sendable {
     /// Every `fsync`/`fdatasync` the link's durable files make: `AtomicFile.write` (the file, then
@@ -14,9 +14,6 @@ package final class LatencyRecorder: Sendable {
     /// creating or removing files. Shared by everything in the process that writes through them
     /// (PhoneStore's documents, WatchStore's cache), so phoned's and watchd's figures cover all of it.
     package static let fsync = LatencyRecorder()
-    /// A message's round trip: from handing it to the link until its reply arrived (the daemon that
-    /// sends the message records it; nothing records it by itself).
-    package static let roundTrip = LatencyRecorder()
 
     private let histogram: Mutex<LatencyHistogram>
 

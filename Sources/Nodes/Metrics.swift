@@ -1,4 +1,3 @@
-import LinkRuntime
 import Trace
 
 /// What both daemons' statuses have and both report as metrics.
@@ -20,8 +19,10 @@ extension CommonMetricsSource {
     ///
     /// Both: the link's events by kind (frames by kind and direction, transfers queued, acknowledged
     /// and cancelled, pushes, reachability changes), link state, outbox depth, uptime, live frames,
-    /// the process's fsync latencies, and `starts` (the state directory's restart count) when given.
-    func metricsOutcome(events: [TraceEventKind: Int], starts: Int?, own: [MetricFamily]) -> AdminOutcome {
+    /// the process's fsync latencies, and the state directory's restart count (all from the shell's
+    /// facts).
+    func metricsOutcome(_ facts: ShellFacts, own: [MetricFamily]) -> AdminOutcome {
+        let events = facts.journalCounts
         let families =
             [
                 MetricFamily(
@@ -46,14 +47,11 @@ extension CommonMetricsSource {
                     value: Double(liveFramesReceived)),
                 MetricFamily(
                     "watchsync_fsync_seconds", help: "fsync and fdatasync latency of the durable files, since start.",
-                    histograms: [([], LatencyRecorder.fsync.snapshot)]),
-            ] + (starts.map { starts in
-                [
-                    MetricFamily(
-                        "watchsync_starts", .counter, help: "Times a daemon has started with this state directory.",
-                        value: Double(starts))
-                ]
-            } ?? []) + own
+                    histograms: [([], facts.fsyncLatency)]),
+                MetricFamily(
+                    "watchsync_starts", .counter, help: "Times a daemon has started with this state directory.",
+                    value: Double(facts.starts)),
+            ] + own
         // `--json`: the same samples, one object each, named as in the text form.
         let samples = families.flatMap { family in
             family.expositionSamples.map { sample in
@@ -76,10 +74,9 @@ struct MetricSample: Encodable {
 
 extension PhoneStatus {
     /// phoned's families: the common ones, intake outcomes, launches, push acknowledgement and run counts.
-    /// `starts`: `LinkStateDirectory.starts`, reported as `watchsync_starts_total` when given.
-    package func metrics(events: [TraceEventKind: Int], starts: Int? = nil) -> AdminOutcome {
+    package func metrics(_ facts: ShellFacts) -> AdminOutcome {
         metricsOutcome(
-            events: events, starts: starts,
+            facts,
             own: [
                 MetricFamily(
                     "watchsync_ingest", .counter, help: "Watch updates by intake outcome.", label: "outcome",
@@ -111,11 +108,11 @@ extension PhoneStatus {
 }
 
 extension WatchStatus {
-    /// watchd's families: the common ones, contexts applied or skipped, launches, cache and edits.
-    /// `starts`: `LinkStateDirectory.starts`, reported as `watchsync_starts_total` when given.
-    package func metrics(events: [TraceEventKind: Int], starts: Int? = nil) -> AdminOutcome {
+    /// watchd's families: the common ones, contexts applied or skipped, launches, cache and edits,
+    /// and the round trip of its edit messages (sent → answered).
+    package func metrics(_ facts: ShellFacts, roundTrip: LatencyHistogram) -> AdminOutcome {
         metricsOutcome(
-            events: events, starts: starts,
+            facts,
             own: [
                 MetricFamily(
                     "watchsync_contexts", .counter, help: "Pushed contexts applied or skipped.",
@@ -135,6 +132,10 @@ extension WatchStatus {
                 MetricFamily(
                     "watchsync_session_running", .gauge, help: "1 while a workout session runs.",
                     value: session == "running" ? 1 : 0),
+                MetricFamily(
+                    "watchsync_edit_round_trip_seconds",
+                    help: "From an edit's message sent to the phone's answer (delivered or failed), since start.",
+                    histograms: [([], roundTrip)]),
             ])
     }
 }

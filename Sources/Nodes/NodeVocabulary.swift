@@ -132,11 +132,21 @@ package struct ShellFacts: Equatable, Sendable {
     /// phoned's listening port (0 for watchd).
     package var listenPort: Int
 
-    package init(link: LinkStatus, uptimeSeconds: Int, journalCounts: [TraceEventKind: Int], listenPort: Int = 0) {
+    /// Times a daemon has started with this state directory (`<state>/starts`).
+    package var starts: Int
+    /// The process's fsync and fdatasync latencies so far.
+    package var fsyncLatency: LatencyHistogram
+
+    package init(
+        link: LinkStatus, uptimeSeconds: Int, journalCounts: [TraceEventKind: Int], listenPort: Int = 0,
+        starts: Int = 0, fsyncLatency: LatencyHistogram = LatencyHistogram()
+    ) {
         self.link = link
         self.uptimeSeconds = uptimeSeconds
         self.journalCounts = journalCounts
         self.listenPort = listenPort
+        self.starts = starts
+        self.fsyncLatency = fsyncLatency
     }
 }
 

@@ -126,7 +126,7 @@ extension PhoneNode {
             try operate(.forcePush, now: now, reads: reads, into: &out)
             return .done
         case .metrics:
-            return status(facts, now: now).metrics(events: facts.journalCounts)
+            return status(facts, now: now).metrics(facts)
         case .trace:
             // Served by the shell from its journal (see `admin`).
             return .refused("trace is read by the shell")

@@ -53,6 +53,8 @@ package struct PhoneNode: Sendable {
         /// its runs as active).
         case started(lastContext: [UInt8]?)
         case documentScanned(SyncEngine.ScannedDocument)
+        /// How far the initial gather has got (every few seconds of a long one).
+        case gatherProgress(scanned: Int, elapsedSeconds: Double)
         /// The gather is done (`report` says what it found).
         case gatherFinished(String, skipped: [SkippedFile])
         /// The link is listening; `activated` when it was activated in an earlier life.
@@ -113,6 +115,9 @@ package struct PhoneNode: Sendable {
             }
         case .documentScanned(let document):
             translate(engine.handle(.documentScanned(document, now: now)), now: now, into: &out)
+        case .gatherProgress(let scanned, let elapsed):
+            let rate = elapsed > 0 ? Int((Double(scanned) / elapsed).rounded()) : 0
+            out.log(.info, "documents", "gather progress", [("scanned", "\(scanned)"), ("rate", "\(rate)")])
         case .gatherFinished(let report, let skipped):
             skippedFiles = skipped
             out.log(.info, "documents", "initial gather", [("report", report)])

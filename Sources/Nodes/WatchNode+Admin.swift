@@ -120,7 +120,7 @@ extension WatchNode {
             out.node(.link(.sendMessage(WatchToPhoneMessage.requestSync.encoded(), wantsReply: true, run: nil, .requestSync)))
             return .output(text: "requested", json: AdminOutcome.json(AdminReply.Requested()))
         case .metrics:
-            return status(facts).metrics(events: facts.journalCounts)
+            return status(facts).metrics(facts, roundTrip: roundTrip)
         case .live(let command):
             // The run a flow opens or advances: one in the cache, and not one the phone is editing.
             var driven: Result<WorkoutDocument?, any Error>?

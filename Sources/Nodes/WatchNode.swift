@@ -20,6 +20,9 @@ package struct WatchNode: Sendable {
     private let clockOffset: Duration
     private var persistedClock: Stamp?
     private var stopping = false
+    /// When each edit message still unanswered was sent, and the round trips of those answered.
+    private var editsSentAt: [UInt64: Timestamp] = [:]
+    package private(set) var roundTrip = LatencyHistogram()
 
     package enum Event: Sendable {
         /// Start-up: the cache's unreadable files and the last received context, re-applied now (the
@@ -75,6 +78,9 @@ package struct WatchNode: Sendable {
                         runID: runID, version: version, attempt: attempt, outcome, stillReachable: stillReachable,
                         now: now))
             case .edit(let token):
+                if let sent = editsSentAt.removeValue(forKey: token) {
+                    roundTrip.record(seconds: Double(sent.duration(to: now).wholeMicroseconds) / 1_000_000)
+                }
                 let token = MessageToken(rawValue: token)
                 switch outcome {
                 case .replied, .delivered:
@@ -222,6 +228,7 @@ package struct WatchNode: Sendable {
                 out.log(.info, "session", "session", [("state", describe(record.state))])
                 out.node(.journal(JournalEntry(.session, run: record.state.runID?.description, detail: describe(record.state))))
             case .sendMessage(let token, let message):
+                editsSentAt[token.rawValue] = now
                 out.node(
                     .link(.sendMessage(message.encoded(), wantsReply: true, run: message.runID, .edit(token: token.rawValue))))
             case .transferUserInfo(let message):

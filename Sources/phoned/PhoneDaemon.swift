@@ -77,7 +77,8 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             onNotice: { post(.watcherNoticed($0.description, rescan: $0.needsRescan)) },
             onSettled: { post(.fileSettled(path: $0)) })
         shell.post(.started(lastContext: link.contextSlot?.payload))
-        let report = try documents.scan { shell.post(.documentScanned($0)) }
+        let progress = ScanProgress { [shell] in shell.post(.gatherProgress(scanned: $0, elapsedSeconds: $1)) }
+        let report = try documents.scan(progress: progress) { shell.post(.documentScanned($0)) }
         shell.post(.gatherFinished(report.description, skipped: report.skipped.map(PhoneNode.SkippedFile.init)))
         link.log = { [logger = shell.logger] line in logger.info(line, component: "link") }
         link.onNotification = { [unowned self] in shell.post(.link($0)) }

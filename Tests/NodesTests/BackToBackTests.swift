@@ -136,3 +136,19 @@ struct BackToBackTests {
         #expect(pair.watchRuns[run] == merged, "the watch converges on the merged copy")
     }
 }
+
+@Suite("Node metrics")
+struct NodeMetricsTests {
+    @Test("the watch's edit round trips are a histogram in its metrics, and both report the shell's restart count")
+    func roundTripAndStarts() throws {
+        var (pair, run) = try BackToBackTests.started()
+        let before = pair.watch.roundTrip.count
+        pair.watchctl(.set(.complete(run: run, exercise: 1, set: 1, reps: nil, weight: nil)))
+        pair.watchctl(.set(.complete(run: run, exercise: 1, set: 2, reps: nil, weight: nil)))
+        #expect(pair.watch.roundTrip.count == before + 2)
+        let text = try #require(pair.watchctl(.metrics).text)
+        #expect(text.contains("watchsync_edit_round_trip_seconds_count \(before + 2)"), "\(text)")
+        #expect(text.contains("watchsync_starts_total 0"))
+        #expect(pair.phonectl(.metrics).text?.contains("watchsync_starts_total 0") == true)
+    }
+}
