@@ -339,7 +339,12 @@ extension LinkEngine {
             }
         }
         expireMessages(now: now, into: &actions)
-        if let dialAt = redial.nextDialAt, dialAt <= now { startDial(into: &actions) }
+        if let dialAt = redial.nextDialAt, dialAt <= now {
+            // A connection that came up meanwhile makes the redial moot: a deadline left in the past
+            // would wake the engine at once, forever.
+            redial.nextDialAt = nil
+            startDial(into: &actions)
+        }
     }
 }
 

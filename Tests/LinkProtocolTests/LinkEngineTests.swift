@@ -114,6 +114,28 @@ struct LinkEngineConnectionTests {
         #expect(gaps.last! >= .milliseconds(500))
     }
 
+    /// Found by the simulator (seed 17, docs/SIMULATION.md): a redial deadline left set while a
+    /// connection came up was re-armed at once on every tick, forever.
+    @Test("a stale redial deadline does not wake the engine in a loop once a connection is up")
+    func staleRedialDeadline() {
+        var watch = LinkEngine(
+            configuration: LinkConfiguration(role: .watch), instance: LinkPair.watchInstance,
+            authenticator: FakeAuthenticator(key: HandshakeSamples.key),
+            restored: RestoredLinkState(outboxQueue: LinkPair.watchQueue), seed: 5)
+        var now = LinkInstant(.zero)
+        _ = watch.handle(.started(now: now))
+        // A failure report arrives for a dial, then a connection opens before the redial is due.
+        _ = watch.handle(.dialFailed(reason: "connection refused", now: now))
+        _ = watch.handle(.connectionOpened(ConnectionID(5), nonce: [UInt8](repeating: 2, count: 32), now: now))
+        now = now.advanced(by: .seconds(2))
+        var wakeUps = 0
+        for _ in 0..<50 {
+            let actions = watch.handle(.tick(now: now))
+            wakeUps += actions.filter { if case .scheduleWakeUp(let at) = $0 { at <= now } else { false } }.count
+        }
+        #expect(wakeUps <= 1, "the engine asked to be woken in the past \(wakeUps) times")
+    }
+
     @Test("a newer authenticated connection replaces the older one")
     func replacement() {
         var pair = LinkPair()
