@@ -56,6 +56,13 @@ let package = Package(
                 "WorkoutModel",
             ],
             swiftSettings: swiftSettings),
+        // Pure: both nodes and link engines under one seed, with a simulated network, disk, clocks and
+        // processes, and the invariant checks (docs/SIMULATION.md).
+        .target(
+            name: "Simulation",
+            dependencies: ["Nodes", "LinkProtocol", "SyncEngine", "WatchEngine", "WorkoutModel", "AdminCommands"],
+            swiftSettings: swiftSettings),
+        .executableTarget(name: "simulate", dependencies: ["Simulation"], swiftSettings: swiftSettings),
         // I/O: what both daemons need around their engines — structured logs, systemd notify and
         // watchdog, signals, the admin Unix socket's server, the launch sequence.
         .target(
@@ -199,6 +206,7 @@ let package = Package(
             dependencies: ["Nodes", "SyncEngine", "WatchEngine", "LinkProtocol", "AdminCommands", "WorkoutModel"],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "SimulationTests", dependencies: ["Simulation"], swiftSettings: swiftSettings),
         .testTarget(name: "ChaosTestTests", dependencies: ["chaostest", "WorkoutModel"], swiftSettings: swiftSettings),
         .testTarget(
             name: "FuzzCorpusTests", dependencies: ["FuzzTargets", "TestSupport"], swiftSettings: swiftSettings),

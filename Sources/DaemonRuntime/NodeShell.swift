@@ -7,17 +7,6 @@ import Nodes
 import Trace
 import WorkoutModel
 
-/// A node as its shell runs it: events in, ordered actions out (`PhoneNode`, `WatchNode`).
-package protocol ShelledNode: Sendable {
-    associatedtype Event: Sendable
-    associatedtype Action: Sendable
-    mutating func handle(_ event: Event, now: Timestamp, reads: Reads) throws(NeedsReads) -> [Action]
-    /// The event that tells the node what one of its actions produced.
-    static func reported(_ report: ShellReport) -> Event
-    /// The node's part of an action, when it is one the shared shell carries out.
-    static func nodeAction(_ action: Action) -> NodeAction?
-}
-
 /// The shell both daemons share: owns the node on the event loop, feeds it one event at a time in
 /// the order they came (an event an action produces, or a link notification that arrives while
 /// actions run, waits its turn: nothing re-enters the node), stamps each with the wall clock,

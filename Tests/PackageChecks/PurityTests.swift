@@ -3,9 +3,9 @@ import Testing
 import TestSupport
 
 /// Modules that decide and must never do I/O (ARCHITECTURE.md §2, STYLE.md §1).
-let pureModules: Set<String> = ["WorkoutModel", "LinkProtocol", "WatchEngine", "SyncEngine", "ArgumentParsing", "LiveMirror", "AdminCommands", "Trace", "Nodes"]
+let pureModules: Set<String> = ["WorkoutModel", "LinkProtocol", "WatchEngine", "SyncEngine", "ArgumentParsing", "LiveMirror", "AdminCommands", "Trace", "Nodes", "Simulation"]
 /// Modules that are the I/O shell around them.
-let shellModules: Set<String> = ["POSIX", "DaemonConfiguration", "AdminClient", "LinkRuntime", "COpenSSL", "TestSupport", "linkpeer", "PhoneStore", "DaemonRuntime", "WatchStore", "phoned", "watchd", "phonectl", "watchctl", "chaostest", "bench", "FuzzTargets", "tracediagram"]
+let shellModules: Set<String> = ["POSIX", "DaemonConfiguration", "AdminClient", "LinkRuntime", "COpenSSL", "TestSupport", "linkpeer", "PhoneStore", "DaemonRuntime", "WatchStore", "phoned", "watchd", "phonectl", "watchctl", "chaostest", "bench", "FuzzTargets", "tracediagram", "simulate"]
 
 /// What a pure module may not mention: platform I/O modules, the real clock, random sources, sleeps,
 /// files and sockets.

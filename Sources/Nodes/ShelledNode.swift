@@ -1,0 +1,35 @@
+import LinkProtocol
+import WorkoutModel
+
+/// A node as its shell runs it: events in, ordered actions out (`PhoneNode`, `WatchNode`).
+package protocol ShelledNode: Sendable {
+    associatedtype Event: Sendable
+    associatedtype Action: Sendable
+    mutating func handle(_ event: Event, now: Timestamp, reads: Reads) throws(NeedsReads) -> [Action]
+    /// The event that tells the node what one of its actions produced.
+    static func reported(_ report: ShellReport) -> Event
+    /// The node's part of an action, when it is one the shared shell carries out.
+    static func nodeAction(_ action: Action) -> NodeAction?
+    /// The event for a link notification.
+    static func linkNotified(_ notification: LinkNotification) -> Event
+}
+
+extension PhoneNode: ShelledNode {
+    package static func reported(_ report: ShellReport) -> Event { .reported(report) }
+    package static func linkNotified(_ notification: LinkNotification) -> Event { .link(notification) }
+
+    package static func nodeAction(_ action: Action) -> NodeAction? {
+        guard case .node(let shared) = action else { return nil }
+        return shared
+    }
+}
+
+extension WatchNode: ShelledNode {
+    package static func reported(_ report: ShellReport) -> Event { .reported(report) }
+    package static func linkNotified(_ notification: LinkNotification) -> Event { .link(notification) }
+
+    package static func nodeAction(_ action: Action) -> NodeAction? {
+        guard case .node(let shared) = action else { return nil }
+        return shared
+    }
+}

@@ -1,0 +1,113 @@
+import LinkProtocol
+import Nodes
+import WatchEngine
+import WorkoutModel
+
+/// One acknowledged set edit (the CLI got "ok").
+struct SetEdit: Equatable {
+    var run: DocumentID
+    var log: DocumentID
+    var set: Int
+    var done: Bool
+    var reps: Int
+    var weight: Double
+    var side: Side
+}
+
+/// The invariants (docs/SIMULATION.md), checked after every step and at quiescence.
+struct Checker {
+    struct SetKey: Hashable {
+        var run: DocumentID
+        var log: DocumentID
+        var set: Int
+    }
+
+    /// Every acknowledged set edit, per set, in the order they were acknowledged.
+    private var edits: [SetKey: [SetEdit]] = [:]
+    /// Runs the phone tombstoned (discard, clear-history): they must never come back.
+    var tombstoned: Set<DocumentID> = []
+    /// Runs the phone ended (`end`).
+    private var endedRuns: Set<DocumentID> = []
+
+    mutating func acknowledged(_ edit: SetEdit) {
+        edits[SetKey(run: edit.run, log: edit.log, set: edit.set), default: []].append(edit)
+    }
+
+    mutating func ended(_ run: DocumentID) { endedRuns.insert(run) }
+
+    /// After every step: a tombstoned run is never on the phone's disk again.
+    func afterStep(phone: SimHost<PhoneNode, PhoneFiles>, watch _: SimHost<WatchNode, WatchFiles>) -> String? {
+        for run in tombstoned where phone.store.runs[run] != nil {
+            return "tombstoned run \(run) is back in the phone's document directory"
+        }
+        return nil
+    }
+
+    /// At quiescence (every fault healed, both up, queues drained): the watch holds exactly the
+    /// phone's push, nothing is left undelivered, no acknowledged edit is lost unless a later one
+    /// superseded it, no tombstoned run is anywhere, and no session runs for a run that ended.
+    func atQuiescence(phone: SimHost<PhoneNode, PhoneFiles>, watch: SimHost<WatchNode, WatchFiles>) -> [String] {
+        var found: [String] = []
+        guard let phoneNode = phone.node, let watchNode = watch.node else {
+            return ["a process is down at quiescence (phone up: \(phone.isUp), watch up: \(watch.isUp))"]
+        }
+        // Queues drained.
+        if !watch.disk.pending.isEmpty { found.append("the watch's outbox still holds \(watch.disk.pending.count) transfers") }
+        let undelivered = watchNode.engine.cache.undeliveredEdits
+        if !undelivered.isEmpty { found.append("the watch has \(undelivered.count) undelivered edits") }
+        // The watch holds the phone's last push, and the push is the phone's state now.
+        guard let slot = phone.disk.contextSlot else {
+            return found + ["the phone never pushed"]
+        }
+        if watch.disk.receivedContext?.generation != slot.generation {
+            found.append(
+                "the watch applied generation \(watch.disk.receivedContext?.generation ?? 0), the phone's slot holds \(slot.generation)")
+        }
+        guard let context = try? DocumentCoder.decode(ApplicationContext.self, from: slot.payload) else {
+            return found + ["the phone's context slot does not decode"]
+        }
+        let pushed = Dictionary(uniqueKeysWithValues: context.workouts.map { ($0.id, $0) })
+        let cached = watchNode.engine.cache.workouts
+        for (id, run) in pushed where cached[id] != run {
+            found.append("run \(id): the watch holds \(cached[id].map { "version \($0.version)" } ?? "nothing"), the push version \(run.version)")
+        }
+        for id in cached.keys where pushed[id] == nil {
+            found.append("run \(id) is in the watch's cache but not in the phone's push")
+        }
+        let current = phoneNode.engine.context(now: phone.wallNow) { phone.store.runs[$0] }
+        if Set(current.workouts.map(\.id)) != Set(pushed.keys) {
+            found.append("the phone's last push is stale: it carries \(pushed.count) runs, its state now \(current.workouts.count)")
+        }
+        // No tombstoned run anywhere.
+        for run in tombstoned.sorted() {
+            if phone.store.runs[run] != nil { found.append("tombstoned run \(run) is on the phone") }
+            if cached[run] != nil { found.append("tombstoned run \(run) is on the watch") }
+        }
+        // Acknowledged edits: the last one of each set wins, where only one side edited it (two
+        // sides' concurrent edits resolve by their stamps, which this check does not model).
+        for (key, list) in edits.sorted(by: { "\($0.key.run)\($0.key.log)\($0.key.set)" < "\($1.key.run)\($1.key.log)\($1.key.set)" }) {
+            guard !tombstoned.contains(key.run), Set(list.map(\.side)).count == 1, let last = list.last else { continue }
+            guard let run = phone.store.runs[key.run] else {
+                found.append("run \(key.run) with an acknowledged edit is gone from the phone, never tombstoned")
+                continue
+            }
+            guard let log = run.logs.first(where: { $0.id == key.log }), key.set < log.sets.count else { continue }
+            let record = log.sets[key.set]
+            if record.isDone != last.done || (last.done && (record.reps != last.reps || record.weight != last.weight)) {
+                found.append(
+                    "run \(key.run) set \(key.set + 1) of log \(key.log): the \(last.side) acknowledged "
+                        + "\(last.done ? "complete \(last.reps)x\(last.weight)" : "undo"), the phone has "
+                        + "\(record.isDone ? "\(record.reps ?? 0)x\(record.weight ?? 0)" : "not done")")
+            }
+        }
+        // Sessions: none runs for a run the phone completed or tombstoned.
+        if case .running(let session) = watchNode.engine.session {
+            if tombstoned.contains(session.runID) {
+                found.append("the watch's session still runs for discarded run \(session.runID)")
+            } else if phone.store.runs[session.runID]?.status == .completed {
+                found.append("the watch's session still runs for completed run \(session.runID)")
+            }
+        }
+        return found
+    }
+}

@@ -1,0 +1,344 @@
+import AdminCommands
+import LinkProtocol
+import Nodes
+import WorkoutModel
+
+/// What survives a crash of one simulated process: the link's state directory. (The node's own
+/// store is the host's `Store`.) Every write here is an atomic replace or a synced append, so it is
+/// either whole or absent at a crash; an action boundary is where the simulator crashes a process.
+struct LinkDisk {
+    var knownPeer: InstanceID?
+    var contextSlot: ContextSlot?
+    var receivedContext: ReceivedContext?
+    var transferMarks: [InstanceID: UInt64] = [:]
+    var pending: [(sequence: UInt64, payload: [UInt8])] = []
+    var nextSequence: UInt64 = 1
+    var clock: Stamp?
+    var liveVersion: Int?
+}
+
+/// One simulated daemon: its node and link engine run exactly as `NodeShell` and `LinkEndpoint` run
+/// them — one event at a time, actions in order, notifications queued as node events — against the
+/// simulated network, disk and clock. `Store` is the node's own files (phone: the document
+/// directory; watch: the cache).
+final class SimHost<Node: ShelledNode, Store> {
+    let side: Side
+    let instance: InstanceID
+    let queueID: InstanceID
+    var store: Store
+    var disk = LinkDisk()
+    private(set) var node: Node?
+    private(set) var link: LinkEngine?
+    /// When this process started (its monotonic origin), and its wall clock's offset from true time.
+    private var bootedAt: Duration = .zero
+    var clockOffset: Duration = .zero
+    /// Each boot gets a new generation: events scheduled for an earlier life are dropped.
+    private(set) var life: UInt64 = 0
+    private var work: [Work] = []
+    private var working = false
+    private var messagePurposes: [UInt64: MessagePurpose] = [:]
+    /// The armed timers: a timer fires only if it is still the one armed under its name.
+    private var armed: [NodeTimer: UInt64] = [:]
+    private var nextMessageID: UInt64 = 1
+    var replies: [AdminRequestID: AdminResponse] = [:]
+    var exited: Int32?
+    /// Set when one event led to an endless chain of work (invariant 8).
+    private(set) var runaway: String?
+
+    enum Work {
+        case node(Node.Event)
+        case link(LinkEngine.Event)
+    }
+
+    /// What the world provides: the time, scheduling, the network and the node's store.
+    unowned let world: World
+    /// Carries out one of the node's store actions (it may feed events back with `post`).
+    var performStore: (SimHost, Node.Action) -> Void = { _, _ in }
+    /// Reads what the node asked for.
+    var read: (SimHost, NeedsReads) -> Reads = { _, _ in Reads() }
+
+    init(side: Side, instance: InstanceID, queueID: InstanceID, store: Store, world: World) {
+        self.side = side
+        self.instance = instance
+        self.queueID = queueID
+        self.store = store
+        self.world = world
+    }
+
+    var isUp: Bool { node != nil }
+    /// This process's wall clock now.
+    var wallNow: Timestamp { world.epoch.advanced(by: world.now + clockOffset) }
+    private var linkNow: LinkInstant { LinkInstant(world.now - bootedAt) }
+
+    // MARK: Life
+
+    /// Starts the process from what its disk kept: `node` built by the caller, then the link.
+    func boot(_ node: Node, configuration: LinkConfiguration, before: (SimHost) -> Void) {
+        life += 1
+        bootedAt = world.now
+        exited = nil
+        self.node = node
+        messagePurposes = [:]
+        armed = [:]
+        work = []
+        replies = [:]
+        link = LinkEngine(
+            configuration: configuration, instance: instance, authenticator: SimAuthenticator(),
+            restored: RestoredLinkState(
+                knownPeer: disk.knownPeer, contextSlot: disk.contextSlot, receivedContext: disk.receivedContext,
+                transferMarks: disk.transferMarks, outboxQueue: queueID, pendingTransfers: disk.pending,
+                nextOutboxSequence: disk.nextSequence),
+            seed: world.random.next())
+        before(self)
+        handleLink(.started(now: linkNow))
+    }
+
+    /// The process dies at an action boundary: memory is gone, the disk stays.
+    func crash() {
+        node = nil
+        link = nil
+        work = []
+        world.network.hostDied(side)
+    }
+
+    // MARK: Events in
+
+    func post(_ event: Node.Event) {
+        guard isUp else { return }
+        work.append(.node(event))
+        drain()
+    }
+
+    func handleLink(_ event: LinkEngine.Event) {
+        guard isUp else { return }
+        work.append(.link(event))
+        drain()
+    }
+
+    /// Feeds a link event stamped now.
+    func linkEvent(_ make: (LinkInstant) -> LinkEngine.Event) { handleLink(make(linkNow)) }
+
+    private func drain() {
+        guard !working else { return }
+        working = true
+        defer { working = false }
+        var next = 0
+        while next < work.count, isUp, runaway == nil {
+            let item = work[next]
+            next += 1
+            if next > 20_000 {
+                runaway = "unbounded: one event led to more than 20,000 follow-ups on the \(side); last: \(item)"
+                world.record(side, String(runaway?.prefix(400) ?? ""))
+            }
+            switch item {
+            case .node(let event): runNode(event)
+            case .link(let event): runLink(event)
+            }
+        }
+        work.removeAll()
+    }
+
+    private func runNode(_ event: Node.Event) {
+        guard var node else { return }
+        var reads = Reads()
+        var actions: [Node.Action] = []
+        while true {
+            do throws(NeedsReads) {
+                actions = try node.handle(event, now: wallNow, reads: reads)
+                break
+            } catch {
+                let more = read(self, error)
+                reads.documents.merge(more.documents) { _, new in new }
+                for id in error.documents.keys where reads.documents[id] == nil {
+                    reads.documents[id] = .failure(ReadFailure("not readable"))
+                }
+                reads.outstandingTransfers = more.outstandingTransfers ?? reads.outstandingTransfers ?? []
+            }
+        }
+        self.node = node
+        for action in actions {
+            guard isUp else { return }
+            if let shared = Node.nodeAction(action) {
+                perform(shared)
+            } else {
+                performStore(self, action)
+            }
+        }
+    }
+
+    private func runLink(_ event: LinkEngine.Event) {
+        guard var link else { return }
+        let actions = link.handle(event)
+        self.link = link
+        for action in actions {
+            guard isUp else { return }
+            perform(action)
+        }
+    }
+
+    /// Link verbs the node calls are handled at once, as `LinkEndpoint`'s are.
+    private func callLink(_ event: LinkEngine.Event) {
+        guard var link else { return }
+        let actions = link.handle(event)
+        self.link = link
+        for action in actions where isUp { perform(action) }
+    }
+
+    // MARK: The node's shared actions
+
+    private func perform(_ action: NodeAction) {
+        switch action {
+        case .link(let command):
+            perform(command)
+        case .log(let line):
+            world.record(side, "log \(line.component) \(line.message) \(line.fields.map { "\($0.key)=\($0.value)" }.joined(separator: " "))")
+        case .journal:
+            break
+        case .reply(let request, let response):
+            replies[request] = response
+        case .replyTrace(let request, _):
+            replies[request] = .ok(text: "no events", json: "")
+        case .armTimer(let timer, let at):
+            let token = world.random.next()
+            armed[timer] = token
+            world.schedule(after: max(wallNow.duration(to: at), .zero), .hostTimer(side, timer, token: token))
+        case .cancelTimer(let timer):
+            armed[timer] = nil
+        case .callAtEndOfTurn:
+            world.schedule(after: .zero, .endOfTurn(side, life: life))
+        case .persistLiveVersion(let version):
+            disk.liveVersion = version
+        case .persistClock(let stamp):
+            disk.clock = stamp
+        case .notifyStopping, .closeServices:
+            world.network.hostDied(side)
+        case .exit(let code):
+            exited = code
+            crash()
+        }
+    }
+
+    private func perform(_ command: LinkCommand) {
+        guard let link else { return }
+        switch command {
+        case .updateContext(let payload, let force):
+            if let error = link.admission(of: .context, bytes: payload.count) {
+                post(Node.reported(.contextRefused(reason: error.description)))
+                return
+            }
+            callLink(.contextUpdated(payload: payload, force: force, now: linkNow))
+            post(Node.reported(.contextQueued(generation: self.link?.currentContextSlot?.generation ?? 0)))
+        case .sendMessage(let payload, let wantsReply, _, let purpose):
+            let id = nextMessageID
+            nextMessageID += 1
+            messagePurposes[id] = purpose
+            handleLink(.messageSent(id: id, payload: payload, wantsReply: wantsReply, now: linkNow))
+        case .answerMessage(let id, let answer):
+            handleLink(.messageAnswered(id: id, answer))
+        case .transferUserInfo(let payload, _):
+            if let error = link.admission(of: .userInfo, bytes: payload.count) {
+                post(Node.reported(.transferNotQueued(payload, reason: "\(error)")))
+                return
+            }
+            let sequence = disk.nextSequence
+            disk.nextSequence += 1
+            disk.pending.append((sequence, payload))
+            handleLink(.transferPersisted(sequence: sequence, payload: payload))
+        case .transfersProcessed(let keys):
+            callLink(.transfersProcessed(keys))
+        case .cancelTransfer(let sequence, let request):
+            let payload = disk.pending.first { $0.sequence == sequence }?.payload
+            if let error = link.cancellationError(sequence: sequence) {
+                post(Node.reported(.transferCancelEnded(request, sequence: sequence, .failure(ReadFailure(error.description)), payload: payload)))
+                return
+            }
+            let wasSent = link.outstandingTransfers.contains { $0.sequence == sequence && $0.everSent }
+            handleLink(.transferCancelRequested(sequence: sequence))
+            post(Node.reported(.transferCancelEnded(request, sequence: sequence, .success(wasSent), payload: payload)))
+        case .launch(let payload):
+            handleLink(.launchRequested(payload: payload))
+        case .setAppForeground(let foreground):
+            handleLink(.localAppStateChanged(foreground: foreground))
+        }
+    }
+
+    // MARK: The link engine's actions
+
+    private func perform(_ action: LinkEngine.Action) {
+        switch action {
+        case .send(let connection, let frame):
+            world.network.send(from: side, connection: connection.rawValue, frame.encoded())
+        case .close(let connection, let reason):
+            world.record(side, "close #\(connection.rawValue) \(reason)")
+            world.network.close(from: side, connection: connection.rawValue)
+        case .dial:
+            world.network.dial(from: side)
+        case .scheduleWakeUp(let at):
+            world.schedule(after: max(at.sinceOrigin - linkNow.sinceOrigin, .zero), .linkTick(side, life: life))
+        case .persistPeer(let peer):
+            disk.knownPeer = peer
+        case .persistContextSlot(let slot):
+            disk.contextSlot = slot
+        case .persistReceivedContext(let received):
+            disk.receivedContext = received
+        case .persistTransferMark(let key):
+            disk.transferMarks[key.queue] = max(disk.transferMarks[key.queue] ?? 0, key.sequence)
+        case .removeTransfers(let sequences, _):
+            let gone = Set(sequences)
+            disk.pending.removeAll { gone.contains($0.sequence) }
+        case .notify(let notification):
+            if case .messageCompleted(let id, let outcome) = notification,
+                let purpose = messagePurposes.removeValue(forKey: id)
+            {
+                post(Node.reported(.messageEnded(purpose, outcome, stillReachable: link?.isReachable ?? false)))
+            }
+            post(Node.linkNotified(notification))
+        case .log(let line):
+            world.record(side, "link \(line)")
+        }
+    }
+
+    /// A timer cancelled, re-armed, of an earlier life, or of a process that is down, does nothing.
+    func timerFired(_ timer: NodeTimer, token: UInt64) {
+        guard isUp, armed[timer] == token else { return }
+        armed[timer] = nil
+        post(Node.reported(.timerFired(timer)))
+    }
+
+    func endOfTurn(life: UInt64) {
+        guard life == self.life, isUp else { return }
+        post(Node.reported(.turnEnded))
+    }
+
+    func linkTick(life: UInt64) {
+        guard life == self.life, isUp else { return }
+        handleLink(.tick(now: linkNow))
+    }
+}
+
+/// The two processes.
+enum Side: String, Sendable {
+    case phone
+    case watch
+
+    var other: Side { self == .phone ? .watch : .phone }
+}
+
+/// The handshake's proof, made deterministic and cheap for simulation (no cryptography: nothing
+/// here faces an attacker). Both sides share the same pairing key implicitly.
+struct SimAuthenticator: HandshakeAuthenticator {
+    func proof(for transcript: [UInt8]) -> [UInt8] {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        var out: [UInt8] = []
+        for round in 0..<4 {
+            hash ^= UInt64(round)
+            for byte in transcript {
+                hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+            }
+            withUnsafeBytes(of: hash.littleEndian) { out += $0 }
+        }
+        return out
+    }
+
+    func isValid(_ proof: [UInt8], for transcript: [UInt8]) -> Bool { proof == self.proof(for: transcript) }
+}

@@ -1,0 +1,115 @@
+import LinkProtocol
+import Nodes
+import WorkoutModel
+
+/// The simulated world of one seed: virtual time, one event queue ordered by (time, insertion), one
+/// seeded generator that every choice draws from, the network, both processes and the record of
+/// what happened (hashed, and kept as lines when a trace is asked for).
+final class World {
+    var now: Duration = .zero
+    /// True wall time at `now == 0` (each process adds its own clock offset).
+    let epoch = Timestamp(secondsSinceEpoch: 1_790_000_000)
+    var random: SplitMix64
+    private var queue = EventQueue()
+    private(set) var network: Network!
+    private(set) var steps = 0
+    /// FNV-1a over every recorded line: the same seed gives the same hash, or determinism broke.
+    private(set) var traceHash: UInt64 = 0xCBF2_9CE4_8422_2325
+    private(set) var lines: [String]?
+
+    enum Scheduled {
+        case deliver(connection: Int, to: Side, bytes: [UInt8])
+        case opened(connection: Int, side: Side)
+        case closed(connection: Int, side: Side)
+        case dialFailed(Side, reason: String, life: UInt64)
+        case hostTimer(Side, NodeTimer, token: UInt64)
+        case linkTick(Side, life: UInt64)
+        case endOfTurn(Side, life: UInt64)
+        case step(Step)
+    }
+
+    /// What the scenario does next (workload, faults, restarts), interpreted by `Simulator`.
+    enum Step {
+        case operate
+        case fault
+        case heal
+        case restart(Side)
+        case quiesce
+    }
+
+    init(seed: UInt64, keepLines: Bool) {
+        random = SplitMix64(seed: seed)
+        lines = keepLines ? [] : nil
+        network = Network(world: self)
+    }
+
+    func schedule(after delay: Duration, _ event: Scheduled) {
+        queue.push(at: now + delay, event)
+    }
+
+    /// The next scheduled event, the clock moved to its time; nil when nothing is left.
+    func next() -> Scheduled? {
+        guard let (at, event) = queue.pop() else { return nil }
+        now = max(now, at)
+        steps += 1
+        return event
+    }
+
+    var isIdle: Bool { queue.isEmpty }
+
+    func record(_ side: Side?, _ line: String) {
+        let millis = now.components.attoseconds / 1_000_000_000_000_000
+        let text = "\(now.components.seconds).\(millis < 10 ? "00" : millis < 100 ? "0" : "")\(millis) \(side?.rawValue ?? "world") \(line)"
+        for byte in text.utf8 { traceHash = (traceHash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+        lines?.append(text)
+    }
+
+    // MARK: Choices
+
+    func chance(_ probability: Double) -> Bool { Double(random.next() % 1_000_000) < probability * 1_000_000 }
+    func pick(_ range: ClosedRange<Int>) -> Int { range.lowerBound + Int(random.next() % UInt64(range.count)) }
+    func pick<T>(_ items: [T]) -> T? { items.isEmpty ? nil : items[Int(random.next() % UInt64(items.count))] }
+    func milliseconds(_ range: ClosedRange<Int>) -> Duration { .milliseconds(pick(range)) }
+}
+
+/// A binary heap of scheduled events, ties broken by insertion order (so the run is deterministic).
+struct EventQueue {
+    private var heap: [(at: Duration, order: UInt64, event: World.Scheduled)] = []
+    private var order: UInt64 = 0
+
+    var isEmpty: Bool { heap.isEmpty }
+
+    mutating func push(at: Duration, _ event: World.Scheduled) {
+        order += 1
+        heap.append((at, order, event))
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard less(child, parent) else { break }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    mutating func pop() -> (Duration, World.Scheduled)? {
+        guard !heap.isEmpty else { return nil }
+        heap.swapAt(0, heap.count - 1)
+        let top = heap.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < heap.count, less(left, smallest) { smallest = left }
+            if right < heap.count, less(right, smallest) { smallest = right }
+            guard smallest != parent else { break }
+            heap.swapAt(parent, smallest)
+            parent = smallest
+        }
+        return (top.at, top.event)
+    }
+
+    private func less(_ a: Int, _ b: Int) -> Bool {
+        (heap[a].at, heap[a].order) < (heap[b].at, heap[b].order)
+    }
+}
