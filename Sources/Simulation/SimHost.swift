@@ -44,6 +44,10 @@ final class SimHost<Node: ShelledNode, Store> {
     var exited: Int32?
     /// Set when one event led to an endless chain of work (invariant 8).
     private(set) var runaway: String?
+    /// Transfers this side acknowledged as processed, over all its lives (invariant 2).
+    private(set) var acknowledged: Set<TransferKey> = []
+    /// A transfer delivered to the node again after it was acknowledged (invariant 2).
+    private(set) var appliedTwice: TransferKey?
 
     enum Work {
         case node(Node.Event)
@@ -245,6 +249,7 @@ final class SimHost<Node: ShelledNode, Store> {
             disk.pending.append((sequence, payload))
             handleLink(.transferPersisted(sequence: sequence, payload: payload))
         case .transfersProcessed(let keys):
+            acknowledged.formUnion(keys)
             callLink(.transfersProcessed(keys))
         case .cancelTransfer(let sequence, let request):
             let payload = disk.pending.first { $0.sequence == sequence }?.payload
@@ -287,6 +292,7 @@ final class SimHost<Node: ShelledNode, Store> {
             let gone = Set(sequences)
             disk.pending.removeAll { gone.contains($0.sequence) }
         case .notify(let notification):
+            if case .userInfoReceived(let key, _) = notification, acknowledged.contains(key) { appliedTwice = key }
             if case .messageCompleted(let id, let outcome) = notification,
                 let purpose = messagePurposes.removeValue(forKey: id)
             {

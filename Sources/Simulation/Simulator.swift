@@ -23,13 +23,13 @@ package struct SimulationResult: Sendable {
 /// What a run simulates: its length and which faults it may inject.
 package struct SimulationOptions: Sendable {
     /// Virtual time of workload and faults before the quiet period.
-    package var activity: Duration = .seconds(40)
+    package var activity: Duration = .seconds(20)
     /// Virtual time with every fault healed and both processes up, before the final checks.
-    package var quiet: Duration = .seconds(30)
+    package var quiet: Duration = .seconds(20)
     package var faults = true
     package var keepTrace = false
 
-    package init(activity: Duration = .seconds(40), quiet: Duration = .seconds(30), faults: Bool = true, keepTrace: Bool = false) {
+    package init(activity: Duration = .seconds(20), quiet: Duration = .seconds(20), faults: Bool = true, keepTrace: Bool = false) {
         self.activity = activity
         self.quiet = quiet
         self.faults = faults
@@ -120,6 +120,9 @@ package final class Simulator {
             quiesced = handle(event)
             if let found = checker.afterStep(phone: phone, watch: watch) { violations.append(found) }
             if let runaway = phone.runaway ?? watch.runaway { violations.append(runaway) }
+            if let key = phone.appliedTwice {
+                violations.append("transfer \(key) was delivered to the phone again after it acknowledged it")
+            }
             if world.steps > Self.maximumSteps {
                 violations.append("unbounded: more than \(Self.maximumSteps) events in \(world.now) simulated")
             }
@@ -162,6 +165,9 @@ package final class Simulator {
             host(side) { $0.linkTick(life: life) }
         case .endOfTurn(let side, let life):
             host(side) { $0.endOfTurn(life: life) }
+        case .echo(let run, let life):
+            guard phone.life == life else { return false }
+            phone.post(.externalChange(.documentChanged(.workout(run))))
         case .step(.operate):
             if world.now < options.activity {
                 operate()
@@ -197,6 +203,7 @@ package final class Simulator {
         case .hostTimer(let side, let timer, _): "timer \(timer) at \(side)"
         case .linkTick(let side, _): "link tick at \(side)"
         case .endOfTurn(let side, _): "end of turn at \(side)"
+        case .echo(let run, _): "watcher echo of \(run.id) version \(run.version)"
         case .step(let step): "step \(step)"
         }
     }
@@ -247,7 +254,9 @@ package final class Simulator {
         switch action {
         case .store(.writeSplit(let split)): host.store.splits[split.id] = split
         case .store(.removeSplitFile(let id)): host.store.splits[id] = nil
-        case .store(.writeWorkout(let run)): host.store.runs[run.id] = run
+        case .store(.writeWorkout(let run)):
+            host.store.runs[run.id] = run
+            host.world.schedule(after: host.world.milliseconds(0...2_000), .echo(run, life: host.life))
         case .store(.removeWorkoutFile(let id, _)): host.store.runs[id] = nil
         case .store(.writeTombstone(let stub)): host.store.tombstones[stub.id] = stub
         case .store(.persistSettings(let settings)): host.store.settings = settings

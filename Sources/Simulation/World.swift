@@ -25,6 +25,9 @@ final class World {
         case hostTimer(Side, NodeTimer, token: UInt64)
         case linkTick(Side, life: UInt64)
         case endOfTurn(Side, life: UInt64)
+        /// The phone's directory watcher reports a file the phone wrote, late (inotify echoes its own
+        /// writes; a late one carries an older version than the phone now has).
+        case echo(WorkoutDocument, life: UInt64)
         case step(Step)
     }
 

@@ -322,7 +322,10 @@ package struct SyncEngine: Sendable {
             }
             // Our own writes come back through the watcher, possibly late (an older version read after
             // a newer write): a copy not newer than the phone's is an echo, never a rollback.
+            #if !SIMULATION_MUTATION_ECHO
+            // (`scripts/simulate --mutations` builds without this guard: the late-echo rollback.)
             if let known = index.summaries[run.id], run.version <= known.version { return }
+            #endif
             clock.observe(run)
             cache(run, now: now)
             actions.append(.log("external change: run \(run.id)"))

@@ -4,9 +4,10 @@ import Foundation
 import Simulation
 
 let usage = """
-    Usage: simulate [--seeds N] [--from S] [--seed S [--trace]] [--soak] [--no-faults]
+    Usage: simulate [--seeds N] [--from S] [--jobs J] [--seed S [--trace]] [--soak] [--no-faults]
 
-    Runs N seeds (default 200) from S (default 1); --seed S runs one seed, --trace prints its record.
+    Runs N seeds (default 200) from S (default 1) on J threads (default: the cores); --seed S runs one
+    seed, --trace prints its record.
     --soak runs seeds until stopped, printing the rate and the last seed every 10 seconds.
     Exits 1 if any seed violates an invariant, naming the seed and the invariant.
     """
@@ -16,6 +17,7 @@ var from: UInt64 = 1
 var single: UInt64?
 var trace = false
 var soak = false
+var jobs = ProcessInfo.processInfo.activeProcessorCount
 var options = SimulationOptions()
 var arguments = CommandLine.arguments.dropFirst()
 func fail(_ message: String) -> Never {
@@ -29,6 +31,7 @@ while let argument = arguments.popFirst() {
     case "--seed": single = UInt64(arguments.popFirst() ?? "") ?? { fail("--seed needs a seed") }()
     case "--trace": trace = true
     case "--soak": soak = true
+    case "--jobs": jobs = max(1, Int(arguments.popFirst() ?? "") ?? { fail("--jobs needs a number") }())
     case "--no-faults": options.faults = false
     case "-h", "--help":
         print(usage)
@@ -48,32 +51,67 @@ if let single {
     exit(result.violations.isEmpty ? 0 : 1)
 }
 
-let started = ContinuousClock.now
-var lastReport = started
-var ran = 0
-var failed: [UInt64] = []
-var simulatedSeconds: Int64 = 0
-var seed = from
-while soak || ran < seeds {
-    // Named before it runs: a trap in a seed leaves its number on stderr to replay.
-    if soak, ContinuousClock.now - lastReport > .seconds(10) {
-        let wall = Double((ContinuousClock.now - started).components.seconds)
-        print("soak: \(ran) seeds, \(failed.count) failed, \(Int(Double(ran) / max(wall, 1))) seeds/s, last seed \(seed - 1)")
-        lastReport = ContinuousClock.now
+/// The batch's shared progress; every member is used under `lock`.
+final class Batch: @unchecked Sendable {
+    let lock = NSLock()
+    let from: UInt64
+    let seeds: Int
+    let soak: Bool
+    let options: SimulationOptions
+    let started = ContinuousClock.now
+    var lastReport = ContinuousClock.now
+    var nextSeed: UInt64
+    var ran = 0
+    var failed: [UInt64] = []
+    var simulatedSeconds: Int64 = 0
+
+    init(from: UInt64, seeds: Int, soak: Bool, options: SimulationOptions) {
+        self.from = from
+        self.seeds = seeds
+        self.soak = soak
+        self.options = options
+        nextSeed = from
     }
-    let result = Simulation.run(seed: seed, options: options)
-    ran += 1
-    simulatedSeconds += result.simulated.components.seconds
-    if !result.violations.isEmpty {
-        failed.append(seed)
-        for violation in result.violations { print("VIOLATION seed \(seed): \(violation)") }
-        print("replay: scripts/simulate --seed \(seed) --trace")
+
+    /// The next seed to run, or nil when the batch is done.
+    func take() -> UInt64? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard soak || nextSeed < from + UInt64(seeds) else { return nil }
+        defer { nextSeed += 1 }
+        return nextSeed
     }
-    seed += 1
+
+    func finished(_ seed: UInt64, _ result: SimulationResult) {
+        lock.lock()
+        defer { lock.unlock() }
+        ran += 1
+        simulatedSeconds += result.simulated.components.seconds
+        if !result.violations.isEmpty {
+            failed.append(seed)
+            for violation in result.violations { print("VIOLATION seed \(seed): \(violation)") }
+            print("replay: scripts/simulate --seed \(seed) --trace")
+        }
+        if soak, ContinuousClock.now - lastReport > .seconds(10) {
+            lastReport = ContinuousClock.now
+            let wall = Double((ContinuousClock.now - started).components.seconds)
+            print(
+                "soak: \(ran) seeds, \(failed.count) failed, \(simulatedSeconds / 3600) h simulated, "
+                    + "\(Int(Double(ran) / max(wall, 1))) seeds/s, last seed \(seed)")
+            fflush(nil)
+        }
+    }
 }
-let wall = ContinuousClock.now - started
+
+let batch = Batch(from: from, seeds: seeds, soak: soak, options: options)
+DispatchQueue.concurrentPerform(iterations: jobs) { _ in
+    while let seed = batch.take() { batch.finished(seed, Simulation.run(seed: seed, options: batch.options)) }
+}
+let wall = ContinuousClock.now - batch.started
 let wallSeconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
 print(
-    "seeds \(from)…\(seed - 1): \(ran) run, \(failed.count) failed, \(simulatedSeconds / 3600) h \(simulatedSeconds % 3600 / 60) min simulated, "
-        + "\(String(format: "%.1f", wallSeconds)) s wall, \(Int(Double(ran) / max(wallSeconds, 0.001))) seeds/s")
-exit(failed.isEmpty ? 0 : 1)
+    "seeds \(from)…\(from + UInt64(batch.ran) - 1): \(batch.ran) run, \(batch.failed.count) failed, "
+        + "\(batch.simulatedSeconds / 3600) h \(batch.simulatedSeconds % 3600 / 60) min simulated, "
+        + "\(String(format: "%.1f", wallSeconds)) s wall, \(Int(Double(batch.ran) / max(wallSeconds, 0.001))) seeds/s "
+        + "on \(jobs) threads")
+exit(batch.failed.isEmpty ? 0 : 1)
