@@ -28,6 +28,8 @@ struct Checker {
     var tombstoned: Set<DocumentID> = []
     /// Runs the phone ended (`end`).
     private var endedRuns: Set<DocumentID> = []
+    /// The last context generation the watch applied, per sender instance (invariant 6).
+    private var appliedGenerations: [InstanceID: UInt64] = [:]
 
     mutating func acknowledged(_ edit: SetEdit) {
         edits[SetKey(run: edit.run, log: edit.log, set: edit.set), default: []].append(edit)
@@ -35,10 +37,17 @@ struct Checker {
 
     mutating func ended(_ run: DocumentID) { endedRuns.insert(run) }
 
-    /// After every step: a tombstoned run is never on the phone's disk again.
-    func afterStep(phone: SimHost<PhoneNode, PhoneFiles>, watch _: SimHost<WatchNode, WatchFiles>) -> String? {
+    /// After every step: a tombstoned run is never on the phone's disk again, and the contexts the
+    /// watch applies only move forward per sender instance.
+    mutating func afterStep(phone: SimHost<PhoneNode, PhoneFiles>, watch: SimHost<WatchNode, WatchFiles>) -> String? {
         for run in tombstoned where phone.store.runs[run] != nil {
             return "tombstoned run \(run) is back in the phone's document directory"
+        }
+        if let received = watch.disk.receivedContext {
+            if let last = appliedGenerations[received.sender], received.generation < last {
+                return "the watch went back from context generation \(last) to \(received.generation) of \(received.sender)"
+            }
+            appliedGenerations[received.sender] = received.generation
         }
         return nil
     }

@@ -18,7 +18,10 @@ final class Network {
     }
     private var connections: [Int: Connection] = [:]
     private var lastID = 0
-    private(set) var blackholed = false
+    /// The directions bytes are dropped in (towards that side): both for a blackhole, one for a
+    /// one-way drop.
+    private(set) var dropping: Set<Side> = []
+    var blackholed: Bool { dropping.count == 2 }
     /// What was sent while blackholed, in order: bytes, or a close (nil), towards a side.
     private var held: [(connection: Int, to: Side, bytes: [UInt8]?)] = []
     /// Whether the phone accepts connections (it is up).
@@ -53,7 +56,7 @@ final class Network {
 
     func send(from side: Side, connection id: Int, _ bytes: [UInt8]) {
         guard let connection = connections[id], connection.open.contains(side) else { return }
-        if blackholed {
+        if dropping.contains(side.other) {
             held.append((id, side.other, bytes))
         } else {
             deliver(bytes, connection: id, to: side.other)
@@ -83,7 +86,7 @@ final class Network {
     func announce(_ id: Int, to side: Side) { connections[id]?.announced.insert(side) }
 
     private func finReaches(_ side: Side, connection id: Int) {
-        if blackholed {
+        if dropping.contains(side) {
             held.append((id, side, nil))
         } else {
             let due = max(world.now + latency, connections[id]?.lastDue[side] ?? .zero)
@@ -123,18 +126,23 @@ final class Network {
             return false
         }
         connections[id]?.open.remove(side)
-        if connections[id]?.open.isEmpty == true { connections[id] = nil }
         return announced
     }
 
     func startBlackhole() {
-        blackholed = true
+        dropping = [.phone, .watch]
         world.record(nil, "net blackhole")
     }
 
+    /// Only what goes towards `side` is dropped (an asymmetric firewall rule).
+    func startDropping(towards side: Side) {
+        dropping.insert(side)
+        world.record(nil, "net drop towards \(side)")
+    }
+
     func heal() {
-        guard blackholed else { return }
-        blackholed = false
+        guard !dropping.isEmpty else { return }
+        dropping = []
         world.record(nil, "net heal, \(held.count) held")
         let waiting = held
         held = []

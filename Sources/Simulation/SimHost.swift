@@ -48,6 +48,12 @@ final class SimHost<Node: ShelledNode, Store> {
     private(set) var acknowledged: Set<TransferKey> = []
     /// A transfer delivered to the node again after it was acknowledged (invariant 2).
     private(set) var appliedTwice: TransferKey?
+    /// The next durable write fails (EIO): the node must exit, never retry.
+    var failNextWrite = false
+    /// Set when a node kept running after a failed durable write.
+    private(set) var keptRunningAfterFailure: String?
+    /// Told when the process exits by itself (the simulator restarts it).
+    var onExit: (Int32) -> Void = { _ in }
 
     enum Work {
         case node(Node.Event)
@@ -163,11 +169,32 @@ final class SimHost<Node: ShelledNode, Store> {
         for action in actions {
             guard isUp else { return }
             if let shared = Node.nodeAction(action) {
+                if failNextWrite, Self.isDurable(shared) {
+                    failWrite()
+                    return
+                }
                 perform(shared)
             } else {
+                if failNextWrite {
+                    failWrite()
+                    return
+                }
                 performStore(self, action)
             }
         }
+    }
+
+    private static func isDurable(_ action: NodeAction) -> Bool {
+        if case .persistClock = action { return true }
+        return false
+    }
+
+    /// The write fails: the rest of the list is not carried out, and the node hears of it next.
+    private func failWrite() {
+        failNextWrite = false
+        world.record(side, "durable write fails (EIO)")
+        runNode(Node.reported(.durableWriteFailed(reason: "EIO (simulated)")))
+        if isUp { keptRunningAfterFailure = "the \(side) kept running after a failed durable write" }
     }
 
     private func runLink(_ event: LinkEngine.Event) {
@@ -218,7 +245,9 @@ final class SimHost<Node: ShelledNode, Store> {
             world.network.hostDied(side)
         case .exit(let code):
             exited = code
+            world.record(side, "exit \(code)")
             crash()
+            onExit(code)
         }
     }
 

@@ -96,6 +96,9 @@ package final class Simulator {
             })
         }
         world.network.phoneListening = { [unowned phone] in phone.isUp }
+        // A process that exits (after a failed write) is started again, as systemd would.
+        phone.onExit = { [unowned world] _ in world.schedule(after: world.milliseconds(100...2_000), .step(.restart(.phone))) }
+        watch.onExit = { [unowned world] _ in world.schedule(after: world.milliseconds(100...2_000), .step(.restart(.watch))) }
         world.network.lifeOf = { [unowned phone, unowned watch] side in side == .phone ? phone.life : watch.life }
         // Clocks: each process's wall clock is off by up to two hours, either way.
         phone.clockOffset = .seconds(world.pick(-7_200...7_200))
@@ -120,6 +123,7 @@ package final class Simulator {
             quiesced = handle(event)
             if let found = checker.afterStep(phone: phone, watch: watch) { violations.append(found) }
             if let runaway = phone.runaway ?? watch.runaway { violations.append(runaway) }
+            if let failure = phone.keptRunningAfterFailure ?? watch.keptRunningAfterFailure { violations.append(failure) }
             if let key = phone.appliedTwice {
                 violations.append("transfer \(key) was delivered to the phone again after it acknowledged it")
             }
@@ -181,12 +185,16 @@ package final class Simulator {
         case .step(.heal):
             world.record(nil, "heal everything")
             world.network.heal()
+            if world.now >= options.activity {
+                phone.failNextWrite = false
+                watch.failNextWrite = false
+            }
             if !phone.isUp { bootPhone() }
             if !watch.isUp { bootWatch() }
             if watch.isUp, let reply = watchctl(.wrist(up: true)) { _ = reply }
         case .step(.restart(let side)):
-            if side == .phone, !phone.isUp, world.now < options.activity { bootPhone() }
-            if side == .watch, !watch.isUp, world.now < options.activity { bootWatch() }
+            if side == .phone, !phone.isUp { bootPhone() }
+            if side == .watch, !watch.isUp { bootWatch() }
         case .step(.quiesce):
             return true
         }
@@ -290,10 +298,17 @@ package final class Simulator {
 
     private func fault() {
         faults += 1
-        switch world.pick(0...9) {
+        switch world.pick(0...11) {
         case 0...2:
             world.network.startBlackhole()
             world.schedule(after: world.milliseconds(300...6_000), .step(.heal))
+        case 10:
+            world.network.startDropping(towards: world.chance(0.5) ? .phone : .watch)
+            world.schedule(after: world.milliseconds(300...6_000), .step(.heal))
+        case 11:
+            let side: Side = world.chance(0.5) ? .phone : .watch
+            world.record(side, "the next durable write will fail")
+            if side == .phone { phone.failNextWrite = true } else { watch.failNextWrite = true }
         case 3:
             world.network.reset()
         case 4, 5:

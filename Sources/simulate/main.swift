@@ -4,10 +4,12 @@ import Foundation
 import Simulation
 
 let usage = """
-    Usage: simulate [--seeds N] [--from S] [--jobs J] [--seed S [--trace]] [--soak] [--no-faults]
+    Usage: simulate [--seeds N] [--from S] [--jobs J] [--seed S [--trace] [--shrink]] [--soak]
+                    [--no-faults] [--activity-ms MS]
 
     Runs N seeds (default 200) from S (default 1) on J threads (default: the cores); --seed S runs one
-    seed, --trace prints its record.
+    seed, --trace prints its record, --shrink finds its shortest failing prefix. --activity-ms cuts the
+    workload and faults after MS milliseconds (a shrunk reproduction).
     --soak runs seeds until stopped, printing the rate and the last seed every 10 seconds.
     Exits 1 if any seed violates an invariant, naming the seed and the invariant.
     """
@@ -16,6 +18,7 @@ var seeds = 200
 var from: UInt64 = 1
 var single: UInt64?
 var trace = false
+var shrink = false
 var soak = false
 var jobs = ProcessInfo.processInfo.activeProcessorCount
 var options = SimulationOptions()
@@ -30,6 +33,9 @@ while let argument = arguments.popFirst() {
     case "--from": from = UInt64(arguments.popFirst() ?? "") ?? { fail("--from needs a seed") }()
     case "--seed": single = UInt64(arguments.popFirst() ?? "") ?? { fail("--seed needs a seed") }()
     case "--trace": trace = true
+    case "--shrink": shrink = true
+    case "--activity-ms":
+        options.activity = .milliseconds(Int(arguments.popFirst() ?? "") ?? { fail("--activity-ms needs a number") }())
     case "--soak": soak = true
     case "--jobs": jobs = max(1, Int(arguments.popFirst() ?? "") ?? { fail("--jobs needs a number") }())
     case "--no-faults": options.faults = false
@@ -48,6 +54,14 @@ if let single {
         "seed \(single): \(result.steps) steps, \(result.operations) operations, \(result.faults) faults, "
             + "\(result.simulated.components.seconds) s simulated, trace \(String(result.traceHash, radix: 16))")
     for violation in result.violations { print("VIOLATION seed \(single): \(violation)") }
+    if shrink, let (shrunk, reproduction) = Simulation.shrink(seed: single, options: options) {
+        let milliseconds = shrunk.activity.components.seconds * 1_000 + shrunk.activity.components.attoseconds / 1_000_000_000_000_000
+        print(
+            "shrunk: fails with \(milliseconds) ms of activity (\(reproduction.operations) operations, "
+                + "\(reproduction.faults) faults)\(shrunk.faults ? "" : ", without faults"): "
+                + "scripts/simulate --seed \(single) --activity-ms \(milliseconds)\(shrunk.faults ? "" : " --no-faults") --trace")
+        for violation in reproduction.violations { print("  \(violation)") }
+    }
     exit(result.violations.isEmpty ? 0 : 1)
 }
 
@@ -90,7 +104,7 @@ final class Batch: @unchecked Sendable {
         if !result.violations.isEmpty {
             failed.append(seed)
             for violation in result.violations { print("VIOLATION seed \(seed): \(violation)") }
-            print("replay: scripts/simulate --seed \(seed) --trace")
+            print("replay: scripts/simulate --seed \(seed) --shrink --trace")
         }
         if soak, ContinuousClock.now - lastReport > .seconds(10) {
             lastReport = ContinuousClock.now
