@@ -43,6 +43,12 @@ extension LiveMirror {
         guard reachable != isReachable else { return }
         isReachable = reachable
         if reachable {
+            // A flow open here whose last frame was delivered is sent again: the peer may have
+            // restarted since (covers live in memory only), and a cover it already shows is not
+            // older, so showing it again changes nothing.
+            for (runID, view) in flows.sorted(by: { $0.key < $1.key }) where staging[runID] == nil {
+                staging.stage(.progress(view.basis))
+            }
             for runID in staging.runIDs { sendStaged(runID, into: &actions) }
         } else {
             staging.cancelRetries()

@@ -109,6 +109,28 @@ struct Checker {
                         + "\(record.isDone ? "\(record.reps ?? 0)x\(record.weight ?? 0)" : "not done")")
             }
         }
+        // Live mirror (invariant 7): a flow open on one side with nothing staged shows on the other
+        // as a cover of the same frame (version, phase, set), unless the other side dismissed it or
+        // drives the run itself.
+        for (driver, follower, name) in [
+            (phoneNode.live.mirror, watchNode.live.mirror, "phone"), (watchNode.live.mirror, phoneNode.live.mirror, "watch"),
+        ] {
+            for (run, flow) in driver.flows.sorted(by: { $0.key < $1.key }) where driver.staging.entries[run] == nil {
+                guard follower.flows[run] == nil, !follower.dismissed.contains(run) else { continue }
+                guard let cover = follower.covers[run] else {
+                    found.append("live: the \(name) drives run \(run) (version \(flow.basis.version)) but the other side shows nothing")
+                    continue
+                }
+                if cover.basis.version != flow.basis.version || cover.basis.phase != flow.basis.phase
+                    || cover.basis.setIndex != flow.basis.setIndex
+                {
+                    found.append(
+                        "live: the \(name) drives run \(run) at version \(flow.basis.version) \(flow.basis.phase) set "
+                            + "\(flow.basis.setIndex + 1); the other side shows version \(cover.basis.version) "
+                            + "\(cover.basis.phase) set \(cover.basis.setIndex + 1)")
+                }
+            }
+        }
         // Sessions: none runs for a run the phone completed or tombstoned.
         if case .running(let session) = watchNode.engine.session {
             if tombstoned.contains(session.runID) {

@@ -401,6 +401,8 @@ package final class Simulator {
             _ = phonectl(.unlockWorkout)
         case 90..<94:
             _ = phonectl(.set(.skip(run: runID, exercise: world.pick(1...run.logs.count))))
+        case 94..<98:
+            _ = phonectl(.live(liveCommand(on: run)))
         default:
             _ = phonectl(.push)
         }
@@ -418,10 +420,21 @@ package final class Simulator {
             _ = watchctl(world.chance(0.5) ? .pause(run: runID) : .resume(run: runID))
         case 80..<86:
             _ = watchctl(.set(.skip(run: runID, exercise: world.pick(1...run.logs.count))))
-        case 86..<92:
+        case 86..<90:
             _ = watchctl(.startSession(run: runID))
+        case 90..<97:
+            _ = watchctl(.live(liveCommand(on: run)))
         default:
             _ = watchctl(.sync)
+        }
+    }
+
+    /// A live-flow verb on `run`: mostly advancing, sometimes opening or closing.
+    private func liveCommand(on run: WorkoutDocument) -> LiveCommand {
+        switch world.pick(0...9) {
+        case 0...2: .open(run: run.id, exercise: run.logs.isEmpty ? nil : world.pick(1...run.logs.count))
+        case 3...8: .advance(run: run.id, reps: nil, weight: nil)
+        default: .close(run: run.id)
         }
     }
 

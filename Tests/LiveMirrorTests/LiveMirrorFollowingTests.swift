@@ -80,7 +80,7 @@ struct LiveMirrorFollowingTests {
         #expect(mirror.screen(for: runID, now: at(22))?.phase == .rest)
     }
 
-    @Test("anti-rollback: a received frame that outranks the staged one drops it; the edge re-sends nothing")
+    @Test("anti-rollback: a received frame that outranks the staged one drops it; the edge re-sends only the adopted frame")
     func receivedOutranksStaged() {
         var mirror = LiveMirror()
         _ = mirror.handle(.flowOpened(run: run, logID: nil, settings: settings, now: t0))
@@ -93,7 +93,9 @@ struct LiveMirrorFollowingTests {
                     .log("live: run \(runID) open here adopted the peer's Squat: rest, set 2 of 3 (v5)"),
                     .scheduleWakeUp(at: at(140)),
                 ])
-        #expect(mirror.handle(.reachabilityChanged(true, now: at(51))) == [])
+        // The dropped frame is never sent; the edge sends the open flow's current frame, which is the
+        // peer's own (a peer that restarted gets its cover back; one that did not ignores it).
+        #expect(mirror.handle(.reachabilityChanged(true, now: at(51))) == [.send(.progress(peer), attempt: 1)])
         #expect(mirror.screen(for: runID, now: at(51))?.phase == .rest)
     }
 

@@ -91,4 +91,22 @@ struct LiveMirrorSimulationTests {
             pair.watch.screen(for: run.id, now: at(31))?.phaseAnchor
                 == pair.phone.screen(for: run.id, now: at(31))?.phaseAnchor)
     }
+
+    /// Found by the simulator (seed 159, docs/SIMULATION.md): covers live in memory only, so a
+    /// follower that restarted showed nothing until the driver's next human action.
+    @Test("a follower that restarted gets the driver's open flow back when the link returns")
+    func followerRestart() throws {
+        var pair = Pair()
+        let run = newRun()
+        pair.feed(.phone, .flowOpened(run: run, logID: nil, settings: settings, now: t0))
+        pair.advance(to: at(1))
+        #expect(pair.watch.covers[run.id] != nil)
+        #expect(pair.phone.staging.entries.isEmpty)
+        // The watch restarts: the link drops, a fresh mirror, the link comes back.
+        pair.setPartitioned(true)
+        pair.watch = LiveMirror(versionFloor: 0)
+        pair.setPartitioned(false)
+        let cover = try #require(pair.watch.covers[run.id], "the restarted watch shows nothing")
+        #expect(cover.basis.version == pair.phone.flows[run.id]?.basis.version)
+    }
 }
