@@ -32,10 +32,24 @@ struct Checker {
     private var appliedGenerations: [InstanceID: UInt64] = [:]
 
     mutating func acknowledged(_ edit: SetEdit) {
+        guard !supersededRuns.contains(edit.run) else { return }
         edits[SetKey(run: edit.run, log: edit.log, set: edit.set), default: []].append(edit)
     }
 
     mutating func ended(_ run: DocumentID) { endedRuns.insert(run) }
+
+    /// Runs from before a phone reset: the new phone never had them, so edits to them (made before
+    /// the reset, or on the watch until the new phone's push prunes them) are superseded.
+    private var supersededRuns: Set<DocumentID> = []
+
+    /// The phone was wiped: what was acknowledged before is superseded by the reset.
+    mutating func phoneReset(runsBefore: Set<DocumentID>) {
+        supersededRuns.formUnion(runsBefore)
+        supersededRuns.formUnion(edits.keys.map(\.run))
+        edits = [:]
+        tombstoned = []
+        endedRuns = []
+    }
 
     /// After every step: a tombstoned run is never on the phone's disk again, and the contexts the
     /// watch applies only move forward per sender instance.
@@ -64,6 +78,12 @@ struct Checker {
         if !watch.disk.pending.isEmpty { found.append("the watch's outbox still holds \(watch.disk.pending.count) transfers") }
         let undelivered = watchNode.engine.cache.undeliveredEdits
         if !undelivered.isEmpty { found.append("the watch has \(undelivered.count) undelivered edits") }
+        // A wiped phone that has nothing yet never pushes (a pristine state would wipe the watch):
+        // the watch keeps what it has until the phone has state of its own.
+        let engine = phoneNode.engine
+        if engine.splits.isEmpty, engine.index.count == 0, engine.tombstones.isEmpty, !supersededRuns.isEmpty {
+            return found.filter { !$0.contains("undelivered edits") }
+        }
         // The watch holds the phone's last push, and the push is the phone's state now.
         guard let slot = phone.disk.contextSlot else {
             return found + ["the phone never pushed"]

@@ -23,8 +23,8 @@ struct LinkDisk {
 /// directory; watch: the cache).
 final class SimHost<Node: ShelledNode, Store> {
     let side: Side
-    let instance: InstanceID
-    let queueID: InstanceID
+    var instance: InstanceID
+    var queueID: InstanceID
     var store: Store
     var disk = LinkDisk()
     private(set) var node: Node?

@@ -28,6 +28,8 @@ package struct SimulationOptions: Sendable {
     package var quiet: Duration = .seconds(20)
     package var faults = true
     package var keepTrace = false
+    /// Let wall clocks step backwards while running (finds the open epoch defect, see docs).
+    package var clockStepsBack = false
 
     package init(activity: Duration = .seconds(20), quiet: Duration = .seconds(20), faults: Bool = true, keepTrace: Bool = false) {
         self.activity = activity
@@ -67,6 +69,7 @@ package final class Simulator {
     private var lastRequest: UInt64 = 0
     private var operations = 0
     private var faults = 0
+    private var resets = 0
     private var violations: [String] = []
 
     /// A run that needs more events than this is stuck in a loop (invariant 8).
@@ -298,7 +301,17 @@ package final class Simulator {
 
     private func fault() {
         faults += 1
-        switch world.pick(0...11) {
+        switch world.pick(0...13) {
+        case 12:
+            // A wall clock steps (NTP, a person): up to an hour either way, while running.
+            let side: Side = world.chance(0.5) ? .phone : .watch
+            // Backwards only when asked: a wiped phone whose clock stepped back starts an epoch older
+            // than the one the watch holds, and the watch refuses it (docs/SIMULATION.md, open defects).
+            let step = Duration.seconds(world.pick((options.clockStepsBack ? -3_600 : 0)...3_600))
+            world.record(side, "clock steps \(step)")
+            if side == .phone { phone.clockOffset += step } else { watch.clockOffset += step }
+        case 13 where world.chance(0.3):
+            resetPhone()
         case 0...2:
             world.network.startBlackhole()
             world.schedule(after: world.milliseconds(300...6_000), .step(.heal))
@@ -322,6 +335,21 @@ package final class Simulator {
         default:
             _ = watchctl(.wrist(up: world.chance(0.5)))
         }
+    }
+
+    /// The phone is wiped (seed 002's reset): a new instance with an empty document directory and
+    /// state. Everything acknowledged before is superseded; the watch must follow the new phone
+    /// wholesale.
+    private func resetPhone() {
+        world.record(.phone, "reset: wiped, new instance")
+        phone.crash()
+        resets += 1
+        checker.phoneReset(runsBefore: Set(phone.store.runs.keys).union(watch.store.runs.keys))
+        phone.instance = Self.instance(UInt8(10 + resets % 200))
+        phone.queueID = Self.instance(UInt8(210 + resets % 40))
+        phone.store = PhoneFiles()
+        phone.disk = LinkDisk()
+        world.schedule(after: world.milliseconds(100...2_000), .step(.restart(.phone)))
     }
 
     // MARK: Admin requests
