@@ -150,7 +150,9 @@ package struct WatchNode: Sendable {
             out.node(live.feed(.reachabilityChanged(reachable, now: now)))
         case .contextReceived(let context):
             let before = engine.lastSkipped
-            translate(engine.handle(.contextReceived(context.payload, now: editClock(now))), now: now, into: &out)
+            translate(
+                engine.handle(.contextReceivedFrom(sender: "\(context.sender)", context.payload, now: editClock(now))),
+                now: now, into: &out)
             if engine.lastSkipped != nil, engine.lastSkipped != before || engine.lastApplied == nil {
                 skippedContexts += 1
             } else {

@@ -28,8 +28,6 @@ package struct SimulationOptions: Sendable {
     package var quiet: Duration = .seconds(20)
     package var faults = true
     package var keepTrace = false
-    /// Let wall clocks step backwards while running (finds the open epoch defect, see docs).
-    package var clockStepsBack = false
 
     package init(activity: Duration = .seconds(20), quiet: Duration = .seconds(20), faults: Bool = true, keepTrace: Bool = false) {
         self.activity = activity
@@ -254,7 +252,7 @@ package final class Simulator {
                 splits: files.splits.keys.sorted().compactMap { files.splits[$0] }),
             session: files.session,
             queued: watch.disk.pending.compactMap { try? DocumentCoder.decode(WatchToPhoneMessage.self, from: $0.payload) },
-            phoneEpoch: files.epoch?.epoch, clockHighWater: watch.disk.clock)
+            clockHighWater: watch.disk.clock, phoneEpochRecord: files.epoch)
         let node = WatchNode(engine: engine, live: LiveDriver(now: watch.wallNow, persistedVersion: watch.disk.liveVersion))
         watch.boot(node, configuration: LinkConfiguration(role: .watch)) { host in
             host.post(.started(lastContext: host.disk.receivedContext?.payload, skippedCacheFiles: []))
@@ -305,9 +303,7 @@ package final class Simulator {
         case 12:
             // A wall clock steps (NTP, a person): up to an hour either way, while running.
             let side: Side = world.chance(0.5) ? .phone : .watch
-            // Backwards only when asked: a wiped phone whose clock stepped back starts an epoch older
-            // than the one the watch holds, and the watch refuses it (docs/SIMULATION.md, open defects).
-            let step = Duration.seconds(world.pick((options.clockStepsBack ? -3_600 : 0)...3_600))
+            let step = Duration.seconds(world.pick(-3_600...3_600))
             world.record(side, "clock steps \(step)")
             if side == .phone { phone.clockOffset += step } else { watch.clockOffset += step }
         case 13 where world.chance(0.3):

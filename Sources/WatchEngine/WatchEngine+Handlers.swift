@@ -10,7 +10,7 @@ extension WatchEngine {
         var report = ContextApplyReport()
         if let lastContext {
             do throws(DocumentError) {
-                report = try applyContext(lastContext, into: &actions)
+                report = try applyContext(lastContext, sender: nil, into: &actions)
                 actions.append(.log("persisted \(report.summary)"))
             } catch {
                 actions.append(.log("persisted context skipped: \(error)"))
@@ -43,26 +43,48 @@ extension WatchEngine {
     /// cache is untouched when they do not decode or belong to an older phone epoch than the newest
     /// applied (a phone state restored from an older backup never beats a newer one). A newer epoch
     /// (a reset phone) wins wholesale: the local edits, made against the old one, give way to it.
-    private mutating func applyContext(_ bytes: [UInt8], into actions: inout [Action]) throws(DocumentError)
-        -> ContextApplyReport
-    {
+    ///
+    /// A phone instance this watch has never seen (a wiped phone) wins even with an older epoch: its
+    /// clock may be behind the old phone's. The instance it replaces is retired, and a retired
+    /// instance (the old phone restored from a backup) never wins again.
+    private mutating func applyContext(
+        _ bytes: [UInt8], sender: String?, into actions: inout [Action]
+    ) throws(DocumentError) -> ContextApplyReport {
         let context = try DocumentCoder.decode(ApplicationContext.self, from: bytes)
+        if let sender, retiredSenders.contains(sender) {
+            throw .malformed(
+                type: "ApplicationContext", field: "epoch",
+                reason: "phone \(sender) was replaced by a newer phone; its epoch \(context.epoch.map(\.description) ?? "(none)") "
+                    + "is older than \(phoneEpoch.map(\.description) ?? "(none)") in this watch's history "
+                    + "(a phone state restored from an older backup?)")
+        }
+        var replacedSender = false
         if let known = phoneEpoch, context.epoch != known {
-            guard let epoch = context.epoch, epoch > known else {
+            let newer = context.epoch.map { $0 > known } ?? false
+            let neverSeen =
+                sender.map { $0 != phoneSender && phoneSender != nil && !retiredSenders.contains($0) } ?? false
+            guard let epoch = context.epoch, newer || neverSeen else {
                 throw .malformed(
                     type: "ApplicationContext", field: "epoch",
                     reason: "phone epoch \(context.epoch.map(\.description) ?? "(none)") is older than \(known), "
                         + "the newest this watch has applied (a phone state restored from an older backup?)")
             }
             actions.append(
-                .log("phone epoch \(epoch) replaces \(known) (a reset phone): "
+                .log("phone epoch \(epoch) replaces \(known) (a reset phone\(newer ? "" : " whose clock is behind")): "
                     + "\(cache.undeliveredEdits.count) undelivered edits of the old epoch dropped"))
             cache.dropUndeliveredEdits()
             queuedTransfers = [:]
+            replacedSender = true
         }
-        if let epoch = context.epoch, epoch != phoneEpoch {
+        if replacedSender, let old = phoneSender, old != sender { retiredSenders.insert(old) }
+        let senderChanged = sender != nil && sender != phoneSender
+        if let epoch = context.epoch, epoch != phoneEpoch || senderChanged {
             phoneEpoch = epoch
-            actions.append(.persistPhoneEpoch(PhoneEpochRecord(epoch)))
+            if let sender { phoneSender = sender }
+            actions.append(
+                .persistPhoneEpoch(
+                    PhoneEpochRecord(
+                        epoch, sender: phoneSender, retiredSenders: retiredSenders.isEmpty ? nil : retiredSenders.sorted())))
         }
         let report = WatchCacheApplier.apply(context, to: &cache)
         lastContext = context
@@ -72,11 +94,11 @@ extension WatchEngine {
     }
 
     /// Applies a pushed context, writes what changed, then reconciles the session against it.
-    mutating func contextReceived(_ bytes: [UInt8], now: Timestamp) -> [Action] {
+    mutating func contextReceived(_ bytes: [UInt8], sender: String? = nil, now: Timestamp) -> [Action] {
         let report: ContextApplyReport
         var epochSteps: [Action] = []
         do throws(DocumentError) {
-            report = try applyContext(bytes, into: &epochSteps)
+            report = try applyContext(bytes, sender: sender, into: &epochSteps)
         } catch {
             lastSkipped = error
             return [.log("context skipped (no upsert, no prune): \(error)")]

@@ -28,6 +28,9 @@ package struct WatchEngine: Sendable {
         case reachabilityChanged(Bool)
         /// A context arrived from the phone (already on disk).
         case contextReceived([UInt8], now: Timestamp)
+        /// A pushed context, with the phone instance that sent it (a never-seen instance is a wiped
+        /// phone and wins even with an older epoch; a retired one never does).
+        case contextReceivedFrom(sender: String, [UInt8], now: Timestamp)
         /// The phone asked to launch the watch app for a run; the payload is a `WorkoutLaunchRequest`.
         case launchReceived(payload: [UInt8], now: Timestamp)
         /// A person started the run's workout session on the watch.
@@ -96,6 +99,9 @@ package struct WatchEngine: Sendable {
     /// The newest phone epoch applied (persisted in the cache directory): a context of an older one
     /// is skipped whole, a newer one replaces the cache wholesale, local edits included.
     package internal(set) var phoneEpoch: Timestamp?
+    /// The phone instance whose epoch that is, and the instances newer phones replaced.
+    package internal(set) var phoneSender: String?
+    package internal(set) var retiredSenders: Set<String> = []
     var nextToken = MessageToken(rawValue: 1)
 
     /// Builds the engine from what the shell restored: the cache files, the last session record and
@@ -103,13 +109,15 @@ package struct WatchEngine: Sendable {
     /// (persist `editor.clock.last` whenever it moves).
     package init(
         cache: WatchCache = WatchCache(), session: SessionRecord? = nil, queued: [WatchToPhoneMessage] = [],
-        phoneEpoch: Timestamp? = nil, clockHighWater: Stamp? = nil
+        phoneEpoch: Timestamp? = nil, clockHighWater: Stamp? = nil, phoneEpochRecord: PhoneEpochRecord? = nil
     ) {
         self.cache = cache
-        self.phoneEpoch = phoneEpoch
+        self.phoneEpoch = phoneEpochRecord?.epoch ?? phoneEpoch
+        phoneSender = phoneEpochRecord?.sender
+        retiredSenders = Set(phoneEpochRecord?.retiredSenders ?? [])
         editor = WatchEditor(clock: HybridLogicalClock(origin: .watch, highWater: clockHighWater))
         coordinator = WorkoutSessionCoordinator(restoring: session)
-        for case .workoutUpdate(let run, let epoch) in queued where epoch == phoneEpoch { noteQueued(run) }
+        for case .workoutUpdate(let run, let epoch) in queued where epoch == self.phoneEpoch { noteQueued(run) }
     }
 
     /// The workout session's state, for status.
@@ -127,6 +135,8 @@ package struct WatchEngine: Sendable {
             return [.log("requesting a sync: no context received since start")] + send(.requestSync)
         case .contextReceived(let bytes, let now):
             return contextReceived(bytes, now: now)
+        case .contextReceivedFrom(let sender, let bytes, let now):
+            return contextReceived(bytes, sender: sender, now: now)
         case .launchReceived(let payload, let now):
             let request: WorkoutLaunchRequest
             do throws(DocumentError) {

@@ -5,12 +5,11 @@ import Simulation
 
 let usage = """
     Usage: simulate [--seeds N] [--from S] [--jobs J] [--seed S [--trace] [--shrink]] [--soak]
-                    [--no-faults] [--clock-steps-back] [--activity-ms MS]
+                    [--no-faults] [--activity-ms MS]
 
     Runs N seeds (default 200) from S (default 1) on J threads (default: the cores); --seed S runs one
     seed, --trace prints its record, --shrink finds its shortest failing prefix. --activity-ms cuts the
-    workload and faults after MS milliseconds (a shrunk reproduction). --clock-steps-back lets wall
-    clocks step backwards too (it finds an open defect: docs/SIMULATION.md).
+    workload and faults after MS milliseconds (a shrunk reproduction).
     --soak runs seeds until stopped, printing the rate and the last seed every 10 seconds.
     Exits 1 if any seed violates an invariant, naming the seed and the invariant.
     """
@@ -40,7 +39,6 @@ while let argument = arguments.popFirst() {
     case "--soak": soak = true
     case "--jobs": jobs = max(1, Int(arguments.popFirst() ?? "") ?? { fail("--jobs needs a number") }())
     case "--no-faults": options.faults = false
-    case "--clock-steps-back": options.clockStepsBack = true
     case "-h", "--help":
         print(usage)
         exit(0)

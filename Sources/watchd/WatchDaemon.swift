@@ -43,7 +43,7 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
             queued: endpoint.state.outbox.pending().compactMap {
                 try? DocumentCoder.decode(WatchToPhoneMessage.self, from: $0.payload)
             },
-            phoneEpoch: contents.phoneEpoch?.epoch, clockHighWater: try clockFile.read())
+            clockHighWater: try clockFile.read(), phoneEpochRecord: contents.phoneEpoch)
         let node = WatchNode(
             engine: engine, live: LiveDriver(now: .current, persistedVersion: try StateFiles.liveVersion(stateDirectory: state)),
             clockOffset: configuration.clockOffset)

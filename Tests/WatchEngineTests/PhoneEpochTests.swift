@@ -53,4 +53,36 @@ struct PhoneEpochTests {
         _ = restarted.handle(.started(lastContext: epochContext([], epoch: at(10), splits: []), now: at(70)))
         #expect(restarted.cache.workouts[run.id] != nil)
     }
+
+    /// Found by the simulator (seed 248 with --clock-steps-back): a wiped phone whose clock is
+    /// behind the old phone's epoch was refused for good.
+    @Test("a never-seen phone wins even with an older epoch; the phone it replaced, restored, never does")
+    func wipedPhoneWithSlowClock() throws {
+        var engine = WatchEngine()
+        let old = try newRun(100)
+        _ = engine.handle(.contextReceivedFrom(sender: "A", epochContext([old], epoch: at(50)), now: at(51)))
+        #expect(engine.phoneSender == "A")
+
+        // Phone A is wiped; as phone B its clock is behind A's epoch.
+        let fresh = try newRun(200)
+        let actions = engine.handle(
+            .contextReceivedFrom(sender: "B", epochContext([fresh], epoch: at(40), splits: [twoExerciseSplit(2)]), now: at(60)))
+        #expect(engine.cache.workouts == [fresh.id: fresh], "the wiped phone wins wholesale")
+        #expect(actions.contains(.persistPhoneEpoch(PhoneEpochRecord(at(40), sender: "B", retiredSenders: ["A"]))))
+
+        // A's state restored from a backup (instance A, epoch 50, newer than B's): refused.
+        let cache = engine.cache
+        _ = engine.handle(.contextReceivedFrom(sender: "A", epochContext([old], epoch: at(50)), now: at(70)))
+        #expect(engine.cache == cache)
+        #expect(engine.lastSkipped?.description.contains("older than") == true)
+
+        // An older backup of B itself: refused by its epoch, as before.
+        _ = engine.handle(.contextReceivedFrom(sender: "B", epochContext([], epoch: at(30), splits: []), now: at(80)))
+        #expect(engine.cache == cache)
+
+        // Across a restart the retired instances are kept.
+        var restarted = WatchEngine(cache: cache, phoneEpochRecord: PhoneEpochRecord(at(40), sender: "B", retiredSenders: ["A"]))
+        _ = restarted.handle(.contextReceivedFrom(sender: "A", epochContext([old], epoch: at(45)), now: at(90)))
+        #expect(restarted.cache == cache)
+    }
 }
