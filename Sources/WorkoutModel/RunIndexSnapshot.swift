@@ -47,19 +47,21 @@ package struct RunIndexSnapshot: Equatable, Sendable {
     package struct Folder: Equatable, Sendable {
         package var fingerprint: FolderFingerprint
         /// The folder's runs, `RunSummaryCoding.byteCount` bytes each: kept encoded, so a snapshot
-        /// costs about 60 bytes a run in memory and reusing a folder copies no summaries.
-        package private(set) var encodedRuns: [UInt8]
+        /// costs about 60 bytes a run in memory, and reusing a folder copies nothing (a snapshot read
+        /// from a file holds slices of the file's bytes).
+        package private(set) var encodedRuns: ArraySlice<UInt8>
         package var skipped: [SkippedNote]
 
         package init(fingerprint: FolderFingerprint, runs: [RunIndex.RunSummary], skipped: [SkippedNote]) {
             self.fingerprint = fingerprint
             self.skipped = skipped
             var writer = SnapshotWriter()
+            writer.bytes.reserveCapacity(runs.count * RunSummaryCoding.byteCount)
             for run in runs { RunSummaryCoding.write(run, into: &writer) }
-            encodedRuns = writer.bytes
+            encodedRuns = writer.bytes[...]
         }
 
-        fileprivate init(fingerprint: FolderFingerprint, encodedRuns: [UInt8], skipped: [SkippedNote]) {
+        fileprivate init(fingerprint: FolderFingerprint, encodedRuns: ArraySlice<UInt8>, skipped: [SkippedNote]) {
             self.fingerprint = fingerprint
             self.encodedRuns = encodedRuns
             self.skipped = skipped
@@ -69,7 +71,7 @@ package struct RunIndexSnapshot: Equatable, Sendable {
 
         /// The folder's run summaries, decoded (each field checked again).
         package func runs() throws(RunIndexSnapshotError) -> [RunIndex.RunSummary] {
-            var reader = SnapshotReader(encodedRuns[...])
+            var reader = SnapshotReader(encodedRuns)
             var runs: [RunIndex.RunSummary] = []
             runs.reserveCapacity(runCount)
             while !reader.isAtEnd { runs.append(try RunSummaryCoding.read(from: &reader)) }
@@ -128,26 +130,37 @@ extension RunIndexSnapshot {
     /// string = u32 byte count + UTF-8
     /// ```
     package func encoded() -> [UInt8] {
+        var bytes: [UInt8] = []
+        encode { bytes += $0 }
+        return bytes
+    }
+
+    /// The payload of `encoded()` in pieces, in order (a folder's runs as they are held), so a
+    /// writer never needs it in memory whole.
+    package func encode(into append: (ArraySlice<UInt8>) throws -> Void) rethrows {
         var writer = SnapshotWriter()
-        writer.bytes.reserveCapacity(64 + runCount * RunSummaryCoding.byteCount)
         writer.integer(Self.formatVersion)
         writer.string(root)
         writer.integer(UInt32(folders.count))
+        try append(writer.bytes[...])
         for path in folders.keys.sorted() {
             let folder = folders[path]!
+            writer = SnapshotWriter()
             writer.string(path)
             writer.integer(UInt64(folder.fingerprint.entryCount))
             writer.integer(folder.fingerprint.newestModificationNanoseconds)
             writer.integer(folder.fingerprint.digest)
             writer.integer(UInt32(folder.runCount))
-            writer.bytes += folder.encodedRuns
+            try append(writer.bytes[...])
+            try append(folder.encodedRuns)
+            writer = SnapshotWriter()
             writer.integer(UInt32(folder.skipped.count))
             for note in folder.skipped {
                 writer.string(note.path)
                 writer.string(note.reason)
             }
+            try append(writer.bytes[...])
         }
-        return writer.bytes
     }
 
     /// Decodes a payload written by `encoded()` for the document directory at `root`.
@@ -187,7 +200,7 @@ extension RunIndexSnapshot {
             let folder = Folder(
                 fingerprint: FolderFingerprint(
                     entryCount: Int(entryCount), newestModificationNanoseconds: newest, digest: digest),
-                encodedRuns: Array(runs), skipped: skipped)
+                encodedRuns: runs, skipped: skipped)
             // Every summary is checked now, so a payload is accepted or refused whole.
             _ = try folder.runs()
             folders[path] = folder

@@ -2,6 +2,7 @@ import AdminCommands
 import DaemonConfiguration
 import DaemonRuntime
 import Foundation
+import Glibc
 import LinkRuntime
 import Nodes
 import PhoneStore
@@ -100,6 +101,9 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             } catch {
                 shell.post(.runIndexNoted("not written (\(error)); the next start reads every document", rebuilt: true))
             }
+            // The gather's transient buffers (decoding, the index) are free now but glibc keeps them
+            // resident; hand them back so phoned's memory is what its state needs, not its start-up's.
+            releaseFreeMemory()
         }
         link.log = { [logger = shell.logger] line in logger.info(line, component: "link") }
         link.onNotification = { [unowned self] in shell.post(.link($0)) }
@@ -165,4 +169,12 @@ extension DocumentDirectory {
 
 extension PhoneNode.SkippedFile {
     init(_ entry: SkippedEntry) { self.init(path: entry.path, reason: entry.reason.description) }
+}
+
+/// glibc's `malloc_trim(0)`: returns the heap's free pages to the system. Swift's Glibc module does
+/// not import `<malloc.h>`, so it is looked up by name; elsewhere it does nothing.
+private func releaseFreeMemory() {
+    typealias MallocTrim = @convention(c) (Int) -> Int32
+    guard let symbol = dlsym(nil, "malloc_trim") else { return }
+    _ = unsafeBitCast(symbol, to: MallocTrim.self)(0)
 }

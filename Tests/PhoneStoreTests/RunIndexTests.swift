@@ -104,9 +104,9 @@ struct RunIndexTests {
         try RunIndexFile.write(scan.snapshot, to: path)
         let good = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         var flipped = good
-        flipped[good.count - 7] ^= 0x20
+        flipped[good.count / 2] ^= 0x20
         let cases: [([UInt8], String)] = [
-            (flipped, "checksum mismatch"), (Array(good.dropLast(3)), "the header says"),
+            (flipped, "checksum mismatch"), (Array(good.dropLast(3)), "the trailer says"),
             (Array(good.prefix(5)), "bad magic"),
             (Array("not an index at all, just text".utf8), "bad magic"),
         ]
