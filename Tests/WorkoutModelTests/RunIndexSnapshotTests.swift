@@ -76,4 +76,24 @@ struct RunIndexSnapshotTests {
             try RunIndexSnapshot(decoding: bytes, root: "/elsewhere")
         }
     }
+
+    @Test("a payload with any one byte changed decodes to something or is refused; it never traps")
+    func flippedBytesNeverTrap() throws {
+        let original = try snapshot()
+        let bytes = original.encoded()
+        var refused = 0
+        for position in bytes.indices {
+            for mask: UInt8 in [0x01, 0x80, 0xFF] {
+                var damaged = bytes
+                damaged[position] ^= mask
+                do {
+                    _ = try RunIndexSnapshot(decoding: damaged, root: original.root)
+                } catch {
+                    refused += 1
+                }
+            }
+        }
+        // The file's checksum refuses the rest (RunIndexFile); the payload's own checks catch many.
+        #expect(refused > 0)
+    }
 }
