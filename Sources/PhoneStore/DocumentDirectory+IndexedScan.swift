@@ -1,3 +1,4 @@
+import Glibc
 import LinkRuntime
 import SyncEngine
 import WorkoutModel
@@ -26,11 +27,17 @@ extension DocumentDirectory {
     ///
     /// Each month folder is fingerprinted after its temporary files are swept and before it is
     /// read, so a file changed while it was being read leaves a fingerprint that no longer matches:
-    /// the next start decodes that folder again rather than trust what was read.
+    /// the next start decodes that folder again rather than trust what was read. A folder changed
+    /// less than `settlingTime` before it was fingerprinted is decoded but not recorded: file times
+    /// come from a clock that ticks every few milliseconds, so a same-size rewrite in place within
+    /// one tick of the read would leave the fingerprint unchanged (git's "racily clean" entries).
     package func scan(
-        reusing previous: RunIndexSnapshot?, progress: ScanProgress? = nil,
+        reusing previous: RunIndexSnapshot?, progress: ScanProgress? = nil, settlingTime: Duration = .seconds(2),
         _ visit: (SyncEngine.ScannedDocument) -> Void, summarized: ([RunIndex.RunSummary]) -> Void
     ) throws(DocumentStoreError) -> IndexedScan {
+        let settlingNanoseconds =
+            settlingTime.components.seconds * 1_000_000_000
+            + settlingTime.components.attoseconds / 1_000_000_000
         var result = IndexedScan(snapshot: RunIndexSnapshot(root: root))
         var ticker = ScanProgressTicker(progress)
         try walk(report: &result.report, ticker: &ticker, visit) { month, report, ticker throws(DocumentStoreError) in
@@ -40,7 +47,8 @@ extension DocumentDirectory {
             } catch {
                 // Not fatal: a leftover that cannot be removed is reported below like any stray file.
             }
-            let fingerprint = try fingerprint(of: month)
+            let (fingerprint, newestChange) = try fingerprint(of: month)
+            let isSettled = newestChange < Self.realTimeNanoseconds() - settlingNanoseconds
             if let recorded = previous?.reusable(path, current: fingerprint), let runs = try? recorded.runs() {
                 summarized(runs)
                 report.workoutCount += runs.count
@@ -61,13 +69,22 @@ extension DocumentDirectory {
             report.absorb(folderReport)
             result.decodedFolders.append(path)
             // A folder with more skips than a report lists could not be reported whole from the
-            // index: it is left out, so every start decodes it.
-            guard folderReport.skippedCount == folderReport.skipped.count else { return }
+            // index, and one that has not settled may change unseen: left out, decoded next start.
+            guard isSettled, folderReport.skippedCount == folderReport.skipped.count else { return }
             result.snapshot.folders[path] = RunIndexSnapshot.Folder(
                 fingerprint: fingerprint, runs: runs,
                 skipped: folderReport.skipped.map { .init(path: $0.path, reason: $0.reason.description) })
         }
         return result
+    }
+}
+
+extension DocumentDirectory {
+    /// `CLOCK_REALTIME`, the clock file times are taken from, in nanoseconds since the epoch.
+    static func realTimeNanoseconds() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
     }
 }
 

@@ -5,7 +5,11 @@ import WorkoutModel
 extension DocumentDirectory {
     /// The fingerprint of a layout folder from its listing and one `lstat` per entry, without
     /// reading a file (`FolderFingerprint`): every entry counts, documents, strays and subfolders.
-    package func fingerprint(of folder: DocumentFolder) throws(DocumentStoreError) -> FolderFingerprint {
+    /// Also the newest modification or change time of an entry (nanoseconds since the epoch), which
+    /// says whether the folder has settled (`scan(reusing:…)`).
+    package func fingerprint(
+        of folder: DocumentFolder
+    ) throws(DocumentStoreError) -> (fingerprint: FolderFingerprint, newestChangeNanoseconds: Int64) {
         let path = path(of: folder)
         guard let stream = opendir(path) else {
             throw .listFailed(path: path, SystemCallError(call: "opendir", errno: errno, path: path))
@@ -14,6 +18,7 @@ extension DocumentDirectory {
         let descriptor = dirfd(stream)
         var count = 0
         var newest = Int64.min
+        var newestChange = Int64.min
         var digest: UInt64 = 0
         while true {
             errno = 0
@@ -55,9 +60,11 @@ extension DocumentDirectory {
             digest &+= hash
             count += 1
             newest = max(newest, modified)
+            newestChange = max(newestChange, modified, changed)
         }
-        return FolderFingerprint(
+        let fingerprint = FolderFingerprint(
             entryCount: count, newestModificationNanoseconds: count == 0 ? 0 : newest, digest: digest)
+        return (fingerprint, newestChange)
     }
 
     /// SplitMix64's finaliser: every input bit moves about half the output bits.

@@ -16,6 +16,9 @@ struct RunIndexEndToEndTests {
         try await system.startPhoned()
         let split = try await system.createSplit("Legs", ["Squat:2x5@100"])
         let runID = try await system.startRun(split)
+        // A month folder is recorded only once it has been still for 2 s (a rewrite within the file
+        // clock's tick could otherwise hide): this waits for that, not for phoned.
+        try await Task.sleep(for: .milliseconds(2_500))
         #expect(try await system.stopPhoned() == 0)
         // The next start records the run's month folder.
         try await system.startPhoned()

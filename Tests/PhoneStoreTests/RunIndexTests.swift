@@ -24,8 +24,9 @@ private struct Gathered {
     /// A start reusing `previous`; `scan` is what the indexed scan found.
     init(indexedScanOf documents: DocumentDirectory, reusing previous: RunIndexSnapshot?) throws {
         let engine = Box(self.engine)
+        settle()
         scan = try documents.scan(
-            reusing: previous, { _ = engine.value.handle(.documentScanned($0, now: t0)) },
+            reusing: previous, settlingTime: settlingTime, { _ = engine.value.handle(.documentScanned($0, now: t0)) },
             summarized: { _ = engine.value.handle(.summariesScanned($0, now: t0)) })
         self.engine = engine.value
         report = scan!.report
@@ -59,6 +60,12 @@ private struct Gathered {
     }
 }
 
+/// How long a folder must have been unchanged to be recorded, in these tests (phoned: 2 s).
+private let settlingTime: Duration = .milliseconds(30)
+
+/// Waits until what was just written has settled, so the next scan records its folders.
+private func settle() { usleep(40_000) }
+
 /// Lets a scan's visitor closure feed the engine it fills.
 private final class Box<Value> {
     var value: Value
@@ -85,7 +92,9 @@ struct RunIndexTests {
     private func scannedOnce() throws -> (fixture: Fixture, scan: IndexedScan, path: String) {
         let fixture = try Fixture()
         try fixture.documents.write(storedRun(1, month: 3, completed: true))
-        let scan = try fixture.documents.scan(reusing: nil, { _ in }, summarized: { _ in })
+        settle()
+        let scan = try fixture.documents.scan(
+            reusing: nil, settlingTime: settlingTime, { _ in }, summarized: { _ in })
         return (fixture, scan, fixture.temporary.appending(RunIndexFile.name))
     }
 
@@ -125,15 +134,19 @@ struct RunIndexTests {
     func staleFolderIsRefreshed() throws {
         let fixture = try Fixture()
         for n in 1...6 { try fixture.documents.write(storedRun(n, month: n % 3 + 1, completed: true)) }
-        let first = try fixture.documents.scan(reusing: nil, { _ in }, summarized: { _ in })
+        settle()
+        let first = try fixture.documents.scan(
+            reusing: nil, settlingTime: settlingTime, { _ in }, summarized: { _ in })
         #expect(first.decodedFolders == ["Workouts/2025/01", "Workouts/2025/02", "Workouts/2025/03"])
         #expect(first.reusedFolders.isEmpty)
 
         try fixture.documents.write(storedRun(7, month: 2, completed: false))
         var visited: [SyncEngine.ScannedDocument] = []
         var summarized: [RunIndex.RunSummary] = []
+        settle()
         let second = try fixture.documents.scan(
-            reusing: first.snapshot, { visited.append($0) }, summarized: { summarized += $0 })
+            reusing: first.snapshot, settlingTime: settlingTime, { visited.append($0) },
+            summarized: { summarized += $0 })
         #expect(second.decodedFolders == ["Workouts/2025/02"])
         #expect(second.reusedFolders == ["Workouts/2025/01", "Workouts/2025/03"])
         let decodedRuns = visited.compactMap { document -> DocumentID? in
@@ -148,7 +161,8 @@ struct RunIndexTests {
             second.snapshot.folders["Workouts/2025/02"]?.fingerprint
                 != first.snapshot.folders["Workouts/2025/02"]?.fingerprint)
 
-        let third = try fixture.documents.scan(reusing: second.snapshot, { _ in }, summarized: { _ in })
+        let third = try fixture.documents.scan(
+            reusing: second.snapshot, settlingTime: settlingTime, { _ in }, summarized: { _ in })
         #expect(third.decodedFolders.isEmpty)
         #expect(third.snapshot == second.snapshot)
     }
@@ -182,6 +196,24 @@ struct RunIndexTests {
         #expect(restarted.engine.index.activeIDs == [id(15), id(16)])
         #expect(restarted.actions.contains(.removeWorkoutFile(id(12), startedAt: edited.startedAt)))
         #expect(restarted.report.skipped.map(\.path) == ["Workouts/2025/05/notes.txt"])
+    }
+
+    @Test("a folder changed just before the scan is decoded but not recorded, so an unseen rewrite cannot hide")
+    func unsettledFolderIsNotRecorded() throws {
+        let fixture = try Fixture()
+        let original = try storedRun(1, month: 4, completed: true)
+        try fixture.documents.write(original)
+        let first = try fixture.documents.scan(reusing: nil, { _ in }, summarized: { _ in })
+        #expect(first.decodedFolders == ["Workouts/2025/04"])
+        #expect(first.snapshot.folders.isEmpty)
+        // Rewritten in place at once, same size: whatever its times say, the next start reads it.
+        let edited = try storedRun(1, month: 4, completed: true, edit: 1)
+        try writePlainFile(
+            fixture.documents.path(ofWorkout: id(1), startedAt: edited.startedAt), DocumentCoder.encodeForDisk(edited))
+        var visited: [SyncEngine.ScannedDocument] = []
+        let second = try fixture.documents.scan(reusing: first.snapshot, { visited.append($0) }, summarized: { _ in })
+        #expect(second.decodedFolders == ["Workouts/2025/04"])
+        #expect(visited == [.workout(edited)])
     }
 
     @Test("restart with the index ≡ full scan, over seeded random histories of changes made while down")
