@@ -14,13 +14,33 @@ package enum AtomicFile {
     /// Replaces the contents of `path` with `bytes` durably: when this returns, the new contents
     /// survive a crash or power loss.
     package static func write(_ bytes: [UInt8], to path: String) throws {
+        try replace(path) { file in try file.write(bytes, at: 0) }
+    }
+
+    /// `write(_:to:)` for contents made in pieces, so they are never in memory whole: `produce` is
+    /// handed a function that appends a piece to the temporary file.
+    package static func write(
+        to path: String, producing produce: (_ append: (ArraySlice<UInt8>) throws -> Void) throws -> Void
+    ) throws {
+        try replace(path) { file in
+            var offset = 0
+            try produce { piece in
+                try file.write(Array(piece), at: offset)
+                offset += piece.count
+            }
+        }
+    }
+
+    /// Fills a temporary sibling of `path` with `fill`, fsyncs it, renames it over `path` and fsyncs
+    /// the directory.
+    private static func replace(_ path: String, _ fill: (FileDescriptor) throws -> Void) throws {
         let (directory, name) = split(path)
         var random = SystemRandomNumberGenerator()
         let suffix = String(random.next() as UInt64, radix: 16)
         let temporary = "\(directory)/.\(name)\(temporaryMarker)\(suffix)"
         do {
             let file = try FileDescriptor(opening: temporary, flags: O_WRONLY | O_CREAT | O_EXCL)
-            try file.write(bytes, at: 0)
+            try fill(file)
             try LatencyRecorder.fsync.time { try file.sync() }
         } catch {
             unlink(temporary)

@@ -53,6 +53,11 @@ package struct PhoneNode: Sendable {
         /// its runs as active).
         case started(lastContext: [UInt8]?)
         case documentScanned(SyncEngine.ScannedDocument)
+        /// Runs of the gather known by summary only: a month folder the run index recorded, unchanged.
+        case runsSummarized([RunIndex.RunSummary])
+        /// What became of the run index (`<state>/run-index`); `rebuilt` when it could not be used or
+        /// written, so the documents were (or will be) read whole.
+        case runIndexNoted(String, rebuilt: Bool)
         /// How far the initial gather has got (every few seconds of a long one).
         case gatherProgress(scanned: Int, elapsedSeconds: Double)
         /// The gather is done (`report` says what it found).
@@ -115,6 +120,10 @@ package struct PhoneNode: Sendable {
             }
         case .documentScanned(let document):
             translate(engine.handle(.documentScanned(document, now: now)), now: now, into: &out)
+        case .runsSummarized(let summaries):
+            translate(engine.handle(.summariesScanned(summaries, now: now)), now: now, into: &out)
+        case .runIndexNoted(let note, let rebuilt):
+            out.log(rebuilt ? .warning : .info, "documents", "run index", [("note", note)])
         case .gatherProgress(let scanned, let elapsed):
             let rate = elapsed > 0 ? Int((Double(scanned) / elapsed).rounded()) : 0
             out.log(.info, "documents", "gather progress", [("scanned", "\(scanned)"), ("rate", "\(rate)")])

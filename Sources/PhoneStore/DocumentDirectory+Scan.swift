@@ -63,16 +63,26 @@ extension DocumentDirectory {
     ) throws(DocumentStoreError) -> ScanReport {
         var report = ScanReport()
         var ticker = ScanProgressTicker(progress)
+        try walk(report: &report, ticker: &ticker, visit) { month, report, ticker throws(DocumentStoreError) in
+            try scanDocuments(in: month, report: &report, ticker: &ticker, visit)
+        }
+        return report
+    }
+
+    /// The scan's order: strays of the root, tombstones, splits, then each month folder by `month`.
+    func walk(
+        report: inout ScanReport, ticker: inout ScanProgressTicker, _ visit: (SyncEngine.ScannedDocument) -> Void,
+        month: (DocumentFolder, inout ScanReport, inout ScanProgressTicker) throws(DocumentStoreError) -> Void
+    ) throws(DocumentStoreError) {
         // Only reports strays: the root's three folders are visited in a fixed order below.
         _ = try listFolders(in: .root, report: &report)
         try scanDocuments(in: .stubs, report: &report, ticker: &ticker, visit)
         try scanDocuments(in: .splits, report: &report, ticker: &ticker, visit)
         for year in try listFolders(in: .workouts, report: &report) {
-            for month in try listFolders(in: year, report: &report) {
-                try scanDocuments(in: month, report: &report, ticker: &ticker, visit)
+            for folder in try listFolders(in: year, report: &report) {
+                try month(folder, &report, &ticker)
             }
         }
-        return report
     }
 
     /// Lists a folder that holds only folders; returns its layout subfolders sorted by path and
@@ -99,7 +109,7 @@ extension DocumentDirectory {
     }
 
     /// Sweeps, then streams the documents of one document folder to `visit`.
-    private func scanDocuments(
+    func scanDocuments(
         in folder: DocumentFolder, report: inout ScanReport, ticker: inout ScanProgressTicker,
         _ visit: (SyncEngine.ScannedDocument) -> Void
     ) throws(DocumentStoreError) {
@@ -138,7 +148,7 @@ extension DocumentDirectory {
                     }
                     visit(document)
                 }
-                ticker.tick(scanned: report.documentCount + report.skippedCount)
+                ticker.tick(scanned: ticker.earlier + report.documentCount + report.skippedCount)
             }
         }
     }

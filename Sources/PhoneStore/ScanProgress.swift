@@ -43,6 +43,8 @@ struct ScanProgressTicker {
     let progress: ScanProgress?
     let start: Double
     var lastReport: Double
+    /// Entries dealt with outside the report being filled (a folder scanned into its own report).
+    var earlier = 0
 
     init(_ progress: ScanProgress?) {
         self.progress = progress

@@ -43,6 +43,9 @@ package enum SkipReason: Equatable, Sendable, CustomStringConvertible {
     /// would be written to. Skipped for the same reason as an ID mismatch, and because accepting it
     /// would leave two files for one run once the writer saved it.
     case misfiled(belongsIn: String)
+    /// Skipped, for `reason`, when the run index was recorded, in a month folder that has not changed
+    /// since (so the file was not read again).
+    case recorded(String)
 
     package var description: String {
         switch self {
@@ -57,6 +60,7 @@ package enum SkipReason: Equatable, Sendable, CustomStringConvertible {
         case .idMismatch(let fileName, let document):
             return "file name says \(fileName) but the document's id is \(document)"
         case .misfiled(let belongsIn): return "run belongs in \(belongsIn)/ (the UTC year and month of its startedAt)"
+        case .recorded(let reason): return reason
         }
     }
 }

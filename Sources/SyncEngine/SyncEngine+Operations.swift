@@ -74,11 +74,48 @@ extension SyncEngine {
     /// Performs a person's operation; throws (changing nothing) when it is refused.
     package mutating func perform(_ operation: PhoneOperation, now: Timestamp) throws(OperationError) -> [Action] {
         guard isGathered else { throw .stillGathering }
-        var copy = self
-        var actions = copy.takeDeferredWrites()
-        try copy.apply(operation, now: now, into: &actions)
-        self = copy
+        // Mutated in place, never through a copy of the engine: the first write to a copy's
+        // dictionary duplicates it whole, which made every operation cost as much as the history.
+        // `apply` refuses before it changes anything but the clocks, so a refusal restores only those
+        // and the batch's deferred writes it took.
+        let rollback = Rollback(self)
+        var actions = takeDeferredWrites()
+        do throws(OperationError) {
+            try apply(operation, now: now, into: &actions)
+        } catch {
+            rollback.restore(into: &self)
+            throw error
+        }
         return actions
+    }
+
+    /// What a refused operation may have changed before it threw: the clocks it stamped with, and the
+    /// deferred writes `takeDeferredWrites` moved into the working set (with what they replaced).
+    private struct Rollback {
+        let clock: HybridLogicalClock
+        let stamper: EditStamper
+        let deferredWrites: [DocumentID: WorkoutDocument]
+        let deferredOrder: [DocumentID]
+        let deferredLogs: [String]
+        let replaced: [(DocumentID, WorkoutDocument?)]
+
+        init(_ engine: SyncEngine) {
+            clock = engine.clock
+            stamper = engine.stamper
+            deferredWrites = engine.deferredWrites
+            deferredOrder = engine.deferredOrder
+            deferredLogs = engine.deferredLogs
+            replaced = engine.deferredOrder.map { ($0, engine.documents[$0]) }
+        }
+
+        func restore(into engine: inout SyncEngine) {
+            engine.clock = clock
+            engine.stamper = stamper
+            engine.deferredWrites = deferredWrites
+            engine.deferredOrder = deferredOrder
+            engine.deferredLogs = deferredLogs
+            for (id, document) in replaced { engine.documents[id] = document }
+        }
     }
 
     private mutating func apply(
@@ -114,11 +151,14 @@ extension SyncEngine {
             guard let split = splits[splitID] else { throw .unknownSplit(splitID) }
             guard index.summaries[runID] == nil else { throw .alreadyExists(runID) }
             guard tombstones[runID] == nil, pendingDeletes[runID] == nil else { throw .deleted(runID) }
+            // Every change is worked out before any is written, so a refusal leaves nothing half done.
+            var ended: [WorkoutDocument] = []
             if endingOthers {
                 for other in index.activeIDs.sorted() {
-                    try mutate(other, now: now, into: &actions) { run, stamp throws(MutationError) in
-                        try run.endKeepingProgress(at: stamp)
-                    }
+                    ended.append(
+                        try changed(other, now: now) { run, stamp throws(MutationError) in
+                            try run.endKeepingProgress(at: stamp)
+                        })
                 }
             }
             let run: WorkoutDocument
@@ -127,6 +167,7 @@ extension SyncEngine {
             } catch {
                 throw .refused(error)
             }
+            for other in ended { write(other, now: now, into: &actions) }
             write(run, now: now, into: &actions)
             // The launch goes after the push (below): on the one link the watch then applies the
             // state that ends the other runs (and their session) before it is asked to start this one.
@@ -208,6 +249,15 @@ extension SyncEngine {
         _ runID: DocumentID, log logIndex: Int? = nil, now: Timestamp, into actions: inout [Action],
         _ change: (inout WorkoutDocument, Stamp) throws(MutationError) -> Void
     ) throws(OperationError) {
+        write(try changed(runID, log: logIndex, now: now, change), now: now, into: &actions)
+    }
+
+    /// A cached run with a model mutation applied under a fresh stamp, not yet written: only the
+    /// clock moves.
+    private mutating func changed(
+        _ runID: DocumentID, log logIndex: Int? = nil, now: Timestamp,
+        _ change: (inout WorkoutDocument, Stamp) throws(MutationError) -> Void
+    ) throws(OperationError) -> WorkoutDocument {
         guard tombstones[runID] == nil, pendingDeletes[runID] == nil else { throw .deleted(runID) }
         guard index.summaries[runID] != nil else { throw .unknownRun(runID) }
         guard var run = documents[runID] else { throw .runNotLoaded(runID) }
@@ -220,7 +270,7 @@ extension SyncEngine {
         } catch {
             throw .refused(error)
         }
-        write(run, now: now, into: &actions)
+        return run
     }
 
     private func validateSplit(name: String, exercises: [ExerciseTemplate]) throws(OperationError) {

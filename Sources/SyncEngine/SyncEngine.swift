@@ -72,6 +72,10 @@ package struct SyncEngine: Sendable {
     /// Facts fed into the engine.
     package enum Event: Equatable, Sendable {
         case documentScanned(ScannedDocument, now: Timestamp)
+        /// Runs of the initial scan known only by their summary (a month folder the run index
+        /// recorded and that has not changed since): indexed like scanned runs, their documents
+        /// loaded when a push or an operation needs them.
+        case summariesScanned([RunIndex.RunSummary], now: Timestamp)
         case gatherFinished(now: Timestamp)
         case externalChange(ExternalChange, now: Timestamp)
         case tombstoneWritten(DocumentID, now: Timestamp)
@@ -213,6 +217,8 @@ package struct SyncEngine: Sendable {
         switch event {
         case .documentScanned(let document, let now):
             scanned(document, now: now, into: &actions)
+        case .summariesScanned(let summaries, _):
+            for summary in summaries { summarized(summary) }
         case .gatherFinished(let now):
             isGathered = true
             for (id, startedAt) in orphanedLiveFiles {
@@ -236,6 +242,13 @@ package struct SyncEngine: Sendable {
             }
             actions.append(
                 .log("initial gather finished: \(splits.count) splits, \(index.count) runs, \(tombstones.count) tombstones"))
+            // Active runs are always in the working set (operations that end them all rely on it);
+            // those known only by summary are loaded now, by the push when it goes.
+            if !isLinkActivated {
+                var unloaded: [DocumentID: Timestamp] = [:]
+                for id in index.activeIDs where documents[id] == nil { unloaded[id] = index.summaries[id]?.startedAt }
+                if !unloaded.isEmpty { actions.append(.loadRuns(unloaded)) }
+            }
             push(now: now, force: false, reason: "initial gather", into: &actions)
         case .externalChange(let change, let now):
             externalChange(change, now: now, into: &actions)
@@ -306,6 +319,18 @@ package struct SyncEngine: Sendable {
             }
             if splits.removeValue(forKey: stub.id) != nil { orphanedSplitFiles.append(stub.id) }
         }
+    }
+
+    /// A run of the initial scan known by its summary only: like a scanned run, without its document.
+    private mutating func summarized(_ summary: RunIndex.RunSummary) {
+        clock.observe(summary.version)
+        if tombstones[summary.id] != nil || pendingDeletes[summary.id] != nil {
+            orphanedLiveFiles.append((summary.id, summary.startedAt))
+            return
+        }
+        heldRemovals[summary.id] = nil
+        index.upsert(summary)
+        documents[summary.id] = nil
     }
 
     private mutating func externalChange(_ change: ExternalChange, now: Timestamp, into actions: inout [Action]) {

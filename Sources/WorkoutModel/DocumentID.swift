@@ -3,43 +3,83 @@
 /// Document IDs name files (`Splits/<id>.json`), so anything that is not a UUID is refused: no ID can
 /// contain a path separator, a dot or a NUL and so name a path outside the document directory.
 package struct DocumentID: Hashable, Comparable, Sendable, CustomStringConvertible {
-    /// The canonical upper-case text, e.g. `3F2504E0-4F89-11D3-9A0C-0305E82C3301`.
-    package let rawValue: String
+    // The 16 bytes themselves, not the text: an ID is held once per run in several indexes, and 36
+    // characters of text cost a heap allocation each (the run index of 100k runs held 100k of them).
+    private let high: UInt64
+    private let low: UInt64
 
     /// Validates `text`; returns nil unless it is a UUID in 8-4-4-4-12 form (either letter case).
     package init?(_ text: String) {
-        let utf8 = Array(text.utf8)
-        guard utf8.count == 36 else { return nil }
-        for (offset, byte) in utf8.enumerated() {
-            switch offset {
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        var count = 0
+        var digits = 0
+        for byte in text.utf8 {
+            switch count {
             case 8, 13, 18, 23:
                 guard byte == UInt8(ascii: "-") else { return nil }
             default:
-                guard Self.isHexDigit(byte) else { return nil }
+                guard let value = Self.hexValue(byte) else { return nil }
+                if digits < 16 {
+                    high = high << 4 | UInt64(value)
+                } else {
+                    low = low << 4 | UInt64(value)
+                }
+                digits += 1
             }
+            count += 1
+            guard count <= 36 else { return nil }
         }
-        rawValue = text.uppercased()
+        guard count == 36 else { return nil }
+        self.high = high
+        self.low = low
     }
 
     /// Builds an ID from 16 random or counter bytes supplied by the caller (pure code never draws them itself).
     package init(bytes: [UInt8]) {
         precondition(bytes.count == 16, "a document ID needs exactly 16 bytes, got \(bytes.count)")
-        let hex = bytes.map { byte -> String in
-            let digits = Array("0123456789ABCDEF")
-            return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
-        }
-        let groups = [hex[0..<4], hex[4..<6], hex[6..<8], hex[8..<10], hex[10..<16]]
-        rawValue = groups.map { $0.joined() }.joined(separator: "-")
+        high = bytes[0..<8].reduce(0) { $0 << 8 | UInt64($1) }
+        low = bytes[8..<16].reduce(0) { $0 << 8 | UInt64($1) }
     }
+
+    /// The 16 bytes the ID's hexadecimal digits spell (the inverse of `init(bytes:)`).
+    package var bytes: [UInt8] {
+        (0..<8).map { UInt8(truncatingIfNeeded: high >> (56 - 8 * $0)) }
+            + (0..<8).map { UInt8(truncatingIfNeeded: low >> (56 - 8 * $0)) }
+    }
+
+    /// The canonical upper-case text, e.g. `3F2504E0-4F89-11D3-9A0C-0305E82C3301`.
+    package var rawValue: String {
+        String(unsafeUninitializedCapacity: 36) { text in
+            var offset = 0
+            for nibble in 0..<32 {
+                if nibble == 8 || nibble == 12 || nibble == 16 || nibble == 20 {
+                    text[offset] = UInt8(ascii: "-")
+                    offset += 1
+                }
+                let word = nibble < 16 ? high : low
+                let value = Int(truncatingIfNeeded: word >> (60 - 4 * (nibble % 16))) & 0x0F
+                text[offset] = Self.hexDigits[value]
+                offset += 1
+            }
+            return offset
+        }
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
 
     package var description: String { rawValue }
 
-    package static func < (lhs: DocumentID, rhs: DocumentID) -> Bool { lhs.rawValue < rhs.rawValue }
+    /// The order of the canonical text (upper-case hex digits sort as their values do).
+    package static func < (lhs: DocumentID, rhs: DocumentID) -> Bool { (lhs.high, lhs.low) < (rhs.high, rhs.low) }
 
-    private static func isHexDigit(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-            || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
-            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
     }
 }
 

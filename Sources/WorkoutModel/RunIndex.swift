@@ -23,6 +23,18 @@ package struct RunIndex: Sendable, Equatable {
             updatedAt = run.updatedAt
             version = run.version
         }
+
+        package init(
+            id: DocumentID, status: WorkoutStatus, startedAt: Timestamp, endedAt: Timestamp?, updatedAt: Timestamp,
+            version: Stamp
+        ) {
+            self.id = id
+            self.status = status
+            self.startedAt = startedAt
+            self.endedAt = endedAt
+            self.updatedAt = updatedAt
+            self.version = version
+        }
     }
 
     private struct CompletedKey: Comparable {

@@ -23,20 +23,24 @@ extension BenchSuite {
         let quickNote = options.quick && largest < 100_000 ? "quick mode: \(largest) runs, not 100k (run scripts/bench for 100k)" : nil
         var phonedMemory: (rss: [Double], peak: [Double]) = ([], [])
         if wants(3) {
-            let section = "3. cold start (phoned spawn → ready: gather done, first push built)"
+            let section = "3. cold start and restart (phoned spawn → ready: gather done, first push built)"
             Progress.say("[\(section)]")
             for count in plan.coldStartSizes {
                 let documents = try history(count, now: now)
                 var ready: [Double] = []
+                var restart: [Double] = []
                 var plain: [Double] = []
                 var rss: [Double] = []
                 var peak: [Double] = []
+                var restartPeak: [Double] = []
                 for repetition in 1...plan.repetitions {
                     Progress.say("  \(count) runs, repetition \(repetition)/\(plan.repetitions)")
-                    let (seconds, memory) = try coldStart(documents: documents, runs: count, check: repetition == 1)
-                    ready.append(seconds)
-                    rss.append(memory.rss / 1_048_576)
-                    peak.append(memory.peak / 1_048_576)
+                    let starts = try coldStart(documents: documents, runs: count, check: repetition == 1)
+                    ready.append(starts.first)
+                    restart.append(starts.restart)
+                    rss.append(starts.memory.rss / 1_048_576)
+                    peak.append(starts.memory.peak / 1_048_576)
+                    restartPeak.append(starts.restartPeak / 1_048_576)
                     var decoded = 0
                     plain.append(try timed { decoded = try History.readAndDecode(root: documents) })
                     guard decoded == count else { throw BenchError("read-and-decode found \(decoded) runs, expected \(count)") }
@@ -49,6 +53,14 @@ extension BenchSuite {
                     section, "cold start / read+decode, \(label) runs", ready, plain, definition: "phoned / plain",
                     target: isTargetSize ? .atMost(1.0) : nil, note: isTargetSize ? quickNote : nil)
                 report.measurement(section, "phoned peak RSS (VmHWM) at ready, \(label) runs", peak, unit: "MiB")
+                report.measurement(
+                    section, "phoned restart to ready (run index, unchanged), \(label) runs", restart, unit: "s")
+                report.ratio(
+                    section, "restart with run index / read+decode, \(label) runs", restart, plain,
+                    definition: "restart / plain", target: isTargetSize ? .atMost(0.25) : nil,
+                    note: isTargetSize ? quickNote : nil)
+                report.measurement(
+                    section, "phoned peak RSS (VmHWM) at ready after restart, \(label) runs", restartPeak, unit: "MiB")
                 if count == largest { phonedMemory = (rss, peak) }
             }
         }
@@ -98,9 +110,13 @@ extension BenchSuite {
         }
     }
 
-    /// One cold start: a phoned restart (state directory with an instance ID and a known peer, so the
-    /// link is activated and the first push is built before the readiness line) over `documents`.
-    private func coldStart(documents: String, runs: Int, check: Bool) throws -> (Double, (rss: Double, peak: Double)) {
+    /// One cold start: a phoned start without a run index (state directory with an instance ID and a
+    /// known peer, so the link is activated and the first push is built before the readiness line)
+    /// over `documents`; then, once it has written its run index, a stop and a restart over the
+    /// unchanged directory.
+    private func coldStart(
+        documents: String, runs: Int, check: Bool
+    ) throws -> (first: Double, memory: (rss: Double, peak: Double), restart: Double, restartPeak: Double) {
         let root = scratch.appending("coldstart")
         try? FileManager.default.removeItem(atPath: root)
         let files = DaemonFiles(root: root)
@@ -115,12 +131,27 @@ extension BenchSuite {
         defer { phoned.stop() }
         let seconds = try phoned.waitUntilReady()
         let memory = try phoned.memory()
-        if check {
-            let status = try Admin.status(files.admin)
-            guard status.int("runsInHistory") == runs, status.int("contextGenerationSent") >= 1 else {
-                throw BenchError("phoned cold start: expected \(runs) runs and a first push, status: \(status)")
-            }
+        if check { try checkStarted(files, runs: runs) }
+        // The index is written on the loop right after the readiness line.
+        let index = "\(files.state)/run-index"
+        let deadline = monotonicSeconds() + 60
+        while !FileManager.default.fileExists(atPath: index) {
+            guard monotonicSeconds() < deadline else { throw BenchError("phoned wrote no run index at \(index)") }
+            usleep(2_000)
         }
-        return (seconds, memory)
+        phoned.stop()
+        let restarted = try RunningDaemon(name: "phoned", executable: "\(binaries)/phoned", files: files)
+        defer { restarted.stop() }
+        let restartSeconds = try restarted.waitUntilReady()
+        let restartMemory = try restarted.memory()
+        if check { try checkStarted(files, runs: runs) }
+        return (seconds, memory, restartSeconds, restartMemory.peak)
+    }
+
+    private func checkStarted(_ files: DaemonFiles, runs: Int) throws {
+        let status = try Admin.status(files.admin)
+        guard status.int("runsInHistory") == runs, status.int("contextGenerationSent") >= 1 else {
+            throw BenchError("phoned start: expected \(runs) runs and a first push, status: \(status)")
+        }
     }
 }

@@ -12,20 +12,7 @@ extension BenchSuite {
         Progress.say("[\(section)]")
         let now = Timestamp(secondsSinceEpoch: Date().timeIntervalSince1970)
         let sizes = plan.pushSizes
-        var engines: [SyncEngine] = []
-        for count in sizes {
-            var engine = SyncEngine(settings: nil)
-            _ = engine.handle(.documentScanned(.split(History.split(now: now)), now: now))
-            let fill = try timed {
-                try History.forEachRun(count: count, now: now) { run in
-                    _ = engine.handle(.documentScanned(.workout(run), now: now))
-                }
-                _ = engine.handle(.gatherFinished(now: now))
-                _ = engine.handle(.linkActivated(now: now))
-            }
-            Progress.say("  \(count) runs fed to the engine in \(Report.format(fill)) s")
-            engines.append(engine)
-        }
+        var engines = try Self.filledEngines(sizes: sizes, now: now)
         var samples = [[Double]](repeating: [], count: sizes.count)
         var payloadBytes = [Int](repeating: 0, count: sizes.count)
         for repetition in 1...plan.repetitions {
@@ -59,6 +46,24 @@ extension BenchSuite {
             report.ratio(
                 section, "push cost \(sizes[large] / 1000)k / \(sizes[small] / 1000)k", samples[large], samples[small],
                 definition: "\(sizes[large] / 1000)k / \(sizes[small] / 1000)k", target: .atMost(1.2))
+        }
+    }
+
+    /// One engine per size, fed that many runs of the generated history as phoned feeds its scan,
+    /// gathered and link-activated (figures 4 and 7).
+    static func filledEngines(sizes: [Int], now: Timestamp) throws -> [SyncEngine] {
+        try sizes.map { count in
+            var engine = SyncEngine(settings: nil)
+            _ = engine.handle(.documentScanned(.split(History.split(now: now)), now: now))
+            let fill = try timed {
+                try History.forEachRun(count: count, now: now) { run in
+                    _ = engine.handle(.documentScanned(.workout(run), now: now))
+                }
+                _ = engine.handle(.gatherFinished(now: now))
+                _ = engine.handle(.linkActivated(now: now))
+            }
+            Progress.say("  \(count) runs fed to the engine in \(Report.format(fill)) s")
+            return engine
         }
     }
 }

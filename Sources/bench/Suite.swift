@@ -20,6 +20,8 @@ struct Plan {
     var coldStartSizes: [Int]
     var pushSizes: [Int]
     var pushesPerRepetition: Int
+    /// Figure 7: person operations per engine and repetition.
+    var operationsPerRepetition: Int
     var drainTransfers: Int
     /// Drain and memory repeat less: a drain repetition takes about a minute at 10,000 transfers,
     /// and resident memory hardly varies between runs.
@@ -28,11 +30,11 @@ struct Plan {
     static let full = Plan(
         repetitions: 5, payloadSizes: [1024, 16384], singleProducerCount: 1500, multiProducerCount: 6000,
         roundTripEdits: 1000, coldStartSizes: [1_000, 10_000, 100_000], pushSizes: [1_000, 100_000],
-        pushesPerRepetition: 200, drainTransfers: 10_000, slowRepetitions: 3)
+        pushesPerRepetition: 200, operationsPerRepetition: 200, drainTransfers: 10_000, slowRepetitions: 3)
     static let quick = Plan(
         repetitions: 3, payloadSizes: [1024, 16384], singleProducerCount: 500, multiProducerCount: 2000,
         roundTripEdits: 1000, coldStartSizes: [1_000, 10_000], pushSizes: [1_000, 100_000],
-        pushesPerRepetition: 100, drainTransfers: 1_000, slowRepetitions: 3)
+        pushesPerRepetition: 100, operationsPerRepetition: 100, drainTransfers: 1_000, slowRepetitions: 3)
 }
 
 final class BenchSuite {
@@ -61,6 +63,7 @@ final class BenchSuite {
         if wants(3) || wants(6) { try coldStartAndMemory() }
         if wants(4) { try pushCost() }
         if wants(5) { try drain() }
+        if wants(7) { try personOperation() }
         if options.keep {
             let kept = scratch.path + "-kept"
             try? FileManager.default.moveItem(atPath: scratch.path, toPath: kept)

@@ -12,7 +12,8 @@ let usage = """
       --quick               about 2 minutes: fewer repetitions and smaller sizes (the table says which)
       --json                print the table as JSON on stdout
       --only LIST           run only these figures, e.g. --only 1,4 (1 enqueue, 2 round trip,
-                            3 cold start, 4 push cost, 5 drain, 6 memory)
+                            3 cold start, 4 push cost, 5 drain, 6 memory,
+                            7 person operation)
       --sqlite-helper PATH  the compiled scripts/bench-sqlite.c (figure 1's SQLite peer)
       --keep                keep the temporary directory (daemon logs, generated documents)
     Progress goes to stderr; the table (or JSON) to stdout.

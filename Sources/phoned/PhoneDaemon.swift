@@ -2,6 +2,7 @@ import AdminCommands
 import DaemonConfiguration
 import DaemonRuntime
 import Foundation
+import Glibc
 import LinkRuntime
 import Nodes
 import PhoneStore
@@ -78,8 +79,32 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             onSettled: { post(.fileSettled(path: $0)) })
         shell.post(.started(lastContext: link.contextSlot?.payload))
         let progress = ScanProgress { [shell] in shell.post(.gatherProgress(scanned: $0, elapsedSeconds: $1)) }
-        let report = try documents.scan(progress: progress) { shell.post(.documentScanned($0)) }
+        // The run index lets the gather skip decoding month folders unchanged since it was recorded;
+        // one that cannot be used is only a slower start (docs/OPERATIONS.md).
+        let indexPath = "\(configuration.stateDirectory)/\(RunIndexFile.name)"
+        var previous: RunIndexSnapshot?
+        do {
+            previous = try RunIndexFile.read(at: indexPath, root: documents.root)
+        } catch {
+            shell.post(.runIndexNoted("unusable, rebuilt from the documents: \(error.reason)", rebuilt: true))
+        }
+        let scan = try documents.scan(
+            reusing: previous, progress: progress, { shell.post(.documentScanned($0)) },
+            summarized: { shell.post(.runsSummarized($0)) })
+        if previous != nil { shell.post(.runIndexNoted(scan.description, rebuilt: false)) }
+        let report = scan.report
         shell.post(.gatherFinished(report.description, skipped: report.skipped.map(PhoneNode.SkippedFile.init)))
+        // Written once the readiness line is out: a start is not made slower by recording the next one.
+        loop.execute { [unowned self, snapshot = scan.snapshot] in
+            do {
+                try RunIndexFile.write(snapshot, to: indexPath)
+            } catch {
+                shell.post(.runIndexNoted("not written (\(error)); the next start reads every document", rebuilt: true))
+            }
+            // The gather's transient buffers (decoding, the index) are free now but glibc keeps them
+            // resident; hand them back so phoned's memory is what its state needs, not its start-up's.
+            releaseFreeMemory()
+        }
         link.log = { [logger = shell.logger] line in logger.info(line, component: "link") }
         link.onNotification = { [unowned self] in shell.post(.link($0)) }
         shell.listenPort = Int(try link.start() ?? 0)
@@ -144,4 +169,12 @@ extension DocumentDirectory {
 
 extension PhoneNode.SkippedFile {
     init(_ entry: SkippedEntry) { self.init(path: entry.path, reason: entry.reason.description) }
+}
+
+/// glibc's `malloc_trim(0)`: returns the heap's free pages to the system. Swift's Glibc module does
+/// not import `<malloc.h>`, so it is looked up by name; elsewhere it does nothing.
+private func releaseFreeMemory() {
+    typealias MallocTrim = @convention(c) (Int) -> Int32
+    guard let symbol = dlsym(nil, "malloc_trim") else { return }
+    _ = unsafeBitCast(symbol, to: MallocTrim.self)(0)
 }
