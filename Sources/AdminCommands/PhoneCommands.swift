@@ -94,6 +94,7 @@ package enum PhoneCommands {
                     CommandSpec(name: "split", abstract: "Clear the split lock."),
                 ]),
             SharedCommands.live,
+            DataCommand.spec,
             TraceQuery.spec,
             TraceQuery.metricsSpec,
             CommandSpec(name: "push", abstract: "Send the full state to the watch now, even if unchanged."),
@@ -132,6 +133,8 @@ package enum PhoneCommand: AdminCommand {
     case unlockWorkout
     case unlockSplit
     case live(LiveCommand)
+    /// Raw data messages: `data send`, `data received`.
+    case data(DataCommand)
     case trace(TraceQuery)
     case metrics
     case push
@@ -183,6 +186,7 @@ package enum PhoneCommand: AdminCommand {
         case ["launch"]: self = .launch(run: try command.documentID("run"))
         case ["complete"], ["undo"], ["skip"], ["reopen"]: self = .set(try SetCommand(command))
         case let path where path.first == "live": self = .live(try LiveCommand(command))
+        case let path where path.first == "data": self = .data(try DataCommand(command))
         default: throw UsageError.unknownCommand(command.path)
         }
     }

@@ -57,6 +57,7 @@ package enum WatchCommands {
                         arguments: [ArgumentSpec("sequence", help: "The transfer's sequence number.")]),
                 ]),
             SharedCommands.live,
+            DataCommand.spec,
             TraceQuery.spec,
             TraceQuery.metricsSpec,
             CommandSpec(name: "sync", abstract: "Ask the phone for a fresh push (requestSync, best effort)."),
@@ -88,6 +89,8 @@ package enum WatchCommand: AdminCommand {
     case listQueue
     case cancelTransfer(sequence: UInt64)
     case live(LiveCommand)
+    /// Raw data messages: `data send`, `data received`.
+    case data(DataCommand)
     case trace(TraceQuery)
     case metrics
     case sync
@@ -124,6 +127,7 @@ package enum WatchCommand: AdminCommand {
             self = .wrist(up: position == "up")
         case ["complete"], ["undo"], ["skip"], ["reopen"]: self = .set(try SetCommand(command))
         case let path where path.first == "live": self = .live(try LiveCommand(command))
+        case let path where path.first == "data": self = .data(try DataCommand(command))
         default: throw UsageError.unknownCommand(command.path)
         }
     }

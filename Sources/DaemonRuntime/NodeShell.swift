@@ -211,6 +211,10 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
             link.sendMessage(payload, wantsReply: wantsReply, run: run) { [unowned self] outcome in
                 report(.messageEnded(purpose, outcome, stillReachable: link.status().reachable))
             }
+        case .sendMessageData(let payload, let wantsReply, let purpose):
+            link.sendMessageData(payload, wantsReply: wantsReply) { [unowned self] outcome in
+                report(.messageEnded(purpose, outcome, stillReachable: link.status().reachable))
+            }
         case .answerMessage(let id, let answer):
             link.answerMessage(id: id, answer)
         case .transferUserInfo(let payload, let run):

@@ -52,8 +52,11 @@ enum LinkEngineTarget {
                     ? engine.handle(.contextUpdated(payload: input.chunk(), force: input.bool(), now: now))
                     : engine.handle(.launchRequested(payload: input.chunk()))
             case 5:
+                let (payload, wantsReply) = (input.chunk(), input.bool())
                 actions = engine.handle(
-                    .messageSent(id: nextMessage, payload: input.chunk(), wantsReply: input.bool(), now: now))
+                    input.bool()
+                        ? .messageDataSent(id: nextMessage, payload: payload, wantsReply: wantsReply, now: now)
+                        : .messageSent(id: nextMessage, payload: payload, wantsReply: wantsReply, now: now))
                 checker.messagesSent.insert(nextMessage)
                 nextMessage += 1
             case 6:
@@ -158,7 +161,7 @@ enum LinkEngineTarget {
                 case .notify(.userInfoReceived(let key, _)):
                     try require(delivered.insert(key).inserted, "transfer \(key) reached the app twice")
                     received.append(key)
-                case .notify(.messageReceived(let id, _, _)):
+                case .notify(.messageReceived(let id, _, _)), .notify(.messageDataReceived(let id, _, _)):
                     messagesReceived.append(id)
                 case .notify(.messageCompleted(let id, _)):
                     try require(messagesSent.contains(id), "message \(id) completed but was never sent")

@@ -30,6 +30,8 @@ package enum FrameKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case messageDelivered = 0x22
     /// The receiver could not handle a message.
     case messageFailed = 0x23
+    /// A best-effort message of raw bytes (sendMessageData).
+    case messageData = 0x24
     /// One durable userInfo transfer.
     case userInfo = 0x30
     /// The receiver durably processed a userInfo transfer.
@@ -55,6 +57,7 @@ package enum FrameKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .messageReply: "messageReply"
         case .messageDelivered: "messageDelivered"
         case .messageFailed: "messageFailed"
+        case .messageData: "messageData"
         case .userInfo: "userInfo"
         case .userInfoAck: "userInfoAck"
         case .launch: "launch"

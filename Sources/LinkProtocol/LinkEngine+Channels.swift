@@ -112,8 +112,10 @@ extension LinkEngine {
 
     // MARK: Messages (both ways, reachable only)
 
+    /// `sendMessage`, or `sendMessageData` when `asData`: the same admission, reachability, reply
+    /// deadline and order (one connection, one id space); only the frame kind differs.
     mutating func messageSent(
-        id: UInt64, payload: [UInt8], wantsReply: Bool, now: LinkInstant, into actions: inout [Action]
+        id: UInt64, payload: [UInt8], wantsReply: Bool, asData: Bool, now: LinkInstant, into actions: inout [Action]
     ) {
         if let error = admission(of: .message, bytes: payload.count) {
             actions.append(.notify(.messageCompleted(id: id, .failed(error))))
@@ -125,12 +127,18 @@ extension LinkEngine {
         }
         awaitingReply[id] = AwaitingReply(
             deadline: now.advanced(by: configuration.messageReplyTimeout), bytes: payload.count)
-        actions.append(.send(current.connection, .message(id: id, wantsReply: wantsReply, payload: payload)))
+        let frame: LinkFrame =
+            asData
+            ? .messageData(id: id, wantsReply: wantsReply, payload: payload)
+            : .message(id: id, wantsReply: wantsReply, payload: payload)
+        actions.append(.send(current.connection, frame))
     }
 
     /// A message from the peer: over this side's limit it is refused with `payloadTooLarge` (its
     /// reason is the limit in decimal bytes) without reaching the app.
-    mutating func messageReceived(id: UInt64, payload: [UInt8], wantsReply: Bool, into actions: inout [Action]) {
+    mutating func messageReceived(
+        id: UInt64, payload: [UInt8], wantsReply: Bool, asData: Bool, into actions: inout [Action]
+    ) {
         let limit = configuration.maximumMessageBytes
         guard payload.count <= limit else {
             if let current = link {
@@ -139,7 +147,11 @@ extension LinkEngine {
             }
             return
         }
-        actions.append(.notify(.messageReceived(id: id, payload: payload, wantsReply: wantsReply)))
+        actions.append(
+            .notify(
+                asData
+                    ? .messageDataReceived(id: id, payload: payload, wantsReply: wantsReply)
+                    : .messageReceived(id: id, payload: payload, wantsReply: wantsReply)))
     }
 
     mutating func messageAnswered(id: UInt64, _ answer: MessageAnswer, into actions: inout [Action]) {

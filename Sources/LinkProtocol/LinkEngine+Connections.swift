@@ -290,7 +290,9 @@ extension LinkEngine {
         case .contextAck(let generation, let sender) where role == .phone:
             contextAcknowledged(generation: generation, sender: sender, into: &actions)
         case .message(let id, let wantsReply, let payload):
-            messageReceived(id: id, payload: payload, wantsReply: wantsReply, into: &actions)
+            messageReceived(id: id, payload: payload, wantsReply: wantsReply, asData: false, into: &actions)
+        case .messageData(let id, let wantsReply, let payload):
+            messageReceived(id: id, payload: payload, wantsReply: wantsReply, asData: true, into: &actions)
         case .messageReply(let id, let payload):
             completeMessage(id: id, .replied(payload), into: &actions)
         case .messageDelivered(let id):

@@ -31,6 +31,8 @@ package struct LinkEngine: Sendable {
         case contextUpdated(payload: [UInt8], force: Bool = false, now: LinkInstant)
         /// The app sends a message with a shell-chosen, unique `id`.
         case messageSent(id: UInt64, payload: [UInt8], wantsReply: Bool, now: LinkInstant)
+        /// The app sends raw bytes (`sendMessageData`) with a shell-chosen id unique among its messages.
+        case messageDataSent(id: UInt64, payload: [UInt8], wantsReply: Bool, now: LinkInstant)
         /// The app answered a received message.
         case messageAnswered(id: UInt64, MessageAnswer)
         /// A transfer is on disk in the outbox (the caller has been answered).
@@ -178,7 +180,10 @@ package struct LinkEngine: Sendable {
             contextUpdated(payload, force: force, into: &actions)
         case .messageSent(let id, let payload, let wantsReply, let at):
             now = at
-            messageSent(id: id, payload: payload, wantsReply: wantsReply, now: at, into: &actions)
+            messageSent(id: id, payload: payload, wantsReply: wantsReply, asData: false, now: at, into: &actions)
+        case .messageDataSent(let id, let payload, let wantsReply, let at):
+            now = at
+            messageSent(id: id, payload: payload, wantsReply: wantsReply, asData: true, now: at, into: &actions)
         case .messageAnswered(let id, let answer):
             now = nil
             messageAnswered(id: id, answer, into: &actions)

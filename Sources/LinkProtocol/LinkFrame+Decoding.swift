@@ -48,13 +48,17 @@ extension LinkFrame {
                 generation: try reader.readUInt64("generation"),
                 sender: try reader.readInstanceID("sender instance")
             )
-        case .message:
+        case .message, .messageData:
             let id = try reader.readUInt64("id")
             let flags = try reader.readUInt8("flags")
             guard flags & ~wantsReplyFlag == 0 else {
                 throw .malformedBody(kind: kind, reason: "reserved flag bits set in 0x\(String(flags, radix: 16))")
             }
-            frame = .message(id: id, wantsReply: flags & wantsReplyFlag != 0, payload: reader.readRest())
+            let wantsReply = flags & wantsReplyFlag != 0
+            frame =
+                kind == .message
+                ? .message(id: id, wantsReply: wantsReply, payload: reader.readRest())
+                : .messageData(id: id, wantsReply: wantsReply, payload: reader.readRest())
         case .messageReply:
             frame = .messageReply(id: try reader.readUInt64("id"), payload: reader.readRest())
         case .messageDelivered:

@@ -51,7 +51,7 @@ extension LinkFrame {
         case .contextAck(let generation, let sender):
             writer.write(generation)
             writer.write(sender.bytes)
-        case .message(let id, let wantsReply, let payload):
+        case .message(let id, let wantsReply, let payload), .messageData(let id, let wantsReply, let payload):
             writer.reserve(9 + payload.count)
             writer.write(id)
             writer.write(wantsReply ? Self.wantsReplyFlag : UInt8(0))

@@ -28,6 +28,7 @@
 /// | 0x21 | ``messageReply(id:payload:)`` | id u64, payload (rest) |
 /// | 0x22 | ``messageDelivered(id:)`` | id u64 |
 /// | 0x23 | ``messageFailed(id:code:reason:)`` | id u64, code u16, reason UTF-8 (rest) |
+/// | 0x24 | ``messageData(id:wantsReply:payload:)`` | id u64, flags u8 (bit 0 wantsReply), payload (rest) |
 /// | 0x30 | ``userInfo(queue:sequence:payload:)`` | queue 16, sequence u64, payload (rest) |
 /// | 0x31 | ``userInfoAck(queue:sequence:)`` | queue 16, sequence u64 |
 /// | 0x40 | ``launch(payload:)`` | payload (rest) |
@@ -68,6 +69,10 @@ package enum LinkFrame: Equatable, Sendable {
     case messageDelivered(id: UInt64)
     /// Message `id` could not be handled.
     case messageFailed(id: UInt64, code: MessageFailureCode, reason: String)
+    /// A best-effort message of raw bytes (`sendMessageData`): the message channel's ids, answers,
+    /// timeout and order, but the payload goes to the app as bytes, never decoded by the link or the
+    /// daemon's message handler; a reply to it is raw bytes too.
+    case messageData(id: UInt64, wantsReply: Bool, payload: [UInt8])
     /// One durable transfer; receivers dedup by (`queue`, `sequence`), where `queue` identifies the
     /// sender's durable queue.
     case userInfo(queue: InstanceID, sequence: UInt64, payload: [UInt8])
@@ -101,6 +106,7 @@ package enum LinkFrame: Equatable, Sendable {
         case .messageReply: .messageReply
         case .messageDelivered: .messageDelivered
         case .messageFailed: .messageFailed
+        case .messageData: .messageData
         case .userInfo: .userInfo
         case .userInfoAck: .userInfoAck
         case .launch: .launch

@@ -114,6 +114,9 @@ package enum LinkNotification: Equatable, Sendable {
     case contextAcknowledged(generation: UInt64)
     /// A message arrived; answer it with `Event.messageAnswered`.
     case messageReceived(id: UInt64, payload: [UInt8], wantsReply: Bool)
+    /// Raw bytes arrived (`didReceiveMessageData`); answer with `Event.messageAnswered` (a reply is
+    /// raw bytes too).
+    case messageDataReceived(id: UInt64, payload: [UInt8], wantsReply: Bool)
     /// A message this side sent ended.
     case messageCompleted(id: UInt64, MessageOutcome)
     /// The transfer ended without delivery: cancelled before it was ever sent (`transferCancelled`),

@@ -129,13 +129,27 @@ package final class LinkEndpoint: @unchecked Sendable {
     package func sendMessage(
         _ payload: [UInt8], wantsReply: Bool, run: String? = nil, completion: @escaping (MessageOutcome) -> Void
     ) {
+        let id = messageAttempt(run: run, completion: completion)
+        handle(.messageSent(id: id, payload: payload, wantsReply: wantsReply, now: now))
+    }
+
+    /// `sendMessageData`: raw bytes under `sendMessage`'s rules (one id space, one outcome, in order).
+    package func sendMessageData(
+        _ payload: [UInt8], wantsReply: Bool, completion: @escaping (MessageOutcome) -> Void
+    ) {
+        let id = messageAttempt(run: nil, completion: completion)
+        handle(.messageDataSent(id: id, payload: payload, wantsReply: wantsReply, now: now))
+    }
+
+    /// Numbers a send, journals the attempt and keeps its completion.
+    private func messageAttempt(run: String?, completion: @escaping (MessageOutcome) -> Void) -> UInt64 {
         loop.preconditionInLoop()
         let id = nextMessageID
         nextMessageID += 1
         journal?.record(.messageAttempt, cause: messageCause(sender: state.instance, id), run: run)
         if let run { messageRuns[id] = run }
         messageWaiters[id] = completion
-        handle(.messageSent(id: id, payload: payload, wantsReply: wantsReply, now: now))
+        return id
     }
 
     /// Answers a message received through `onNotification`.
@@ -415,7 +429,7 @@ extension LinkEndpoint {
         case .contextAck(let generation, let sender):
             journal.record(
                 .contextAckSend, cause: TraceEvent.contextCause(sender: sender.description, generation: generation))
-        case .message(let id, _, _):
+        case .message(let id, _, _), .messageData(let id, _, _):
             journal.record(.messageSend, cause: messageCause(sender: state.instance, id), run: messageRuns[id])
         case .messageReply(let id, _), .messageDelivered(let id):
             journal.record(.messageReplySend, cause: messageCause(sender: engine.peerInstance, id))
@@ -445,7 +459,7 @@ extension LinkEndpoint {
             journal.record(
                 .contextAckReceive,
                 cause: TraceEvent.contextCause(sender: state.instance.description, generation: generation))
-        case .messageReceived(let id, _, _):
+        case .messageReceived(let id, _, _), .messageDataReceived(let id, _, _):
             journal.record(.messageReceive, cause: messageCause(sender: engine.peerInstance, id))
         case .messageCompleted(let id, let outcome):
             let run = messageRuns.removeValue(forKey: id)

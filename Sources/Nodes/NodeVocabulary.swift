@@ -49,6 +49,8 @@ package enum LinkCommand: Equatable, Sendable {
     case updateContext([UInt8], force: Bool)
     /// A message; its one outcome comes back as `.messageEnded(purpose, …)`.
     case sendMessage([UInt8], wantsReply: Bool, run: String?, MessagePurpose)
+    /// Raw bytes (`sendMessageData`); its one outcome comes back as `.messageEnded(purpose, …)`.
+    case sendMessageData([UInt8], wantsReply: Bool, MessagePurpose)
     case answerMessage(id: UInt64, MessageAnswer)
     /// A durable transfer; a refusal to queue it comes back as `.transferNotQueued`.
     case transferUserInfo([UInt8], run: String?)
@@ -66,6 +68,8 @@ package enum MessagePurpose: Hashable, Sendable {
     /// A watch edit (its token in the WatchEngine).
     case edit(token: UInt64)
     case requestSync
+    /// Admin request N's `data send`: its outcome is that request's reply.
+    case dataCommand(AdminRequestID)
 }
 
 /// The timers a node keeps.

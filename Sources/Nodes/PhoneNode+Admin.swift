@@ -10,9 +10,15 @@ extension PhoneNode {
         _ request: AdminRequestID, _ command: PhoneCommand, freshID: DocumentID, facts: ShellFacts, now: Timestamp,
         reads: Reads, into out: inout Output
     ) throws(NeedsReads) {
-        if case .trace(let query) = command {
+        switch command {
+        case .trace(let query):
             out.node(.replyTrace(request, query))
             return
+        case .data(let data):
+            out.node(dataMessages.serve(data, request: request))
+            return
+        default:
+            break
         }
         let outcome = try AdminOutcome.serve(command) { command in
             try execute(command, freshID: freshID, facts: facts, now: now, reads: reads, into: &out)
@@ -127,9 +133,9 @@ extension PhoneNode {
             return .done
         case .metrics:
             return status(facts, now: now).metrics(facts)
-        case .trace:
-            // Served by the shell from its journal (see `admin`).
-            return .refused("trace is read by the shell")
+        case .trace, .data:
+            // Served from the journal by the shell, or with the link's answer (see `admin`).
+            return .refused("\(command) is answered by the shell")
         case .live(let command):
             // The run a flow opens or advances, loaded before the mirror moves.
             var driven: Result<WorkoutDocument, any Error>?

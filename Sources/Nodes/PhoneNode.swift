@@ -24,6 +24,7 @@ package struct PhoneNode: Sendable {
     private var stopping = false
     /// The watch's instance, for the causal ids of its messages.
     private var peer: InstanceID?
+    package internal(set) var dataMessages = DataMessages()
 
     package struct SkippedFile: Equatable, Sendable, CustomStringConvertible {
         package var path: String
@@ -136,6 +137,8 @@ package struct PhoneNode: Sendable {
         case .reported(.contextRefused(let reason)):
             out.log(.warning, "push", "push not sent", [("reason", reason)])
             translate(engine.handle(.pushFailed(reason: reason, now: now)), now: now, into: &out)
+        case .reported(.messageEnded(.dataCommand(let request), let outcome, _)):
+            out.node(dataMessages.sendEnded(request, outcome))
         case .reported(.messageEnded(let purpose, let outcome, let stillReachable)):
             guard case .live(let runID, let version, let attempt) = purpose else { break }
             out.node(
@@ -215,6 +218,8 @@ package struct PhoneNode: Sendable {
             out.node(live.feed(.reachabilityChanged(reachable, now: now)))
         case .messageReceived(let id, let payload, let wantsReply):
             try messageReceived(id: id, payload: payload, wantsReply: wantsReply, now: now, reads: reads, into: &out)
+        case .messageDataReceived(let id, let payload, let wantsReply):
+            out.node(dataMessages.received(id: id, payload: payload, wantsReply: wantsReply, now: now))
         case .userInfoReceived(let key, let payload):
             let decoded = decodeWatchMessage(payload, via: "userInfo \(key)", into: &out)
             let loaded = try documentToMerge(decoded, reads: reads, into: &out)

@@ -18,6 +18,9 @@ extension WatchNode {
         case .cancelTransfer(let sequence):
             out.node(.link(.cancelTransfer(sequence: sequence, request)))
             return
+        case .data(let data):
+            out.node(dataMessages.serve(data, request: request))
+            return
         default:
             break
         }
@@ -112,7 +115,7 @@ extension WatchNode {
             }
             return .output(
                 text: AdminOutcome.lines(text, empty: "no outstanding transfers"), json: AdminOutcome.json(transfers))
-        case .cancelTransfer, .trace:
+        case .cancelTransfer, .trace, .data:
             // Served with the link's or the journal's answer (see `admin`).
             return .refused("\(command) is answered by the shell")
         case .sync:

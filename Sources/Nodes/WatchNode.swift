@@ -23,6 +23,7 @@ package struct WatchNode: Sendable {
     /// When each edit message still unanswered was sent, and the round trips of those answered.
     private var editsSentAt: [UInt64: Timestamp] = [:]
     package private(set) var roundTrip = LatencyHistogram()
+    package internal(set) var dataMessages = DataMessages()
 
     package enum Event: Sendable {
         /// Start-up: the cache's unreadable files and the last received context, re-applied now (the
@@ -91,6 +92,8 @@ package struct WatchNode: Sendable {
                 }
             case .requestSync:
                 out.log(.info, "link", "requestSync answered", [("outcome", "\(outcome)")])
+            case .dataCommand(let request):
+                out.node(dataMessages.sendEnded(request, outcome))
             }
         case .reported(.transferNotQueued(let payload, let reason)):
             out.log(.warning, "link", "could not queue a transfer", [("reason", reason)])
@@ -168,6 +171,8 @@ package struct WatchNode: Sendable {
                 out.node(
                     .link(.answerMessage(id: id, .failed(.deliveryFailed, reason: "watchd has no handler for this message"))))
             }
+        case .messageDataReceived(let id, let payload, let wantsReply):
+            out.node(dataMessages.received(id: id, payload: payload, wantsReply: wantsReply, now: now))
         case .userInfoReceived(let key, _):
             out.log(.notice, "link", "ignored a transfer from the phone (none are defined)", [("key", "\(key)")])
             out.node(.link(.transfersProcessed([key])))

@@ -22,6 +22,7 @@ struct CommandMappingTests {
             switch argument.name {
             case "exercise", "set", "sequence": words.append("2")
             case "position": words.append("up")
+            case "payload": words.append("00ff")
             default: words.append(id)
             }
         }

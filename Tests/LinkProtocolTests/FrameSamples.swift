@@ -35,6 +35,8 @@ enum FrameSamples {
         .messageDelivered(id: 2),
         .messageFailed(id: 4, code: .deliveryFailed, reason: "no message handler on the watch"),
         .messageFailed(id: 5, code: .payloadTooLarge, reason: ""),
+        .messageData(id: 6, wantsReply: true, payload: [0x7B, 0x00, 0xFF]),
+        .messageData(id: 7, wantsReply: false, payload: []),
         .userInfo(queue: instance(0x40), sequence: 42, payload: Array(repeating: 0x5A, count: 1000)),
         .userInfo(queue: instance(0x41), sequence: 0, payload: []),
         .userInfoAck(queue: instance(0x40), sequence: 42),

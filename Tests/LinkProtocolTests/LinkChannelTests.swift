@@ -142,6 +142,47 @@ struct LinkChannelTests {
         #expect(pair.notifications(.watch) == [.messageCompleted(id: 5, .failed(.payloadTooLarge(size: 3, limit: 2)))])
     }
 
+    @Test("sendMessageData: raw bytes reach the app as data, and the reply comes back as raw bytes")
+    func dataMessageOutcomes() {
+        var pair = linkedPair()
+        pair.handle(.watch, .messageDataSent(id: 1, payload: [0xFF, 0x00], wantsReply: true, now: pair.now))
+        #expect(pair.framesSent[.watch]!.contains(.messageData(id: 1, wantsReply: true, payload: [0xFF, 0x00])))
+        #expect(pair.notifications(.phone) == [.messageDataReceived(id: 1, payload: [0xFF, 0x00], wantsReply: true)])
+        pair.handle(.phone, .messageAnswered(id: 1, .reply([0x00, 0xFF])))
+        // The same id space as dictionary messages: one connection keeps their order.
+        pair.handle(.phone, .messageDataSent(id: 2, payload: [2], wantsReply: false, now: pair.now))
+        pair.handle(.phone, .messageSent(id: 3, payload: [3], wantsReply: false, now: pair.now))
+        #expect(pair.notifications(.watch) == [
+            .messageCompleted(id: 1, .replied([0x00, 0xFF])),
+            .messageDataReceived(id: 2, payload: [2], wantsReply: false),
+            .messageReceived(id: 3, payload: [3], wantsReply: false),
+        ])
+        pair.forget()
+        pair.handle(.watch, .messageAnswered(id: 2, .handled))
+        #expect(pair.notifications(.phone) == [.messageCompleted(id: 2, .delivered)])
+    }
+
+    @Test("sendMessageData keeps sendMessage's rules: size limit, notReachable, timeout, refusal over the receiver's limit")
+    func dataMessageRules() {
+        var pair = linkedPair()
+        let limit = pair.phone.configuration.maximumMessageBytes
+        pair.handle(.watch, .messageDataSent(id: 1, payload: [UInt8](repeating: 1, count: limit + 1), wantsReply: true, now: pair.now))
+        #expect(pair.notifications(.watch) == [.messageCompleted(id: 1, .failed(.payloadTooLarge(size: limit + 1, limit: limit)))])
+        pair.handle(.watch, .localAppStateChanged(foreground: false))
+        pair.forget()
+        pair.handle(.phone, .messageDataSent(id: 2, payload: [2], wantsReply: true, now: pair.now))
+        #expect(pair.notifications(.phone) == [.messageCompleted(id: 2, .failed(.notReachable))])
+        #expect(pair.framesSent[.phone]!.isEmpty, "nothing is queued")
+        pair.handle(.watch, .messageDataSent(id: 3, payload: [3], wantsReply: true, now: pair.now))
+        pair.advance(by: .seconds(5) + .milliseconds(20))
+        #expect(pair.notifications(.watch).contains(.messageCompleted(id: 3, .failed(.messageReplyTimedOut))))
+        pair.forget()
+        let oversized = LinkFrame.messageData(id: 4, wantsReply: false, payload: [UInt8](repeating: 7, count: limit + 1))
+        pair.handle(.phone, .bytesReceived(connection(pair), oversized.encoded(), now: pair.now))
+        #expect(!pair.notifications(.phone).contains { if case .messageDataReceived = $0 { true } else { false } })
+        #expect(pair.framesSent[.phone] == [.messageFailed(id: 4, code: .payloadTooLarge, reason: "\(limit)")])
+    }
+
     @Test("a cancelled transfer is reported to the app as transferCancelled")
     func cancelReported() {
         var pair = LinkPair(

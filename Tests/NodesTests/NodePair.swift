@@ -249,15 +249,9 @@ struct NodePair {
             queue.append(.phone(.reported(.contextQueued(generation: generation))))
             if linked, let slot { sendContext(slot) }
         case .sendMessage(let payload, let wantsReply, _, let purpose):
-            guard linked else {
-                let ended = ShellReport.messageEnded(purpose, .failed(.notReachable), stillReachable: false)
-                queue.append(fromPhone ? .phone(.reported(ended)) : .watch(.reported(ended)))
-                return
-            }
-            lastMessage += 1
-            waitingMessages[lastMessage] = (fromPhone, purpose)
-            let received = LinkNotification.messageReceived(id: lastMessage, payload: payload, wantsReply: wantsReply)
-            queue.append(fromPhone ? .watch(.link(received)) : .phone(.link(received)))
+            send(payload, wantsReply: wantsReply, purpose, asData: false, fromPhone: fromPhone)
+        case .sendMessageData(let payload, let wantsReply, let purpose):
+            send(payload, wantsReply: wantsReply, purpose, asData: true, fromPhone: fromPhone)
         case .answerMessage(let id, let answer):
             guard let waiting = waitingMessages.removeValue(forKey: id) else { return }
             let outcome: MessageOutcome
@@ -292,6 +286,24 @@ struct NodePair {
         case .setAppForeground:
             break
         }
+    }
+
+    /// A message or data message: delivered when linked, else it fails with `notReachable`.
+    private mutating func send(
+        _ payload: [UInt8], wantsReply: Bool, _ purpose: MessagePurpose, asData: Bool, fromPhone: Bool
+    ) {
+        guard linked else {
+            let ended = ShellReport.messageEnded(purpose, .failed(.notReachable), stillReachable: false)
+            queue.append(fromPhone ? .phone(.reported(ended)) : .watch(.reported(ended)))
+            return
+        }
+        lastMessage += 1
+        waitingMessages[lastMessage] = (fromPhone, purpose)
+        let received =
+            asData
+            ? LinkNotification.messageDataReceived(id: lastMessage, payload: payload, wantsReply: wantsReply)
+            : LinkNotification.messageReceived(id: lastMessage, payload: payload, wantsReply: wantsReply)
+        queue.append(fromPhone ? .watch(.link(received)) : .phone(.link(received)))
     }
 
     private mutating func sendContext(_ slot: (generation: UInt64, payload: [UInt8])) {
