@@ -64,6 +64,15 @@ package enum WatchCommands {
             CommandSpec(
                 name: "wrist", abstract: "Move the watch app to the background (down) or foreground (up).",
                 arguments: [ArgumentSpec("position", help: "down or up.")]),
+            CommandSpec(name: "unpair", abstract: "Unpair the watch: the phone's sends fail with deviceNotPaired."),
+            CommandSpec(name: "pair", abstract: "Pair the watch again."),
+            CommandSpec(
+                name: "app", abstract: "The watch app's installation (isWatchAppInstalled on the phone).",
+                subcommands: [
+                    CommandSpec(
+                        name: "uninstall", abstract: "Remove the app: the phone's sends fail with watchAppNotInstalled."),
+                    CommandSpec(name: "install", abstract: "Install the app again."),
+                ]),
         ]
     ).addingToEveryLeaf(SharedCommands.json)  // a write verb's JSON: {"ok":true}, or what it reports
         .adding(options: SharedCommands.socketOptions(daemon: "watchd", environment: "WATCHD_ADMIN_SOCKET"))
@@ -96,6 +105,10 @@ package enum WatchCommand: AdminCommand {
     case sync
     /// `up`: the app comes to the foreground.
     case wrist(up: Bool)
+    /// `pair` (true) and `unpair` (false).
+    case pair(Bool)
+    /// `app install` (true) and `app uninstall` (false).
+    case installApp(Bool)
 
     package init(_ command: ParsedCommand) throws(UsageError) {
         switch command.path {
@@ -125,6 +138,10 @@ package enum WatchCommand: AdminCommand {
                 throw UsageError("wrist position must be down or up, got \(position)")
             }
             self = .wrist(up: position == "up")
+        case ["pair"]: self = .pair(true)
+        case ["unpair"]: self = .pair(false)
+        case ["app", "install"]: self = .installApp(true)
+        case ["app", "uninstall"]: self = .installApp(false)
         case ["complete"], ["undo"], ["skip"], ["reopen"]: self = .set(try SetCommand(command))
         case let path where path.first == "live": self = .live(try LiveCommand(command))
         case let path where path.first == "data": self = .data(try DataCommand(command))

@@ -236,6 +236,8 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
             link.launch(payload)
         case .setAppForeground(let foreground):
             link.setAppForeground(foreground)
+        case .setWatchState(let state):
+            link.setWatchState(state)
         }
     }
 

@@ -1,7 +1,7 @@
 /// The one-byte kind that follows a frame's length and says how to read its body.
 ///
 /// Kinds are grouped by channel in the high nibble: 0x0_ link control and handshake, 0x1_ context,
-/// 0x2_ messages, 0x3_ userInfo transfers, 0x4_ launch, 0x5_ app state. Any other byte is refused with
+/// 0x2_ messages, 0x3_ userInfo transfers, 0x4_ launch, 0x5_ app and watch state. Any other byte is refused with
 /// ``FrameError/unknownKind(_:)``.
 package enum FrameKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     /// Handshake step 1, dialer to listener.
@@ -40,6 +40,8 @@ package enum FrameKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case launch = 0x40
     /// The sender's app moved to the foreground or background.
     case appState = 0x50
+    /// The watch's pairing, app and complication state.
+    case watchState = 0x51
 
     /// The case name, for logs and error messages.
     package var description: String {
@@ -62,6 +64,7 @@ package enum FrameKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .userInfoAck: "userInfoAck"
         case .launch: "launch"
         case .appState: "appState"
+        case .watchState: "watchState"
         }
     }
 }

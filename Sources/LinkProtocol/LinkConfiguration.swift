@@ -72,6 +72,11 @@ package enum LinkError: Error, Equatable, Sendable, CustomStringConvertible {
     case transferCancelled
     /// No outstanding transfer has that sequence.
     case unknownTransfer(sequence: UInt64)
+    /// The watch reports itself unpaired: the phone sends nothing to it (WCErrorCodeDeviceNotPaired).
+    case deviceNotPaired
+    /// The watch reports the watch app uninstalled: the phone sends nothing to it
+    /// (WCErrorCodeWatchAppNotInstalled).
+    case watchAppNotInstalled
 
     package var description: String {
         switch self {
@@ -84,6 +89,8 @@ package enum LinkError: Error, Equatable, Sendable, CustomStringConvertible {
         case .payloadUnsupportedTypes(let reason): return "payloadUnsupportedTypes: \(reason)"
         case .transferCancelled: return "transferCancelled"
         case .unknownTransfer(let sequence): return "no outstanding transfer \(sequence)"
+        case .deviceNotPaired: return "deviceNotPaired: the watch is not paired"
+        case .watchAppNotInstalled: return "watchAppNotInstalled: the watch app is not installed"
         }
     }
 }

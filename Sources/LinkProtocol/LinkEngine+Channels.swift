@@ -81,7 +81,7 @@ extension LinkEngine {
     /// while an older one is in flight supersedes it; the watch ignores the older on arrival.
     mutating func sendContextIfUnacknowledged(into actions: inout [Action]) {
         guard configuration.role == .phone, let current = link, let slot = contextSlot,
-            slot.acknowledgedGeneration < slot.generation
+            slot.acknowledgedGeneration < slot.generation, watchState.sendRefusal == nil
         else { return }
         actions.append(.send(current.connection, .context(generation: slot.generation, sender: instance, payload: slot.payload)))
     }
@@ -279,9 +279,9 @@ extension LinkEngine {
     // MARK: Launch and app state
 
     mutating func launchRequested(_ payload: [UInt8], into actions: inout [Action]) {
-        guard configuration.role == .phone, let current = link else {
+        guard configuration.role == .phone, let current = link, watchState.sendRefusal == nil else {
             actions.append(.notify(.launchDropped))
-            actions.append(.log("launch dropped: the watch is not linked"))
+            actions.append(.log("launch dropped: \(watchState.sendRefusal?.description ?? "the watch is not linked")"))
             return
         }
         actions.append(.send(current.connection, .launch(payload: payload)))
@@ -291,5 +291,23 @@ extension LinkEngine {
         guard configuration.role == .watch, foreground != localAppForeground else { return }
         localAppForeground = foreground
         if let current = link { actions.append(.send(current.connection, .appState(foreground ? .foreground : .background))) }
+    }
+
+    /// The watch's own state changed: kept durably, then reported to the phone when linked.
+    mutating func localWatchStateChanged(_ state: WatchState, into actions: inout [Action]) {
+        guard configuration.role == .watch, state != watchState else { return }
+        watchState = state
+        actions.append(.persistWatchState(state))
+        if let current = link { actions.append(.send(current.connection, .watchState(state))) }
+    }
+
+    /// The watch reported its state: kept durably and notified; a watch that can take sends again
+    /// gets the context slot if it has not acknowledged it.
+    mutating func peerWatchStateReceived(_ state: WatchState, into actions: inout [Action]) {
+        guard state != watchState else { return }
+        watchState = state
+        actions.append(.persistWatchState(state))
+        actions.append(.notify(.watchStateChanged(state)))
+        sendContextIfUnacknowledged(into: &actions)
     }
 }

@@ -228,6 +228,7 @@ extension LinkEngine {
         actions.append(.log("link established on \(connection) with \(configuration.role.counterpart) \(peer)"))
         if configuration.role == .watch {
             actions.append(.send(connection, .appState(localAppForeground ? .foreground : .background)))
+            actions.append(.send(connection, .watchState(watchState)))
         }
         sendContextIfUnacknowledged(into: &actions)
         sendTransfers(into: &actions)
@@ -303,11 +304,13 @@ extension LinkEngine {
             userInfoReceived(TransferKey(queue: queue, sequence: sequence), payload: payload, into: &actions)
         case .userInfoAck(let queue, let sequence):
             transferAcknowledged(TransferKey(queue: queue, sequence: sequence), into: &actions)
+        case .watchState(let state) where role == .phone:
+            peerWatchStateReceived(state, into: &actions)
         case .launch(let payload) where role == .watch:
             actions.append(.notify(.launchReceived(payload: payload)))
         case .hello, .challenge, .proof, .welcome:
             violation("handshake frame after the handshake completed", now: now, into: &actions)
-        case .appState, .context, .contextAck, .launch:
+        case .appState, .watchState, .context, .contextAck, .launch:
             violation("\(frame.kind) is not allowed towards the \(role)", now: now, into: &actions)
         }
     }

@@ -44,6 +44,9 @@ package struct LinkEngine: Sendable {
         case launchRequested(payload: [UInt8])
         /// The watch app went to the foreground (true, wrist up) or background (false, wrist down).
         case localAppStateChanged(foreground: Bool)
+        /// The watch was paired or unpaired, its app installed or removed, its complication put on or
+        /// taken off the face (watch only).
+        case localWatchStateChanged(WatchState)
     }
 
     /// What the shell must do, in order.
@@ -60,6 +63,8 @@ package struct LinkEngine: Sendable {
         /// Delete the transfers from the durable outbox (acknowledged, or cancelled when `cancelled`)
         /// in one durable write.
         case removeTransfers(sequences: [UInt64], cancelled: Bool)
+        /// Keep the watch state (the watch's own, or the last the watch reported) durably.
+        case persistWatchState(WatchState)
         case notify(LinkNotification)
         case log(String)
     }
@@ -79,6 +84,8 @@ package struct LinkEngine: Sendable {
     var handshaking: [ConnectionID: PendingConnection] = [:]
     var link: EstablishedLink?
     var localAppForeground = true
+    /// The watch's own state (watch) or the last state the watch reported (phone).
+    var watchState: WatchState
     var redial = RedialState()
     var contextSlot: ContextSlot?
     var receivedContext: ReceivedContext?
@@ -103,6 +110,7 @@ package struct LinkEngine: Sendable {
         contextSlot = restored.contextSlot
         receivedContext = restored.receivedContext
         transferMarks = restored.transferMarks
+        watchState = restored.watchState ?? .installed
         outbox = TransferOutbox(
             queue: restored.outboxQueue, pending: restored.pendingTransfers, nextSequence: restored.nextOutboxSequence)
         random = SplitMix64(seed: seed)
@@ -118,8 +126,14 @@ package struct LinkEngine: Sendable {
     /// foreground (the watch always reaches the phone while linked).
     package var isReachable: Bool {
         guard let link else { return false }
-        return configuration.role == .watch || link.peerAppForeground
+        return configuration.role == .watch || (link.peerAppForeground && watchState.sendRefusal == nil)
     }
+
+    /// The watch's pairing, app and complication state as this side knows it.
+    package var currentWatchState: WatchState { watchState }
+
+    /// Received items handed to the app and not yet processed (`hasContentPending`).
+    package var hasContentPending: Bool { !deliveredToApp.isEmpty }
 
     /// Whether an authenticated connection is up (context and transfers flow whatever the app state).
     package var isLinked: Bool { link != nil }
@@ -141,6 +155,7 @@ package struct LinkEngine: Sendable {
     /// Why a send on `channel` of `bytes` bytes would be refused now, or nil if it may proceed.
     package func admission(of channel: Channel, bytes: Int) -> LinkError? {
         guard isActivated else { return .sessionNotActivated }
+        if configuration.role == .phone, let refusal = watchState.sendRefusal { return refusal }
         let limit: Int
         switch channel {
         case .context: limit = configuration.maximumContextBytes
@@ -202,6 +217,9 @@ package struct LinkEngine: Sendable {
         case .localAppStateChanged(let foreground):
             now = nil
             localAppStateChanged(foreground: foreground, into: &actions)
+        case .localWatchStateChanged(let state):
+            now = nil
+            localWatchStateChanged(state, into: &actions)
         }
         reportReachability(into: &actions)
         if let now { rescheduleWakeUp(now: now, into: &actions) }

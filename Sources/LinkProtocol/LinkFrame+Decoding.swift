@@ -86,6 +86,12 @@ extension LinkFrame {
                 throw .malformedBody(kind: kind, reason: "unknown app state \(raw)")
             }
             frame = .appState(state)
+        case .watchState:
+            let flags = try reader.readUInt8("flags")
+            guard let state = WatchState(flags: flags) else {
+                throw .malformedBody(kind: kind, reason: "reserved flag bits set in 0x\(String(flags, radix: 16))")
+            }
+            frame = .watchState(state)
         }
         try reader.expectEnd()
         return frame

@@ -78,6 +78,8 @@ extension LinkFrame {
             writer.write(payload)
         case .appState(let state):
             writer.write(state.rawValue)
+        case .watchState(let state):
+            writer.write(state.flags)
         }
         return writer.bytes
     }

@@ -33,6 +33,7 @@
 /// | 0x31 | ``userInfoAck(queue:sequence:)`` | queue 16, sequence u64 |
 /// | 0x40 | ``launch(payload:)`` | payload (rest) |
 /// | 0x50 | ``appState(_:)`` | state u8 (0 background, 1 foreground) |
+/// | 0x51 | ``watchState(_:)`` | flags u8 (bit 0 paired, bit 1 app installed, bit 2 complication enabled) |
 ///
 /// Decoding is strict so that both sides agree on every byte: a fixed-size body with the wrong length,
 /// an unknown role, app state, error or failure code, a message flag bit other than bit 0, or invalid
@@ -82,6 +83,8 @@ package enum LinkFrame: Equatable, Sendable {
     case launch(payload: [UInt8])
     /// The sender's app moved to the foreground or background.
     case appState(AppState)
+    /// The watch's pairing, app and complication state (watch → phone, on link-up and on change).
+    case watchState(WatchState)
 
     /// Bytes in a handshake nonce.
     package static let nonceByteCount = 32
@@ -111,6 +114,7 @@ package enum LinkFrame: Equatable, Sendable {
         case .userInfoAck: .userInfoAck
         case .launch: .launch
         case .appState: .appState
+        case .watchState: .watchState
         }
     }
 }

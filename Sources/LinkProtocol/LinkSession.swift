@@ -58,12 +58,17 @@ package struct RestoredLinkState: Equatable, Sendable {
     /// The sequence the outbox will give its next transfer (transfers persisted concurrently are
     /// reported out of order; the engine puts them back in sequence before sending).
     package var nextOutboxSequence: UInt64
+    /// The watch's pairing, app and complication state: the watch's own (watch side) or the last one
+    /// the watch reported (phone side); nil when never set, which reads as `WatchState.installed`.
+    package var watchState: WatchState?
 
     package init(
         knownPeer: InstanceID? = nil, contextSlot: ContextSlot? = nil, receivedContext: ReceivedContext? = nil,
         transferMarks: [InstanceID: UInt64] = [:], outboxQueue: InstanceID,
-        pendingTransfers: [(sequence: UInt64, payload: [UInt8])] = [], nextOutboxSequence: UInt64? = nil
+        pendingTransfers: [(sequence: UInt64, payload: [UInt8])] = [], nextOutboxSequence: UInt64? = nil,
+        watchState: WatchState? = nil
     ) {
+        self.watchState = watchState
         self.knownPeer = knownPeer
         self.contextSlot = contextSlot
         self.receivedContext = receivedContext
@@ -77,6 +82,7 @@ package struct RestoredLinkState: Equatable, Sendable {
         lhs.knownPeer == rhs.knownPeer && lhs.contextSlot == rhs.contextSlot
             && lhs.receivedContext == rhs.receivedContext && lhs.transferMarks == rhs.transferMarks
             && lhs.outboxQueue == rhs.outboxQueue && lhs.nextOutboxSequence == rhs.nextOutboxSequence
+            && lhs.watchState == rhs.watchState
             && lhs.pendingTransfers.map(\.sequence) == rhs.pendingTransfers.map(\.sequence)
             && lhs.pendingTransfers.map(\.payload) == rhs.pendingTransfers.map(\.payload)
     }
@@ -108,6 +114,9 @@ package enum LinkNotification: Equatable, Sendable {
     case reachabilityChanged(Bool)
     /// The watch app moved to the foreground (true) or background (false); seen by the phone.
     case peerAppStateChanged(foreground: Bool)
+    /// The watch reported another pairing, app or complication state (`sessionWatchStateDidChange`);
+    /// seen by the phone, already persisted.
+    case watchStateChanged(WatchState)
     /// A new application context arrived and is on disk.
     case contextReceived(ReceivedContext)
     /// The watch acknowledged this context generation.

@@ -13,12 +13,19 @@ package struct LinkStatus: Equatable, Sendable, Codable {
     package var contextSender: String?
     package var outboxDepth: Int
     package var handshakingConnections: Int
+    /// The watch's pairing, app and complication state: its own (watch) or as last reported (phone).
+    package var watchState: WatchState
+    /// Received items handed to the app and not yet processed.
+    package var hasContentPending: Bool
 
     package init(
         role: LinkRole, instance: InstanceID, activated: Bool, reachable: Bool, linked: Bool, peer: InstanceID?,
         watchAppForeground: Bool, contextGenerationSent: UInt64?, contextGenerationAcknowledged: UInt64?,
-        contextGenerationReceived: UInt64?, contextSender: InstanceID?, outboxDepth: Int, handshakingConnections: Int
+        contextGenerationReceived: UInt64?, contextSender: InstanceID?, outboxDepth: Int, handshakingConnections: Int,
+        watchState: WatchState = .installed, hasContentPending: Bool = false
     ) {
+        self.watchState = watchState
+        self.hasContentPending = hasContentPending
         self.role = role.description
         self.instance = instance.description
         self.activated = activated

@@ -243,6 +243,13 @@ package final class LinkEndpoint: @unchecked Sendable {
         handle(.localAppStateChanged(foreground: foreground))
     }
 
+    /// Watch only: the watch is paired or unpaired, its app installed or removed, its complication
+    /// on or off the face; kept durably and reported to the phone.
+    package func setWatchState(_ state: WatchState) {
+        loop.preconditionInLoop()
+        handle(.localWatchStateChanged(state))
+    }
+
     /// Phone only: the context slot (the last context handed to the link, and what the watch acknowledged).
     package var contextSlot: ContextSlot? {
         loop.preconditionInLoop()
@@ -260,7 +267,8 @@ package final class LinkEndpoint: @unchecked Sendable {
             watchAppForeground: engine.watchAppForeground, contextGenerationSent: slot?.generation,
             contextGenerationAcknowledged: slot?.acknowledgedGeneration, contextGenerationReceived: received?.generation,
             contextSender: received?.sender, outboxDepth: engine.outstandingTransfers.count,
-            handshakingConnections: engine.handshakingConnectionCount)
+            handshakingConnections: engine.handshakingConnectionCount, watchState: engine.currentWatchState,
+            hasContentPending: engine.hasContentPending)
     }
 
     /// Outstanding transfers with their age and size, oldest first.
@@ -359,6 +367,8 @@ package final class LinkEndpoint: @unchecked Sendable {
                     try state.outbox.acknowledge(sequences: sequences)
                 }
             }
+        case .persistWatchState(let watchState):
+            durably("persist watch state") { try state.persist(watchState) }
         case .notify(let notification):
             journalNotified(notification)
             if case .messageCompleted(let id, let outcome) = notification,
@@ -443,7 +453,7 @@ extension LinkEndpoint {
                 .transferAckSend, cause: TraceEvent.transferCause(queue: queue.description, sequence: sequence))
         case .launch:
             journal.record(.launchSend, cause: "launch")
-        case .error, .hello, .challenge, .proof, .welcome, .ping, .pong, .appState:
+        case .error, .hello, .challenge, .proof, .welcome, .ping, .pong, .appState, .watchState:
             break
         }
     }
@@ -486,7 +496,7 @@ extension LinkEndpoint {
             journal.record(.linkDown, detail: reason)
         case .reachabilityChanged(let reachable):
             journal.record(.reachability, detail: "\(reachable)")
-        case .activated, .peerAppStateChanged:
+        case .activated, .peerAppStateChanged, .watchStateChanged:
             break
         }
     }

@@ -35,6 +35,7 @@ package final class LinkStateDirectory: Sendable {
     private var peerPath: String { "\(linkDirectory)/peer" }
     private var slotPath: String { "\(linkDirectory)/context-slot" }
     private var receivedPath: String { "\(linkDirectory)/received-context" }
+    private var watchStatePath: String { "\(linkDirectory)/watch-state" }
 
     /// Opens (creating when absent) the state under `root`. `newInstanceBytes` supplies 16 random
     /// bytes when the directory has no instance ID yet.
@@ -111,7 +112,21 @@ package final class LinkStateDirectory: Sendable {
             contextSlot: try readSlot(), receivedContext: try readReceivedContext(), transferMarks: marks,
             outboxQueue: queue,
             pendingTransfers: outbox.pending().map { (sequence: $0.sequence, payload: $0.payload) },
-            nextOutboxSequence: outbox.nextSequence)
+            nextOutboxSequence: outbox.nextSequence, watchState: try readWatchState())
+    }
+
+    /// The watch state (`<state>/link/watch-state`: the flags byte, CRC32C).
+    package func persist(_ state: WatchState) throws {
+        try AtomicFile.write(Self.sealed([state.flags]), to: watchStatePath)
+    }
+
+    private func readWatchState() throws -> WatchState? {
+        guard let sealed = try AtomicFile.read(watchStatePath) else { return nil }
+        let bytes = try Self.unsealed(sealed, file: watchStatePath)
+        guard bytes.count == 1, let state = WatchState(flags: bytes[0]) else {
+            throw StateFileError.malformed(file: watchStatePath, reason: "expected one flags byte with bits 0-2 only")
+        }
+        return state
     }
 
     package func persistPeer(_ peer: InstanceID) throws {

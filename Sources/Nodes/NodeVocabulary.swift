@@ -60,6 +60,8 @@ package enum LinkCommand: Equatable, Sendable {
     case cancelTransfer(sequence: UInt64, AdminRequestID)
     case launch([UInt8])
     case setAppForeground(Bool)
+    /// The watch is paired or not, its app installed or not, its complication enabled or not.
+    case setWatchState(WatchState)
 }
 
 /// Why a message was sent, so its outcome finds its way back to what sent it.

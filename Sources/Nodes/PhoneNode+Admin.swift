@@ -265,7 +265,8 @@ extension PhoneNode {
             pushError: engine.pushFailure, heldBackRuns: engine.lastPushed?.heldBackRunIDs?.count ?? 0,
             editingWorkoutID: engine.locks.editingWorkoutID?.rawValue, editingSplitID: engine.locks.editingSplitID?.rawValue,
             ingest: counts, outboxDepth: link.outboxDepth, launchesSent: launchesSent, launchesDropped: launchesDropped,
-            liveFramesSent: live.framesSent, liveFramesReceived: live.framesReceived)
+            liveFramesSent: live.framesSent, liveFramesReceived: live.framesReceived, watchState: link.watchState,
+            hasContentPending: link.hasContentPending)
     }
 
     private func describe(_ run: WorkoutDocument) -> String {

@@ -249,6 +249,10 @@ package struct PhoneNode: Sendable {
             out.log(.info, "link", "watch linked", [("peer", "\(peer)")])
         case .linkLost(let reason):
             out.log(.info, "link", "watch unlinked", [("reason", reason)])
+        case .watchStateChanged(let state):
+            // sessionWatchStateDidChange: sends fail with deviceNotPaired / watchAppNotInstalled
+            // (a refused push is retried) until the watch reports it can take them again.
+            out.log(.notice, "link", "watch state changed", [("state", state.description)])
         case .contextAcknowledged(let generation):
             translate(engine.handle(.contextAcknowledged(generation: generation, now: now)), now: now, into: &out)
         case .contextReceived, .messageCompleted, .transferFinished, .transferFailed, .launchReceived,

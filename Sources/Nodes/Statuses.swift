@@ -1,3 +1,4 @@
+import LinkProtocol
 
 /// `phonectl status --json`; field names documented in docs/CLI.md.
 package struct PhoneStatus: Codable, Sendable {
@@ -33,6 +34,12 @@ package struct PhoneStatus: Codable, Sendable {
     /// Live frames this side put on the wire, by kind (`progress`, `ended`); auto-advances send none.
     package var liveFramesSent: [String: Int]
     package var liveFramesReceived: Int
+    /// `isPaired`, `isWatchAppInstalled`, `isComplicationEnabled` as the watch last reported them.
+    package var paired: Bool
+    package var watchAppInstalled: Bool
+    package var complicationEnabled: Bool
+    /// Received items handed to the app and not yet processed.
+    package var hasContentPending: Bool
 
     /// Every field, as the daemon fills them.
     package init(
@@ -42,8 +49,12 @@ package struct PhoneStatus: Codable, Sendable {
         tombstones: Int, pendingDeletes: Int, skippedFiles: [String], lastPushAt: String?, pushError: String?,
         heldBackRuns: Int, editingWorkoutID: String?,
         editingSplitID: String?, ingest: [String: Int], outboxDepth: Int, launchesSent: Int, launchesDropped: Int,
-        liveFramesSent: [String: Int], liveFramesReceived: Int
+        liveFramesSent: [String: Int], liveFramesReceived: Int, watchState: WatchState, hasContentPending: Bool
     ) {
+        paired = watchState.isPaired
+        watchAppInstalled = watchState.isWatchAppInstalled
+        complicationEnabled = watchState.isComplicationEnabled
+        self.hasContentPending = hasContentPending
         self.daemon = daemon
         self.instance = instance
         self.uptimeSeconds = uptimeSeconds
@@ -83,6 +94,7 @@ package struct PhoneStatus: Codable, Sendable {
         var lines = [
             "phoned \(instance) up \(uptimeSeconds) s, link port \(listenPort)",
             "activation: \(activation); watch: \(linked ? "linked" : "not linked")\(watchInstance.map { " (\($0))" } ?? ""), reachable: \(reachable ? "yes" : "no"), app \(watchAppForeground ? "foreground" : "background")",
+            "watch: \(paired ? "paired" : "NOT PAIRED"), app \(watchAppInstalled ? "installed" : "NOT INSTALLED"), complication \(complicationEnabled ? "enabled" : "disabled")\(hasContentPending ? "; content pending" : "")",
             "context generation sent \(contextGenerationSent), acknowledged \(contextGenerationAcknowledged); \(push)",
             "documents: \(splits) splits, \(activeRuns) active, \(recentRuns) recent, \(runsInHistory) runs in history, \(tombstones) tombstones",
             "locks: workout \(editingWorkoutID ?? "-"), split \(editingSplitID ?? "-")",
@@ -125,6 +137,12 @@ package struct WatchStatus: Codable, Sendable {
     /// Live frames this side put on the wire, by kind (`progress`, `ended`); auto-advances send none.
     package var liveFramesSent: [String: Int]
     package var liveFramesReceived: Int
+    /// This watch's pairing, app and complication state (what it reports to the phone).
+    package var paired: Bool
+    package var appInstalled: Bool
+    package var complicationEnabled: Bool
+    /// Received items handed to the app and not yet processed.
+    package var hasContentPending: Bool
 
     /// Every field, as the daemon fills them.
     package init(
@@ -133,8 +151,13 @@ package struct WatchStatus: Codable, Sendable {
         workouts: Int, activeRuns: Int, splits: Int, undeliveredEdits: Int, editingWorkoutID: String?,
         editingSplitID: String?, outboxDepth: Int, session: String, sessionRun: String?, sessionOutcome: String?,
         appliedContexts: Int, skippedContexts: Int, lastSkippedContext: String?, launchesReceived: Int,
-        skippedCacheFiles: [String], liveFramesSent: [String: Int], liveFramesReceived: Int
+        skippedCacheFiles: [String], liveFramesSent: [String: Int], liveFramesReceived: Int, watchState: WatchState,
+        hasContentPending: Bool
     ) {
+        paired = watchState.isPaired
+        appInstalled = watchState.isWatchAppInstalled
+        complicationEnabled = watchState.isComplicationEnabled
+        self.hasContentPending = hasContentPending
         self.daemon = daemon
         self.instance = instance
         self.uptimeSeconds = uptimeSeconds
@@ -174,6 +197,7 @@ package struct WatchStatus: Codable, Sendable {
             "locks: workout \(editingWorkoutID ?? "-"), split \(editingSplitID ?? "-")",
             "outbox: \(outboxDepth) transfers",
             "session: \(session)\(sessionRun.map { " run \($0)" } ?? "")\(sessionOutcome.map { " (\($0))" } ?? "")",
+            "watch: \(paired ? "paired" : "NOT PAIRED"), app \(appInstalled ? "installed" : "NOT INSTALLED"), complication \(complicationEnabled ? "enabled" : "disabled")\(hasContentPending ? "; content pending" : "")",
         ].joined(separator: "\n")
     }
 }

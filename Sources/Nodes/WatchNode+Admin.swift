@@ -1,5 +1,6 @@
 import AdminCommands
 import ArgumentParsing
+import LinkProtocol
 import LiveMirror
 import WatchEngine
 import WorkoutModel
@@ -148,11 +149,27 @@ extension WatchNode {
                 if case .refused = written { return written }
                 return live.outcome(refusals: refusals, now: now)
             }
+        case .pair(let paired):
+            var state = facts.link.watchState
+            state.isPaired = paired
+            return setWatchState(state, into: &out)
+        case .installApp(let installed):
+            var state = facts.link.watchState
+            state.isWatchAppInstalled = installed
+            return setWatchState(state, into: &out)
         case .wrist(let up):
             out.node(.link(.setAppForeground(up)))
             let json = AdminOutcome.json(AdminReply.Wrist(foreground: up))
             return .output(text: "watch app \(up ? "foreground" : "background")", json: json)
         }
+    }
+
+    /// Hands the watch's new pairing, app or complication state to the link (kept durably, reported
+    /// to the phone) and answers with it.
+    private func setWatchState(_ state: WatchState, into out: inout Output) -> AdminOutcome {
+        out.log(.notice, "watchd", "watch state", [("state", state.description)])
+        out.node(.link(.setWatchState(state)))
+        return .output(text: state.description, json: AdminOutcome.json(state))
     }
 
     private func cachedRun(_ id: DocumentID) throws -> WorkoutDocument {
@@ -202,7 +219,8 @@ extension WatchNode {
             session: session, sessionRun: sessionRun, sessionOutcome: sessionOutcome,
             appliedContexts: appliedContexts, skippedContexts: skippedContexts,
             lastSkippedContext: engine.lastSkipped?.description, launchesReceived: launchesReceived,
-            skippedCacheFiles: skippedCacheFiles, liveFramesSent: live.framesSent, liveFramesReceived: live.framesReceived)
+            skippedCacheFiles: skippedCacheFiles, liveFramesSent: live.framesSent, liveFramesReceived: live.framesReceived,
+            watchState: link.watchState, hasContentPending: link.hasContentPending)
     }
 }
 

@@ -184,7 +184,8 @@ package struct WatchNode: Sendable {
             out.log(.notice, "link", "transfer not delivered", [("sequence", "\(sequence)"), ("reason", "\(error)")])
         case .activated:
             translate(engine.handle(.linkActivated), now: now, into: &out)
-        case .contextAcknowledged, .messageCompleted, .transferFinished, .launchDropped, .peerAppStateChanged:
+        case .contextAcknowledged, .messageCompleted, .transferFinished, .launchDropped, .peerAppStateChanged,
+            .watchStateChanged:
             break
         }
     }

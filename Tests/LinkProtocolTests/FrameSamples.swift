@@ -44,6 +44,8 @@ enum FrameSamples {
         .launch(payload: []),
         .appState(.foreground),
         .appState(.background),
+        .watchState(.installed),
+        .watchState(WatchState(isPaired: false, isWatchAppInstalled: true, isComplicationEnabled: false)),
     ]
 
     /// Every frame kind at least once, so adding a kind without a sample fails a test.

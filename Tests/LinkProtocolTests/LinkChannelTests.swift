@@ -183,6 +183,68 @@ struct LinkChannelTests {
         #expect(pair.framesSent[.phone] == [.messageFailed(id: 4, code: .payloadTooLarge, reason: "\(limit)")])
     }
 
+    // MARK: Session states
+
+    @Test("an unpaired watch: the phone learns it, sends fail with deviceNotPaired, launches drop; pairing again resumes")
+    func unpairedWatch() {
+        var pair = linkedPair()
+        let unpaired = WatchState(isPaired: false, isWatchAppInstalled: true, isComplicationEnabled: true)
+        pair.handle(.watch, .localWatchStateChanged(unpaired))
+        #expect(pair.recorded[.watch]!.contains(.persistWatchState(unpaired)))
+        #expect(pair.recorded[.phone]!.contains(.persistWatchState(unpaired)))
+        #expect(pair.notifications(.phone) == [.watchStateChanged(unpaired), .reachabilityChanged(false)])
+        #expect(pair.phone.admission(of: .context, bytes: 1) == .deviceNotPaired)
+        pair.forget()
+        pair.handle(.phone, .messageDataSent(id: 1, payload: [1], wantsReply: false, now: pair.now))
+        pair.handle(.phone, .launchRequested(payload: [2]))
+        #expect(pair.notifications(.phone) == [.messageCompleted(id: 1, .failed(.deviceNotPaired)), .launchDropped])
+        #expect(pair.framesSent[.phone]!.isEmpty)
+        // The watch still reaches the phone, and the phone's state holds across a repeat report.
+        #expect(pair.watch.isReachable)
+        pair.handle(.watch, .localWatchStateChanged(unpaired))
+        #expect(pair.framesSent[.watch]!.isEmpty)
+        pair.handle(.watch, .localWatchStateChanged(.installed))
+        #expect(pair.notifications(.phone).contains(.watchStateChanged(.installed)))
+        #expect(pair.phone.isReachable && pair.phone.admission(of: .message, bytes: 1) == nil)
+    }
+
+    @Test("an uninstalled watch app: sends fail with watchAppNotInstalled; the context waits and goes on reinstall")
+    func uninstalledApp() {
+        var pair = linkedPair()
+        let uninstalled = WatchState(isPaired: true, isWatchAppInstalled: false, isComplicationEnabled: true)
+        pair.handle(.watch, .localWatchStateChanged(uninstalled))
+        #expect(pair.phone.admission(of: .message, bytes: 1) == .watchAppNotInstalled)
+        pair.forget()
+        // A slot written before the app went (admission checked then) is not sent to it, on a new link either.
+        pair.handle(.phone, .contextUpdated(payload: [9], now: pair.now))
+        pair.cutConnection()
+        pair.advance(by: .seconds(2))
+        #expect(!pair.framesSent[.phone]!.contains { if case .context = $0 { true } else { false } })
+        pair.handle(.watch, .localWatchStateChanged(.installed))
+        #expect(pair.framesSent[.phone]!.contains(.context(generation: 1, sender: LinkPair.phoneInstance, payload: [9])))
+        #expect(pair.watch.lastReceivedContext?.payload == [9])
+    }
+
+    @Test("the phone restores the watch state it last heard; a new link reports the watch's own at once")
+    func watchStateRestored() {
+        let uninstalled = WatchState(isPaired: true, isWatchAppInstalled: false, isComplicationEnabled: false)
+        var pair = LinkPair(
+            phoneRestored: RestoredLinkState(knownPeer: LinkPair.watchInstance, outboxQueue: LinkPair.phoneQueue, watchState: uninstalled))
+        #expect(pair.phone.admission(of: .context, bytes: 1) == .watchAppNotInstalled)
+        pair.start()
+        #expect(pair.notifications(.phone).contains(.watchStateChanged(.installed)))
+        #expect(pair.phone.currentWatchState == .installed)
+    }
+
+    @Test("hasContentPending while a received transfer waits for the app to process it")
+    func contentPending() {
+        var pair = linkedPair()
+        pair.handle(.watch, .transferPersisted(sequence: 1, payload: [1]))
+        #expect(pair.phone.hasContentPending)
+        pair.handle(.phone, .transfersProcessed([TransferKey(queue: LinkPair.watchQueue, sequence: 1)]))
+        #expect(!pair.phone.hasContentPending)
+    }
+
     @Test("a cancelled transfer is reported to the app as transferCancelled")
     func cancelReported() {
         var pair = LinkPair(

@@ -283,7 +283,7 @@ struct NodePair {
             } else {
                 queue.append(.phone(.link(.launchDropped)))
             }
-        case .setAppForeground:
+        case .setAppForeground, .setWatchState:
             break
         }
     }
