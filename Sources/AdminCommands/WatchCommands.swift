@@ -64,6 +64,12 @@ package enum WatchCommands {
             CommandSpec(
                 name: "wrist", abstract: "Move the watch app to the background (down) or foreground (up).",
                 arguments: [ArgumentSpec("position", help: "down or up.")]),
+            CommandSpec(
+                name: "complication", abstract: "The app's complication on the watch face (isComplicationEnabled).",
+                subcommands: [
+                    CommandSpec(name: "disable", abstract: "Take it off the face: the phone's budget reads 0."),
+                    CommandSpec(name: "enable", abstract: "Put it back on the face."),
+                ]),
             CommandSpec(name: "unpair", abstract: "Unpair the watch: the phone's sends fail with deviceNotPaired."),
             CommandSpec(name: "pair", abstract: "Pair the watch again."),
             CommandSpec(
@@ -109,6 +115,8 @@ package enum WatchCommand: AdminCommand {
     case pair(Bool)
     /// `app install` (true) and `app uninstall` (false).
     case installApp(Bool)
+    /// `complication enable` (true) and `complication disable` (false).
+    case enableComplication(Bool)
 
     package init(_ command: ParsedCommand) throws(UsageError) {
         switch command.path {
@@ -142,6 +150,8 @@ package enum WatchCommand: AdminCommand {
         case ["unpair"]: self = .pair(false)
         case ["app", "install"]: self = .installApp(true)
         case ["app", "uninstall"]: self = .installApp(false)
+        case ["complication", "enable"]: self = .enableComplication(true)
+        case ["complication", "disable"]: self = .enableComplication(false)
         case ["complete"], ["undo"], ["skip"], ["reopen"]: self = .set(try SetCommand(command))
         case let path where path.first == "live": self = .live(try LiveCommand(command))
         case let path where path.first == "data": self = .data(try DataCommand(command))

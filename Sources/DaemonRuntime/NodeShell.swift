@@ -221,6 +221,15 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
             link.transferUserInfo(payload, run: run) { [unowned self] result in
                 if case .failure(let error) = result { report(.transferNotQueued(payload, reason: "\(error)")) }
             }
+        case .transferComplication(let payload, let asCurrent, let request):
+            let queued: (Result<UInt64, any Error>) -> Void = { [unowned self] result in
+                report(.complicationQueued(request, asCurrent: asCurrent, result.mapError { ReadFailure("\($0)") }))
+            }
+            if asCurrent {
+                link.transferCurrentComplicationUserInfo(payload, completion: queued)
+            } else {
+                link.transferUserInfo(payload, completion: queued)
+            }
         case .transfersProcessed(let keys):
             link.transfersProcessed(keys)
         case .cancelTransfer(let sequence, let request):

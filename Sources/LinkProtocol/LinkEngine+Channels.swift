@@ -210,9 +210,18 @@ extension LinkEngine {
         sendTransfers(into: &actions)
     }
 
-    /// Puts pending transfers on the wire in order, keeping at most `transferWindow` unacknowledged.
+    /// Puts pending transfers on the wire in order, keeping at most `transferWindow` unacknowledged
+    /// per queue: complication transfers first (ahead of every ordinary one not yet sent), each
+    /// queue in its own order. Nothing goes to a watch that cannot take it (unpaired, app removed).
     mutating func sendTransfers(into actions: inout [Action]) {
-        guard let current = link else { return }
+        guard let current = link, configuration.role == .watch || watchState.sendRefusal == nil else { return }
+        if var complications {
+            for transfer in complications.takeSendable(window: configuration.transferWindow) {
+                let frame = LinkFrame.userInfo(queue: complications.queue, sequence: transfer.sequence, payload: transfer.payload)
+                actions.append(.send(current.connection, frame))
+            }
+            self.complications = complications
+        }
         for transfer in outbox.takeSendable(window: configuration.transferWindow) {
             actions.append(
                 .send(current.connection, .userInfo(queue: outbox.queue, sequence: transfer.sequence, payload: transfer.payload)))
@@ -220,6 +229,14 @@ extension LinkEngine {
     }
 
     mutating func transferAcknowledged(_ key: TransferKey, into actions: inout [Action]) {
+        if var complications, key.queue == complications.queue {
+            guard complications.remove(sequence: key.sequence) != nil else { return }
+            self.complications = complications
+            actions.append(.removeComplications(sequences: [key.sequence]))
+            actions.append(.notify(.complicationFinished(sequence: key.sequence)))
+            sendTransfers(into: &actions)
+            return
+        }
         guard key.queue == outbox.queue, outbox.remove(sequence: key.sequence) != nil else { return }
         actions.append(.removeTransfers(sequences: [key.sequence], cancelled: false))
         actions.append(.notify(.transferFinished(sequence: key.sequence)))
@@ -309,5 +326,6 @@ extension LinkEngine {
         actions.append(.persistWatchState(state))
         actions.append(.notify(.watchStateChanged(state)))
         sendContextIfUnacknowledged(into: &actions)
+        sendTransfers(into: &actions)
     }
 }

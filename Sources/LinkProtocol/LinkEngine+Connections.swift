@@ -135,6 +135,7 @@ extension LinkEngine {
         awaitingReply.removeAll()
         deliveredToApp.removeAll()
         outbox.connectionLost()
+        complications?.connectionLost()
         scheduleRedial(now: now)
     }
 

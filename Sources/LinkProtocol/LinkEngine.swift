@@ -37,6 +37,8 @@ package struct LinkEngine: Sendable {
         case messageAnswered(id: UInt64, MessageAnswer)
         /// A transfer is on disk in the outbox (the caller has been answered).
         case transferPersisted(sequence: UInt64, payload: [UInt8])
+        /// A complication transfer is on disk in the complication outbox (phone).
+        case complicationPersisted(sequence: UInt64, payload: [UInt8])
         /// The app durably processed received transfers (several: one mark write and their acks).
         case transfersProcessed([TransferKey])
         case transferCancelRequested(sequence: UInt64)
@@ -63,6 +65,8 @@ package struct LinkEngine: Sendable {
         /// Delete the transfers from the durable outbox (acknowledged, or cancelled when `cancelled`)
         /// in one durable write.
         case removeTransfers(sequences: [UInt64], cancelled: Bool)
+        /// Delete acknowledged complication transfers from the complication outbox in one durable write.
+        case removeComplications(sequences: [UInt64])
         /// Keep the watch state (the watch's own, or the last the watch reported) durably.
         case persistWatchState(WatchState)
         case notify(LinkNotification)
@@ -91,6 +95,8 @@ package struct LinkEngine: Sendable {
     var receivedContext: ReceivedContext?
     var awaitingReply: [UInt64: AwaitingReply] = [:]
     var outbox: TransferOutbox
+    /// The phone's complication outbox, sent ahead of `outbox` (nil on a side without one).
+    var complications: TransferOutbox?
     var transferMarks: [InstanceID: UInt64]
     var deliveredToApp: Set<TransferKey> = []
     var reportedReachable = false
@@ -111,6 +117,10 @@ package struct LinkEngine: Sendable {
         receivedContext = restored.receivedContext
         transferMarks = restored.transferMarks
         watchState = restored.watchState ?? .installed
+        complications = restored.complicationQueue.map {
+            TransferOutbox(
+                queue: $0, pending: restored.pendingComplications, nextSequence: restored.nextComplicationSequence)
+        }
         outbox = TransferOutbox(
             queue: restored.outboxQueue, pending: restored.pendingTransfers, nextSequence: restored.nextOutboxSequence)
         random = SplitMix64(seed: seed)
@@ -149,6 +159,8 @@ package struct LinkEngine: Sendable {
     package var currentContextSlot: ContextSlot? { contextSlot }
     package var lastReceivedContext: ReceivedContext? { receivedContext }
     package var outstandingTransfers: [OutboundTransfer] { outbox.pending }
+    /// The complication transfers not yet acknowledged, oldest first (the last is the current one).
+    package var outstandingComplications: [OutboundTransfer] { complications?.pending ?? [] }
     package var outboxQueue: InstanceID { outbox.queue }
     package var handshakingConnectionCount: Int { handshaking.count }
 
@@ -205,6 +217,10 @@ package struct LinkEngine: Sendable {
         case .transferPersisted(let sequence, let payload):
             now = nil
             transferPersisted(sequence: sequence, payload: payload, into: &actions)
+        case .complicationPersisted(let sequence, let payload):
+            now = nil
+            complications?.append(sequence: sequence, payload: payload)
+            sendTransfers(into: &actions)
         case .transfersProcessed(let keys):
             now = nil
             transfersProcessed(keys, into: &actions)

@@ -61,14 +61,24 @@ package struct RestoredLinkState: Equatable, Sendable {
     /// The watch's pairing, app and complication state: the watch's own (watch side) or the last one
     /// the watch reported (phone side); nil when never set, which reads as `WatchState.installed`.
     package var watchState: WatchState?
+    /// The phone's complication outbox (`transferCurrentComplicationUserInfo`): its own durable queue,
+    /// so its transfers can go ahead of ordinary userInfo without breaking the receiver's per-queue
+    /// high-water mark. Nil: this side has none.
+    package var complicationQueue: InstanceID?
+    package var pendingComplications: [(sequence: UInt64, payload: [UInt8])]
+    package var nextComplicationSequence: UInt64
 
     package init(
         knownPeer: InstanceID? = nil, contextSlot: ContextSlot? = nil, receivedContext: ReceivedContext? = nil,
         transferMarks: [InstanceID: UInt64] = [:], outboxQueue: InstanceID,
         pendingTransfers: [(sequence: UInt64, payload: [UInt8])] = [], nextOutboxSequence: UInt64? = nil,
-        watchState: WatchState? = nil
+        watchState: WatchState? = nil, complicationQueue: InstanceID? = nil,
+        pendingComplications: [(sequence: UInt64, payload: [UInt8])] = [], nextComplicationSequence: UInt64? = nil
     ) {
         self.watchState = watchState
+        self.complicationQueue = complicationQueue
+        self.pendingComplications = pendingComplications
+        self.nextComplicationSequence = nextComplicationSequence ?? ((pendingComplications.last?.sequence ?? 0) + 1)
         self.knownPeer = knownPeer
         self.contextSlot = contextSlot
         self.receivedContext = receivedContext
@@ -82,7 +92,10 @@ package struct RestoredLinkState: Equatable, Sendable {
         lhs.knownPeer == rhs.knownPeer && lhs.contextSlot == rhs.contextSlot
             && lhs.receivedContext == rhs.receivedContext && lhs.transferMarks == rhs.transferMarks
             && lhs.outboxQueue == rhs.outboxQueue && lhs.nextOutboxSequence == rhs.nextOutboxSequence
-            && lhs.watchState == rhs.watchState
+            && lhs.watchState == rhs.watchState && lhs.complicationQueue == rhs.complicationQueue
+            && lhs.nextComplicationSequence == rhs.nextComplicationSequence
+            && lhs.pendingComplications.map(\.sequence) == rhs.pendingComplications.map(\.sequence)
+            && lhs.pendingComplications.map(\.payload) == rhs.pendingComplications.map(\.payload)
             && lhs.pendingTransfers.map(\.sequence) == rhs.pendingTransfers.map(\.sequence)
             && lhs.pendingTransfers.map(\.payload) == rhs.pendingTransfers.map(\.payload)
     }
@@ -135,6 +148,8 @@ package enum LinkNotification: Equatable, Sendable {
     case userInfoReceived(TransferKey, payload: [UInt8])
     /// The peer durably processed this outbound transfer (didFinish).
     case transferFinished(sequence: UInt64)
+    /// The watch durably processed this complication transfer (didFinish).
+    case complicationFinished(sequence: UInt64)
     /// The phone asked the watch app to launch (HealthKit startWatchApp analog).
     case launchReceived(payload: [UInt8])
     /// A launch request was dropped because the watch is not linked (never queued, never retried).

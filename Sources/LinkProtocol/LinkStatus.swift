@@ -49,11 +49,15 @@ package struct OutstandingTransfer: Equatable, Sendable, Codable {
     package var ageSeconds: Double
     /// Put on the wire at least once (no longer cancellable).
     package var sent: Bool
+    /// For a complication transfer: whether it is the current one (only the newest is); nil for an
+    /// ordinary userInfo transfer.
+    package var isCurrentComplicationInfo: Bool?
 
-    package init(sequence: UInt64, bytes: Int, ageSeconds: Double, sent: Bool) {
+    package init(sequence: UInt64, bytes: Int, ageSeconds: Double, sent: Bool, isCurrentComplicationInfo: Bool? = nil) {
         self.sequence = sequence
         self.bytes = bytes
         self.ageSeconds = ageSeconds
         self.sent = sent
+        self.isCurrentComplicationInfo = isCurrentComplicationInfo
     }
 }

@@ -164,18 +164,48 @@ package final class LinkEndpoint: @unchecked Sendable {
     package func transferUserInfo(
         _ payload: [UInt8], run: String? = nil, completion: @escaping (Result<UInt64, any Error>) -> Void
     ) {
-        loop.preconditionInLoop()
-        if let error = engine.admission(of: .userInfo, bytes: payload.count) {
-            completion(.failure(error))
-            return
-        }
-        // The completion stays on the loop; only its token crosses to the outbox thread and back.
-        let token = nextTransferToken
-        nextTransferToken += 1
-        transferWaiters[token] = completion
+        guard let token = admitTransfer(bytes: payload.count, completion: completion) else { return }
         appendsWaiting.append(
             WaitingAppend(token: token, payload: payload, enqueuedAtMicros: Self.wallClockMicros(), run: run))
         commitWaitingAppends()
+    }
+
+    /// `transferCurrentComplicationUserInfo`: a transfer in the complication outbox, sent ahead of
+    /// ordinary userInfo; `completion` gets its sequence once it is on disk, or why it was refused.
+    /// Complications are rare (a daily budget), so each is its own append and sync.
+    package func transferCurrentComplicationUserInfo(
+        _ payload: [UInt8], completion: @escaping (Result<UInt64, any Error>) -> Void
+    ) {
+        guard let token = admitTransfer(bytes: payload.count, completion: completion) else { return }
+        let log = state.complicationOutbox
+        let enqueuedAt = Self.wallClockMicros()
+        outboxQueue.async { [loop] in
+            let result = Result { try log.append(payload, enqueuedAtMicros: enqueuedAt) }
+            loop.execute { [self] in
+                if case .success(let sequence) = result {
+                    journal?.record(.transferQueued, cause: complicationCause(sequence), detail: "complication")
+                    handle(.complicationPersisted(sequence: sequence, payload: payload))
+                }
+                transferWaiters.removeValue(forKey: token)?(result)
+            }
+        }
+    }
+
+    /// Checks a transfer's admission (answering `completion` with the refusal) and keeps the
+    /// completion under a token: the completion stays on the loop, only the token crosses to the
+    /// outbox thread and back.
+    private func admitTransfer(
+        bytes: Int, completion: @escaping (Result<UInt64, any Error>) -> Void
+    ) -> UInt64? {
+        loop.preconditionInLoop()
+        if let error = engine.admission(of: .userInfo, bytes: bytes) {
+            completion(.failure(error))
+            return nil
+        }
+        let token = nextTransferToken
+        nextTransferToken += 1
+        transferWaiters[token] = completion
+        return token
     }
 
     /// Group commit across the loop: the transfers asked for while a commit is on the outbox thread
@@ -271,12 +301,22 @@ package final class LinkEndpoint: @unchecked Sendable {
             hasContentPending: engine.hasContentPending)
     }
 
-    /// Outstanding transfers with their age and size, oldest first.
+    /// Outstanding transfers with their age and size, oldest first: the complication outbox's (the
+    /// newest tagged current), then the ordinary ones.
     package func outstandingTransfers() -> [OutstandingTransfer] {
         loop.preconditionInLoop()
-        let nowMicros = Self.wallClockMicros()
-        let sent = Dictionary(uniqueKeysWithValues: engine.outstandingTransfers.map { ($0.sequence, $0.everSent) })
-        return state.outbox.pending().map { record in
+        let complications = Self.listing(state.complicationOutbox.pending(), engine.outstandingComplications)
+        return complications.enumerated().map { index, transfer in
+            var tagged = transfer
+            tagged.isCurrentComplicationInfo = index == complications.count - 1
+            return tagged
+        } + Self.listing(state.outbox.pending(), engine.outstandingTransfers)
+    }
+
+    private static func listing(_ records: [TransferRecord], _ engine: [OutboundTransfer]) -> [OutstandingTransfer] {
+        let nowMicros = wallClockMicros()
+        let sent = Dictionary(uniqueKeysWithValues: engine.map { ($0.sequence, $0.everSent) })
+        return records.map { record in
             OutstandingTransfer(
                 sequence: record.sequence, bytes: record.payload.count,
                 ageSeconds: Double(max(0, nowMicros - record.enqueuedAtMicros)) / 1_000_000,
@@ -367,6 +407,10 @@ package final class LinkEndpoint: @unchecked Sendable {
                     try state.outbox.acknowledge(sequences: sequences)
                 }
             }
+        case .removeComplications(let sequences):
+            durably("remove complication transfers \(sequences)") {
+                try state.complicationOutbox.acknowledge(sequences: sequences)
+            }
         case .persistWatchState(let watchState):
             durably("persist watch state") { try state.persist(watchState) }
         case .notify(let notification):
@@ -428,6 +472,11 @@ extension LinkEndpoint {
         TraceEvent.transferCause(queue: state.outbox.queueID.hexString, sequence: sequence)
     }
 
+    /// The complication outbox's transfer `sequence`.
+    private func complicationCause(_ sequence: UInt64) -> String {
+        TraceEvent.transferCause(queue: state.complicationOutbox.queueID.hexString, sequence: sequence)
+    }
+
     /// Frames that carry an id; handshake and heartbeat frames are left out (they would drown the rest).
     private func journalSent(_ frame: LinkFrame) {
         guard let journal else { return }
@@ -484,6 +533,8 @@ extension LinkEndpoint {
                 .transferReceive, cause: TraceEvent.transferCause(queue: key.queue.description, sequence: key.sequence))
         case .transferFinished(let sequence):
             journal.record(.transferAckReceive, cause: transferCause(sequence))
+        case .complicationFinished(let sequence):
+            journal.record(.transferAckReceive, cause: complicationCause(sequence))
         case .transferFailed(let sequence, let error):
             journal.record(.transferFailed, cause: transferCause(sequence), detail: "\(error)")
         case .launchReceived:

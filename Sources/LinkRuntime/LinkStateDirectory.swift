@@ -23,6 +23,8 @@ package final class LinkStateDirectory: Sendable {
     package let root: String
     package let instance: InstanceID
     package let outbox: TransferLog
+    /// The complication outbox (`transferCurrentComplicationUserInfo`; only the phone appends to it).
+    package let complicationOutbox: TransferLog
     package let receivedTransfers: ReceivedTransfers
     /// What opening had to repair or set aside, one line each, for the daemon's log.
     package let recoveryNotes: [String]
@@ -45,6 +47,8 @@ package final class LinkStateDirectory: Sendable {
     ) throws {
         self.root = root
         try FileManager.default.createDirectory(atPath: "\(root)/link/outbox", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: "\(root)/link/complication-outbox", withIntermediateDirectories: true)
         try AtomicFile.sweepTemporaryFiles(in: root)
         try AtomicFile.sweepTemporaryFiles(in: "\(root)/link")
         let instancePath = "\(root)/instance-id"
@@ -58,8 +62,10 @@ package final class LinkStateDirectory: Sendable {
             instance = fresh
         }
         outbox = try TransferLog(directory: "\(root)/link/outbox", configuration: outboxConfiguration)
+        complicationOutbox = try TransferLog(
+            directory: "\(root)/link/complication-outbox", configuration: outboxConfiguration)
         receivedTransfers = try ReceivedTransfers(path: "\(root)/link/transfer-marks")
-        var notes = outbox.recoveryNotes
+        var notes = outbox.recoveryNotes + complicationOutbox.recoveryNotes
         if let damage = try Self.setAsideIfDamaged("\(root)/link/received-context") { notes.append(damage) }
         recoveryNotes = notes
         // Last, so a start-up refused above does not count.
@@ -112,7 +118,10 @@ package final class LinkStateDirectory: Sendable {
             contextSlot: try readSlot(), receivedContext: try readReceivedContext(), transferMarks: marks,
             outboxQueue: queue,
             pendingTransfers: outbox.pending().map { (sequence: $0.sequence, payload: $0.payload) },
-            nextOutboxSequence: outbox.nextSequence, watchState: try readWatchState())
+            nextOutboxSequence: outbox.nextSequence, watchState: try readWatchState(),
+            complicationQueue: InstanceID(bytes: complicationOutbox.queueID),
+            pendingComplications: complicationOutbox.pending().map { (sequence: $0.sequence, payload: $0.payload) },
+            nextComplicationSequence: complicationOutbox.nextSequence)
     }
 
     /// The watch state (`<state>/link/watch-state`: the flags byte, CRC32C).

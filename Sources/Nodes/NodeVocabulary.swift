@@ -41,6 +41,8 @@ package enum ShellReport: Sendable {
     case transferNotQueued([UInt8], reason: String)
     case transferCancelEnded(AdminRequestID, sequence: UInt64, Result<Bool, ReadFailure>, payload: [UInt8]?)
     case durableWriteFailed(reason: String)
+    /// A `.transferComplication` is on disk under this sequence, or why the link refused it.
+    case complicationQueued(AdminRequestID, asCurrent: Bool, Result<UInt64, ReadFailure>)
 }
 
 /// What a node asks of its link endpoint (docs/PROTOCOL.md's channels).
@@ -54,6 +56,10 @@ package enum LinkCommand: Equatable, Sendable {
     case answerMessage(id: UInt64, MessageAnswer)
     /// A durable transfer; a refusal to queue it comes back as `.transferNotQueued`.
     case transferUserInfo([UInt8], run: String?)
+    /// A complication for admin request N: `asCurrent` through `transferCurrentComplicationUserInfo`
+    /// (the complication outbox, ahead of ordinary userInfo), else as ordinary userInfo; the result
+    /// comes back as `.complicationQueued`.
+    case transferComplication([UInt8], asCurrent: Bool, AdminRequestID)
     /// The transfers are processed durably: mark and acknowledge them.
     case transfersProcessed([TransferKey])
     /// Admin `queue cancel`: the result comes back as `.transferCancelEnded`.

@@ -10,7 +10,11 @@ extension PhoneNode {
         _ request: AdminRequestID, _ command: PhoneCommand, freshID: DocumentID, facts: ShellFacts, now: Timestamp,
         reads: Reads, into out: inout Output
     ) throws(NeedsReads) {
+        lastWatchState = facts.link.watchState
         switch command {
+        case .pushComplication(let text):
+            pushComplication(text, request: request, facts: facts, now: now, into: &out)
+            return
         case .trace(let query):
             out.node(.replyTrace(request, query))
             return
@@ -133,7 +137,9 @@ extension PhoneNode {
             return .done
         case .metrics:
             return status(facts, now: now).metrics(facts)
-        case .trace, .data:
+        case .showComplication:
+            return try complicationStatus(facts, now: now, reads: reads)
+        case .trace, .data, .pushComplication:
             // Served from the journal by the shell, or with the link's answer (see `admin`).
             return .refused("\(command) is answered by the shell")
         case .live(let command):

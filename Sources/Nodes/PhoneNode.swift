@@ -24,7 +24,13 @@ package struct PhoneNode: Sendable {
     private var stopping = false
     /// The watch's instance, for the causal ids of its messages.
     private var peer: InstanceID?
+    /// The watch's state as last seen in an admin request's facts or a link notification.
+    var lastWatchState = WatchState.installed
     package internal(set) var dataMessages = DataMessages()
+    /// Today's spending of the complication budget (`<state>/complication-budget.json`).
+    package internal(set) var complicationBudget: ComplicationBudget
+    /// `remainingComplicationUserInfoTransfers` at the start of a day (phoned's `complicationTransfersPerDay`).
+    package let complicationsPerDay: Int
 
     package struct SkippedFile: Equatable, Sendable, CustomStringConvertible {
         package var path: String
@@ -96,11 +102,17 @@ package struct PhoneNode: Sendable {
         case writeTombstone(Tombstone)
         case persistSettings(Settings)
         case persistEpoch(Timestamp)
+        case persistComplicationBudget(ComplicationBudget)
     }
 
-    package init(engine: SyncEngine, live: LiveDriver) {
+    package init(
+        engine: SyncEngine, live: LiveDriver, complicationsPerDay: Int = 50,
+        complicationBudget: ComplicationBudget = ComplicationBudget()
+    ) {
         self.engine = engine
         self.live = live
+        self.complicationsPerDay = complicationsPerDay
+        self.complicationBudget = complicationBudget
     }
 
     /// Handles one event. Throws `NeedsReads`, before changing anything, when it needs runs or
@@ -180,8 +192,11 @@ package struct PhoneNode: Sendable {
             out.node(live.feed(.tick(now: now)))
         case .reported(.timerFired(.shutdown)):
             out.node(.exit(code: 0))
+        case .reported(.complicationQueued(let request, let asCurrent, let result)):
+            // The watch state the budget reads is the link's: the reply's count may lag a report by a turn.
+            complicationQueued(request, asCurrent: asCurrent, result, watchState: lastWatchState, now: now, into: &out)
         case .reported(.transferNotQueued), .reported(.transferCancelEnded):
-            // The phone queues no transfers and cancels none.
+            // The phone's only transfers are complications (answered above); it cancels none.
             break
         case .admin(let request, let command, let freshID, let facts):
             try admin(request, command, freshID: freshID, facts: facts, now: now, reads: reads, into: &out)
@@ -250,12 +265,13 @@ package struct PhoneNode: Sendable {
         case .linkLost(let reason):
             out.log(.info, "link", "watch unlinked", [("reason", reason)])
         case .watchStateChanged(let state):
+            lastWatchState = state
             // sessionWatchStateDidChange: sends fail with deviceNotPaired / watchAppNotInstalled
             // (a refused push is retried) until the watch reports it can take them again.
             out.log(.notice, "link", "watch state changed", [("state", state.description)])
         case .contextAcknowledged(let generation):
             translate(engine.handle(.contextAcknowledged(generation: generation, now: now)), now: now, into: &out)
-        case .contextReceived, .messageCompleted, .transferFinished, .transferFailed, .launchReceived,
+        case .contextReceived, .messageCompleted, .transferFinished, .complicationFinished, .transferFailed, .launchReceived,
             .peerAppStateChanged:
             break
         }

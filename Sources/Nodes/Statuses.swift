@@ -1,4 +1,5 @@
 import LinkProtocol
+import WorkoutModel
 
 /// `phonectl status --json`; field names documented in docs/CLI.md.
 package struct PhoneStatus: Codable, Sendable {
@@ -143,6 +144,11 @@ package struct WatchStatus: Codable, Sendable {
     package var complicationEnabled: Bool
     /// Received items handed to the app and not yet processed.
     package var hasContentPending: Bool
+    /// What the complication shows: the newest-sent complication that arrived, and when it was sent.
+    package var complication: String?
+    package var complicationSentAt: String?
+    /// Complications that arrived since watchd started (newest-sent wins; older ones only count).
+    package var complicationsReceived: Int
 
     /// Every field, as the daemon fills them.
     package init(
@@ -152,8 +158,11 @@ package struct WatchStatus: Codable, Sendable {
         editingSplitID: String?, outboxDepth: Int, session: String, sessionRun: String?, sessionOutcome: String?,
         appliedContexts: Int, skippedContexts: Int, lastSkippedContext: String?, launchesReceived: Int,
         skippedCacheFiles: [String], liveFramesSent: [String: Int], liveFramesReceived: Int, watchState: WatchState,
-        hasContentPending: Bool
+        hasContentPending: Bool, complication: ComplicationPayload?, complicationsReceived: Int
     ) {
+        self.complication = complication?.text
+        complicationSentAt = complication?.sentAt.iso8601
+        self.complicationsReceived = complicationsReceived
         paired = watchState.isPaired
         appInstalled = watchState.isWatchAppInstalled
         complicationEnabled = watchState.isComplicationEnabled
@@ -198,6 +207,7 @@ package struct WatchStatus: Codable, Sendable {
             "outbox: \(outboxDepth) transfers",
             "session: \(session)\(sessionRun.map { " run \($0)" } ?? "")\(sessionOutcome.map { " (\($0))" } ?? "")",
             "watch: \(paired ? "paired" : "NOT PAIRED"), app \(appInstalled ? "installed" : "NOT INSTALLED"), complication \(complicationEnabled ? "enabled" : "disabled")\(hasContentPending ? "; content pending" : "")",
+            "complication: " + (complication.map { "\($0.debugDescription) (sent \(complicationSentAt ?? "?"))" } ?? "none"),
         ].joined(separator: "\n")
     }
 }

@@ -157,6 +157,10 @@ extension WatchNode {
             var state = facts.link.watchState
             state.isWatchAppInstalled = installed
             return setWatchState(state, into: &out)
+        case .enableComplication(let enabled):
+            var state = facts.link.watchState
+            state.isComplicationEnabled = enabled
+            return setWatchState(state, into: &out)
         case .wrist(let up):
             out.node(.link(.setAppForeground(up)))
             let json = AdminOutcome.json(AdminReply.Wrist(foreground: up))
@@ -220,7 +224,8 @@ extension WatchNode {
             appliedContexts: appliedContexts, skippedContexts: skippedContexts,
             lastSkippedContext: engine.lastSkipped?.description, launchesReceived: launchesReceived,
             skippedCacheFiles: skippedCacheFiles, liveFramesSent: live.framesSent, liveFramesReceived: live.framesReceived,
-            watchState: link.watchState, hasContentPending: link.hasContentPending)
+            watchState: link.watchState, hasContentPending: link.hasContentPending, complication: complication,
+            complicationsReceived: complicationsReceived)
     }
 }
 

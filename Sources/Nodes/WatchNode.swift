@@ -24,6 +24,9 @@ package struct WatchNode: Sendable {
     private var editsSentAt: [UInt64: Timestamp] = [:]
     package private(set) var roundTrip = LatencyHistogram()
     package internal(set) var dataMessages = DataMessages()
+    /// The newest complication that arrived (`<cache>/complication.json`), and how many arrived since start.
+    package internal(set) var complication: ComplicationPayload?
+    package internal(set) var complicationsReceived = 0
 
     package enum Event: Sendable {
         /// Start-up: the cache's unreadable files and the last received context, re-applied now (the
@@ -49,12 +52,16 @@ package struct WatchNode: Sendable {
         case deleteSplit(DocumentID)
         case persistPhoneEpoch(PhoneEpochRecord)
         case persistSession(SessionRecord)
+        case persistComplication(ComplicationPayload)
     }
 
-    package init(engine: WatchEngine, live: LiveDriver, clockOffset: Duration = .zero) {
+    package init(
+        engine: WatchEngine, live: LiveDriver, clockOffset: Duration = .zero, complication: ComplicationPayload? = nil
+    ) {
         self.engine = engine
         self.live = live
         self.clockOffset = clockOffset
+        self.complication = complication
     }
 
     /// Handles one event; `now` is the real wall clock (the node shifts it by the configured offset
@@ -123,8 +130,8 @@ package struct WatchNode: Sendable {
         case .reported(.timerFired(.shutdown)):
             out.node(.exit(code: 0))
         case .reported(.timerFired(.push)), .reported(.turnEnded), .reported(.contextQueued),
-            .reported(.contextRefused):
-            // The watch pushes no context and keeps no batches.
+            .reported(.contextRefused), .reported(.complicationQueued):
+            // The watch pushes no context, sends no complications and keeps no batches.
             break
         case .admin(let request, let command, let facts):
             try admin(request, command, facts: facts, now: now, reads: reads, into: &out)
@@ -173,8 +180,19 @@ package struct WatchNode: Sendable {
             }
         case .messageDataReceived(let id, let payload, let wantsReply):
             out.node(dataMessages.received(id: id, payload: payload, wantsReply: wantsReply, now: now))
-        case .userInfoReceived(let key, _):
-            out.log(.notice, "link", "ignored a transfer from the phone (none are defined)", [("key", "\(key)")])
+        case .userInfoReceived(let key, let payload):
+            // The phone's transfers are complications, through their own queue or as ordinary
+            // userInfo once the budget is spent: the newest sent is kept (on disk before the ack).
+            if let arrived = try? DocumentCoder.decode(ComplicationPayload.self, from: payload) {
+                complicationsReceived += 1
+                if complication.map({ $0.sentAt <= arrived.sentAt }) ?? true {
+                    complication = arrived
+                    out.actions.append(.store(.persistComplication(arrived)))
+                }
+                out.log(.info, "complication", "complication received", [("key", "\(key)"), ("sentAt", "\(arrived.sentAt)")])
+            } else {
+                out.log(.notice, "link", "ignored a transfer from the phone it cannot read", [("key", "\(key)")])
+            }
             out.node(.link(.transfersProcessed([key])))
         case .linkEstablished(let peer):
             out.log(.info, "link", "phone linked", [("peer", "\(peer)")])
@@ -184,7 +202,8 @@ package struct WatchNode: Sendable {
             out.log(.notice, "link", "transfer not delivered", [("sequence", "\(sequence)"), ("reason", "\(error)")])
         case .activated:
             translate(engine.handle(.linkActivated), now: now, into: &out)
-        case .contextAcknowledged, .messageCompleted, .transferFinished, .launchDropped, .peerAppStateChanged,
+        case .contextAcknowledged, .messageCompleted, .transferFinished, .complicationFinished, .launchDropped,
+            .peerAppStateChanged,
             .watchStateChanged:
             break
         }

@@ -49,11 +49,18 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         var clockFile = ClockFile(stateDirectory: state)
         engine.clock = HybridLogicalClock(origin: .phone, highWater: try clockFile.read())
         let node = PhoneNode(
-            engine: engine, live: LiveDriver(now: .current, persistedVersion: try StateFiles.liveVersion(stateDirectory: state)))
+            engine: engine, live: LiveDriver(now: .current, persistedVersion: try StateFiles.liveVersion(stateDirectory: state)),
+            complicationsPerDay: configuration.complicationTransfersPerDay,
+            complicationBudget: try StateFiles.readState(ComplicationBudget.self, "\(state)/complication-budget.json")
+                ?? ComplicationBudget())
         shell = NodeShell(
             node: node, loop: loop, link: endpoint, logger: logger, clockFile: clockFile, stateDirectory: state,
             notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment))
-        shell.read = { [documents] needs in documents.read(needs) }
+        shell.read = { [documents, endpoint] needs in
+            var reads = documents.read(needs)
+            if needs.outstandingTransfers { reads.outstandingTransfers = endpoint.outstandingTransfers() }
+            return reads
+        }
         shell.performStore = { [unowned self] action in try perform(action) }
         shell.closeServices = { [unowned self] in
             admin?.close()
@@ -115,6 +122,9 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         case .store(.persistEpoch(let epoch)):
             try AtomicFile.write(
                 DocumentCoder.encodeForDisk(PhoneEpochRecord(epoch)), to: "\(configuration.stateDirectory)/epoch.json")
+        case .store(.persistComplicationBudget(let budget)):
+            try AtomicFile.write(
+                DocumentCoder.encodeForDisk(budget), to: "\(configuration.stateDirectory)/complication-budget.json")
         case .loadRuns(let wanted):
             shell.post(.runsLoaded(documents.read(NeedsReads(documents: wanted))))
         case .rescan:

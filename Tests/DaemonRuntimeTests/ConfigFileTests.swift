@@ -44,6 +44,7 @@ struct ConfigFileTests {
         expected.maximumPendingHandshakesPerAddress = 4
         expected.recentRunsLimit = 25
         expected.recentRunsWindow = .seconds(24 * 3600)
+        expected.complicationTransfersPerDay = 50
         expected.logLevel = .info
         #expect(configuration == expected)
     }

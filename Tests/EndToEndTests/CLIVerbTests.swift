@@ -19,7 +19,7 @@ struct CLIVerbTests {
     /// The verbs that only read: they must succeed on a linked pair with a run.
     static let readVerbs: Set<String> = [
         "status", "splits", "workouts", "show", "settings", "settings show", "session show", "queue list", "live show",
-        "trace", "metrics", "data received",
+        "trace", "metrics", "data received", "complication show",
     ]
 
     /// A command line for `leaf`: each positional and required option gets a plausible value, and
@@ -35,7 +35,7 @@ struct CLIVerbTests {
             case "id", "split": words.append(splitFirst ? split : run)
             case "exercise", "set", "sequence": words.append("1")
             case "position": words.append("up")
-            case "payload": words.append("hello")
+            case "payload", "text": words.append("hello")
             default: Issue.record("no value for <\(argument.name)> of \(leaf.path)")
             }
         }

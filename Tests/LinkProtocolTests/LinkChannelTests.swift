@@ -245,6 +245,53 @@ struct LinkChannelTests {
         #expect(!pair.phone.hasContentPending)
     }
 
+    // MARK: Complications
+
+    static let complicationQueue = InstanceID(bytes: [UInt8](repeating: 0xC0, count: 16))!
+
+    @Test("complication transfers go ahead of ordinary userInfo not yet sent, under their own queue, and finish apart")
+    func complicationsFirst() {
+        var pair = LinkPair(
+            phoneRestored: RestoredLinkState(
+                knownPeer: LinkPair.watchInstance, outboxQueue: LinkPair.phoneQueue, complicationQueue: Self.complicationQueue))
+        pair.handle(.phone, .started(now: pair.now))
+        // Queued while the watch is away: ordinary 1 and 2 first, then complication 1.
+        pair.handle(.phone, .transferPersisted(sequence: 1, payload: [1]))
+        pair.handle(.phone, .transferPersisted(sequence: 2, payload: [2]))
+        pair.handle(.phone, .complicationPersisted(sequence: 1, payload: [0xC1]))
+        #expect(pair.phone.outstandingComplications.map(\.sequence) == [1])
+        pair.handle(.watch, .started(now: pair.now))
+        let transfers = pair.framesSent[.phone]!.filter { $0.kind == .userInfo }
+        #expect(transfers == [
+            .userInfo(queue: Self.complicationQueue, sequence: 1, payload: [0xC1]),
+            .userInfo(queue: LinkPair.phoneQueue, sequence: 1, payload: [1]),
+            .userInfo(queue: LinkPair.phoneQueue, sequence: 2, payload: [2]),
+        ])
+        // The watch keeps a mark per queue: the complication's sequence 1 does not hide the ordinary 1.
+        #expect(pair.notifications(.watch).filter { if case .userInfoReceived = $0 { true } else { false } }.count == 3)
+        pair.forget()
+        pair.handle(.watch, .transfersProcessed([
+            TransferKey(queue: Self.complicationQueue, sequence: 1), TransferKey(queue: LinkPair.phoneQueue, sequence: 1),
+        ]))
+        #expect(pair.recorded[.phone]!.contains(.removeComplications(sequences: [1])))
+        #expect(pair.recorded[.phone]!.contains(.removeTransfers(sequences: [1], cancelled: false)))
+        #expect(pair.notifications(.phone) == [.complicationFinished(sequence: 1), .transferFinished(sequence: 1)])
+        #expect(pair.phone.outstandingComplications.isEmpty && pair.phone.outstandingTransfers.map(\.sequence) == [2])
+    }
+
+    @Test("a complication persisted while ordinary transfers are in flight is put on the wire at once")
+    func complicationWhileLinked() {
+        var pair = LinkPair(
+            phoneRestored: RestoredLinkState(
+                knownPeer: LinkPair.watchInstance, outboxQueue: LinkPair.phoneQueue, complicationQueue: Self.complicationQueue))
+        pair.start()
+        pair.dropAllFramesOfKind = .userInfoAck
+        pair.handle(.phone, .transferPersisted(sequence: 1, payload: [1]))
+        pair.forget()
+        pair.handle(.phone, .complicationPersisted(sequence: 1, payload: [0xC5]))
+        #expect(pair.framesSent[.phone] == [.userInfo(queue: Self.complicationQueue, sequence: 1, payload: [0xC5])])
+    }
+
     @Test("a cancelled transfer is reported to the app as transferCancelled")
     func cancelReported() {
         var pair = LinkPair(

@@ -39,6 +39,10 @@ struct NodePair {
     private var slot: (generation: UInt64, payload: [UInt8])?
     private var slotAcknowledged: UInt64 = 0
     private(set) var outbox: [(sequence: UInt64, payload: [UInt8])] = []
+    /// The phone's transfers (complications), in one queue here: the link's ordering between its two
+    /// outboxes is the link engine's, tested in LinkProtocolTests.
+    private(set) var phoneOutbox: [(sequence: UInt64, payload: [UInt8])] = []
+    private var lastPhoneSequence: UInt64 = 0
     private var lastSequence: UInt64 = 0
     private var lastMessage: UInt64 = 0
     private var waitingMessages: [UInt64: (toWatch: Bool, purpose: MessagePurpose)] = [:]
@@ -52,8 +56,10 @@ struct NodePair {
     private var lastFreshID: UInt8 = 0
     private(set) var exited: (phone: Int32?, watch: Int32?) = (nil, nil)
 
-    init() {
-        phone = PhoneNode(engine: SyncEngine(settings: nil), live: LiveDriver(now: now, persistedVersion: nil))
+    init(complicationsPerDay: Int = 50) {
+        phone = PhoneNode(
+            engine: SyncEngine(settings: nil), live: LiveDriver(now: now, persistedVersion: nil),
+            complicationsPerDay: complicationsPerDay)
         watch = WatchNode(engine: WatchEngine(), live: LiveDriver(now: now, persistedVersion: nil))
         deliver(.phone(.started(lastContext: nil)))
         deliver(.phone(.gatherFinished("0 documents", skipped: [])))
@@ -97,6 +103,7 @@ struct NodePair {
         queue.append(.watch(.link(.reachabilityChanged(true))))
         if let slot, slot.generation > slotAcknowledged { sendContext(slot) }
         for transfer in outbox { sendTransfer(transfer) }
+        for transfer in phoneOutbox { sendPhoneTransfer(transfer) }
         drain()
     }
 
@@ -190,7 +197,7 @@ struct NodePair {
         case .writeWorkout(let run): phoneRuns[run.id] = run
         case .removeWorkoutFile(let id, _): phoneRuns[id] = nil
         case .writeTombstone(let stub): tombstones[stub.id] = stub
-        case .persistSettings, .persistEpoch: break
+        case .persistSettings, .persistEpoch, .persistComplicationBudget: break
         }
     }
 
@@ -215,7 +222,7 @@ struct NodePair {
             case .store(.persistWorkout(let run)): watchRuns[run.id] = run
             case .store(.deleteWorkout(let id)): watchRuns[id] = nil
             case .store(.persistSession(let record)): watchSession = record
-            case .store(.persistSplit), .store(.deleteSplit), .store(.persistPhoneEpoch): break
+            case .store(.persistSplit), .store(.deleteSplit), .store(.persistPhoneEpoch), .store(.persistComplication): break
             case .node(let shared): perform(shared, fromPhone: false)
             }
         }
@@ -268,8 +275,12 @@ struct NodePair {
             if linked { sendTransfer((lastSequence, payload)) }
         case .transfersProcessed(let keys):
             for key in keys {
-                outbox.removeAll { $0.sequence == key.sequence }
-                if fromPhone { queue.append(.watch(.link(.transferFinished(sequence: key.sequence)))) }
+                if fromPhone {
+                    outbox.removeAll { $0.sequence == key.sequence }
+                    queue.append(.watch(.link(.transferFinished(sequence: key.sequence))))
+                } else {
+                    phoneOutbox.removeAll { $0.sequence == key.sequence }
+                }
             }
         case .cancelTransfer(let sequence, let request):
             let payload = outbox.first { $0.sequence == sequence }?.payload
@@ -285,6 +296,12 @@ struct NodePair {
             }
         case .setAppForeground, .setWatchState:
             break
+        case .transferComplication(let payload, let asCurrent, let request):
+            lastPhoneSequence += 1
+            phoneOutbox.append((lastPhoneSequence, payload))
+            let queued = ShellReport.complicationQueued(request, asCurrent: asCurrent, .success(lastPhoneSequence))
+            queue.append(.phone(.reported(queued)))
+            if linked { sendPhoneTransfer((lastPhoneSequence, payload)) }
         }
     }
 
@@ -310,6 +327,11 @@ struct NodePair {
         queue.append(.watch(.link(.contextReceived(ReceivedContext(sender: phoneID, generation: slot.generation, payload: slot.payload)))))
         slotAcknowledged = max(slotAcknowledged, slot.generation)
         queue.append(.phone(.link(.contextAcknowledged(generation: slot.generation))))
+    }
+
+    private mutating func sendPhoneTransfer(_ transfer: (sequence: UInt64, payload: [UInt8])) {
+        let key = TransferKey(queue: phoneID, sequence: transfer.sequence)
+        queue.append(.watch(.link(.userInfoReceived(key, payload: transfer.payload))))
     }
 
     private mutating func sendTransfer(_ transfer: (sequence: UInt64, payload: [UInt8])) {
