@@ -95,6 +95,7 @@ package enum PhoneCommands {
                 ]),
             SharedCommands.live,
             DataCommand.spec,
+            FileCommand.spec,
             CommandSpec(
                 name: "complication", abstract: "The watch complication (transferCurrentComplicationUserInfo).",
                 subcommands: [
@@ -146,6 +147,8 @@ package enum PhoneCommand: AdminCommand {
     case live(LiveCommand)
     /// Raw data messages: `data send`, `data received`.
     case data(DataCommand)
+    /// Files: `file send`, `file list`, `file cancel`, `file received`.
+    case file(FileCommand)
     case pushComplication(text: String)
     case showComplication
     case trace(TraceQuery)
@@ -200,6 +203,7 @@ package enum PhoneCommand: AdminCommand {
         case ["complete"], ["undo"], ["skip"], ["reopen"]: self = .set(try SetCommand(command))
         case let path where path.first == "live": self = .live(try LiveCommand(command))
         case let path where path.first == "data": self = .data(try DataCommand(command))
+        case let path where path.first == "file": self = .file(try FileCommand(command))
         case ["complication", "push"]:
             let text = try command.string("text")
             guard text.utf8.count <= ComplicationPayload.maximumTextBytes else {

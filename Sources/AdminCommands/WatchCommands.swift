@@ -58,8 +58,12 @@ package enum WatchCommands {
                 ]),
             SharedCommands.live,
             DataCommand.spec,
+            FileCommand.spec,
             TraceQuery.spec,
             TraceQuery.metricsSpec,
+            CommandSpec(
+                name: "export", abstract: "Send the run's session samples to the phone as a file (transferFile).",
+                arguments: [run]),
             CommandSpec(name: "sync", abstract: "Ask the phone for a fresh push (requestSync, best effort)."),
             CommandSpec(
                 name: "wrist", abstract: "Move the watch app to the background (down) or foreground (up).",
@@ -106,9 +110,13 @@ package enum WatchCommand: AdminCommand {
     case live(LiveCommand)
     /// Raw data messages: `data send`, `data received`.
     case data(DataCommand)
+    /// Files: `file send`, `file list`, `file cancel`, `file received`.
+    case file(FileCommand)
     case trace(TraceQuery)
     case metrics
     case sync
+    /// Send the run's heart-rate samples to the phone as a file.
+    case export(run: DocumentID)
     /// `up`: the app comes to the foreground.
     case wrist(up: Bool)
     /// `pair` (true) and `unpair` (false).
@@ -138,6 +146,7 @@ package enum WatchCommand: AdminCommand {
             guard let sequence = UInt64(text) else { throw UsageError("sequence must be a number, got \(text)") }
             self = .cancelTransfer(sequence: sequence)
         case ["sync"]: self = .sync
+        case ["export"]: self = .export(run: try command.documentID("run"))
         case ["trace"]: self = .trace(try TraceQuery(command))
         case ["metrics"]: self = .metrics
         case ["wrist"]:
@@ -155,6 +164,7 @@ package enum WatchCommand: AdminCommand {
         case ["complete"], ["undo"], ["skip"], ["reopen"]: self = .set(try SetCommand(command))
         case let path where path.first == "live": self = .live(try LiveCommand(command))
         case let path where path.first == "data": self = .data(try DataCommand(command))
+        case let path where path.first == "file": self = .file(try FileCommand(command))
         default: throw UsageError.unknownCommand(command.path)
         }
     }

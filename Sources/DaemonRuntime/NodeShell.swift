@@ -121,6 +121,9 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
                 let more = read(error)
                 reads.documents.merge(more.documents) { _, new in new }
                 if let listing = more.outstandingTransfers { reads.outstandingTransfers = listing }
+                if error.outstandingFiles { reads.outstandingFiles = link.outstandingFileTransfers() }
+                reads.samples.merge(more.samples) { _, new in new }
+                for id in error.samples.keys where reads.samples[id] == nil { reads.samples[id] = .some(nil) }
                 // Whatever the store did not answer is unreadable: the node must not ask forever.
                 for id in error.documents.keys where reads.documents[id] == nil {
                     reads.documents[id] = .failure(ReadFailure("not readable"))
@@ -152,7 +155,7 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     private func perform(_ action: NodeAction) throws {
         switch action {
         case .link(let command):
-            perform(command)
+            try perform(command)
         case .log(let line):
             logger.withComponent(line.component).log(
                 Self.level(line.level), line.message, fields: line.fields.map { ($0.key, $0.value) })
@@ -198,7 +201,7 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
         }
     }
 
-    private func perform(_ command: LinkCommand) {
+    private func perform(_ command: LinkCommand) throws {
         switch command {
         case .updateContext(let payload, let force):
             do {
@@ -230,6 +233,23 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
             } else {
                 link.transferUserInfo(payload, completion: queued)
             }
+        case .transferFile(let source, let metadata, let request):
+            link.transferFile(source, metadata: metadata) { [unowned self] result in
+                report(.fileQueued(request, result.mapError { ReadFailure("\($0)") }))
+            }
+        case .cancelFile(let sequence, let request):
+            do {
+                try link.cancelFileTransfer(sequence: sequence)
+                report(.fileCancelEnded(request, sequence: sequence, nil))
+            } catch {
+                report(.fileCancelEnded(request, sequence: sequence, ReadFailure(error.description)))
+            }
+        case .fileProcessed(let key):
+            link.fileProcessed(key)
+        case .keepReceivedFile(let key, let name):
+            let directory = "\(stateDirectory)/received-files"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try AtomicFile.moveDurably(link.inboxPath(for: key), to: "\(directory)/\(name)")
         case .transfersProcessed(let keys):
             link.transfersProcessed(keys)
         case .cancelTransfer(let sequence, let request):

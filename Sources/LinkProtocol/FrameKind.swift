@@ -1,7 +1,7 @@
 /// The one-byte kind that follows a frame's length and says how to read its body.
 ///
 /// Kinds are grouped by channel in the high nibble: 0x0_ link control and handshake, 0x1_ context,
-/// 0x2_ messages, 0x3_ userInfo transfers, 0x4_ launch, 0x5_ app and watch state. Any other byte is refused with
+/// 0x2_ messages, 0x3_ userInfo transfers, 0x4_ launch, 0x5_ app and watch state, 0x6_ files. Any other byte is refused with
 /// ``FrameError/unknownKind(_:)``.
 package enum FrameKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     /// Handshake step 1, dialer to listener.
@@ -42,6 +42,16 @@ package enum FrameKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case appState = 0x50
     /// The watch's pairing, app and complication state.
     case watchState = 0x51
+    /// A file transfer's offer (size, digest, metadata).
+    case fileOffer = 0x60
+    /// Where to send a file from: the receiver's durable offset (and chunk ack).
+    case fileResume = 0x61
+    /// A piece of a file.
+    case fileChunk = 0x62
+    /// A file transfer ended at the receiver.
+    case fileDone = 0x63
+    /// The sender cancelled a file transfer.
+    case fileCancel = 0x64
 
     /// The case name, for logs and error messages.
     package var description: String {
@@ -65,6 +75,11 @@ package enum FrameKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .launch: "launch"
         case .appState: "appState"
         case .watchState: "watchState"
+        case .fileOffer: "fileOffer"
+        case .fileResume: "fileResume"
+        case .fileChunk: "fileChunk"
+        case .fileDone: "fileDone"
+        case .fileCancel: "fileCancel"
         }
     }
 }

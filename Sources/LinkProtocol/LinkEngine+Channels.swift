@@ -327,5 +327,6 @@ extension LinkEngine {
         actions.append(.notify(.watchStateChanged(state)))
         sendContextIfUnacknowledged(into: &actions)
         sendTransfers(into: &actions)
+        offerFile(into: &actions)
     }
 }

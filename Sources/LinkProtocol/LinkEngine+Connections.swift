@@ -136,6 +136,7 @@ extension LinkEngine {
         deliveredToApp.removeAll()
         outbox.connectionLost()
         complications?.connectionLost()
+        filesLinkLost()
         scheduleRedial(now: now)
     }
 
@@ -233,6 +234,7 @@ extension LinkEngine {
         }
         sendContextIfUnacknowledged(into: &actions)
         sendTransfers(into: &actions)
+        offerFile(into: &actions)
     }
 
     // MARK: Established link
@@ -307,6 +309,16 @@ extension LinkEngine {
             transferAcknowledged(TransferKey(queue: queue, sequence: sequence), into: &actions)
         case .watchState(let state) where role == .phone:
             peerWatchStateReceived(state, into: &actions)
+        case .fileOffer(let key, let size, let digest, let metadata):
+            fileOffered(key, size: size, digest: digest, metadata: metadata, into: &actions)
+        case .fileResume(let key, let offset):
+            fileResumed(key, offset: offset, now: now, into: &actions)
+        case .fileChunk(let key, let offset, let data):
+            fileChunkReceived(key, offset: offset, data: data, now: now, into: &actions)
+        case .fileDone(let key, let code, let reason):
+            fileDone(key, code: code, reason: reason, into: &actions)
+        case .fileCancel(let key):
+            fileCancelled(key, into: &actions)
         case .launch(let payload) where role == .watch:
             actions.append(.notify(.launchReceived(payload: payload)))
         case .hello, .challenge, .proof, .welcome:

@@ -39,6 +39,13 @@ package struct LinkEngine: Sendable {
         case transferPersisted(sequence: UInt64, payload: [UInt8])
         /// A complication transfer is on disk in the complication outbox (phone).
         case complicationPersisted(sequence: UInt64, payload: [UInt8])
+        /// A file is on disk in the file outbox (`transferFile`).
+        case filePersisted(OutboundFile)
+        case fileCancelRequested(sequence: UInt64)
+        /// The shell checked an arrived file's SHA-256 against the offered one.
+        case inboundFileVerified(TransferKey, matches: Bool)
+        /// The app took (or left) a received file: the transfer is done.
+        case fileProcessed(TransferKey)
         /// The app durably processed received transfers (several: one mark write and their acks).
         case transfersProcessed([TransferKey])
         case transferCancelRequested(sequence: UInt64)
@@ -65,6 +72,20 @@ package struct LinkEngine: Sendable {
         /// Delete the transfers from the durable outbox (acknowledged, or cancelled when `cancelled`)
         /// in one durable write.
         case removeTransfers(sequences: [UInt64], cancelled: Bool)
+        /// Read `length` bytes at `offset` of outbound file `key.sequence` and send them as a `fileChunk`.
+        case sendFileChunk(ConnectionID, TransferKey, offset: UInt64, length: Int)
+        /// Delete the file (bytes and record) from the file outbox.
+        case removeOutboundFile(sequence: UInt64)
+        /// Create the partial file, or cut an existing one back to `keepingBytes`.
+        case prepareInboundFile(TransferKey, keepingBytes: UInt64)
+        /// Write the chunk at `offset` of the partial file, durably.
+        case writeInboundChunk(TransferKey, offset: UInt64, data: [UInt8])
+        /// Compute the partial file's SHA-256 and feed `inboundFileVerified`.
+        case verifyInboundFile(TransferKey, digest: [UInt8])
+        /// Move the verified file into the inbox, durably.
+        case deliverInboundFile(TransferKey)
+        /// Delete what exists of the file: partial or inbox copy.
+        case discardInboundFile(TransferKey)
         /// Delete acknowledged complication transfers from the complication outbox in one durable write.
         case removeComplications(sequences: [UInt64])
         /// Keep the watch state (the watch's own, or the last the watch reported) durably.
@@ -97,6 +118,11 @@ package struct LinkEngine: Sendable {
     var outbox: TransferOutbox
     /// The phone's complication outbox, sent ahead of `outbox` (nil on a side without one).
     var complications: TransferOutbox?
+    /// The file outbox (nil on a side without one), files arriving, and what the state directory held.
+    var files: FileOutbox?
+    var inbound: [TransferKey: InboundFile] = [:]
+    var restoredPartials: [TransferKey: UInt64]
+    var restoredInbox: Set<TransferKey>
     var transferMarks: [InstanceID: UInt64]
     var deliveredToApp: Set<TransferKey> = []
     var reportedReachable = false
@@ -117,6 +143,9 @@ package struct LinkEngine: Sendable {
         receivedContext = restored.receivedContext
         transferMarks = restored.transferMarks
         watchState = restored.watchState ?? .installed
+        files = restored.fileQueue.map { FileOutbox(queue: $0, pending: restored.pendingFiles) }
+        restoredPartials = restored.inboundPartials
+        restoredInbox = restored.inboxFiles
         complications = restored.complicationQueue.map {
             TransferOutbox(
                 queue: $0, pending: restored.pendingComplications, nextSequence: restored.nextComplicationSequence)
@@ -143,7 +172,9 @@ package struct LinkEngine: Sendable {
     package var currentWatchState: WatchState { watchState }
 
     /// Received items handed to the app and not yet processed (`hasContentPending`).
-    package var hasContentPending: Bool { !deliveredToApp.isEmpty }
+    package var hasContentPending: Bool {
+        !deliveredToApp.isEmpty || inbound.values.contains { $0.stage == .delivered }
+    }
 
     /// Whether an authenticated connection is up (context and transfers flow whatever the app state).
     package var isLinked: Bool { link != nil }
@@ -161,6 +192,10 @@ package struct LinkEngine: Sendable {
     package var outstandingTransfers: [OutboundTransfer] { outbox.pending }
     /// The complication transfers not yet acknowledged, oldest first (the last is the current one).
     package var outstandingComplications: [OutboundTransfer] { complications?.pending ?? [] }
+    /// `outstandingFileTransfers`: the files not yet done, oldest first, with the bytes acknowledged.
+    package var outstandingFiles: [OutboundFile] { files?.pending ?? [] }
+    /// The file outbox's queue, when this side has one.
+    package var fileQueue: InstanceID? { files?.queue }
     package var outboxQueue: InstanceID { outbox.queue }
     package var handshakingConnectionCount: Int { handshaking.count }
 
@@ -221,6 +256,18 @@ package struct LinkEngine: Sendable {
             now = nil
             complications?.append(sequence: sequence, payload: payload)
             sendTransfers(into: &actions)
+        case .filePersisted(let file):
+            now = nil
+            filePersisted(file, into: &actions)
+        case .fileCancelRequested(let sequence):
+            now = nil
+            cancelFile(sequence: sequence, into: &actions)
+        case .inboundFileVerified(let key, let matches):
+            now = nil
+            inboundFileVerified(key, matches: matches, into: &actions)
+        case .fileProcessed(let key):
+            now = nil
+            fileProcessed(key, into: &actions)
         case .transfersProcessed(let keys):
             now = nil
             transfersProcessed(keys, into: &actions)

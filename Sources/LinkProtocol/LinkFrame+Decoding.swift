@@ -92,9 +92,31 @@ extension LinkFrame {
                 throw .malformedBody(kind: kind, reason: "reserved flag bits set in 0x\(String(flags, radix: 16))")
             }
             frame = .watchState(state)
+        case .fileOffer:
+            frame = .fileOffer(
+                try fileKey(&reader), size: try reader.readUInt64("size"),
+                digest: try reader.readBytes(digestByteCount, "digest"), metadata: try reader.readRestAsUTF8("metadata"))
+        case .fileResume:
+            frame = .fileResume(try fileKey(&reader), offset: try reader.readUInt64("offset"))
+        case .fileChunk:
+            frame = .fileChunk(try fileKey(&reader), offset: try reader.readUInt64("offset"), data: reader.readRest())
+        case .fileDone:
+            let key = try fileKey(&reader)
+            let raw = try reader.readUInt16("code")
+            guard let code = FileOutcomeCode(rawValue: raw) else {
+                throw .malformedBody(kind: kind, reason: "unknown file outcome code \(raw)")
+            }
+            frame = .fileDone(key, code: code, reason: try reader.readRestAsUTF8("reason"))
+        case .fileCancel:
+            frame = .fileCancel(try fileKey(&reader))
         }
         try reader.expectEnd()
         return frame
+    }
+
+    /// A file transfer's key: the sender's file queue and the file's sequence in it.
+    private static func fileKey(_ reader: inout ByteReader) throws(FrameError) -> TransferKey {
+        TransferKey(queue: try reader.readInstanceID("queue"), sequence: try reader.readUInt64("sequence"))
     }
 
     /// Reads a role byte, refusing values other than phone and watch.

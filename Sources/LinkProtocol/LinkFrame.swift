@@ -34,6 +34,11 @@
 /// | 0x40 | ``launch(payload:)`` | payload (rest) |
 /// | 0x50 | ``appState(_:)`` | state u8 (0 background, 1 foreground) |
 /// | 0x51 | ``watchState(_:)`` | flags u8 (bit 0 paired, bit 1 app installed, bit 2 complication enabled) |
+/// | 0x60 | ``fileOffer(_:size:digest:metadata:)`` | queue 16, sequence u64, size u64, SHA-256 32, metadata UTF-8 (rest) |
+/// | 0x61 | ``fileResume(_:offset:)`` | queue 16, sequence u64, offset u64 |
+/// | 0x62 | ``fileChunk(_:offset:data:)`` | queue 16, sequence u64, offset u64, data (rest) |
+/// | 0x63 | ``fileDone(_:code:reason:)`` | queue 16, sequence u64, code u16, reason UTF-8 (rest) |
+/// | 0x64 | ``fileCancel(_:)`` | queue 16, sequence u64 |
 ///
 /// Decoding is strict so that both sides agree on every byte: a fixed-size body with the wrong length,
 /// an unknown role, app state, error or failure code, a message flag bit other than bit 0, or invalid
@@ -85,11 +90,26 @@ package enum LinkFrame: Equatable, Sendable {
     case appState(AppState)
     /// The watch's pairing, app and complication state (watch → phone, on link-up and on change).
     case watchState(WatchState)
+    /// A file the sender wants to transfer: its size, the SHA-256 of the whole file and the app's
+    /// metadata. The receiver answers `fileResume` (from where to send) or `fileDone` (refused, or
+    /// already delivered).
+    case fileOffer(TransferKey, size: UInt64, digest: [UInt8], metadata: String)
+    /// The receiver durably holds bytes `[0, offset)` of the file: send from there. Also the ack of
+    /// every chunk.
+    case fileResume(TransferKey, offset: UInt64)
+    /// Bytes `[offset, offset + data.count)` of the file.
+    case fileChunk(TransferKey, offset: UInt64, data: [UInt8])
+    /// The transfer ended at the receiver: delivered (processed by its app) or refused.
+    case fileDone(TransferKey, code: FileOutcomeCode, reason: String)
+    /// The sender cancelled the transfer: the receiver drops what it holds of it.
+    case fileCancel(TransferKey)
 
     /// Bytes in a handshake nonce.
     package static let nonceByteCount = 32
     /// Bytes in a handshake proof (an HMAC-SHA256 output).
     package static let proofByteCount = 32
+    /// Bytes in a file's digest (SHA-256).
+    package static let digestByteCount = 32
     /// Bytes in the length prefix.
     package static let lengthPrefixByteCount = 4
 
@@ -115,6 +135,11 @@ package enum LinkFrame: Equatable, Sendable {
         case .launch: .launch
         case .appState: .appState
         case .watchState: .watchState
+        case .fileOffer: .fileOffer
+        case .fileResume: .fileResume
+        case .fileChunk: .fileChunk
+        case .fileDone: .fileDone
+        case .fileCancel: .fileCancel
         }
     }
 }

@@ -67,14 +67,27 @@ package struct RestoredLinkState: Equatable, Sendable {
     package var complicationQueue: InstanceID?
     package var pendingComplications: [(sequence: UInt64, payload: [UInt8])]
     package var nextComplicationSequence: UInt64
+    /// The file outbox (`transferFile`): its queue and the files not yet done, in order. Nil: none.
+    package var fileQueue: InstanceID?
+    package var pendingFiles: [OutboundFile]
+    /// Files arriving: the bytes each partial holds on disk, and the whole, verified files waiting in
+    /// the inbox for the app (handed to it again when the sender offers them again).
+    package var inboundPartials: [TransferKey: UInt64]
+    package var inboxFiles: Set<TransferKey>
 
     package init(
         knownPeer: InstanceID? = nil, contextSlot: ContextSlot? = nil, receivedContext: ReceivedContext? = nil,
         transferMarks: [InstanceID: UInt64] = [:], outboxQueue: InstanceID,
         pendingTransfers: [(sequence: UInt64, payload: [UInt8])] = [], nextOutboxSequence: UInt64? = nil,
         watchState: WatchState? = nil, complicationQueue: InstanceID? = nil,
-        pendingComplications: [(sequence: UInt64, payload: [UInt8])] = [], nextComplicationSequence: UInt64? = nil
+        pendingComplications: [(sequence: UInt64, payload: [UInt8])] = [], nextComplicationSequence: UInt64? = nil,
+        fileQueue: InstanceID? = nil, pendingFiles: [OutboundFile] = [], inboundPartials: [TransferKey: UInt64] = [:],
+        inboxFiles: Set<TransferKey> = []
     ) {
+        self.fileQueue = fileQueue
+        self.pendingFiles = pendingFiles
+        self.inboundPartials = inboundPartials
+        self.inboxFiles = inboxFiles
         self.watchState = watchState
         self.complicationQueue = complicationQueue
         self.pendingComplications = pendingComplications
@@ -96,6 +109,8 @@ package struct RestoredLinkState: Equatable, Sendable {
             && lhs.nextComplicationSequence == rhs.nextComplicationSequence
             && lhs.pendingComplications.map(\.sequence) == rhs.pendingComplications.map(\.sequence)
             && lhs.pendingComplications.map(\.payload) == rhs.pendingComplications.map(\.payload)
+            && lhs.fileQueue == rhs.fileQueue && lhs.pendingFiles == rhs.pendingFiles
+            && lhs.inboundPartials == rhs.inboundPartials && lhs.inboxFiles == rhs.inboxFiles
             && lhs.pendingTransfers.map(\.sequence) == rhs.pendingTransfers.map(\.sequence)
             && lhs.pendingTransfers.map(\.payload) == rhs.pendingTransfers.map(\.payload)
     }
@@ -150,6 +165,11 @@ package enum LinkNotification: Equatable, Sendable {
     case transferFinished(sequence: UInt64)
     /// The watch durably processed this complication transfer (didFinish).
     case complicationFinished(sequence: UInt64)
+    /// A file arrived whole, its digest matched, and it is in the inbox: take it, then send
+    /// `Event.fileProcessed` (what is left in the inbox then is deleted).
+    case fileReceived(ReceivedFile)
+    /// A file this side sent ended (`didFinish`): delivered (nil) or why not.
+    case fileFinished(sequence: UInt64, LinkError?)
     /// The phone asked the watch app to launch (HealthKit startWatchApp analog).
     case launchReceived(payload: [UInt8])
     /// A launch request was dropped because the watch is not linked (never queued, never retried).

@@ -36,6 +36,7 @@ package final class LinkEndpoint: @unchecked Sendable {
     private let origin = ContinuousClock.now
     private var messageWaiters: [UInt64: (MessageOutcome) -> Void] = [:]
     private var transferWaiters: [UInt64: (Result<UInt64, any Error>) -> Void] = [:]
+    private var fileWaiters: [UInt64: (Result<OutboundFile, any Error>) -> Void] = [:]
     private var nextTransferToken: UInt64 = 1
     private var nextMessageID: UInt64 = 1
     private var queuedEvents: [LinkEngine.Event] = []
@@ -190,6 +191,53 @@ package final class LinkEndpoint: @unchecked Sendable {
             }
         }
     }
+
+    /// `transferFile`: copies the file (or the bytes) into the file outbox, hashing it, off the
+    /// loop; `completion` gets the queued file once it is on disk, or why not (`fileAccessDenied`
+    /// for a source that cannot be read, the session's refusals).
+    package func transferFile(
+        _ source: FileSource, metadata: String, completion: @escaping (Result<OutboundFile, any Error>) -> Void
+    ) {
+        loop.preconditionInLoop()
+        if let error = engine.admission(of: .userInfo, bytes: 0) {
+            completion(.failure(error))
+            return
+        }
+        let token = nextTransferToken
+        nextTransferToken += 1
+        fileWaiters[token] = completion
+        let store = state.files
+        outboxQueue.async { [loop] in
+            let result = Result { try store.enqueue(source, metadata: metadata) }
+            loop.execute { [self] in
+                if case .success(let file) = result { handle(.filePersisted(file)) }
+                fileWaiters.removeValue(forKey: token)?(result)
+            }
+        }
+    }
+
+    /// Cancels an outstanding file transfer (`WCSessionFileTransfer.cancel()`).
+    package func cancelFileTransfer(sequence: UInt64) throws(LinkError) {
+        loop.preconditionInLoop()
+        if let error = engine.fileCancellationError(sequence: sequence) { throw error }
+        handle(.fileCancelRequested(sequence: sequence))
+    }
+
+    /// The app is done with a received file: what is left of it in the inbox is deleted and the
+    /// sender told it was delivered.
+    package func fileProcessed(_ key: TransferKey) {
+        loop.preconditionInLoop()
+        handle(.fileProcessed(key))
+    }
+
+    /// `outstandingFileTransfers`: files not yet done, oldest first, with the bytes acknowledged.
+    package func outstandingFileTransfers() -> [OutboundFile] {
+        loop.preconditionInLoop()
+        return engine.outstandingFiles
+    }
+
+    /// Where a received file waits for the app (valid from `fileReceived` until `fileProcessed`).
+    package func inboxPath(for key: TransferKey) -> String { state.files.inboxPath(key) }
 
     /// Checks a transfer's admission (answering `completion` with the refusal) and keeps the
     /// completion under a token: the completion stays on the loop, only the token crosses to the
@@ -407,6 +455,26 @@ package final class LinkEndpoint: @unchecked Sendable {
                     try state.outbox.acknowledge(sequences: sequences)
                 }
             }
+        case .sendFileChunk(let connection, let key, let offset, let length):
+            do {
+                let data = try state.files.read(sequence: key.sequence, offset: offset, length: length)
+                connections[connection.rawValue]?.write(LinkFrame.fileChunk(key, offset: offset, data: data).encoded())
+            } catch {
+                onFatal("read of queued file \(key.sequence) failed: \(error)")
+            }
+        case .removeOutboundFile(let sequence):
+            durably("remove queued file \(sequence)") { try state.files.remove(sequence: sequence) }
+        case .prepareInboundFile(let key, let keeping):
+            durably("prepare arriving file \(key)") { try state.files.prepare(key, keeping: keeping) }
+        case .writeInboundChunk(let key, let offset, let data):
+            durably("write arriving file \(key)") { try state.files.write(key, offset: offset, data: data) }
+        case .verifyInboundFile(let key, let digest):
+            let matches = (try? state.files.digest(key)) == digest
+            handle(.inboundFileVerified(key, matches: matches))
+        case .deliverInboundFile(let key):
+            durably("deliver file \(key) to the inbox") { try state.files.deliver(key) }
+        case .discardInboundFile(let key):
+            durably("discard file \(key)") { try state.files.discard(key) }
         case .removeComplications(let sequences):
             durably("remove complication transfers \(sequences)") {
                 try state.complicationOutbox.acknowledge(sequences: sequences)
@@ -502,7 +570,8 @@ extension LinkEndpoint {
                 .transferAckSend, cause: TraceEvent.transferCause(queue: queue.description, sequence: sequence))
         case .launch:
             journal.record(.launchSend, cause: "launch")
-        case .error, .hello, .challenge, .proof, .welcome, .ping, .pong, .appState, .watchState:
+        case .error, .hello, .challenge, .proof, .welcome, .ping, .pong, .appState, .watchState, .fileOffer, .fileResume,
+            .fileChunk, .fileDone, .fileCancel:
             break
         }
     }
@@ -547,7 +616,7 @@ extension LinkEndpoint {
             journal.record(.linkDown, detail: reason)
         case .reachabilityChanged(let reachable):
             journal.record(.reachability, detail: "\(reachable)")
-        case .activated, .peerAppStateChanged, .watchStateChanged:
+        case .activated, .peerAppStateChanged, .watchStateChanged, .fileReceived, .fileFinished:
             break
         }
     }

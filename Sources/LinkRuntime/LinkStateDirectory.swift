@@ -25,6 +25,8 @@ package final class LinkStateDirectory: Sendable {
     package let outbox: TransferLog
     /// The complication outbox (`transferCurrentComplicationUserInfo`; only the phone appends to it).
     package let complicationOutbox: TransferLog
+    /// The files sent and arriving (`transferFile`); the inbox is `<state>/inbox`.
+    package let files: FileTransferStore
     package let receivedTransfers: ReceivedTransfers
     /// What opening had to repair or set aside, one line each, for the daemon's log.
     package let recoveryNotes: [String]
@@ -65,6 +67,7 @@ package final class LinkStateDirectory: Sendable {
         complicationOutbox = try TransferLog(
             directory: "\(root)/link/complication-outbox", configuration: outboxConfiguration)
         receivedTransfers = try ReceivedTransfers(path: "\(root)/link/transfer-marks")
+        files = try FileTransferStore(linkDirectory: "\(root)/link", inbox: "\(root)/inbox")
         var notes = outbox.recoveryNotes + complicationOutbox.recoveryNotes
         if let damage = try Self.setAsideIfDamaged("\(root)/link/received-context") { notes.append(damage) }
         recoveryNotes = notes
@@ -121,7 +124,8 @@ package final class LinkStateDirectory: Sendable {
             nextOutboxSequence: outbox.nextSequence, watchState: try readWatchState(),
             complicationQueue: InstanceID(bytes: complicationOutbox.queueID),
             pendingComplications: complicationOutbox.pending().map { (sequence: $0.sequence, payload: $0.payload) },
-            nextComplicationSequence: complicationOutbox.nextSequence)
+            nextComplicationSequence: complicationOutbox.nextSequence, fileQueue: files.queue,
+            pendingFiles: try files.pending(), inboundPartials: try files.partials(), inboxFiles: try files.inboxFiles())
     }
 
     /// The watch state (`<state>/link/watch-state`: the flags byte, CRC32C).

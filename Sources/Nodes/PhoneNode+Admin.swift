@@ -21,6 +21,9 @@ extension PhoneNode {
         case .data(let data):
             out.node(dataMessages.serve(data, request: request))
             return
+        case .file(let file):
+            out.node(try fileTransfers.serve(file, request: request, reads: reads))
+            return
         default:
             break
         }
@@ -56,8 +59,7 @@ extension PhoneNode {
             if let split = engine.splits[id] {
                 return .output(text: String(decoding: DocumentCoder.encodeForDisk(split), as: UTF8.self), json: AdminOutcome.json(split))
             }
-            let run = try readRun(id, reads: reads)
-            return .output(text: describe(run), json: AdminOutcome.json(run))
+            return try shown(try readRun(id, reads: reads), reads: reads)
         case .createSplit(let name, let exercises):
             try operate(.createSplit(id: freshID, name: name, exercises: exercises), now: now, reads: reads, into: &out)
             return .output(text: "\(freshID)", json: AdminOutcome.json(AdminReply.Created(id: freshID)))
@@ -139,7 +141,7 @@ extension PhoneNode {
             return status(facts, now: now).metrics(facts)
         case .showComplication:
             return try complicationStatus(facts, now: now, reads: reads)
-        case .trace, .data, .pushComplication:
+        case .trace, .data, .pushComplication, .file:
             // Served from the journal by the shell, or with the link's answer (see `admin`).
             return .refused("\(command) is answered by the shell")
         case .live(let command):
@@ -275,7 +277,7 @@ extension PhoneNode {
             hasContentPending: link.hasContentPending)
     }
 
-    private func describe(_ run: WorkoutDocument) -> String {
+    func describe(_ run: WorkoutDocument) -> String {
         var text = "\(run.splitName) — \(run.status.rawValue)\nrun \(run.id)\nstarted \(run.startedAt)"
         if let end = run.endedAt { text += "\nended \(end)" }
         if run.isPaused { text += "\npaused" }

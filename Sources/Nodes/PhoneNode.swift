@@ -27,6 +27,7 @@ package struct PhoneNode: Sendable {
     /// The watch's state as last seen in an admin request's facts or a link notification.
     var lastWatchState = WatchState.installed
     package internal(set) var dataMessages = DataMessages()
+    package internal(set) var fileTransfers = FileTransfers()
     /// Today's spending of the complication budget (`<state>/complication-budget.json`).
     package internal(set) var complicationBudget: ComplicationBudget
     /// `remainingComplicationUserInfoTransfers` at the start of a day (phoned's `complicationTransfersPerDay`).
@@ -103,6 +104,12 @@ package struct PhoneNode: Sendable {
         case persistSettings(Settings)
         case persistEpoch(Timestamp)
         case persistComplicationBudget(ComplicationBudget)
+        /// Keep the received file (in the link's inbox) as the run's samples, replacing earlier ones.
+        case writeSamples(TransferKey, runID: DocumentID, startedAt: Timestamp)
+        /// The run is gone: its samples file too (none is fine).
+        case removeSamples(DocumentID, startedAt: Timestamp)
+        /// The run's file moved to another month folder: its samples follow (none is fine).
+        case moveSamples(DocumentID, from: Timestamp, to: Timestamp)
     }
 
     package init(
@@ -195,6 +202,10 @@ package struct PhoneNode: Sendable {
         case .reported(.complicationQueued(let request, let asCurrent, let result)):
             // The watch state the budget reads is the link's: the reply's count may lag a report by a turn.
             complicationQueued(request, asCurrent: asCurrent, result, watchState: lastWatchState, now: now, into: &out)
+        case .reported(.fileQueued(let request, let result)):
+            out.node(fileTransfers.queued(request, result))
+        case .reported(.fileCancelEnded(let request, let sequence, let failure)):
+            out.node(fileTransfers.cancelEnded(request, sequence: sequence, failure))
         case .reported(.transferNotQueued), .reported(.transferCancelEnded):
             // The phone's only transfers are complications (answered above); it cancels none.
             break
@@ -235,6 +246,10 @@ package struct PhoneNode: Sendable {
             try messageReceived(id: id, payload: payload, wantsReply: wantsReply, now: now, reads: reads, into: &out)
         case .messageDataReceived(let id, let payload, let wantsReply):
             out.node(dataMessages.received(id: id, payload: payload, wantsReply: wantsReply, now: now))
+        case .fileReceived(let file):
+            fileReceived(file, now: now, into: &out)
+        case .fileFinished(let sequence, let error):
+            out.node(fileTransfers.finished(sequence: sequence, error))
         case .userInfoReceived(let key, let payload):
             let decoded = decodeWatchMessage(payload, via: "userInfo \(key)", into: &out)
             let loaded = try documentToMerge(decoded, reads: reads, into: &out)
@@ -394,6 +409,14 @@ package struct PhoneNode: Sendable {
                 out.node(.journal(JournalEntry(.fileWritten, run: "\(run.id)")))
             case .removeWorkoutFile(let id, let startedAt):
                 out.actions.append(.store(.removeWorkoutFile(id, startedAt: startedAt)))
+                // A run still known has moved month folders (its samples follow); otherwise it is gone.
+                if let moved = engine.index.summaries[id] {
+                    if moved.startedAt != startedAt {
+                        out.actions.append(.store(.moveSamples(id, from: startedAt, to: moved.startedAt)))
+                    }
+                } else {
+                    out.actions.append(.store(.removeSamples(id, startedAt: startedAt)))
+                }
             case .writeTombstone(let stub):
                 out.actions.append(.store(.writeTombstone(stub)))
                 translate(engine.handle(.tombstoneWritten(stub.id, now: now)), now: now, into: &out)

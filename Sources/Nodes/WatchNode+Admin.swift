@@ -22,6 +22,19 @@ extension WatchNode {
         case .data(let data):
             out.node(dataMessages.serve(data, request: request))
             return
+        case .file(let file):
+            out.node(try fileTransfers.serve(file, request: request, reads: reads))
+            return
+        case .export(let runID):
+            guard engine.cache.workouts[runID] != nil else {
+                reply(request, "export \(runID)", .refused("no run \(runID) on this watch"), into: &out)
+                return
+            }
+            // The session's samples, as the watch would record them (WorkoutSamples), sent as a file.
+            let metadata = WorkoutSamplesMetadata(runID: runID, samples: WorkoutSamples.count)
+            let json = String(decoding: DocumentCoder.encodeCompact(metadata), as: UTF8.self)
+            out.node(.link(.transferFile(.bytes(WorkoutSamples.series(for: runID)), metadata: json, request)))
+            return
         default:
             break
         }
@@ -116,7 +129,7 @@ extension WatchNode {
             }
             return .output(
                 text: AdminOutcome.lines(text, empty: "no outstanding transfers"), json: AdminOutcome.json(transfers))
-        case .cancelTransfer, .trace, .data:
+        case .cancelTransfer, .trace, .data, .file, .export:
             // Served with the link's or the journal's answer (see `admin`).
             return .refused("\(command) is answered by the shell")
         case .sync:

@@ -27,6 +27,7 @@ package struct WatchNode: Sendable {
     /// The newest complication that arrived (`<cache>/complication.json`), and how many arrived since start.
     package internal(set) var complication: ComplicationPayload?
     package internal(set) var complicationsReceived = 0
+    package internal(set) var fileTransfers = FileTransfers()
 
     package enum Event: Sendable {
         /// Start-up: the cache's unreadable files and the last received context, re-applied now (the
@@ -125,6 +126,10 @@ package struct WatchNode: Sendable {
                 outcome = .refused(failure.description)
             }
             reply(request, "queue cancel \(sequence)", outcome, into: &out)
+        case .reported(.fileQueued(let request, let result)):
+            out.node(fileTransfers.queued(request, result))
+        case .reported(.fileCancelEnded(let request, let sequence, let failure)):
+            out.node(fileTransfers.cancelEnded(request, sequence: sequence, failure))
         case .reported(.timerFired(.live)):
             out.node(live.feed(.tick(now: now)))
         case .reported(.timerFired(.shutdown)):
@@ -180,6 +185,13 @@ package struct WatchNode: Sendable {
             }
         case .messageDataReceived(let id, let payload, let wantsReply):
             out.node(dataMessages.received(id: id, payload: payload, wantsReply: wantsReply, now: now))
+        case .fileReceived(let file):
+            // The watch app keeps every file the phone sends in <state>/received-files.
+            let name = FileTransfers.keptName(file.key)
+            out.node(.link(.keepReceivedFile(file.key, name: name)))
+            out.node(fileTransfers.received(file, storedAs: "received-files/\(name)", now: now))
+        case .fileFinished(let sequence, let error):
+            out.node(fileTransfers.finished(sequence: sequence, error))
         case .userInfoReceived(let key, let payload):
             // The phone's transfers are complications, through their own queue or as ordinary
             // userInfo once the budget is spent: the newest sent is kept (on disk before the ack).

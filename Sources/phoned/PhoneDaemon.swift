@@ -59,6 +59,12 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         shell.read = { [documents, endpoint] needs in
             var reads = documents.read(needs)
             if needs.outstandingTransfers { reads.outstandingTransfers = endpoint.outstandingTransfers() }
+            for (id, startedAt) in needs.samples {
+                reads.samples[id] = .some(
+                    documents.samplesSize(id: id, startedAt: startedAt).map {
+                        SamplesFile(path: documents.relativePath(ofSamples: id, startedAt: startedAt), bytes: $0)
+                    })
+            }
             return reads
         }
         shell.performStore = { [unowned self] action in try perform(action) }
@@ -125,6 +131,18 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         case .store(.persistComplicationBudget(let budget)):
             try AtomicFile.write(
                 DocumentCoder.encodeForDisk(budget), to: "\(configuration.stateDirectory)/complication-budget.json")
+        case .store(.writeSamples(let key, let runID, let startedAt)):
+            let inbox = shell.link.inboxPath(for: key)
+            guard let bytes = try AtomicFile.read(inbox) else { throw StateFileError.malformed(file: inbox, reason: "gone") }
+            try documents.writeSamples(bytes, id: runID, startedAt: startedAt)
+        case .store(.removeSamples(let id, let startedAt)):
+            try documents.removeSamples(id: id, startedAt: startedAt)
+        case .store(.moveSamples(let id, let from, let to)):
+            let old = "\(documents.root)/\(documents.relativePath(ofSamples: id, startedAt: from))"
+            if let bytes = try AtomicFile.read(old) {
+                try documents.writeSamples(bytes, id: id, startedAt: to)
+                try documents.removeSamples(id: id, startedAt: from)
+            }
         case .loadRuns(let wanted):
             shell.post(.runsLoaded(documents.read(NeedsReads(documents: wanted))))
         case .rescan:

@@ -23,6 +23,7 @@ struct CommandMappingTests {
             case "exercise", "set", "sequence": words.append("2")
             case "position": words.append("up")
             case "payload": words.append("00ff")
+            case "path": words.append("/dev/null")
             default: words.append(id)
             }
         }
@@ -31,6 +32,7 @@ struct CommandMappingTests {
             switch option.name {
             case "exercise": value = leaf.path == ["live", "open"] ? "1" : "Row:1x5@40:cable"
             case "name", "failure": value = "Legs"
+            case "metadata": value = "{}"
             case "unit": value = "lb"
             case "after", "run": value = id
             case "since", "until": value = "5m"

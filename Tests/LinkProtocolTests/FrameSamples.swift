@@ -45,6 +45,14 @@ enum FrameSamples {
         .appState(.foreground),
         .appState(.background),
         .watchState(.installed),
+        .fileOffer(TransferKey(queue: instance(0x50), sequence: 1), size: 5_242_880, digest: bytes32(0xE1), metadata: "{\"kind\":\"x\"}"),
+        .fileOffer(TransferKey(queue: instance(0x50), sequence: .max), size: 0, digest: bytes32(0), metadata: ""),
+        .fileResume(TransferKey(queue: instance(0x50), sequence: 1), offset: 65_536),
+        .fileChunk(TransferKey(queue: instance(0x50), sequence: 1), offset: 0, data: [0x00, 0xFF, 0x10]),
+        .fileChunk(TransferKey(queue: instance(0x50), sequence: 2), offset: .max, data: []),
+        .fileDone(TransferKey(queue: instance(0x50), sequence: 1), code: .delivered, reason: ""),
+        .fileDone(TransferKey(queue: instance(0x50), sequence: 3), code: .insufficientSpace, reason: "quota ⌚️"),
+        .fileCancel(TransferKey(queue: instance(0x50), sequence: 1)),
         .watchState(WatchState(isPaired: false, isWatchAppInstalled: true, isComplicationEnabled: false)),
     ]
 

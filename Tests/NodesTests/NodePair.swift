@@ -47,6 +47,10 @@ struct NodePair {
     private var lastMessage: UInt64 = 0
     private var waitingMessages: [UInt64: (toWatch: Bool, purpose: MessagePurpose)] = [:]
     private(set) var launchesDelivered = 0
+    /// Files: what each side's inbox holds, and the samples the phone kept per run.
+    private(set) var inbox: [TransferKey: [UInt8]] = [:]
+    private(set) var phoneSamples: [DocumentID: [UInt8]] = [:]
+    private var lastFile: UInt64 = 0
 
     private var queue: [Delivery] = []
     private(set) var phoneActions: [PhoneNode.Action] = []
@@ -198,6 +202,9 @@ struct NodePair {
         case .removeWorkoutFile(let id, _): phoneRuns[id] = nil
         case .writeTombstone(let stub): tombstones[stub.id] = stub
         case .persistSettings, .persistEpoch, .persistComplicationBudget: break
+        case .writeSamples(let key, let runID, _): phoneSamples[runID] = inbox[key]
+        case .removeSamples(let id, _): phoneSamples[id] = nil
+        case .moveSamples: break
         }
     }
 
@@ -273,6 +280,30 @@ struct NodePair {
             lastSequence += 1
             outbox.append((lastSequence, payload))
             if linked { sendTransfer((lastSequence, payload)) }
+        case .transferFile(let source, let metadata, let request):
+            guard case .bytes(let bytes) = source else {
+                let refused = ShellReport.fileQueued(request, .failure(ReadFailure("NodePair sends bytes only")))
+                queue.append(fromPhone ? .phone(.reported(refused)) : .watch(.reported(refused)))
+                return
+            }
+            lastFile += 1
+            let file = OutboundFile(sequence: lastFile, size: UInt64(bytes.count), digest: [], metadata: metadata)
+            let queued = ShellReport.fileQueued(request, .success(file))
+            queue.append(fromPhone ? .phone(.reported(queued)) : .watch(.reported(queued)))
+            // Linked or not, the file arrives (the link's resuming is tested in LinkProtocolTests).
+            let key = TransferKey(queue: fromPhone ? phoneID : watchID, sequence: lastFile)
+            inbox[key] = bytes
+            let received = LinkNotification.fileReceived(ReceivedFile(key: key, size: file.size, metadata: metadata))
+            queue.append(fromPhone ? .watch(.link(received)) : .phone(.link(received)))
+        case .cancelFile(let sequence, let request):
+            let ended = ShellReport.fileCancelEnded(request, sequence: sequence, ReadFailure("already delivered"))
+            queue.append(fromPhone ? .phone(.reported(ended)) : .watch(.reported(ended)))
+        case .fileProcessed(let key):
+            inbox[key] = nil
+            let finished = LinkNotification.fileFinished(sequence: key.sequence, nil)
+            queue.append(key.queue == phoneID ? .phone(.link(finished)) : .watch(.link(finished)))
+        case .keepReceivedFile:
+            break
         case .transfersProcessed(let keys):
             for key in keys {
                 if fromPhone {
