@@ -91,15 +91,18 @@ package enum DataCommand: Codable, Sendable, Equatable {
 }
 
 extension AdminReply {
-    /// `data send`: how the message ended; `reply` is the peer's reply in hex, when it sent one.
+    /// `data send`: how the message ended; `reply` is the peer's reply in hex, when it sent one;
+    /// `roundTripMilliseconds` from the send to its outcome, as the daemon measured it.
     package struct DataSent: Codable, Equatable, Sendable {
         package var outcome: String
         package var bytes: Int
         package var reply: String?
-        package init(outcome: String, bytes: Int, reply: String?) {
+        package var roundTripMilliseconds: Double?
+        package init(outcome: String, bytes: Int, reply: String?, roundTripMilliseconds: Double? = nil) {
             self.outcome = outcome
             self.bytes = bytes
             self.reply = reply
+            self.roundTripMilliseconds = roundTripMilliseconds
         }
     }
 

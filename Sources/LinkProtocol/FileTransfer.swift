@@ -68,7 +68,9 @@ struct InboundFile: Equatable, Sendable {
     var size: UInt64
     var digest: [UInt8]
     var metadata: String
+    /// Bytes written to the partial (in order); `durable` of them are synced and acknowledged.
     var received: UInt64
+    var durable: UInt64
     var stage: Stage
 }
 

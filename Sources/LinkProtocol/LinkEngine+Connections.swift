@@ -278,8 +278,13 @@ extension LinkEngine {
         switch frame {
         case .ping(let token):
             if let current = link { actions.append(.send(current.connection, .pong(token: token))) }
-        case .pong:
-            break
+        case .pong(let token):
+            // The heartbeat's round trip: how long a frame waits on this link, files streaming or not.
+            if let sent = pingInFlight, sent.token == token {
+                pingInFlight = nil
+                heartbeatRoundTrips.append(now.sinceOrigin - sent.at.sinceOrigin)
+                if heartbeatRoundTrips.count > Self.keptHeartbeatRoundTrips { heartbeatRoundTrips.removeFirst() }
+            }
         case .error(let code, let reason):
             guard let current = link else { return }
             actions.append(.close(current.connection, reason: "peer error \(code): \(reason)"))
@@ -351,6 +356,7 @@ extension LinkEngine {
                 linkLost(reason: "heartbeat: no frame for \(configuration.peerSilenceLimit)", now: now, into: &actions)
             } else if now >= current.nextPingAt {
                 actions.append(.send(current.connection, .ping(token: nextPingToken)))
+                pingInFlight = (nextPingToken, now)
                 nextPingToken += 1
                 let nextPing = now.advanced(by: configuration.heartbeatInterval)
                 link?.nextPingAt = nextPing

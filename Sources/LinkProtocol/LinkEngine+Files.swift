@@ -131,14 +131,19 @@ extension LinkEngine {
             inbound[stale] = nil
             actions.append(.discardInboundFile(stale))
         }
-        if let existing = inbound[key] {
+        if var existing = inbound[key] {
+            // Offered again (a new link): resume from what is durable; bytes written past it are cut.
             if existing.stage == .receiving {
-                actions.append(.send(current.connection, .fileResume(key, offset: existing.received)))
+                existing.received = existing.durable
+                inbound[key] = existing
+                actions.append(.prepareInboundFile(key, keepingBytes: existing.durable))
+                actions.append(.send(current.connection, .fileResume(key, offset: existing.durable)))
             }
             return
         }
         if restoredInbox.remove(key) != nil {
-            inbound[key] = InboundFile(size: size, digest: digest, metadata: metadata, received: size, stage: .delivered)
+            inbound[key] = InboundFile(
+            size: size, digest: digest, metadata: metadata, received: size, durable: size, stage: .delivered)
             actions.append(.notify(.fileReceived(ReceivedFile(key: key, size: size, metadata: metadata))))
             return
         }
@@ -153,7 +158,8 @@ extension LinkEngine {
         }
         var held = restoredPartials.removeValue(forKey: key) ?? 0
         if held > size { held = 0 }
-        inbound[key] = InboundFile(size: size, digest: digest, metadata: metadata, received: held, stage: .receiving)
+        inbound[key] = InboundFile(
+            size: size, digest: digest, metadata: metadata, received: held, durable: held, stage: .receiving)
         actions.append(.prepareInboundFile(key, keepingBytes: held))
         if held == size {
             inbound[key]?.stage = .verifying
@@ -163,23 +169,32 @@ extension LinkEngine {
         }
     }
 
-    /// A chunk: written durably, then acknowledged with the new offset; the last one starts the
-    /// digest check. A chunk that does not continue the file where it stands is ignored (the
-    /// sender resends from the acknowledged offset on the next offer); one past its end closes the link.
+    /// A chunk: written, and acknowledged once the shell reports it synced
+    /// (`inboundChunkPersisted`), so the loop never waits on a sync. A chunk that does not continue
+    /// the file where it stands is ignored (the sender resends from the acknowledged offset on the
+    /// next offer); one past its end closes the link.
     mutating func fileChunkReceived(
         _ key: TransferKey, offset: UInt64, data: [UInt8], now: LinkInstant, into actions: inout [Action]
     ) {
-        guard let current = link, var file = inbound[key], file.stage == .receiving, offset == file.received else {
-            return
-        }
+        guard link != nil, var file = inbound[key], file.stage == .receiving, offset == file.received else { return }
         guard UInt64(data.count) <= file.size - file.received else {
             violation("fileChunk past the end of file \(key)", now: now, into: &actions)
             return
         }
         actions.append(.writeInboundChunk(key, offset: offset, data: data))
         file.received += UInt64(data.count)
-        actions.append(.send(current.connection, .fileResume(key, offset: file.received)))
-        if file.received == file.size {
+        inbound[key] = file
+    }
+
+    /// The partial is durable through `through`: acknowledged to the sender; when that is the whole
+    /// file, the digest check starts.
+    mutating func inboundChunkPersisted(_ key: TransferKey, through: UInt64, into actions: inout [Action]) {
+        guard var file = inbound[key], file.stage == .receiving, through > file.durable, through <= file.received else {
+            return
+        }
+        file.durable = through
+        if let current = link { actions.append(.send(current.connection, .fileResume(key, offset: through))) }
+        if through == file.size {
             file.stage = .verifying
             actions.append(.verifyInboundFile(key, digest: file.digest))
         }

@@ -42,6 +42,8 @@ package struct LinkEngine: Sendable {
         /// A file is on disk in the file outbox (`transferFile`).
         case filePersisted(OutboundFile)
         case fileCancelRequested(sequence: UInt64)
+        /// The partial file is synced through `through` bytes (a `writeInboundChunk` is durable).
+        case inboundChunkPersisted(TransferKey, through: UInt64)
         /// The shell checked an arrived file's SHA-256 against the offered one.
         case inboundFileVerified(TransferKey, matches: Bool)
         /// The app took (or left) a received file: the transfer is done.
@@ -78,7 +80,8 @@ package struct LinkEngine: Sendable {
         case removeOutboundFile(sequence: UInt64)
         /// Create the partial file, or cut an existing one back to `keepingBytes`.
         case prepareInboundFile(TransferKey, keepingBytes: UInt64)
-        /// Write the chunk at `offset` of the partial file, durably.
+        /// Write the chunk at `offset` of the partial file, then sync it off the loop and feed
+        /// `inboundChunkPersisted` (chunks of a file are written and synced in order).
         case writeInboundChunk(TransferKey, offset: UInt64, data: [UInt8])
         /// Compute the partial file's SHA-256 and feed `inboundFileVerified`.
         case verifyInboundFile(TransferKey, digest: [UInt8])
@@ -128,6 +131,11 @@ package struct LinkEngine: Sendable {
     var reportedReachable = false
     var scheduledWakeUp: LinkInstant?
     var nextPingToken: UInt64 = 1
+    /// The last ping sent and when; its pong's arrival gives a heartbeat round trip.
+    var pingInFlight: (token: UInt64, at: LinkInstant)?
+    /// The newest heartbeat round trips, oldest first (at most `keptHeartbeatRoundTrips`).
+    package internal(set) var heartbeatRoundTrips: [Duration] = []
+    static let keptHeartbeatRoundTrips = 128
     var random: SplitMix64
 
     /// Creates the engine from what the state directory held. `seed` drives redial jitter only.
@@ -262,6 +270,9 @@ package struct LinkEngine: Sendable {
         case .fileCancelRequested(let sequence):
             now = nil
             cancelFile(sequence: sequence, into: &actions)
+        case .inboundChunkPersisted(let key, let through):
+            now = nil
+            inboundChunkPersisted(key, through: through, into: &actions)
         case .inboundFileVerified(let key, let matches):
             now = nil
             inboundFileVerified(key, matches: matches, into: &actions)

@@ -17,13 +17,17 @@ package struct LinkStatus: Equatable, Sendable, Codable {
     package var watchState: WatchState
     /// Received items handed to the app and not yet processed.
     package var hasContentPending: Bool
+    /// The 99th percentile (nearest rank) of the newest heartbeat round trips (ping sent → pong
+    /// read), in milliseconds; nil before the first.
+    package var heartbeatRoundTripP99Milliseconds: Double?
 
     package init(
         role: LinkRole, instance: InstanceID, activated: Bool, reachable: Bool, linked: Bool, peer: InstanceID?,
         watchAppForeground: Bool, contextGenerationSent: UInt64?, contextGenerationAcknowledged: UInt64?,
         contextGenerationReceived: UInt64?, contextSender: InstanceID?, outboxDepth: Int, handshakingConnections: Int,
-        watchState: WatchState = .installed, hasContentPending: Bool = false
+        watchState: WatchState = .installed, hasContentPending: Bool = false, heartbeatRoundTrips: [Duration] = []
     ) {
+        heartbeatRoundTripP99Milliseconds = Self.percentile99(heartbeatRoundTrips)
         self.watchState = watchState
         self.hasContentPending = hasContentPending
         self.role = role.description
@@ -39,6 +43,17 @@ package struct LinkStatus: Equatable, Sendable, Codable {
         self.contextSender = contextSender?.description
         self.outboxDepth = outboxDepth
         self.handshakingConnections = handshakingConnections
+    }
+}
+
+extension LinkStatus {
+    /// The nearest-rank 99th percentile of `samples`, in milliseconds.
+    static func percentile99(_ samples: [Duration]) -> Double? {
+        guard !samples.isEmpty else { return nil }
+        let sorted = samples.sorted()
+        let rank = max(1, Int((Double(sorted.count) * 0.99).rounded(.up)))
+        let (seconds, attoseconds) = sorted[rank - 1].components
+        return Double(seconds) * 1000 + Double(attoseconds) / 1e15
     }
 }
 

@@ -153,11 +153,21 @@ package final class FileTransferStore: Sendable {
         try AtomicFile.fsyncDirectory(incoming)
     }
 
-    /// Writes a chunk of a partial durably.
+    /// Writes a chunk of a partial (not yet durable: `sync`).
     package func write(_ key: TransferKey, offset: UInt64, data: [UInt8]) throws {
-        let partial = try FileDescriptor(opening: partialPath(key), flags: O_WRONLY)
-        try partial.write(data, at: Int(offset))
-        try partial.dataSync()
+        try FileDescriptor(opening: partialPath(key), flags: O_WRONLY).write(data, at: Int(offset))
+    }
+
+    /// Makes what was written to a partial durable; false when the partial is gone (cancelled).
+    package func sync(_ key: TransferKey) throws -> Bool {
+        let partial: FileDescriptor
+        do {
+            partial = try FileDescriptor(opening: partialPath(key), flags: O_WRONLY)
+        } catch let error as SystemCallError where error.errno == ENOENT {
+            return false
+        }
+        try LatencyRecorder.fsync.time { try partial.dataSync() }
+        return true
     }
 
     /// The SHA-256 of the whole partial.

@@ -346,7 +346,7 @@ package final class LinkEndpoint: @unchecked Sendable {
             contextGenerationAcknowledged: slot?.acknowledgedGeneration, contextGenerationReceived: received?.generation,
             contextSender: received?.sender, outboxDepth: engine.outstandingTransfers.count,
             handshakingConnections: engine.handshakingConnectionCount, watchState: engine.currentWatchState,
-            hasContentPending: engine.hasContentPending)
+            hasContentPending: engine.hasContentPending, heartbeatRoundTrips: engine.heartbeatRoundTrips)
     }
 
     /// Outstanding transfers with their age and size, oldest first: the complication outbox's (the
@@ -467,10 +467,28 @@ package final class LinkEndpoint: @unchecked Sendable {
         case .prepareInboundFile(let key, let keeping):
             durably("prepare arriving file \(key)") { try state.files.prepare(key, keeping: keeping) }
         case .writeInboundChunk(let key, let offset, let data):
+            // Written on the loop, synced on the outbox thread: a heartbeat or a message read
+            // meanwhile is answered at once. The sync's completion is what acknowledges the chunk.
             durably("write arriving file \(key)") { try state.files.write(key, offset: offset, data: data) }
+            let files = state.files
+            let through = offset + UInt64(data.count)
+            outboxQueue.async { [loop] in
+                let result = Result { try files.sync(key) }
+                loop.execute { [self] in
+                    switch result {
+                    case .success(true): handle(.inboundChunkPersisted(key, through: through))
+                    case .success(false): break
+                    case .failure(let error): onFatal("sync of arriving file \(key) failed: \(error)")
+                    }
+                }
+            }
         case .verifyInboundFile(let key, let digest):
-            let matches = (try? state.files.digest(key)) == digest
-            handle(.inboundFileVerified(key, matches: matches))
+            // Hashing a large file takes a while: off the loop too.
+            let files = state.files
+            outboxQueue.async { [loop] in
+                let matches = (try? files.digest(key)) == digest
+                loop.execute { [self] in handle(.inboundFileVerified(key, matches: matches)) }
+            }
         case .deliverInboundFile(let key):
             durably("deliver file \(key) to the inbox") { try state.files.deliver(key) }
         case .discardInboundFile(let key):

@@ -18,8 +18,8 @@ package struct DataMessages: Sendable {
     package private(set) var received: [AdminReply.DataReceived] = []
     package private(set) var receivedCount = 0
     package private(set) var sentCount = 0
-    /// The size of each `data send` still waiting for its outcome.
-    private var sending: [AdminRequestID: Int] = [:]
+    /// The size of each `data send` still waiting for its outcome, and when it was sent.
+    private var sending: [AdminRequestID: (bytes: Int, at: Timestamp)] = [:]
 
     package init() {}
 
@@ -38,11 +38,11 @@ package struct DataMessages: Sendable {
 
     /// Serves a `data` verb: `received` is answered now; `send` goes to the link and is answered
     /// with its outcome (`sendEnded`).
-    mutating func serve(_ command: DataCommand, request: AdminRequestID) -> [NodeAction] {
+    mutating func serve(_ command: DataCommand, request: AdminRequestID, now: Timestamp) -> [NodeAction] {
         switch command {
         case .send(let bytes, let wantsReply):
             sentCount += 1
-            sending[request] = bytes.count
+            sending[request] = (bytes.count, now)
             return [.link(.sendMessageData(bytes, wantsReply: wantsReply, .dataCommand(request)))]
         case .received:
             let text = received.map { message in
@@ -56,16 +56,20 @@ package struct DataMessages: Sendable {
     }
 
     /// The reply to request N's `data send`, from its message's outcome; a refusal is logged.
-    mutating func sendEnded(_ request: AdminRequestID, _ outcome: MessageOutcome) -> [NodeAction] {
-        let bytes = sending.removeValue(forKey: request) ?? 0
+    mutating func sendEnded(_ request: AdminRequestID, _ outcome: MessageOutcome, now: Timestamp) -> [NodeAction] {
+        let sent = sending.removeValue(forKey: request)
+        let bytes = sent?.bytes ?? 0
+        let milliseconds = sent.map { Double($0.at.duration(to: now).wholeMicroseconds) / 1000 }
         let reply: AdminOutcome
         switch outcome {
         case .replied(let bytesBack):
-            let sent = AdminReply.DataSent(outcome: "replied", bytes: bytes, reply: DataCommand.hex(bytesBack))
+            let sent = AdminReply.DataSent(
+                outcome: "replied", bytes: bytes, reply: DataCommand.hex(bytesBack), roundTripMilliseconds: milliseconds)
             reply = .output(
                 text: "replied with \(bytesBack.count) bytes: \(sent.reply ?? "")", json: AdminOutcome.json(sent))
         case .delivered:
-            let sent = AdminReply.DataSent(outcome: "delivered", bytes: bytes, reply: nil)
+            let sent = AdminReply.DataSent(
+                outcome: "delivered", bytes: bytes, reply: nil, roundTripMilliseconds: milliseconds)
             reply = .output(text: "delivered \(bytes) bytes", json: AdminOutcome.json(sent))
         case .failed(let error):
             return [

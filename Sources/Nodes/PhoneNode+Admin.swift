@@ -19,7 +19,7 @@ extension PhoneNode {
             out.node(.replyTrace(request, query))
             return
         case .data(let data):
-            out.node(dataMessages.serve(data, request: request))
+            out.node(dataMessages.serve(data, request: request, now: now))
             return
         case .file(let file):
             out.node(try fileTransfers.serve(file, request: request, reads: reads))
@@ -274,7 +274,7 @@ extension PhoneNode {
             editingWorkoutID: engine.locks.editingWorkoutID?.rawValue, editingSplitID: engine.locks.editingSplitID?.rawValue,
             ingest: counts, outboxDepth: link.outboxDepth, launchesSent: launchesSent, launchesDropped: launchesDropped,
             liveFramesSent: live.framesSent, liveFramesReceived: live.framesReceived, watchState: link.watchState,
-            hasContentPending: link.hasContentPending)
+            hasContentPending: link.hasContentPending, heartbeatRoundTrip: link.heartbeatRoundTripP99Milliseconds)
     }
 
     func describe(_ run: WorkoutDocument) -> String {

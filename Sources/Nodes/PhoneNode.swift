@@ -157,7 +157,7 @@ package struct PhoneNode: Sendable {
             out.log(.warning, "push", "push not sent", [("reason", reason)])
             translate(engine.handle(.pushFailed(reason: reason, now: now)), now: now, into: &out)
         case .reported(.messageEnded(.dataCommand(let request), let outcome, _)):
-            out.node(dataMessages.sendEnded(request, outcome))
+            out.node(dataMessages.sendEnded(request, outcome, now: now))
         case .reported(.messageEnded(let purpose, let outcome, let stillReachable)):
             guard case .live(let runID, let version, let attempt) = purpose else { break }
             out.node(

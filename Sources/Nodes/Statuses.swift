@@ -35,6 +35,8 @@ package struct PhoneStatus: Codable, Sendable {
     /// Live frames this side put on the wire, by kind (`progress`, `ended`); auto-advances send none.
     package var liveFramesSent: [String: Int]
     package var liveFramesReceived: Int
+    /// The link's heartbeat round trip, 99th percentile of the newest 128, in ms (nil before the first).
+    package var heartbeatRoundTripP99Milliseconds: Double?
     /// `isPaired`, `isWatchAppInstalled`, `isComplicationEnabled` as the watch last reported them.
     package var paired: Bool
     package var watchAppInstalled: Bool
@@ -50,10 +52,12 @@ package struct PhoneStatus: Codable, Sendable {
         tombstones: Int, pendingDeletes: Int, skippedFiles: [String], lastPushAt: String?, pushError: String?,
         heldBackRuns: Int, editingWorkoutID: String?,
         editingSplitID: String?, ingest: [String: Int], outboxDepth: Int, launchesSent: Int, launchesDropped: Int,
-        liveFramesSent: [String: Int], liveFramesReceived: Int, watchState: WatchState, hasContentPending: Bool
+        liveFramesSent: [String: Int], liveFramesReceived: Int, watchState: WatchState, hasContentPending: Bool,
+        heartbeatRoundTrip: Double?
     ) {
         paired = watchState.isPaired
         watchAppInstalled = watchState.isWatchAppInstalled
+        heartbeatRoundTripP99Milliseconds = heartbeatRoundTrip
         complicationEnabled = watchState.isComplicationEnabled
         self.hasContentPending = hasContentPending
         self.daemon = daemon
@@ -138,6 +142,8 @@ package struct WatchStatus: Codable, Sendable {
     /// Live frames this side put on the wire, by kind (`progress`, `ended`); auto-advances send none.
     package var liveFramesSent: [String: Int]
     package var liveFramesReceived: Int
+    /// The link's heartbeat round trip, 99th percentile of the newest 128, in ms (nil before the first).
+    package var heartbeatRoundTripP99Milliseconds: Double?
     /// This watch's pairing, app and complication state (what it reports to the phone).
     package var paired: Bool
     package var appInstalled: Bool
@@ -158,13 +164,15 @@ package struct WatchStatus: Codable, Sendable {
         editingSplitID: String?, outboxDepth: Int, session: String, sessionRun: String?, sessionOutcome: String?,
         appliedContexts: Int, skippedContexts: Int, lastSkippedContext: String?, launchesReceived: Int,
         skippedCacheFiles: [String], liveFramesSent: [String: Int], liveFramesReceived: Int, watchState: WatchState,
-        hasContentPending: Bool, complication: ComplicationPayload?, complicationsReceived: Int
+        hasContentPending: Bool, complication: ComplicationPayload?, complicationsReceived: Int,
+        heartbeatRoundTrip: Double?
     ) {
         self.complication = complication?.text
         complicationSentAt = complication?.sentAt.iso8601
         self.complicationsReceived = complicationsReceived
         paired = watchState.isPaired
         appInstalled = watchState.isWatchAppInstalled
+        heartbeatRoundTripP99Milliseconds = heartbeatRoundTrip
         complicationEnabled = watchState.isComplicationEnabled
         self.hasContentPending = hasContentPending
         self.daemon = daemon

@@ -20,7 +20,7 @@ extension WatchNode {
             out.node(.link(.cancelTransfer(sequence: sequence, request)))
             return
         case .data(let data):
-            out.node(dataMessages.serve(data, request: request))
+            out.node(dataMessages.serve(data, request: request, now: now))
             return
         case .file(let file):
             out.node(try fileTransfers.serve(file, request: request, reads: reads))
@@ -238,7 +238,7 @@ extension WatchNode {
             lastSkippedContext: engine.lastSkipped?.description, launchesReceived: launchesReceived,
             skippedCacheFiles: skippedCacheFiles, liveFramesSent: live.framesSent, liveFramesReceived: live.framesReceived,
             watchState: link.watchState, hasContentPending: link.hasContentPending, complication: complication,
-            complicationsReceived: complicationsReceived)
+            complicationsReceived: complicationsReceived, heartbeatRoundTrip: link.heartbeatRoundTripP99Milliseconds)
     }
 }
 

@@ -101,7 +101,7 @@ package struct WatchNode: Sendable {
             case .requestSync:
                 out.log(.info, "link", "requestSync answered", [("outcome", "\(outcome)")])
             case .dataCommand(let request):
-                out.node(dataMessages.sendEnded(request, outcome))
+                out.node(dataMessages.sendEnded(request, outcome, now: now))
             }
         case .reported(.transferNotQueued(let payload, let reason)):
             out.log(.warning, "link", "could not queue a transfer", [("reason", reason)])

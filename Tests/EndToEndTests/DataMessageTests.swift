@@ -22,7 +22,8 @@ struct DataMessageTests {
         try await system.startBoth()
         let sent = try decode(
             AdminReply.DataSent.self, try await system.phone("data", "send", "--hex", "00ff7f80", "--reply", "--json"))
-        #expect(sent == AdminReply.DataSent(outcome: "replied", bytes: 4, reply: "00ff7f80"))
+        #expect(sent.outcome == "replied" && sent.bytes == 4 && sent.reply == "00ff7f80", "\(sent)")
+        #expect((sent.roundTripMilliseconds ?? -1) >= 0)
         let onWatch = try decode([Received].self, try await system.watch("data", "received", "--json"))
         #expect(onWatch.map(\.hex) == ["00ff7f80"] && onWatch.first?.wantsReply == true)
 

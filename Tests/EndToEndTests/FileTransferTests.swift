@@ -23,17 +23,31 @@ struct FileTransferTests {
         try await system.watchctl("file", "list", "--json").decode()
     }
 
-    /// Both daemons, watchd dialling through a proxy that slices what it sends (16 KiB every 10 ms,
-    /// about 1.6 MB/s) so a transfer can be caught half-way.
+    /// Both daemons, watchd dialling through a proxy that slices what it sends (8 KiB every 10 ms,
+    /// about 800 KB/s) so a transfer can be caught half-way.
     private func throughProxy(_ name: String) async throws -> (SyncSystem, FaultProxy) {
         let system = try SyncSystem(name)
         try await system.startPhoned()
         let proxy = try await FaultProxy(upstreamPort: system.port)
-        try await proxy.setToxics([.slicer(maximumChunkBytes: 16_384, delay: .milliseconds(10))], on: [.upstream])
+        try await proxy.setToxics([.slicer(maximumChunkBytes: 8192, delay: .milliseconds(10))], on: [.upstream])
         try system.writeWatchdConfig(["phoneAddress": SyncSystem.json("127.0.0.1:\(proxy.port)")])
         try await system.startWatchd()
         try await system.waitUntilLinked()
         return (system, proxy)
+    }
+
+    /// Waits until the watch's one outstanding file is at least `fraction` acknowledged; fails if it
+    /// finished first (the kill would then not land mid-transfer).
+    private func reach(_ fraction: Double, _ system: SyncSystem) async throws {
+        var outstanding = true
+        try await system.eventually("\(Int(fraction * 100))% acknowledged") {
+            guard let file = try await progress(system).first else {
+                outstanding = false
+                return true
+            }
+            return file.progress >= fraction
+        }
+        try #require(outstanding, "the file finished before \(Int(fraction * 100))% was seen")
     }
 
     @Test("watchctl export: the samples land next to the run, byte for byte; show reports them; discard removes them")
@@ -74,10 +88,10 @@ struct FileTransferTests {
             "file", "send", source, "--metadata", #"{"name":"big.bin"}"#, "--json"
         ).decode()
 
-        try await system.eventually("30% acknowledged") { try await progress(system).first.map { $0.progress >= 0.3 } ?? false }
+        try await reach(0.3, system)
         try await system.killWatchd()
         try await system.startWatchd()
-        try await system.eventually("70% acknowledged") { try await progress(system).first.map { $0.progress >= 0.7 } ?? false }
+        try await reach(0.7, system)
         try await system.killPhoned()
         try await system.startPhoned()
         try await system.eventually("watchd heard the file finished", timeout: .seconds(60)) {
@@ -95,6 +109,44 @@ struct FileTransferTests {
         let wire = try await proxy.statistics().bytesForwarded[.upstream] ?? 0
         #expect(wire < size * 3 / 2, "\(wire) bytes on the wire for \(size)")
         #expect(queued.bytes == UInt64(size))
+    }
+
+    @Test("while a 64 MiB file streams, heartbeats and a message round trip stay under 100 ms (p99)")
+    func latencyWhileStreaming() async throws {
+        let system = try SyncSystem("streamlat")
+        // Heartbeats every 50 ms (the silence limit stays 2 s), so many are measured during the file.
+        let beats: [String: String?] = ["heartbeatIntervalMilliseconds": "50", "missedHeartbeats": "40"]
+        try system.writePhonedConfig(beats)
+        try system.writeWatchdConfig(beats)
+        try await system.startBoth()
+        let source = system.directory.appending("stream.bin")
+        try Data(repeating: 0x5A, count: 64 << 20).write(to: URL(fileURLWithPath: source))
+        _ = try await system.watch("file", "send", source)
+        // Four senders at once, each measuring round trips (in watchd) while the file is outstanding.
+        let roundTrips = try await withThrowingTaskGroup(of: [Double].self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    var measured: [Double] = []
+                    try await system.eventually("the file is delivered", timeout: .seconds(120)) {
+                        let sent: AdminReply.DataSent = try await system.watchctl(
+                            "data", "send", "ping", "--reply", "--json"
+                        ).decode()
+                        let streaming = try await !progress(system).isEmpty
+                        if streaming, let milliseconds = sent.roundTripMilliseconds { measured.append(milliseconds) }
+                        return !streaming
+                    }
+                    return measured
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        #expect(roundTrips.count >= 5, "measured while streaming: \(roundTrips)")
+        let sorted = roundTrips.sorted()
+        let p99 = sorted[max(0, Int((Double(sorted.count) * 0.99).rounded(.up)) - 1)]
+        #expect(p99 < 100, "message round trips while streaming (ms): \(sorted)")
+        let phone = try await system.phoneStatus().heartbeatRoundTripP99Milliseconds ?? .infinity
+        let watch = try await system.watchStatus().heartbeatRoundTripP99Milliseconds ?? .infinity
+        #expect(phone < 100 && watch < 100, "heartbeat p99: phone \(phone) ms, watch \(watch) ms")
     }
 
     @Test("cancel mid-transfer: nothing in the phone's inbox or partials, nothing received, the watch's outbox empty")

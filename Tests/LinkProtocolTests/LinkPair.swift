@@ -148,7 +148,7 @@ struct LinkPair {
             precondition(partial.count == Int(offset), "a chunk written out of place")
             partial += data
             partials[side, default: [:]][key] = partial
-            return []
+            return [(side, .inboundChunkPersisted(key, through: UInt64(partial.count)))]
         case .verifyInboundFile(let key, let digest):
             return [(side, .inboundFileVerified(key, matches: Self.digest(partials[side]?[key] ?? []) == digest))]
         case .deliverInboundFile(let key):
