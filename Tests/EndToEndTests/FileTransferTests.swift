@@ -168,6 +168,28 @@ struct FileTransferTests {
         #expect(received.isEmpty)
     }
 
+    @Test("the other way: phonectl file send reaches watchd's received files intact, with its metadata")
+    func phoneToWatch() async throws {
+        let system = try SyncSystem("phonefile")
+        try await system.startBoth()
+        let source = system.directory.appending("to-watch.bin")
+        let bytes = (0..<150_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        try Data(bytes).write(to: URL(fileURLWithPath: source))
+        _ = try await system.phone("file", "send", source, "--metadata", #"{"face":"modular","size":2}"#)
+        var received: [AdminReply.FileReceived] = []
+        try await system.eventually("watchd received it") {
+            received = try await system.watchctl("file", "received", "--json").decode()
+            return !received.isEmpty
+        }
+        #expect(received.count == 1 && received[0].metadata == #"{"face":"modular","size":2}"#)
+        let kept = try #require(received[0].storedAs)
+        #expect(FileManager.default.contents(atPath: "\(system.watchStateDirectory)/\(kept)") == Data(bytes))
+        try await system.eventually("phoned heard it finished") {
+            let list: [AdminReply.FileProgress] = try await system.phonectl("file", "list", "--json").decode()
+            return list.isEmpty
+        }
+    }
+
     @Test("refusals named after WCError: insufficientSpace over the receiver's quota, fileAccessDenied, payloadUnsupportedTypes")
     func refusals() async throws {
         let system = try SyncSystem("filerefuse")
