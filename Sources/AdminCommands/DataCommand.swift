@@ -3,14 +3,17 @@ import ArgumentParsing
 /// The `data …` verbs, the same on phonectl and watchctl: raw `Data` messages (`sendMessageData`)
 /// to the other daemon, and the ones this daemon received (see `DataCommand.spec`).
 package enum DataCommand: Codable, Sendable, Equatable {
-    /// Send `bytes`; `wantsReply` asks the peer for a reply (the daemons echo the bytes back).
-    case send(bytes: [UInt8], wantsReply: Bool)
+    /// Send `bytes` `count` times, one after another; `wantsReply` asks the peer for a reply (the
+    /// daemons echo the bytes back).
+    case send(bytes: [UInt8], wantsReply: Bool, count: Int)
     /// The data messages received lately, oldest first.
     case received
 
     /// The most bytes one message carries (the link's message limit, 65,536, plus one so a test can
     /// see `payloadTooLarge`): a bigger argument is refused before the daemon is asked.
     package static let maximumArgumentBytes = 65_537
+    /// The most sends one `data send --count` makes.
+    package static let maximumCount = 10_000
 
     /// The `data` group: send, received.
     package static let spec = CommandSpec(
@@ -20,6 +23,11 @@ package enum DataCommand: Codable, Sendable, Equatable {
                 name: "send",
                 abstract: "Send bytes; fails at once when the peer is not reachable, as sendMessage does.",
                 arguments: [ArgumentSpec("payload", help: "The bytes: UTF-8 text, or hex digits with --hex.")],
+                options: [
+                    OptionSpec(
+                        "count", help: "Send it this many times, each after the last one's outcome (default 1).",
+                        valueName: "n")
+                ],
                 flags: [
                     FlagSpec("hex", help: "The payload is hex digits (two per byte)."),
                     FlagSpec("reply", help: "Ask for a reply (the peer echoes the bytes) and print it."),
@@ -46,7 +54,11 @@ package enum DataCommand: Codable, Sendable, Equatable {
             guard bytes.count <= Self.maximumArgumentBytes else {
                 throw UsageError("payload of \(bytes.count) bytes is over \(Self.maximumArgumentBytes)")
             }
-            self = .send(bytes: bytes, wantsReply: command.flag("reply"))
+            let count = try command.optionalInteger("count") ?? 1
+            guard (1...Self.maximumCount).contains(count) else {
+                throw UsageError("--count must be from 1 to \(Self.maximumCount), got \(count)")
+            }
+            self = .send(bytes: bytes, wantsReply: command.flag("reply"), count: count)
         case ["data", "received"]:
             self = .received
         default:
@@ -91,18 +103,24 @@ package enum DataCommand: Codable, Sendable, Equatable {
 }
 
 extension AdminReply {
-    /// `data send`: how the message ended; `reply` is the peer's reply in hex, when it sent one;
-    /// `roundTripMilliseconds` from the send to its outcome, as the daemon measured it.
+    /// `data send`: how the (last) message ended; `reply` is the peer's reply in hex, when it sent
+    /// one; `roundTripMilliseconds` from the send to its outcome, as the daemon measured it; with
+    /// `--count`, `roundTripsMilliseconds` has every send's, in order.
     package struct DataSent: Codable, Equatable, Sendable {
         package var outcome: String
         package var bytes: Int
         package var reply: String?
         package var roundTripMilliseconds: Double?
-        package init(outcome: String, bytes: Int, reply: String?, roundTripMilliseconds: Double? = nil) {
+        package var roundTripsMilliseconds: [Double]?
+        package init(
+            outcome: String, bytes: Int, reply: String?, roundTripMilliseconds: Double? = nil,
+            roundTripsMilliseconds: [Double]? = nil
+        ) {
             self.outcome = outcome
             self.bytes = bytes
             self.reply = reply
             self.roundTripMilliseconds = roundTripMilliseconds
+            self.roundTripsMilliseconds = roundTripsMilliseconds
         }
     }
 

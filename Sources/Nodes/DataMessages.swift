@@ -18,8 +18,17 @@ package struct DataMessages: Sendable {
     package private(set) var received: [AdminReply.DataReceived] = []
     package private(set) var receivedCount = 0
     package private(set) var sentCount = 0
-    /// The size of each `data send` still waiting for its outcome, and when it was sent.
-    private var sending: [AdminRequestID: (bytes: Int, at: Timestamp)] = [:]
+    /// Each `data send` still going: what it sends, how many sends are left after the one in
+    /// flight, when that one went, and the round trips so far.
+    private var sending: [AdminRequestID: Sending] = [:]
+
+    private struct Sending: Sendable {
+        var bytes: [UInt8]
+        var wantsReply: Bool
+        var left: Int
+        var at: Timestamp
+        var roundTrips: [Double] = []
+    }
 
     package init() {}
 
@@ -40,9 +49,9 @@ package struct DataMessages: Sendable {
     /// with its outcome (`sendEnded`).
     mutating func serve(_ command: DataCommand, request: AdminRequestID, now: Timestamp) -> [NodeAction] {
         switch command {
-        case .send(let bytes, let wantsReply):
+        case .send(let bytes, let wantsReply, let count):
             sentCount += 1
-            sending[request] = (bytes.count, now)
+            sending[request] = Sending(bytes: bytes, wantsReply: wantsReply, left: count - 1, at: now)
             return [.link(.sendMessageData(bytes, wantsReply: wantsReply, .dataCommand(request)))]
         case .received:
             let text = received.map { message in
@@ -55,22 +64,37 @@ package struct DataMessages: Sendable {
         }
     }
 
-    /// The reply to request N's `data send`, from its message's outcome; a refusal is logged.
+    /// The outcome of request N's message: the next send of a `--count`, or the reply (from the
+    /// last outcome, with every round trip); a failure ends it, refused and logged.
     mutating func sendEnded(_ request: AdminRequestID, _ outcome: MessageOutcome, now: Timestamp) -> [NodeAction] {
-        let sent = sending.removeValue(forKey: request)
-        let bytes = sent?.bytes ?? 0
-        let milliseconds = sent.map { Double($0.at.duration(to: now).wholeMicroseconds) / 1000 }
+        guard var sent = sending.removeValue(forKey: request) else { return [] }
+        let milliseconds = Double(sent.at.duration(to: now).wholeMicroseconds) / 1000
+        sent.roundTrips.append(milliseconds)
         let reply: AdminOutcome
         switch outcome {
-        case .replied(let bytesBack):
-            let sent = AdminReply.DataSent(
-                outcome: "replied", bytes: bytes, reply: DataCommand.hex(bytesBack), roundTripMilliseconds: milliseconds)
-            reply = .output(
-                text: "replied with \(bytesBack.count) bytes: \(sent.reply ?? "")", json: AdminOutcome.json(sent))
-        case .delivered:
-            let sent = AdminReply.DataSent(
-                outcome: "delivered", bytes: bytes, reply: nil, roundTripMilliseconds: milliseconds)
-            reply = .output(text: "delivered \(bytes) bytes", json: AdminOutcome.json(sent))
+        case .replied, .delivered:
+            if sent.left > 0 {
+                sent.left -= 1
+                sent.at = now
+                sentCount += 1
+                sending[request] = sent
+                return [.link(.sendMessageData(sent.bytes, wantsReply: sent.wantsReply, .dataCommand(request)))]
+            }
+            var bytesBack: [UInt8]?
+            if case .replied(let bytes) = outcome { bytesBack = bytes }
+            let summary = AdminReply.DataSent(
+                outcome: bytesBack == nil ? "delivered" : "replied", bytes: sent.bytes.count,
+                reply: bytesBack.map { DataCommand.hex($0) }, roundTripMilliseconds: milliseconds,
+                roundTripsMilliseconds: sent.roundTrips.count > 1 ? sent.roundTrips : nil)
+            var text =
+                bytesBack.map { "replied with \($0.count) bytes: \(DataCommand.hex($0))" }
+                ?? "delivered \(sent.bytes.count) bytes"
+            if sent.roundTrips.count > 1 {
+                let sorted = sent.roundTrips.sorted()
+                let p99 = sorted[max(0, Int((Double(sorted.count) * 0.99).rounded(.up)) - 1)]
+                text += "\n\(sorted.count) sent; round trip p50 \(sorted[sorted.count / 2]) ms, p99 \(p99) ms, max \(sorted.last ?? 0) ms"
+            }
+            reply = .output(text: text, json: AdminOutcome.json(summary))
         case .failed(let error):
             return [
                 .log(LogLine(.notice, "admin", "refused admin request", [("command", "data send"), ("reason", "\(error)")])),
