@@ -60,6 +60,12 @@ extension AdminReply {
         }
     }
 
+    /// `file cancel`: the cancelled transfer's sequence.
+    package struct FileCancelled: Codable, Equatable, Sendable {
+        package var cancelled: UInt64
+        package init(cancelled: UInt64) { self.cancelled = cancelled }
+    }
+
     /// One outstanding file transfer: `acknowledged` of `bytes` are at the receiver (`progress`).
     package struct FileProgress: Codable, Equatable, Sendable {
         package var sequence: UInt64

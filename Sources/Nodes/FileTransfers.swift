@@ -67,7 +67,7 @@ package struct FileTransfers: Sendable {
     func cancelEnded(_ request: AdminRequestID, sequence: UInt64, _ failure: ReadFailure?) -> [NodeAction] {
         if let failure { return Self.refuse(request, "file cancel \(sequence)", failure.description) }
         let outcome = AdminOutcome.output(
-            text: "cancelled file \(sequence)", json: AdminOutcome.json(AdminReply.Cancelled(cancelled: sequence, wasSent: true)))
+            text: "cancelled file \(sequence)", json: AdminOutcome.json(AdminReply.FileCancelled(cancelled: sequence)))
         return [.reply(request, outcome.response)]
     }
 

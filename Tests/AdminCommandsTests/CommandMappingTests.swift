@@ -165,6 +165,14 @@ struct CommandMappingTests {
         #expect(json(AdminReply.Cancelled(cancelled: 7, wasSent: true)) == #"{"cancelled":7,"wasSent":true}"#)
         #expect(json(AdminReply.Requested()) == #"{"requested":true}"#)
         #expect(json(AdminReply.Wrist(foreground: false)) == #"{"foreground":false}"#)
+        #expect(json(AdminReply.FileQueued(sequence: 3, bytes: 10)) == #"{"bytes":10,"sequence":3}"#)
+        #expect(json(AdminReply.FileCancelled(cancelled: 3)) == #"{"cancelled":3}"#)
+        #expect(
+            json(AdminReply.ComplicationPushed(sentAs: "userInfo", sequence: 4, remaining: 0))
+                == #"{"remaining":0,"sentAs":"userInfo","sequence":4}"#)
+        #expect(
+            json(AdminReply.DataSent(outcome: "replied", bytes: 1, reply: "00", roundTripMilliseconds: 1.5))
+                == #"{"bytes":1,"outcome":"replied","reply":"00","roundTripMilliseconds":1.5}"#)
     }
 
     @Test("exercise and set positions are checked against the run, from 1, even a run without exercises")
