@@ -112,4 +112,18 @@ package enum AdminReply {
         package var foreground: Bool
         package init(foreground: Bool) { self.foreground = foreground }
     }
+
+    /// `complication push`: how the complication went (`complication` through the complication
+    /// outbox, `userInfo` once the budget is spent), its sequence in that outbox, and what is left
+    /// of today's budget.
+    package struct ComplicationPushed: Codable, Equatable, Sendable {
+        package var sentAs: String
+        package var sequence: UInt64
+        package var remaining: Int
+        package init(sentAs: String, sequence: UInt64, remaining: Int) {
+            self.sentAs = sentAs
+            self.sequence = sequence
+            self.remaining = remaining
+        }
+    }
 }

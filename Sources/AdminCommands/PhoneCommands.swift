@@ -94,6 +94,19 @@ package enum PhoneCommands {
                     CommandSpec(name: "split", abstract: "Clear the split lock."),
                 ]),
             SharedCommands.live,
+            DataCommand.spec,
+            FileCommand.spec,
+            CommandSpec(
+                name: "complication", abstract: "The watch complication (transferCurrentComplicationUserInfo).",
+                subcommands: [
+                    CommandSpec(
+                        name: "push",
+                        abstract: "Send what the complication shows, ahead of ordinary transfers while the day's budget lasts.",
+                        arguments: [ArgumentSpec("text", help: "What the complication shows (at most 1,024 bytes).")]),
+                    CommandSpec(
+                        name: "show", abstract: "Today's remaining budget and the outstanding transfers to the watch.",
+                        flags: [json]),
+                ]),
             TraceQuery.spec,
             TraceQuery.metricsSpec,
             CommandSpec(name: "push", abstract: "Send the full state to the watch now, even if unchanged."),
@@ -132,6 +145,12 @@ package enum PhoneCommand: AdminCommand {
     case unlockWorkout
     case unlockSplit
     case live(LiveCommand)
+    /// Raw data messages: `data send`, `data received`.
+    case data(DataCommand)
+    /// Files: `file send`, `file list`, `file cancel`, `file received`.
+    case file(FileCommand)
+    case pushComplication(text: String)
+    case showComplication
     case trace(TraceQuery)
     case metrics
     case push
@@ -183,6 +202,15 @@ package enum PhoneCommand: AdminCommand {
         case ["launch"]: self = .launch(run: try command.documentID("run"))
         case ["complete"], ["undo"], ["skip"], ["reopen"]: self = .set(try SetCommand(command))
         case let path where path.first == "live": self = .live(try LiveCommand(command))
+        case let path where path.first == "data": self = .data(try DataCommand(command))
+        case let path where path.first == "file": self = .file(try FileCommand(command))
+        case ["complication", "push"]:
+            let text = try command.string("text")
+            guard text.utf8.count <= ComplicationPayload.maximumTextBytes else {
+                throw UsageError("text of \(text.utf8.count) bytes is over \(ComplicationPayload.maximumTextBytes)")
+            }
+            self = .pushComplication(text: text)
+        case ["complication", "show"]: self = .showComplication
         default: throw UsageError.unknownCommand(command.path)
         }
     }

@@ -57,12 +57,32 @@ package enum WatchCommands {
                         arguments: [ArgumentSpec("sequence", help: "The transfer's sequence number.")]),
                 ]),
             SharedCommands.live,
+            DataCommand.spec,
+            FileCommand.spec,
             TraceQuery.spec,
             TraceQuery.metricsSpec,
+            CommandSpec(
+                name: "export", abstract: "Send the run's session samples to the phone as a file (transferFile).",
+                arguments: [run]),
             CommandSpec(name: "sync", abstract: "Ask the phone for a fresh push (requestSync, best effort)."),
             CommandSpec(
                 name: "wrist", abstract: "Move the watch app to the background (down) or foreground (up).",
                 arguments: [ArgumentSpec("position", help: "down or up.")]),
+            CommandSpec(
+                name: "complication", abstract: "The app's complication on the watch face (isComplicationEnabled).",
+                subcommands: [
+                    CommandSpec(name: "disable", abstract: "Take it off the face: the phone's budget reads 0."),
+                    CommandSpec(name: "enable", abstract: "Put it back on the face."),
+                ]),
+            CommandSpec(name: "unpair", abstract: "Unpair the watch: the phone's sends fail with deviceNotPaired."),
+            CommandSpec(name: "pair", abstract: "Pair the watch again."),
+            CommandSpec(
+                name: "app", abstract: "The watch app's installation (isWatchAppInstalled on the phone).",
+                subcommands: [
+                    CommandSpec(
+                        name: "uninstall", abstract: "Remove the app: the phone's sends fail with watchAppNotInstalled."),
+                    CommandSpec(name: "install", abstract: "Install the app again."),
+                ]),
         ]
     ).addingToEveryLeaf(SharedCommands.json)  // a write verb's JSON: {"ok":true}, or what it reports
         .adding(options: SharedCommands.socketOptions(daemon: "watchd", environment: "WATCHD_ADMIN_SOCKET"))
@@ -88,11 +108,23 @@ package enum WatchCommand: AdminCommand {
     case listQueue
     case cancelTransfer(sequence: UInt64)
     case live(LiveCommand)
+    /// Raw data messages: `data send`, `data received`.
+    case data(DataCommand)
+    /// Files: `file send`, `file list`, `file cancel`, `file received`.
+    case file(FileCommand)
     case trace(TraceQuery)
     case metrics
     case sync
+    /// Send the run's heart-rate samples to the phone as a file.
+    case export(run: DocumentID)
     /// `up`: the app comes to the foreground.
     case wrist(up: Bool)
+    /// `pair` (true) and `unpair` (false).
+    case pair(Bool)
+    /// `app install` (true) and `app uninstall` (false).
+    case installApp(Bool)
+    /// `complication enable` (true) and `complication disable` (false).
+    case enableComplication(Bool)
 
     package init(_ command: ParsedCommand) throws(UsageError) {
         switch command.path {
@@ -114,6 +146,7 @@ package enum WatchCommand: AdminCommand {
             guard let sequence = UInt64(text) else { throw UsageError("sequence must be a number, got \(text)") }
             self = .cancelTransfer(sequence: sequence)
         case ["sync"]: self = .sync
+        case ["export"]: self = .export(run: try command.documentID("run"))
         case ["trace"]: self = .trace(try TraceQuery(command))
         case ["metrics"]: self = .metrics
         case ["wrist"]:
@@ -122,8 +155,16 @@ package enum WatchCommand: AdminCommand {
                 throw UsageError("wrist position must be down or up, got \(position)")
             }
             self = .wrist(up: position == "up")
+        case ["pair"]: self = .pair(true)
+        case ["unpair"]: self = .pair(false)
+        case ["app", "install"]: self = .installApp(true)
+        case ["app", "uninstall"]: self = .installApp(false)
+        case ["complication", "enable"]: self = .enableComplication(true)
+        case ["complication", "disable"]: self = .enableComplication(false)
         case ["complete"], ["undo"], ["skip"], ["reopen"]: self = .set(try SetCommand(command))
         case let path where path.first == "live": self = .live(try LiveCommand(command))
+        case let path where path.first == "data": self = .data(try DataCommand(command))
+        case let path where path.first == "file": self = .file(try FileCommand(command))
         default: throw UsageError.unknownCommand(command.path)
         }
     }

@@ -198,6 +198,7 @@ package struct LinkSettings: Sendable, Equatable {
     package var messageReplyTimeout = Duration.zero
     package var maximumFrameBytes = 0
     package var journalMaximumBytes = 0
+    package var fileInboxQuotaBytes = 0
 
     /// The group's declarations, for a configuration holding it at `field`.
     static func keys<Root>(at field: WritableKeyPath<Root, LinkSettings>) -> [ConfigKey<Root>] {
@@ -220,6 +221,9 @@ package struct LinkSettings: Sendable, Equatable {
             .integer(
                 "journalMaximumBytes", \.journalMaximumBytes, in: 0...1_073_741_824, default: 4_194_304,
                 doc: "The event journal's size before it rotates (docs/TRACE.md); 0 turns the journal off."),
+            .integer(
+                "fileInboxQuotaBytes", \.fileInboxQuotaBytes, in: 0...1_099_511_627_776, default: 268_435_456,
+                doc: "Room for files arriving and files not yet taken from the inbox; a file that does not fit is refused with insufficientSpace."),
         ]
         return keys.map { $0.within(field) }
     }
@@ -232,6 +236,7 @@ package struct LinkSettings: Sendable, Equatable {
         configuration.handshakeTimeout = handshakeTimeout
         configuration.messageReplyTimeout = messageReplyTimeout
         configuration.maximumFrameLength = maximumFrameBytes
+        configuration.maximumInboxBytes = fileInboxQuotaBytes
         return configuration
     }
 }

@@ -11,6 +11,7 @@ package struct PhonedConfiguration: ConfigRecord, Equatable {
     package var maximumPendingHandshakesPerAddress = 0
     package var recentRunsLimit = 0
     package var recentRunsWindow = Duration.zero
+    package var complicationTransfersPerDay = 0
     package var logLevel = LogLevel.info
 
     package init() {}
@@ -48,6 +49,9 @@ package struct PhonedConfiguration: ConfigRecord, Equatable {
             .duration(
                 "recentRunsWindowHours", \.recentRunsWindow, unit: .seconds(3600), in: 1...8760, default: 24,
                 doc: "How far back a run still counts as recent."),
+            .integer(
+                "complicationTransfersPerDay", \.complicationTransfersPerDay, in: 0...10_000, default: 50,
+                doc: "transferCurrentComplicationUserInfo's daily budget; past it a complication goes as ordinary userInfo."),
             .choice("logLevel", \.logLevel, default: LogLevel.info, doc: "The least important log line written."),
         ]
     }

@@ -110,6 +110,9 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
                 let more = read(error)
                 reads.documents.merge(more.documents) { _, new in new }
                 if let listing = more.outstandingTransfers { reads.outstandingTransfers = listing }
+                if error.outstandingFiles { reads.outstandingFiles = link.outstandingFileTransfers() }
+                reads.samples.merge(more.samples) { _, new in new }
+                for id in error.samples.keys where reads.samples[id] == nil { reads.samples[id] = .some(nil) }
                 // Whatever the store did not answer is unreadable: the node must not ask forever.
                 for id in error.documents.keys where reads.documents[id] == nil {
                     reads.documents[id] = .failure(ReadFailure("not readable"))
@@ -141,7 +144,7 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     private func perform(_ action: NodeAction) throws {
         switch action {
         case .link(let command):
-            perform(command)
+            try perform(command)
         case .log(let line):
             logger.withComponent(line.component).log(
                 Self.level(line.level), line.message, fields: line.fields.map { ($0.key, $0.value) })
@@ -187,7 +190,7 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
         }
     }
 
-    private func perform(_ command: LinkCommand) {
+    private func perform(_ command: LinkCommand) throws {
         switch command {
         case .updateContext(let payload, let force):
             do {
@@ -200,12 +203,42 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
             link.sendMessage(payload, wantsReply: wantsReply, run: run) { [unowned self] outcome in
                 report(.messageEnded(purpose, outcome, stillReachable: link.status().reachable))
             }
+        case .sendMessageData(let payload, let wantsReply, let purpose):
+            link.sendMessageData(payload, wantsReply: wantsReply) { [unowned self] outcome in
+                report(.messageEnded(purpose, outcome, stillReachable: link.status().reachable))
+            }
         case .answerMessage(let id, let answer):
             link.answerMessage(id: id, answer)
         case .transferUserInfo(let payload, let run):
             link.transferUserInfo(payload, run: run) { [unowned self] result in
                 if case .failure(let error) = result { report(.transferNotQueued(payload, reason: "\(error)")) }
             }
+        case .transferComplication(let payload, let asCurrent, let request):
+            let queued: (Result<UInt64, any Error>) -> Void = { [unowned self] result in
+                report(.complicationQueued(request, asCurrent: asCurrent, result.mapError { ReadFailure("\($0)") }))
+            }
+            if asCurrent {
+                link.transferCurrentComplicationUserInfo(payload, completion: queued)
+            } else {
+                link.transferUserInfo(payload, completion: queued)
+            }
+        case .transferFile(let source, let metadata, let request):
+            link.transferFile(source, metadata: metadata) { [unowned self] result in
+                report(.fileQueued(request, result.mapError { ReadFailure("\($0)") }))
+            }
+        case .cancelFile(let sequence, let request):
+            do {
+                try link.cancelFileTransfer(sequence: sequence)
+                report(.fileCancelEnded(request, sequence: sequence, nil))
+            } catch {
+                report(.fileCancelEnded(request, sequence: sequence, ReadFailure(error.description)))
+            }
+        case .fileProcessed(let key):
+            link.fileProcessed(key)
+        case .keepReceivedFile(let key, let name):
+            let directory = "\(stateDirectory)/received-files"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try AtomicFile.moveDurably(link.inboxPath(for: key), to: "\(directory)/\(name)")
         case .transfersProcessed(let keys):
             link.transfersProcessed(keys)
         case .cancelTransfer(let sequence, let request):
@@ -221,6 +254,8 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
             link.launch(payload)
         case .setAppForeground(let foreground):
             link.setAppForeground(foreground)
+        case .setWatchState(let state):
+            link.setWatchState(state)
         }
     }
 

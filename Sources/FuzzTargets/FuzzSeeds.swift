@@ -22,10 +22,14 @@ package enum FuzzSeeds {
             ]
         case .linkEngine:
             var ops: [UInt8] = []
-            for frame in sampleFrames.dropFirst(4) {
+            // Every frame but the handshake's and the closing error, then the shell's part for the
+            // file that arrived (its sync, its digest, the app processing it), then the error.
+            for frame in sampleFrames.dropFirst(4).dropLast() {
                 let bytes = frame.encoded()
                 ops += [1, bytes[4]] + chunk(Array(bytes[5...]))
             }
+            ops += [7, 1, 7, 2, 1, 7, 3]
+            if let closing = sampleFrames.last?.encoded() { ops += [1, closing[4]] + chunk(Array(closing[5...])) }
             ops +=
                 [3, 0x03, 0xE8, 4] + chunk(Array("ctx".utf8)) + [0, 5] + chunk([1]) + [1, 6] + chunk([2]) + [
                     7, 0, 7, 1,
@@ -118,7 +122,13 @@ package enum FuzzSeeds {
             .messageReply(id: 1, payload: [1]), .messageDelivered(id: 1),
             .messageFailed(id: 1, code: .deliveryFailed, reason: "none"),
             .userInfo(queue: id, sequence: 1, payload: [2]), .userInfoAck(queue: id, sequence: 1),
-            .launch(payload: [3]), .appState(.foreground), .error(code: .protocolViolation, reason: "bye"),
+            .launch(payload: [3]), .appState(.foreground),
+            .messageData(id: 2, wantsReply: true, payload: [4]),
+            .fileOffer(TransferKey(queue: id, sequence: 1), size: 3, digest: bytes32, metadata: "{}"),
+            .fileChunk(TransferKey(queue: id, sequence: 1), offset: 0, data: [1, 2, 3]),
+            .fileResume(TransferKey(queue: id, sequence: 1), offset: 0),
+            .fileDone(TransferKey(queue: id, sequence: 1), code: .delivered, reason: ""),
+            .error(code: .protocolViolation, reason: "bye"),
         ]
     }()
 

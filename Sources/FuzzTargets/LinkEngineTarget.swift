@@ -7,8 +7,9 @@ import LinkRuntime
 /// Properties: nothing is sent on a connection after the engine closed it or was told it closed, and
 /// every sent frame fits the peer's limit and survives the codec; a received context is persisted
 /// before the app hears of it, and generations from one sender only grow; a transfer reaches the app
-/// at most once; a message completes at most once, and only one that was sent; the engine stays
-/// activated with the honest peer.
+/// at most once; a message completes at most once, and only one that was sent; a file chunk is
+/// acknowledged only once the shell synced it, no partial keeps more than was synced, and a file
+/// reaches the app at most once; the engine stays activated with the honest peer.
 enum LinkEngineTarget {
     static func check(_ input: inout FuzzInput) throws {
         let role: LinkRole = input.bool() ? .watch : .phone
@@ -28,11 +29,12 @@ enum LinkEngineTarget {
 
         var nextMessage: UInt64 = 1
         var nextTransfer: UInt64 = 1
+        var nextFile: UInt64 = 1
         var steps = 0
         while !input.isAtEnd, steps < 256 {
             steps += 1
             let actions: [LinkEngine.Action]
-            switch input.byte() % 8 {
+            switch input.byte() % 9 {
             case 0:
                 guard !checker.closed.contains(connection) else { continue }
                 actions = engine.handle(.bytesReceived(connection, input.chunk(), now: now))
@@ -52,14 +54,37 @@ enum LinkEngineTarget {
                     ? engine.handle(.contextUpdated(payload: input.chunk(), force: input.bool(), now: now))
                     : engine.handle(.launchRequested(payload: input.chunk()))
             case 5:
+                let (payload, wantsReply) = (input.chunk(), input.bool())
                 actions = engine.handle(
-                    .messageSent(id: nextMessage, payload: input.chunk(), wantsReply: input.bool(), now: now))
+                    input.bool()
+                        ? .messageDataSent(id: nextMessage, payload: payload, wantsReply: wantsReply, now: now)
+                        : .messageSent(id: nextMessage, payload: payload, wantsReply: wantsReply, now: now))
                 checker.messagesSent.insert(nextMessage)
                 nextMessage += 1
             case 6:
                 // The outbox never reuses a sequence, acknowledged or not.
                 actions = engine.handle(.transferPersisted(sequence: nextTransfer, payload: input.chunk()))
                 nextTransfer += 1
+            case 7:
+                // Files: queue one, or play the shell's and the app's part for one arriving.
+                let choice = Int(input.byte()) % 4
+                if choice == 0 {
+                    let file = OutboundFile(
+                        sequence: nextFile, size: UInt64(input.integer(UInt16.self)),
+                        digest: [UInt8](repeating: 0, count: LinkFrame.digestByteCount), metadata: "{}")
+                    nextFile += 1
+                    actions = engine.handle(.filePersisted(file))
+                } else if choice == 1, !checker.unsynced.isEmpty {
+                    let (key, through) = checker.unsynced.removeFirst()
+                    checker.synced[key] = max(checker.synced[key] ?? 0, through)
+                    actions = engine.handle(.inboundChunkPersisted(key, through: through))
+                } else if choice == 2, !checker.verifying.isEmpty {
+                    actions = engine.handle(.inboundFileVerified(checker.verifying.removeFirst(), matches: input.bool()))
+                } else if !checker.filesReceived.isEmpty {
+                    actions = engine.handle(.fileProcessed(checker.filesReceived.removeFirst()))
+                } else {
+                    continue
+                }
             default:
                 let choice = Int(input.byte())
                 if !checker.received.isEmpty, choice % 2 == 0 {
@@ -126,6 +151,13 @@ enum LinkEngineTarget {
         var messagesReceived: [UInt64] = []
         var messagesSent: Set<UInt64> = []
         var messagesEnded: Set<UInt64> = []
+        /// Files arriving: chunks written and not yet synced, how far each file is synced, files
+        /// waiting for the digest check, and files handed to the app.
+        var unsynced: [(TransferKey, UInt64)] = []
+        var synced: [TransferKey: UInt64] = [:]
+        var verifying: [TransferKey] = []
+        var filesReceived: [TransferKey] = []
+        var filesDelivered: Set<TransferKey> = []
 
         init(role: LinkRole) { self.role = role }
 
@@ -141,7 +173,19 @@ enum LinkEngineTarget {
                     decoder.feed(bytes)
                     try require(
                         (try? decoder.nextFrame()) == frame, "a sent \(frame.kind) frame did not survive the codec")
+                    if case .fileResume(let key, let offset) = frame {
+                        try require(offset <= synced[key] ?? 0, "acknowledged \(offset) bytes of \(key) before they were synced")
+                    }
                     sent.append(frame)
+                case .writeInboundChunk(let key, let offset, let data):
+                    unsynced.append((key, offset + UInt64(data.count)))
+                case .prepareInboundFile(let key, let keeping):
+                    try require(keeping <= synced[key] ?? 0, "the partial of \(key) keeps \(keeping) bytes, more than synced")
+                case .verifyInboundFile(let key, _):
+                    verifying.append(key)
+                case .notify(.fileReceived(let file)):
+                    try require(filesDelivered.insert(file.key).inserted, "file \(file.key) reached the app twice")
+                    filesReceived.append(file.key)
                 case .close(let connection, _):
                     try require(closed.insert(connection).inserted, "closed connection \(connection) twice")
                 case .dial:
@@ -158,7 +202,7 @@ enum LinkEngineTarget {
                 case .notify(.userInfoReceived(let key, _)):
                     try require(delivered.insert(key).inserted, "transfer \(key) reached the app twice")
                     received.append(key)
-                case .notify(.messageReceived(let id, _, _)):
+                case .notify(.messageReceived(let id, _, _)), .notify(.messageDataReceived(let id, _, _)):
                     messagesReceived.append(id)
                 case .notify(.messageCompleted(let id, _)):
                     try require(messagesSent.contains(id), "message \(id) completed but was never sent")

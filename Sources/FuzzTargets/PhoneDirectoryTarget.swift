@@ -39,6 +39,9 @@ enum PhoneDirectoryTarget {
             case .skipped(let reason):
                 try require(
                     scanned.isEmpty && report.skippedCount == 1, "the scan used a file the watcher skipped (\(reason))")
+            case .companion:
+                try require(
+                    scanned.isEmpty && report.skippedCount == 0, "the scan used or reported a run's companion file")
             case .document(let document):
                 try require(
                     scanned == [document], "the scan and the watcher disagree on \(folder.relativePath(of: name))")

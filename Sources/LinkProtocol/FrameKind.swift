@@ -1,7 +1,7 @@
 /// The one-byte kind that follows a frame's length and says how to read its body.
 ///
 /// Kinds are grouped by channel in the high nibble: 0x0_ link control and handshake, 0x1_ context,
-/// 0x2_ messages, 0x3_ userInfo transfers, 0x4_ launch, 0x5_ app state. Any other byte is refused with
+/// 0x2_ messages, 0x3_ userInfo transfers, 0x4_ launch, 0x5_ app and watch state, 0x6_ files. Any other byte is refused with
 /// ``FrameError/unknownKind(_:)``.
 package enum FrameKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     /// Handshake step 1, dialer to listener.
@@ -30,6 +30,8 @@ package enum FrameKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case messageDelivered = 0x22
     /// The receiver could not handle a message.
     case messageFailed = 0x23
+    /// A best-effort message of raw bytes (sendMessageData).
+    case messageData = 0x24
     /// One durable userInfo transfer.
     case userInfo = 0x30
     /// The receiver durably processed a userInfo transfer.
@@ -38,6 +40,18 @@ package enum FrameKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case launch = 0x40
     /// The sender's app moved to the foreground or background.
     case appState = 0x50
+    /// The watch's pairing, app and complication state.
+    case watchState = 0x51
+    /// A file transfer's offer (size, digest, metadata).
+    case fileOffer = 0x60
+    /// Where to send a file from: the receiver's durable offset (and chunk ack).
+    case fileResume = 0x61
+    /// A piece of a file.
+    case fileChunk = 0x62
+    /// A file transfer ended at the receiver.
+    case fileDone = 0x63
+    /// The sender cancelled a file transfer.
+    case fileCancel = 0x64
 
     /// The case name, for logs and error messages.
     package var description: String {
@@ -55,10 +69,17 @@ package enum FrameKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .messageReply: "messageReply"
         case .messageDelivered: "messageDelivered"
         case .messageFailed: "messageFailed"
+        case .messageData: "messageData"
         case .userInfo: "userInfo"
         case .userInfoAck: "userInfoAck"
         case .launch: "launch"
         case .appState: "appState"
+        case .watchState: "watchState"
+        case .fileOffer: "fileOffer"
+        case .fileResume: "fileResume"
+        case .fileChunk: "fileChunk"
+        case .fileDone: "fileDone"
+        case .fileCancel: "fileCancel"
         }
     }
 }

@@ -29,7 +29,9 @@
 package struct Handshake: Sendable {
     /// The protocol version this build speaks. 2: workout documents carry per-field HLC stamps
     /// (schemaVersion 2) and are merged; a version-1 peer would drop the stamps, so it is refused.
-    package static let protocolVersion: UInt16 = 2
+    /// 3: the rest of WCSession's channels (from `messageData`, 0x24, on); a version-2 peer would
+    /// close the link on the first frame of a kind it does not know, so it is refused at once.
+    package static let protocolVersion: UInt16 = 3
     /// How long a handshake may take unless configured otherwise.
     package static let defaultTimeout: Duration = .seconds(5)
 

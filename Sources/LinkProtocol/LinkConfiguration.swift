@@ -29,6 +29,14 @@ package struct LinkConfiguration: Sendable, Equatable {
     package var maximumContextBytes: Int = 262_144
     package var maximumMessageBytes: Int = 65_536
     package var maximumUserInfoBytes: Int = 65_536
+    /// File data in one `fileChunk` frame (less when `maximumFrameLength` is smaller).
+    package var fileChunkBytes: Int = 65_536
+    /// Chunks of a file on the wire ahead of the receiver's acknowledgement, at most: a large file
+    /// never puts more than this in front of a heartbeat, a message or the context.
+    package var fileWindowChunks: Int = 4
+    /// The receiving inbox's quota: files arriving and files the app has not taken yet, together;
+    /// an offer that does not fit is refused with `insufficientSpace`.
+    package var maximumInboxBytes: Int = 256 << 20
 
     package init(role: LinkRole) {
         self.role = role
@@ -72,6 +80,15 @@ package enum LinkError: Error, Equatable, Sendable, CustomStringConvertible {
     case transferCancelled
     /// No outstanding transfer has that sequence.
     case unknownTransfer(sequence: UInt64)
+    /// The file to transfer cannot be read (WCErrorCodeFileAccessDenied).
+    case fileAccessDenied(reason: String)
+    /// The receiver's inbox quota has no room for the file (WCErrorCodeInsufficientSpace).
+    case insufficientSpace(reason: String)
+    /// The watch reports itself unpaired: the phone sends nothing to it (WCErrorCodeDeviceNotPaired).
+    case deviceNotPaired
+    /// The watch reports the watch app uninstalled: the phone sends nothing to it
+    /// (WCErrorCodeWatchAppNotInstalled).
+    case watchAppNotInstalled
 
     package var description: String {
         switch self {
@@ -84,6 +101,10 @@ package enum LinkError: Error, Equatable, Sendable, CustomStringConvertible {
         case .payloadUnsupportedTypes(let reason): return "payloadUnsupportedTypes: \(reason)"
         case .transferCancelled: return "transferCancelled"
         case .unknownTransfer(let sequence): return "no outstanding transfer \(sequence)"
+        case .fileAccessDenied(let reason): return "fileAccessDenied: \(reason)"
+        case .insufficientSpace(let reason): return "insufficientSpace: \(reason)"
+        case .deviceNotPaired: return "deviceNotPaired: the watch is not paired"
+        case .watchAppNotInstalled: return "watchAppNotInstalled: the watch app is not installed"
         }
     }
 }

@@ -81,7 +81,7 @@ extension LinkEngine {
     /// while an older one is in flight supersedes it; the watch ignores the older on arrival.
     mutating func sendContextIfUnacknowledged(into actions: inout [Action]) {
         guard configuration.role == .phone, let current = link, let slot = contextSlot,
-            slot.acknowledgedGeneration < slot.generation
+            slot.acknowledgedGeneration < slot.generation, watchState.sendRefusal == nil
         else { return }
         actions.append(.send(current.connection, .context(generation: slot.generation, sender: instance, payload: slot.payload)))
     }
@@ -112,8 +112,10 @@ extension LinkEngine {
 
     // MARK: Messages (both ways, reachable only)
 
+    /// `sendMessage`, or `sendMessageData` when `asData`: the same admission, reachability, reply
+    /// deadline and order (one connection, one id space); only the frame kind differs.
     mutating func messageSent(
-        id: UInt64, payload: [UInt8], wantsReply: Bool, now: LinkInstant, into actions: inout [Action]
+        id: UInt64, payload: [UInt8], wantsReply: Bool, asData: Bool, now: LinkInstant, into actions: inout [Action]
     ) {
         if let error = admission(of: .message, bytes: payload.count) {
             actions.append(.notify(.messageCompleted(id: id, .failed(error))))
@@ -125,12 +127,18 @@ extension LinkEngine {
         }
         awaitingReply[id] = AwaitingReply(
             deadline: now.advanced(by: configuration.messageReplyTimeout), bytes: payload.count)
-        actions.append(.send(current.connection, .message(id: id, wantsReply: wantsReply, payload: payload)))
+        let frame: LinkFrame =
+            asData
+            ? .messageData(id: id, wantsReply: wantsReply, payload: payload)
+            : .message(id: id, wantsReply: wantsReply, payload: payload)
+        actions.append(.send(current.connection, frame))
     }
 
     /// A message from the peer: over this side's limit it is refused with `payloadTooLarge` (its
     /// reason is the limit in decimal bytes) without reaching the app.
-    mutating func messageReceived(id: UInt64, payload: [UInt8], wantsReply: Bool, into actions: inout [Action]) {
+    mutating func messageReceived(
+        id: UInt64, payload: [UInt8], wantsReply: Bool, asData: Bool, into actions: inout [Action]
+    ) {
         let limit = configuration.maximumMessageBytes
         guard payload.count <= limit else {
             if let current = link {
@@ -139,7 +147,11 @@ extension LinkEngine {
             }
             return
         }
-        actions.append(.notify(.messageReceived(id: id, payload: payload, wantsReply: wantsReply)))
+        actions.append(
+            .notify(
+                asData
+                    ? .messageDataReceived(id: id, payload: payload, wantsReply: wantsReply)
+                    : .messageReceived(id: id, payload: payload, wantsReply: wantsReply)))
     }
 
     mutating func messageAnswered(id: UInt64, _ answer: MessageAnswer, into actions: inout [Action]) {
@@ -198,9 +210,18 @@ extension LinkEngine {
         sendTransfers(into: &actions)
     }
 
-    /// Puts pending transfers on the wire in order, keeping at most `transferWindow` unacknowledged.
+    /// Puts pending transfers on the wire in order, keeping at most `transferWindow` unacknowledged
+    /// per queue: complication transfers first (ahead of every ordinary one not yet sent), each
+    /// queue in its own order. Nothing goes to a watch that cannot take it (unpaired, app removed).
     mutating func sendTransfers(into actions: inout [Action]) {
-        guard let current = link else { return }
+        guard let current = link, configuration.role == .watch || watchState.sendRefusal == nil else { return }
+        if var complications {
+            for transfer in complications.takeSendable(window: configuration.transferWindow) {
+                let frame = LinkFrame.userInfo(queue: complications.queue, sequence: transfer.sequence, payload: transfer.payload)
+                actions.append(.send(current.connection, frame))
+            }
+            self.complications = complications
+        }
         for transfer in outbox.takeSendable(window: configuration.transferWindow) {
             actions.append(
                 .send(current.connection, .userInfo(queue: outbox.queue, sequence: transfer.sequence, payload: transfer.payload)))
@@ -208,6 +229,14 @@ extension LinkEngine {
     }
 
     mutating func transferAcknowledged(_ key: TransferKey, into actions: inout [Action]) {
+        if var complications, key.queue == complications.queue {
+            guard complications.remove(sequence: key.sequence) != nil else { return }
+            self.complications = complications
+            actions.append(.removeComplications(sequences: [key.sequence]))
+            actions.append(.notify(.complicationFinished(sequence: key.sequence)))
+            sendTransfers(into: &actions)
+            return
+        }
         guard key.queue == outbox.queue, outbox.remove(sequence: key.sequence) != nil else { return }
         actions.append(.removeTransfers(sequences: [key.sequence], cancelled: false))
         actions.append(.notify(.transferFinished(sequence: key.sequence)))
@@ -267,9 +296,9 @@ extension LinkEngine {
     // MARK: Launch and app state
 
     mutating func launchRequested(_ payload: [UInt8], into actions: inout [Action]) {
-        guard configuration.role == .phone, let current = link else {
+        guard configuration.role == .phone, let current = link, watchState.sendRefusal == nil else {
             actions.append(.notify(.launchDropped))
-            actions.append(.log("launch dropped: the watch is not linked"))
+            actions.append(.log("launch dropped: \(watchState.sendRefusal?.description ?? "the watch is not linked")"))
             return
         }
         actions.append(.send(current.connection, .launch(payload: payload)))
@@ -279,5 +308,25 @@ extension LinkEngine {
         guard configuration.role == .watch, foreground != localAppForeground else { return }
         localAppForeground = foreground
         if let current = link { actions.append(.send(current.connection, .appState(foreground ? .foreground : .background))) }
+    }
+
+    /// The watch's own state changed: kept durably, then reported to the phone when linked.
+    mutating func localWatchStateChanged(_ state: WatchState, into actions: inout [Action]) {
+        guard configuration.role == .watch, state != watchState else { return }
+        watchState = state
+        actions.append(.persistWatchState(state))
+        if let current = link { actions.append(.send(current.connection, .watchState(state))) }
+    }
+
+    /// The watch reported its state: kept durably and notified; a watch that can take sends again
+    /// gets the context slot if it has not acknowledged it.
+    mutating func peerWatchStateReceived(_ state: WatchState, into actions: inout [Action]) {
+        guard state != watchState else { return }
+        watchState = state
+        actions.append(.persistWatchState(state))
+        actions.append(.notify(.watchStateChanged(state)))
+        sendContextIfUnacknowledged(into: &actions)
+        sendTransfers(into: &actions)
+        offerFile(into: &actions)
     }
 }

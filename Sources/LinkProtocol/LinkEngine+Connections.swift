@@ -135,6 +135,8 @@ extension LinkEngine {
         awaitingReply.removeAll()
         deliveredToApp.removeAll()
         outbox.connectionLost()
+        complications?.connectionLost()
+        filesLinkLost()
         scheduleRedial(now: now)
     }
 
@@ -228,9 +230,11 @@ extension LinkEngine {
         actions.append(.log("link established on \(connection) with \(configuration.role.counterpart) \(peer)"))
         if configuration.role == .watch {
             actions.append(.send(connection, .appState(localAppForeground ? .foreground : .background)))
+            actions.append(.send(connection, .watchState(watchState)))
         }
         sendContextIfUnacknowledged(into: &actions)
         sendTransfers(into: &actions)
+        offerFile(into: &actions)
     }
 
     // MARK: Established link
@@ -274,8 +278,13 @@ extension LinkEngine {
         switch frame {
         case .ping(let token):
             if let current = link { actions.append(.send(current.connection, .pong(token: token))) }
-        case .pong:
-            break
+        case .pong(let token):
+            // The heartbeat's round trip: how long a frame waits on this link, files streaming or not.
+            if let sent = pingInFlight, sent.token == token {
+                pingInFlight = nil
+                heartbeatRoundTrips.append(now.sinceOrigin - sent.at.sinceOrigin)
+                if heartbeatRoundTrips.count > Self.keptHeartbeatRoundTrips { heartbeatRoundTrips.removeFirst() }
+            }
         case .error(let code, let reason):
             guard let current = link else { return }
             actions.append(.close(current.connection, reason: "peer error \(code): \(reason)"))
@@ -290,7 +299,9 @@ extension LinkEngine {
         case .contextAck(let generation, let sender) where role == .phone:
             contextAcknowledged(generation: generation, sender: sender, into: &actions)
         case .message(let id, let wantsReply, let payload):
-            messageReceived(id: id, payload: payload, wantsReply: wantsReply, into: &actions)
+            messageReceived(id: id, payload: payload, wantsReply: wantsReply, asData: false, into: &actions)
+        case .messageData(let id, let wantsReply, let payload):
+            messageReceived(id: id, payload: payload, wantsReply: wantsReply, asData: true, into: &actions)
         case .messageReply(let id, let payload):
             completeMessage(id: id, .replied(payload), into: &actions)
         case .messageDelivered(let id):
@@ -301,11 +312,23 @@ extension LinkEngine {
             userInfoReceived(TransferKey(queue: queue, sequence: sequence), payload: payload, into: &actions)
         case .userInfoAck(let queue, let sequence):
             transferAcknowledged(TransferKey(queue: queue, sequence: sequence), into: &actions)
+        case .watchState(let state) where role == .phone:
+            peerWatchStateReceived(state, into: &actions)
+        case .fileOffer(let key, let size, let digest, let metadata):
+            fileOffered(key, size: size, digest: digest, metadata: metadata, into: &actions)
+        case .fileResume(let key, let offset):
+            fileResumed(key, offset: offset, now: now, into: &actions)
+        case .fileChunk(let key, let offset, let data):
+            fileChunkReceived(key, offset: offset, data: data, now: now, into: &actions)
+        case .fileDone(let key, let code, let reason):
+            fileDone(key, code: code, reason: reason, into: &actions)
+        case .fileCancel(let key):
+            fileCancelled(key, into: &actions)
         case .launch(let payload) where role == .watch:
             actions.append(.notify(.launchReceived(payload: payload)))
         case .hello, .challenge, .proof, .welcome:
             violation("handshake frame after the handshake completed", now: now, into: &actions)
-        case .appState, .context, .contextAck, .launch:
+        case .appState, .watchState, .context, .contextAck, .launch:
             violation("\(frame.kind) is not allowed towards the \(role)", now: now, into: &actions)
         }
     }
@@ -333,6 +356,7 @@ extension LinkEngine {
                 linkLost(reason: "heartbeat: no frame for \(configuration.peerSilenceLimit)", now: now, into: &actions)
             } else if now >= current.nextPingAt {
                 actions.append(.send(current.connection, .ping(token: nextPingToken)))
+                pingInFlight = (nextPingToken, now)
                 nextPingToken += 1
                 let nextPing = now.advanced(by: configuration.heartbeatInterval)
                 link?.nextPingAt = nextPing

@@ -31,10 +31,23 @@ package struct LinkEngine: Sendable {
         case contextUpdated(payload: [UInt8], force: Bool = false, now: LinkInstant)
         /// The app sends a message with a shell-chosen, unique `id`.
         case messageSent(id: UInt64, payload: [UInt8], wantsReply: Bool, now: LinkInstant)
+        /// The app sends raw bytes (`sendMessageData`) with a shell-chosen id unique among its messages.
+        case messageDataSent(id: UInt64, payload: [UInt8], wantsReply: Bool, now: LinkInstant)
         /// The app answered a received message.
         case messageAnswered(id: UInt64, MessageAnswer)
         /// A transfer is on disk in the outbox (the caller has been answered).
         case transferPersisted(sequence: UInt64, payload: [UInt8])
+        /// A complication transfer is on disk in the complication outbox (phone).
+        case complicationPersisted(sequence: UInt64, payload: [UInt8])
+        /// A file is on disk in the file outbox (`transferFile`).
+        case filePersisted(OutboundFile)
+        case fileCancelRequested(sequence: UInt64)
+        /// The partial file is synced through `through` bytes (a `writeInboundChunk` is durable).
+        case inboundChunkPersisted(TransferKey, through: UInt64)
+        /// The shell checked an arrived file's SHA-256 against the offered one.
+        case inboundFileVerified(TransferKey, matches: Bool)
+        /// The app took (or left) a received file: the transfer is done.
+        case fileProcessed(TransferKey)
         /// The app durably processed received transfers (several: one mark write and their acks).
         case transfersProcessed([TransferKey])
         case transferCancelRequested(sequence: UInt64)
@@ -42,6 +55,9 @@ package struct LinkEngine: Sendable {
         case launchRequested(payload: [UInt8])
         /// The watch app went to the foreground (true, wrist up) or background (false, wrist down).
         case localAppStateChanged(foreground: Bool)
+        /// The watch was paired or unpaired, its app installed or removed, its complication put on or
+        /// taken off the face (watch only).
+        case localWatchStateChanged(WatchState)
     }
 
     /// What the shell must do, in order.
@@ -58,6 +74,25 @@ package struct LinkEngine: Sendable {
         /// Delete the transfers from the durable outbox (acknowledged, or cancelled when `cancelled`)
         /// in one durable write.
         case removeTransfers(sequences: [UInt64], cancelled: Bool)
+        /// Read `length` bytes at `offset` of outbound file `key.sequence` and send them as a `fileChunk`.
+        case sendFileChunk(ConnectionID, TransferKey, offset: UInt64, length: Int)
+        /// Delete the file (bytes and record) from the file outbox.
+        case removeOutboundFile(sequence: UInt64)
+        /// Create the partial file, or cut an existing one back to `keepingBytes`.
+        case prepareInboundFile(TransferKey, keepingBytes: UInt64)
+        /// Write the chunk at `offset` of the partial file, then sync it off the loop and feed
+        /// `inboundChunkPersisted` (chunks of a file are written and synced in order).
+        case writeInboundChunk(TransferKey, offset: UInt64, data: [UInt8])
+        /// Compute the partial file's SHA-256 and feed `inboundFileVerified`.
+        case verifyInboundFile(TransferKey, digest: [UInt8])
+        /// Move the verified file into the inbox, durably.
+        case deliverInboundFile(TransferKey)
+        /// Delete what exists of the file: partial or inbox copy.
+        case discardInboundFile(TransferKey)
+        /// Delete acknowledged complication transfers from the complication outbox in one durable write.
+        case removeComplications(sequences: [UInt64])
+        /// Keep the watch state (the watch's own, or the last the watch reported) durably.
+        case persistWatchState(WatchState)
         case notify(LinkNotification)
         case log(String)
     }
@@ -77,16 +112,30 @@ package struct LinkEngine: Sendable {
     var handshaking: [ConnectionID: PendingConnection] = [:]
     var link: EstablishedLink?
     var localAppForeground = true
+    /// The watch's own state (watch) or the last state the watch reported (phone).
+    var watchState: WatchState
     var redial = RedialState()
     var contextSlot: ContextSlot?
     var receivedContext: ReceivedContext?
     var awaitingReply: [UInt64: AwaitingReply] = [:]
     var outbox: TransferOutbox
+    /// The phone's complication outbox, sent ahead of `outbox` (nil on a side without one).
+    var complications: TransferOutbox?
+    /// The file outbox (nil on a side without one), files arriving, and what the state directory held.
+    var files: FileOutbox?
+    var inbound: [TransferKey: InboundFile] = [:]
+    var restoredPartials: [TransferKey: UInt64]
+    var restoredInbox: Set<TransferKey>
     var transferMarks: [InstanceID: UInt64]
     var deliveredToApp: Set<TransferKey> = []
     var reportedReachable = false
     var scheduledWakeUp: LinkInstant?
     var nextPingToken: UInt64 = 1
+    /// The last ping sent and when; its pong's arrival gives a heartbeat round trip.
+    var pingInFlight: (token: UInt64, at: LinkInstant)?
+    /// The newest heartbeat round trips, oldest first (at most `keptHeartbeatRoundTrips`).
+    package internal(set) var heartbeatRoundTrips: [Duration] = []
+    static let keptHeartbeatRoundTrips = 128
     var random: SplitMix64
 
     /// Creates the engine from what the state directory held. `seed` drives redial jitter only.
@@ -101,6 +150,14 @@ package struct LinkEngine: Sendable {
         contextSlot = restored.contextSlot
         receivedContext = restored.receivedContext
         transferMarks = restored.transferMarks
+        watchState = restored.watchState ?? .installed
+        files = restored.fileQueue.map { FileOutbox(queue: $0, pending: restored.pendingFiles) }
+        restoredPartials = restored.inboundPartials
+        restoredInbox = restored.inboxFiles
+        complications = restored.complicationQueue.map {
+            TransferOutbox(
+                queue: $0, pending: restored.pendingComplications, nextSequence: restored.nextComplicationSequence)
+        }
         outbox = TransferOutbox(
             queue: restored.outboxQueue, pending: restored.pendingTransfers, nextSequence: restored.nextOutboxSequence)
         random = SplitMix64(seed: seed)
@@ -116,7 +173,15 @@ package struct LinkEngine: Sendable {
     /// foreground (the watch always reaches the phone while linked).
     package var isReachable: Bool {
         guard let link else { return false }
-        return configuration.role == .watch || link.peerAppForeground
+        return configuration.role == .watch || (link.peerAppForeground && watchState.sendRefusal == nil)
+    }
+
+    /// The watch's pairing, app and complication state as this side knows it.
+    package var currentWatchState: WatchState { watchState }
+
+    /// Received items handed to the app and not yet processed (`hasContentPending`).
+    package var hasContentPending: Bool {
+        !deliveredToApp.isEmpty || inbound.values.contains { $0.stage == .delivered }
     }
 
     /// Whether an authenticated connection is up (context and transfers flow whatever the app state).
@@ -133,12 +198,19 @@ package struct LinkEngine: Sendable {
     package var currentContextSlot: ContextSlot? { contextSlot }
     package var lastReceivedContext: ReceivedContext? { receivedContext }
     package var outstandingTransfers: [OutboundTransfer] { outbox.pending }
+    /// The complication transfers not yet acknowledged, oldest first (the last is the current one).
+    package var outstandingComplications: [OutboundTransfer] { complications?.pending ?? [] }
+    /// `outstandingFileTransfers`: the files not yet done, oldest first, with the bytes acknowledged.
+    package var outstandingFiles: [OutboundFile] { files?.pending ?? [] }
+    /// The file outbox's queue, when this side has one.
+    package var fileQueue: InstanceID? { files?.queue }
     package var outboxQueue: InstanceID { outbox.queue }
     package var handshakingConnectionCount: Int { handshaking.count }
 
     /// Why a send on `channel` of `bytes` bytes would be refused now, or nil if it may proceed.
     package func admission(of channel: Channel, bytes: Int) -> LinkError? {
         guard isActivated else { return .sessionNotActivated }
+        if configuration.role == .phone, let refusal = watchState.sendRefusal { return refusal }
         let limit: Int
         switch channel {
         case .context: limit = configuration.maximumContextBytes
@@ -178,13 +250,35 @@ package struct LinkEngine: Sendable {
             contextUpdated(payload, force: force, into: &actions)
         case .messageSent(let id, let payload, let wantsReply, let at):
             now = at
-            messageSent(id: id, payload: payload, wantsReply: wantsReply, now: at, into: &actions)
+            messageSent(id: id, payload: payload, wantsReply: wantsReply, asData: false, now: at, into: &actions)
+        case .messageDataSent(let id, let payload, let wantsReply, let at):
+            now = at
+            messageSent(id: id, payload: payload, wantsReply: wantsReply, asData: true, now: at, into: &actions)
         case .messageAnswered(let id, let answer):
             now = nil
             messageAnswered(id: id, answer, into: &actions)
         case .transferPersisted(let sequence, let payload):
             now = nil
             transferPersisted(sequence: sequence, payload: payload, into: &actions)
+        case .complicationPersisted(let sequence, let payload):
+            now = nil
+            complications?.append(sequence: sequence, payload: payload)
+            sendTransfers(into: &actions)
+        case .filePersisted(let file):
+            now = nil
+            filePersisted(file, into: &actions)
+        case .fileCancelRequested(let sequence):
+            now = nil
+            cancelFile(sequence: sequence, into: &actions)
+        case .inboundChunkPersisted(let key, let through):
+            now = nil
+            inboundChunkPersisted(key, through: through, into: &actions)
+        case .inboundFileVerified(let key, let matches):
+            now = nil
+            inboundFileVerified(key, matches: matches, into: &actions)
+        case .fileProcessed(let key):
+            now = nil
+            fileProcessed(key, into: &actions)
         case .transfersProcessed(let keys):
             now = nil
             transfersProcessed(keys, into: &actions)
@@ -197,6 +291,9 @@ package struct LinkEngine: Sendable {
         case .localAppStateChanged(let foreground):
             now = nil
             localAppStateChanged(foreground: foreground, into: &actions)
+        case .localWatchStateChanged(let state):
+            now = nil
+            localWatchStateChanged(state, into: &actions)
         }
         reportReachability(into: &actions)
         if let now { rescheduleWakeUp(now: now, into: &actions) }

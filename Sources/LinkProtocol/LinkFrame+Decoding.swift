@@ -48,13 +48,17 @@ extension LinkFrame {
                 generation: try reader.readUInt64("generation"),
                 sender: try reader.readInstanceID("sender instance")
             )
-        case .message:
+        case .message, .messageData:
             let id = try reader.readUInt64("id")
             let flags = try reader.readUInt8("flags")
             guard flags & ~wantsReplyFlag == 0 else {
                 throw .malformedBody(kind: kind, reason: "reserved flag bits set in 0x\(String(flags, radix: 16))")
             }
-            frame = .message(id: id, wantsReply: flags & wantsReplyFlag != 0, payload: reader.readRest())
+            let wantsReply = flags & wantsReplyFlag != 0
+            frame =
+                kind == .message
+                ? .message(id: id, wantsReply: wantsReply, payload: reader.readRest())
+                : .messageData(id: id, wantsReply: wantsReply, payload: reader.readRest())
         case .messageReply:
             frame = .messageReply(id: try reader.readUInt64("id"), payload: reader.readRest())
         case .messageDelivered:
@@ -82,9 +86,37 @@ extension LinkFrame {
                 throw .malformedBody(kind: kind, reason: "unknown app state \(raw)")
             }
             frame = .appState(state)
+        case .watchState:
+            let flags = try reader.readUInt8("flags")
+            guard let state = WatchState(flags: flags) else {
+                throw .malformedBody(kind: kind, reason: "reserved flag bits set in 0x\(String(flags, radix: 16))")
+            }
+            frame = .watchState(state)
+        case .fileOffer:
+            frame = .fileOffer(
+                try fileKey(&reader), size: try reader.readUInt64("size"),
+                digest: try reader.readBytes(digestByteCount, "digest"), metadata: try reader.readRestAsUTF8("metadata"))
+        case .fileResume:
+            frame = .fileResume(try fileKey(&reader), offset: try reader.readUInt64("offset"))
+        case .fileChunk:
+            frame = .fileChunk(try fileKey(&reader), offset: try reader.readUInt64("offset"), data: reader.readRest())
+        case .fileDone:
+            let key = try fileKey(&reader)
+            let raw = try reader.readUInt16("code")
+            guard let code = FileOutcomeCode(rawValue: raw) else {
+                throw .malformedBody(kind: kind, reason: "unknown file outcome code \(raw)")
+            }
+            frame = .fileDone(key, code: code, reason: try reader.readRestAsUTF8("reason"))
+        case .fileCancel:
+            frame = .fileCancel(try fileKey(&reader))
         }
         try reader.expectEnd()
         return frame
+    }
+
+    /// A file transfer's key: the sender's file queue and the file's sequence in it.
+    private static func fileKey(_ reader: inout ByteReader) throws(FrameError) -> TransferKey {
+        TransferKey(queue: try reader.readInstanceID("queue"), sequence: try reader.readUInt64("sequence"))
     }
 
     /// Reads a role byte, refusing values other than phone and watch.

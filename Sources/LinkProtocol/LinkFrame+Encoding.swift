@@ -51,7 +51,7 @@ extension LinkFrame {
         case .contextAck(let generation, let sender):
             writer.write(generation)
             writer.write(sender.bytes)
-        case .message(let id, let wantsReply, let payload):
+        case .message(let id, let wantsReply, let payload), .messageData(let id, let wantsReply, let payload):
             writer.reserve(9 + payload.count)
             writer.write(id)
             writer.write(wantsReply ? Self.wantsReplyFlag : UInt8(0))
@@ -78,8 +78,35 @@ extension LinkFrame {
             writer.write(payload)
         case .appState(let state):
             writer.write(state.rawValue)
+        case .watchState(let state):
+            writer.write(state.flags)
+        case .fileOffer(let key, let size, let digest, let metadata):
+            Self.requireSize(digest, Self.digestByteCount, "file digest")
+            Self.write(key, into: &writer)
+            writer.write(size)
+            writer.write(digest)
+            writer.write(Array(metadata.utf8))
+        case .fileResume(let key, let offset):
+            Self.write(key, into: &writer)
+            writer.write(offset)
+        case .fileChunk(let key, let offset, let data):
+            writer.reserve(InstanceID.byteCount + 16 + data.count)
+            Self.write(key, into: &writer)
+            writer.write(offset)
+            writer.write(data)
+        case .fileDone(let key, let code, let reason):
+            Self.write(key, into: &writer)
+            writer.write(code.rawValue)
+            writer.write(Array(reason.utf8))
+        case .fileCancel(let key):
+            Self.write(key, into: &writer)
         }
         return writer.bytes
+    }
+
+    private static func write(_ key: TransferKey, into writer: inout ByteWriter) {
+        writer.write(key.queue.bytes)
+        writer.write(key.sequence)
     }
 
     /// Bit 0 of a message frame's flags byte.

@@ -28,10 +28,17 @@
 /// | 0x21 | ``messageReply(id:payload:)`` | id u64, payload (rest) |
 /// | 0x22 | ``messageDelivered(id:)`` | id u64 |
 /// | 0x23 | ``messageFailed(id:code:reason:)`` | id u64, code u16, reason UTF-8 (rest) |
+/// | 0x24 | ``messageData(id:wantsReply:payload:)`` | id u64, flags u8 (bit 0 wantsReply), payload (rest) |
 /// | 0x30 | ``userInfo(queue:sequence:payload:)`` | queue 16, sequence u64, payload (rest) |
 /// | 0x31 | ``userInfoAck(queue:sequence:)`` | queue 16, sequence u64 |
 /// | 0x40 | ``launch(payload:)`` | payload (rest) |
 /// | 0x50 | ``appState(_:)`` | state u8 (0 background, 1 foreground) |
+/// | 0x51 | ``watchState(_:)`` | flags u8 (bit 0 paired, bit 1 app installed, bit 2 complication enabled) |
+/// | 0x60 | ``fileOffer(_:size:digest:metadata:)`` | queue 16, sequence u64, size u64, SHA-256 32, metadata UTF-8 (rest) |
+/// | 0x61 | ``fileResume(_:offset:)`` | queue 16, sequence u64, offset u64 |
+/// | 0x62 | ``fileChunk(_:offset:data:)`` | queue 16, sequence u64, offset u64, data (rest) |
+/// | 0x63 | ``fileDone(_:code:reason:)`` | queue 16, sequence u64, code u16, reason UTF-8 (rest) |
+/// | 0x64 | ``fileCancel(_:)`` | queue 16, sequence u64 |
 ///
 /// Decoding is strict so that both sides agree on every byte: a fixed-size body with the wrong length,
 /// an unknown role, app state, error or failure code, a message flag bit other than bit 0, or invalid
@@ -68,6 +75,10 @@ package enum LinkFrame: Equatable, Sendable {
     case messageDelivered(id: UInt64)
     /// Message `id` could not be handled.
     case messageFailed(id: UInt64, code: MessageFailureCode, reason: String)
+    /// A best-effort message of raw bytes (`sendMessageData`): the message channel's ids, answers,
+    /// timeout and order, but the payload goes to the app as bytes, never decoded by the link or the
+    /// daemon's message handler; a reply to it is raw bytes too.
+    case messageData(id: UInt64, wantsReply: Bool, payload: [UInt8])
     /// One durable transfer; receivers dedup by (`queue`, `sequence`), where `queue` identifies the
     /// sender's durable queue.
     case userInfo(queue: InstanceID, sequence: UInt64, payload: [UInt8])
@@ -77,11 +88,28 @@ package enum LinkFrame: Equatable, Sendable {
     case launch(payload: [UInt8])
     /// The sender's app moved to the foreground or background.
     case appState(AppState)
+    /// The watch's pairing, app and complication state (watch → phone, on link-up and on change).
+    case watchState(WatchState)
+    /// A file the sender wants to transfer: its size, the SHA-256 of the whole file and the app's
+    /// metadata. The receiver answers `fileResume` (from where to send) or `fileDone` (refused, or
+    /// already delivered).
+    case fileOffer(TransferKey, size: UInt64, digest: [UInt8], metadata: String)
+    /// The receiver durably holds bytes `[0, offset)` of the file: send from there. Also the ack of
+    /// every chunk.
+    case fileResume(TransferKey, offset: UInt64)
+    /// Bytes `[offset, offset + data.count)` of the file.
+    case fileChunk(TransferKey, offset: UInt64, data: [UInt8])
+    /// The transfer ended at the receiver: delivered (processed by its app) or refused.
+    case fileDone(TransferKey, code: FileOutcomeCode, reason: String)
+    /// The sender cancelled the transfer: the receiver drops what it holds of it.
+    case fileCancel(TransferKey)
 
     /// Bytes in a handshake nonce.
     package static let nonceByteCount = 32
     /// Bytes in a handshake proof (an HMAC-SHA256 output).
     package static let proofByteCount = 32
+    /// Bytes in a file's digest (SHA-256).
+    package static let digestByteCount = 32
     /// Bytes in the length prefix.
     package static let lengthPrefixByteCount = 4
 
@@ -101,10 +129,17 @@ package enum LinkFrame: Equatable, Sendable {
         case .messageReply: .messageReply
         case .messageDelivered: .messageDelivered
         case .messageFailed: .messageFailed
+        case .messageData: .messageData
         case .userInfo: .userInfo
         case .userInfoAck: .userInfoAck
         case .launch: .launch
         case .appState: .appState
+        case .watchState: .watchState
+        case .fileOffer: .fileOffer
+        case .fileResume: .fileResume
+        case .fileChunk: .fileChunk
+        case .fileDone: .fileDone
+        case .fileCancel: .fileCancel
         }
     }
 }

@@ -41,3 +41,46 @@ package enum AppState: UInt8, Sendable, CustomStringConvertible {
         }
     }
 }
+
+/// The watch's side of the session state the phone sees (`WCSession.isPaired`,
+/// `isWatchAppInstalled`, `isComplicationEnabled`): what the watch reports in a `watchState` frame.
+///
+/// On the wire one byte of flags: bit 0 paired, bit 1 watch app installed, bit 2 complication
+/// enabled; the other bits must be 0.
+package struct WatchState: Equatable, Sendable, Codable, CustomStringConvertible {
+    package var isPaired: Bool
+    package var isWatchAppInstalled: Bool
+    package var isComplicationEnabled: Bool
+
+    /// A paired watch with the app installed and its complication on the watch face: what a watch
+    /// that never said otherwise is taken to be.
+    package static let installed = WatchState(isPaired: true, isWatchAppInstalled: true, isComplicationEnabled: true)
+
+    package init(isPaired: Bool, isWatchAppInstalled: Bool, isComplicationEnabled: Bool) {
+        self.isPaired = isPaired
+        self.isWatchAppInstalled = isWatchAppInstalled
+        self.isComplicationEnabled = isComplicationEnabled
+    }
+
+    /// The state a flags byte spells, or nil when a reserved bit is set.
+    package init?(flags: UInt8) {
+        guard flags & ~0x07 == 0 else { return nil }
+        self.init(isPaired: flags & 0x01 != 0, isWatchAppInstalled: flags & 0x02 != 0, isComplicationEnabled: flags & 0x04 != 0)
+    }
+
+    /// The flags byte.
+    package var flags: UInt8 {
+        (isPaired ? 0x01 : 0) | (isWatchAppInstalled ? 0x02 : 0) | (isComplicationEnabled ? 0x04 : 0)
+    }
+
+    /// Why the phone may not send to this watch now, or nil when it may.
+    package var sendRefusal: LinkError? {
+        if !isPaired { return .deviceNotPaired }
+        if !isWatchAppInstalled { return .watchAppNotInstalled }
+        return nil
+    }
+
+    package var description: String {
+        "paired=\(isPaired) appInstalled=\(isWatchAppInstalled) complicationEnabled=\(isComplicationEnabled)"
+    }
+}

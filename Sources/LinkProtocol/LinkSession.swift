@@ -58,12 +58,40 @@ package struct RestoredLinkState: Equatable, Sendable {
     /// The sequence the outbox will give its next transfer (transfers persisted concurrently are
     /// reported out of order; the engine puts them back in sequence before sending).
     package var nextOutboxSequence: UInt64
+    /// The watch's pairing, app and complication state: the watch's own (watch side) or the last one
+    /// the watch reported (phone side); nil when never set, which reads as `WatchState.installed`.
+    package var watchState: WatchState?
+    /// The phone's complication outbox (`transferCurrentComplicationUserInfo`): its own durable queue,
+    /// so its transfers can go ahead of ordinary userInfo without breaking the receiver's per-queue
+    /// high-water mark. Nil: this side has none.
+    package var complicationQueue: InstanceID?
+    package var pendingComplications: [(sequence: UInt64, payload: [UInt8])]
+    package var nextComplicationSequence: UInt64
+    /// The file outbox (`transferFile`): its queue and the files not yet done, in order. Nil: none.
+    package var fileQueue: InstanceID?
+    package var pendingFiles: [OutboundFile]
+    /// Files arriving: the bytes each partial holds on disk, and the whole, verified files waiting in
+    /// the inbox for the app (handed to it again when the sender offers them again).
+    package var inboundPartials: [TransferKey: UInt64]
+    package var inboxFiles: Set<TransferKey>
 
     package init(
         knownPeer: InstanceID? = nil, contextSlot: ContextSlot? = nil, receivedContext: ReceivedContext? = nil,
         transferMarks: [InstanceID: UInt64] = [:], outboxQueue: InstanceID,
-        pendingTransfers: [(sequence: UInt64, payload: [UInt8])] = [], nextOutboxSequence: UInt64? = nil
+        pendingTransfers: [(sequence: UInt64, payload: [UInt8])] = [], nextOutboxSequence: UInt64? = nil,
+        watchState: WatchState? = nil, complicationQueue: InstanceID? = nil,
+        pendingComplications: [(sequence: UInt64, payload: [UInt8])] = [], nextComplicationSequence: UInt64? = nil,
+        fileQueue: InstanceID? = nil, pendingFiles: [OutboundFile] = [], inboundPartials: [TransferKey: UInt64] = [:],
+        inboxFiles: Set<TransferKey> = []
     ) {
+        self.fileQueue = fileQueue
+        self.pendingFiles = pendingFiles
+        self.inboundPartials = inboundPartials
+        self.inboxFiles = inboxFiles
+        self.watchState = watchState
+        self.complicationQueue = complicationQueue
+        self.pendingComplications = pendingComplications
+        self.nextComplicationSequence = nextComplicationSequence ?? ((pendingComplications.last?.sequence ?? 0) + 1)
         self.knownPeer = knownPeer
         self.contextSlot = contextSlot
         self.receivedContext = receivedContext
@@ -77,6 +105,12 @@ package struct RestoredLinkState: Equatable, Sendable {
         lhs.knownPeer == rhs.knownPeer && lhs.contextSlot == rhs.contextSlot
             && lhs.receivedContext == rhs.receivedContext && lhs.transferMarks == rhs.transferMarks
             && lhs.outboxQueue == rhs.outboxQueue && lhs.nextOutboxSequence == rhs.nextOutboxSequence
+            && lhs.watchState == rhs.watchState && lhs.complicationQueue == rhs.complicationQueue
+            && lhs.nextComplicationSequence == rhs.nextComplicationSequence
+            && lhs.pendingComplications.map(\.sequence) == rhs.pendingComplications.map(\.sequence)
+            && lhs.pendingComplications.map(\.payload) == rhs.pendingComplications.map(\.payload)
+            && lhs.fileQueue == rhs.fileQueue && lhs.pendingFiles == rhs.pendingFiles
+            && lhs.inboundPartials == rhs.inboundPartials && lhs.inboxFiles == rhs.inboxFiles
             && lhs.pendingTransfers.map(\.sequence) == rhs.pendingTransfers.map(\.sequence)
             && lhs.pendingTransfers.map(\.payload) == rhs.pendingTransfers.map(\.payload)
     }
@@ -108,12 +142,18 @@ package enum LinkNotification: Equatable, Sendable {
     case reachabilityChanged(Bool)
     /// The watch app moved to the foreground (true) or background (false); seen by the phone.
     case peerAppStateChanged(foreground: Bool)
+    /// The watch reported another pairing, app or complication state (`sessionWatchStateDidChange`);
+    /// seen by the phone, already persisted.
+    case watchStateChanged(WatchState)
     /// A new application context arrived and is on disk.
     case contextReceived(ReceivedContext)
     /// The watch acknowledged this context generation.
     case contextAcknowledged(generation: UInt64)
     /// A message arrived; answer it with `Event.messageAnswered`.
     case messageReceived(id: UInt64, payload: [UInt8], wantsReply: Bool)
+    /// Raw bytes arrived (`didReceiveMessageData`); answer with `Event.messageAnswered` (a reply is
+    /// raw bytes too).
+    case messageDataReceived(id: UInt64, payload: [UInt8], wantsReply: Bool)
     /// A message this side sent ended.
     case messageCompleted(id: UInt64, MessageOutcome)
     /// The transfer ended without delivery: cancelled before it was ever sent (`transferCancelled`),
@@ -123,6 +163,13 @@ package enum LinkNotification: Equatable, Sendable {
     case userInfoReceived(TransferKey, payload: [UInt8])
     /// The peer durably processed this outbound transfer (didFinish).
     case transferFinished(sequence: UInt64)
+    /// The watch durably processed this complication transfer (didFinish).
+    case complicationFinished(sequence: UInt64)
+    /// A file arrived whole, its digest matched, and it is in the inbox: take it, then send
+    /// `Event.fileProcessed` (what is left in the inbox then is deleted).
+    case fileReceived(ReceivedFile)
+    /// A file this side sent ended (`didFinish`): delivered (nil) or why not.
+    case fileFinished(sequence: UInt64, LinkError?)
     /// The phone asked the watch app to launch (HealthKit startWatchApp analog).
     case launchReceived(payload: [UInt8])
     /// A launch request was dropped because the watch is not linked (never queued, never retried).

@@ -13,12 +13,23 @@ package struct LinkStatus: Equatable, Sendable, Codable {
     package var contextSender: String?
     package var outboxDepth: Int
     package var handshakingConnections: Int
+    /// The watch's pairing, app and complication state: its own (watch) or as last reported (phone).
+    package var watchState: WatchState
+    /// Received items handed to the app and not yet processed.
+    package var hasContentPending: Bool
+    /// The 99th percentile (nearest rank) of the newest heartbeat round trips (ping sent → pong
+    /// read), in milliseconds; nil before the first.
+    package var heartbeatRoundTripP99Milliseconds: Double?
 
     package init(
         role: LinkRole, instance: InstanceID, activated: Bool, reachable: Bool, linked: Bool, peer: InstanceID?,
         watchAppForeground: Bool, contextGenerationSent: UInt64?, contextGenerationAcknowledged: UInt64?,
-        contextGenerationReceived: UInt64?, contextSender: InstanceID?, outboxDepth: Int, handshakingConnections: Int
+        contextGenerationReceived: UInt64?, contextSender: InstanceID?, outboxDepth: Int, handshakingConnections: Int,
+        watchState: WatchState = .installed, hasContentPending: Bool = false, heartbeatRoundTrips: [Duration] = []
     ) {
+        heartbeatRoundTripP99Milliseconds = Self.percentile99(heartbeatRoundTrips)
+        self.watchState = watchState
+        self.hasContentPending = hasContentPending
         self.role = role.description
         self.instance = instance.description
         self.activated = activated
@@ -35,6 +46,17 @@ package struct LinkStatus: Equatable, Sendable, Codable {
     }
 }
 
+extension LinkStatus {
+    /// The nearest-rank 99th percentile of `samples`, in milliseconds.
+    static func percentile99(_ samples: [Duration]) -> Double? {
+        guard !samples.isEmpty else { return nil }
+        let sorted = samples.sorted()
+        let rank = max(1, Int((Double(sorted.count) * 0.99).rounded(.up)))
+        let (seconds, attoseconds) = sorted[rank - 1].components
+        return Double(seconds) * 1000 + Double(attoseconds) / 1e15
+    }
+}
+
 /// One transfer still in the outbox, for `queue` listings.
 package struct OutstandingTransfer: Equatable, Sendable, Codable {
     package var sequence: UInt64
@@ -42,11 +64,15 @@ package struct OutstandingTransfer: Equatable, Sendable, Codable {
     package var ageSeconds: Double
     /// Put on the wire at least once (no longer cancellable).
     package var sent: Bool
+    /// For a complication transfer: whether it is the current one (only the newest is); nil for an
+    /// ordinary userInfo transfer.
+    package var isCurrentComplicationInfo: Bool?
 
-    package init(sequence: UInt64, bytes: Int, ageSeconds: Double, sent: Bool) {
+    package init(sequence: UInt64, bytes: Int, ageSeconds: Double, sent: Bool, isCurrentComplicationInfo: Bool? = nil) {
         self.sequence = sequence
         self.bytes = bytes
         self.ageSeconds = ageSeconds
         self.sent = sent
+        self.isCurrentComplicationInfo = isCurrentComplicationInfo
     }
 }

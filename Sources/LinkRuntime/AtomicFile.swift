@@ -54,6 +54,16 @@ package enum AtomicFile {
         try fsyncDirectory(directory)
     }
 
+    /// Renames `source` to `target` (same file system) and fsyncs both directories, so the move
+    /// survives a crash; a missing source is an error.
+    package static func moveDurably(_ source: String, to target: String) throws {
+        guard rename(source, target) == 0 else { throw SystemCallError.last("rename", path: target) }
+        let (targetDirectory, _) = split(target)
+        let (sourceDirectory, _) = split(source)
+        try fsyncDirectory(targetDirectory)
+        if sourceDirectory != targetDirectory { try fsyncDirectory(sourceDirectory) }
+    }
+
     /// The contents of `path`, or nil when there is no such file.
     package static func read(_ path: String) throws -> [UInt8]? {
         let file: FileDescriptor

@@ -36,6 +36,7 @@ package final class LinkEndpoint: @unchecked Sendable {
     private let origin = ContinuousClock.now
     private var messageWaiters: [UInt64: (MessageOutcome) -> Void] = [:]
     private var transferWaiters: [UInt64: (Result<UInt64, any Error>) -> Void] = [:]
+    private var fileWaiters: [UInt64: (Result<OutboundFile, any Error>) -> Void] = [:]
     private var nextTransferToken: UInt64 = 1
     private var nextMessageID: UInt64 = 1
     private var queuedEvents: [LinkEngine.Event] = []
@@ -129,13 +130,27 @@ package final class LinkEndpoint: @unchecked Sendable {
     package func sendMessage(
         _ payload: [UInt8], wantsReply: Bool, run: String? = nil, completion: @escaping (MessageOutcome) -> Void
     ) {
+        let id = messageAttempt(run: run, completion: completion)
+        handle(.messageSent(id: id, payload: payload, wantsReply: wantsReply, now: now))
+    }
+
+    /// `sendMessageData`: raw bytes under `sendMessage`'s rules (one id space, one outcome, in order).
+    package func sendMessageData(
+        _ payload: [UInt8], wantsReply: Bool, completion: @escaping (MessageOutcome) -> Void
+    ) {
+        let id = messageAttempt(run: nil, completion: completion)
+        handle(.messageDataSent(id: id, payload: payload, wantsReply: wantsReply, now: now))
+    }
+
+    /// Numbers a send, journals the attempt and keeps its completion.
+    private func messageAttempt(run: String?, completion: @escaping (MessageOutcome) -> Void) -> UInt64 {
         loop.preconditionInLoop()
         let id = nextMessageID
         nextMessageID += 1
         journal?.record(.messageAttempt, cause: messageCause(sender: state.instance, id), run: run)
         if let run { messageRuns[id] = run }
         messageWaiters[id] = completion
-        handle(.messageSent(id: id, payload: payload, wantsReply: wantsReply, now: now))
+        return id
     }
 
     /// Answers a message received through `onNotification`.
@@ -150,18 +165,95 @@ package final class LinkEndpoint: @unchecked Sendable {
     package func transferUserInfo(
         _ payload: [UInt8], run: String? = nil, completion: @escaping (Result<UInt64, any Error>) -> Void
     ) {
-        loop.preconditionInLoop()
-        if let error = engine.admission(of: .userInfo, bytes: payload.count) {
-            completion(.failure(error))
-            return
-        }
-        // The completion stays on the loop; only its token crosses to the outbox thread and back.
-        let token = nextTransferToken
-        nextTransferToken += 1
-        transferWaiters[token] = completion
+        guard let token = admitTransfer(bytes: payload.count, completion: completion) else { return }
         appendsWaiting.append(
             WaitingAppend(token: token, payload: payload, enqueuedAtMicros: Self.wallClockMicros(), run: run))
         commitWaitingAppends()
+    }
+
+    /// `transferCurrentComplicationUserInfo`: a transfer in the complication outbox, sent ahead of
+    /// ordinary userInfo; `completion` gets its sequence once it is on disk, or why it was refused.
+    /// Complications are rare (a daily budget), so each is its own append and sync.
+    package func transferCurrentComplicationUserInfo(
+        _ payload: [UInt8], completion: @escaping (Result<UInt64, any Error>) -> Void
+    ) {
+        guard let token = admitTransfer(bytes: payload.count, completion: completion) else { return }
+        let log = state.complicationOutbox
+        let enqueuedAt = Self.wallClockMicros()
+        outboxQueue.async { [loop] in
+            let result = Result { try log.append(payload, enqueuedAtMicros: enqueuedAt) }
+            loop.execute { [self] in
+                if case .success(let sequence) = result {
+                    journal?.record(.transferQueued, cause: complicationCause(sequence), detail: "complication")
+                    handle(.complicationPersisted(sequence: sequence, payload: payload))
+                }
+                transferWaiters.removeValue(forKey: token)?(result)
+            }
+        }
+    }
+
+    /// `transferFile`: copies the file (or the bytes) into the file outbox, hashing it, off the
+    /// loop; `completion` gets the queued file once it is on disk, or why not (`fileAccessDenied`
+    /// for a source that cannot be read, the session's refusals).
+    package func transferFile(
+        _ source: FileSource, metadata: String, completion: @escaping (Result<OutboundFile, any Error>) -> Void
+    ) {
+        loop.preconditionInLoop()
+        if let error = engine.admission(of: .userInfo, bytes: 0) {
+            completion(.failure(error))
+            return
+        }
+        let token = nextTransferToken
+        nextTransferToken += 1
+        fileWaiters[token] = completion
+        let store = state.files
+        outboxQueue.async { [loop] in
+            let result = Result { try store.enqueue(source, metadata: metadata) }
+            loop.execute { [self] in
+                if case .success(let file) = result { handle(.filePersisted(file)) }
+                fileWaiters.removeValue(forKey: token)?(result)
+            }
+        }
+    }
+
+    /// Cancels an outstanding file transfer (`WCSessionFileTransfer.cancel()`).
+    package func cancelFileTransfer(sequence: UInt64) throws(LinkError) {
+        loop.preconditionInLoop()
+        if let error = engine.fileCancellationError(sequence: sequence) { throw error }
+        handle(.fileCancelRequested(sequence: sequence))
+    }
+
+    /// The app is done with a received file: what is left of it in the inbox is deleted and the
+    /// sender told it was delivered.
+    package func fileProcessed(_ key: TransferKey) {
+        loop.preconditionInLoop()
+        handle(.fileProcessed(key))
+    }
+
+    /// `outstandingFileTransfers`: files not yet done, oldest first, with the bytes acknowledged.
+    package func outstandingFileTransfers() -> [OutboundFile] {
+        loop.preconditionInLoop()
+        return engine.outstandingFiles
+    }
+
+    /// Where a received file waits for the app (valid from `fileReceived` until `fileProcessed`).
+    package func inboxPath(for key: TransferKey) -> String { state.files.inboxPath(key) }
+
+    /// Checks a transfer's admission (answering `completion` with the refusal) and keeps the
+    /// completion under a token: the completion stays on the loop, only the token crosses to the
+    /// outbox thread and back.
+    private func admitTransfer(
+        bytes: Int, completion: @escaping (Result<UInt64, any Error>) -> Void
+    ) -> UInt64? {
+        loop.preconditionInLoop()
+        if let error = engine.admission(of: .userInfo, bytes: bytes) {
+            completion(.failure(error))
+            return nil
+        }
+        let token = nextTransferToken
+        nextTransferToken += 1
+        transferWaiters[token] = completion
+        return token
     }
 
     /// Group commit across the loop: the transfers asked for while a commit is on the outbox thread
@@ -229,6 +321,13 @@ package final class LinkEndpoint: @unchecked Sendable {
         handle(.localAppStateChanged(foreground: foreground))
     }
 
+    /// Watch only: the watch is paired or unpaired, its app installed or removed, its complication
+    /// on or off the face; kept durably and reported to the phone.
+    package func setWatchState(_ state: WatchState) {
+        loop.preconditionInLoop()
+        handle(.localWatchStateChanged(state))
+    }
+
     /// Phone only: the context slot (the last context handed to the link, and what the watch acknowledged).
     package var contextSlot: ContextSlot? {
         loop.preconditionInLoop()
@@ -246,15 +345,26 @@ package final class LinkEndpoint: @unchecked Sendable {
             watchAppForeground: engine.watchAppForeground, contextGenerationSent: slot?.generation,
             contextGenerationAcknowledged: slot?.acknowledgedGeneration, contextGenerationReceived: received?.generation,
             contextSender: received?.sender, outboxDepth: engine.outstandingTransfers.count,
-            handshakingConnections: engine.handshakingConnectionCount)
+            handshakingConnections: engine.handshakingConnectionCount, watchState: engine.currentWatchState,
+            hasContentPending: engine.hasContentPending, heartbeatRoundTrips: engine.heartbeatRoundTrips)
     }
 
-    /// Outstanding transfers with their age and size, oldest first.
+    /// Outstanding transfers with their age and size, oldest first: the complication outbox's (the
+    /// newest tagged current), then the ordinary ones.
     package func outstandingTransfers() -> [OutstandingTransfer] {
         loop.preconditionInLoop()
-        let nowMicros = Self.wallClockMicros()
-        let sent = Dictionary(uniqueKeysWithValues: engine.outstandingTransfers.map { ($0.sequence, $0.everSent) })
-        return state.outbox.pending().map { record in
+        let complications = Self.listing(state.complicationOutbox.pending(), engine.outstandingComplications)
+        return complications.enumerated().map { index, transfer in
+            var tagged = transfer
+            tagged.isCurrentComplicationInfo = index == complications.count - 1
+            return tagged
+        } + Self.listing(state.outbox.pending(), engine.outstandingTransfers)
+    }
+
+    private static func listing(_ records: [TransferRecord], _ engine: [OutboundTransfer]) -> [OutstandingTransfer] {
+        let nowMicros = wallClockMicros()
+        let sent = Dictionary(uniqueKeysWithValues: engine.map { ($0.sequence, $0.everSent) })
+        return records.map { record in
             OutstandingTransfer(
                 sequence: record.sequence, bytes: record.payload.count,
                 ageSeconds: Double(max(0, nowMicros - record.enqueuedAtMicros)) / 1_000_000,
@@ -345,6 +455,50 @@ package final class LinkEndpoint: @unchecked Sendable {
                     try state.outbox.acknowledge(sequences: sequences)
                 }
             }
+        case .sendFileChunk(let connection, let key, let offset, let length):
+            do {
+                let data = try state.files.read(sequence: key.sequence, offset: offset, length: length)
+                connections[connection.rawValue]?.write(LinkFrame.fileChunk(key, offset: offset, data: data).encoded())
+            } catch {
+                onFatal("read of queued file \(key.sequence) failed: \(error)")
+            }
+        case .removeOutboundFile(let sequence):
+            durably("remove queued file \(sequence)") { try state.files.remove(sequence: sequence) }
+        case .prepareInboundFile(let key, let keeping):
+            durably("prepare arriving file \(key)") { try state.files.prepare(key, keeping: keeping) }
+        case .writeInboundChunk(let key, let offset, let data):
+            // Written on the loop, synced on the outbox thread: a heartbeat or a message read
+            // meanwhile is answered at once. The sync's completion is what acknowledges the chunk.
+            durably("write arriving file \(key)") { try state.files.write(key, offset: offset, data: data) }
+            let files = state.files
+            let through = offset + UInt64(data.count)
+            outboxQueue.async { [loop] in
+                let result = Result { try files.sync(key) }
+                loop.execute { [self] in
+                    switch result {
+                    case .success(true): handle(.inboundChunkPersisted(key, through: through))
+                    case .success(false): break
+                    case .failure(let error): onFatal("sync of arriving file \(key) failed: \(error)")
+                    }
+                }
+            }
+        case .verifyInboundFile(let key, let digest):
+            // Hashing a large file takes a while: off the loop too.
+            let files = state.files
+            outboxQueue.async { [loop] in
+                let matches = (try? files.digest(key)) == digest
+                loop.execute { [self] in handle(.inboundFileVerified(key, matches: matches)) }
+            }
+        case .deliverInboundFile(let key):
+            durably("deliver file \(key) to the inbox") { try state.files.deliver(key) }
+        case .discardInboundFile(let key):
+            durably("discard file \(key)") { try state.files.discard(key) }
+        case .removeComplications(let sequences):
+            durably("remove complication transfers \(sequences)") {
+                try state.complicationOutbox.acknowledge(sequences: sequences)
+            }
+        case .persistWatchState(let watchState):
+            durably("persist watch state") { try state.persist(watchState) }
         case .notify(let notification):
             journalNotified(notification)
             if case .messageCompleted(let id, let outcome) = notification,
@@ -404,6 +558,11 @@ extension LinkEndpoint {
         TraceEvent.transferCause(queue: state.outbox.queueID.hexString, sequence: sequence)
     }
 
+    /// The complication outbox's transfer `sequence`.
+    private func complicationCause(_ sequence: UInt64) -> String {
+        TraceEvent.transferCause(queue: state.complicationOutbox.queueID.hexString, sequence: sequence)
+    }
+
     /// Frames that carry an id; handshake and heartbeat frames are left out (they would drown the rest).
     private func journalSent(_ frame: LinkFrame) {
         guard let journal else { return }
@@ -415,7 +574,7 @@ extension LinkEndpoint {
         case .contextAck(let generation, let sender):
             journal.record(
                 .contextAckSend, cause: TraceEvent.contextCause(sender: sender.description, generation: generation))
-        case .message(let id, _, _):
+        case .message(let id, _, _), .messageData(let id, _, _):
             journal.record(.messageSend, cause: messageCause(sender: state.instance, id), run: messageRuns[id])
         case .messageReply(let id, _), .messageDelivered(let id):
             journal.record(.messageReplySend, cause: messageCause(sender: engine.peerInstance, id))
@@ -429,7 +588,8 @@ extension LinkEndpoint {
                 .transferAckSend, cause: TraceEvent.transferCause(queue: queue.description, sequence: sequence))
         case .launch:
             journal.record(.launchSend, cause: "launch")
-        case .error, .hello, .challenge, .proof, .welcome, .ping, .pong, .appState:
+        case .error, .hello, .challenge, .proof, .welcome, .ping, .pong, .appState, .watchState, .fileOffer, .fileResume,
+            .fileChunk, .fileDone, .fileCancel:
             break
         }
     }
@@ -445,7 +605,7 @@ extension LinkEndpoint {
             journal.record(
                 .contextAckReceive,
                 cause: TraceEvent.contextCause(sender: state.instance.description, generation: generation))
-        case .messageReceived(let id, _, _):
+        case .messageReceived(let id, _, _), .messageDataReceived(let id, _, _):
             journal.record(.messageReceive, cause: messageCause(sender: engine.peerInstance, id))
         case .messageCompleted(let id, let outcome):
             let run = messageRuns.removeValue(forKey: id)
@@ -460,6 +620,8 @@ extension LinkEndpoint {
                 .transferReceive, cause: TraceEvent.transferCause(queue: key.queue.description, sequence: key.sequence))
         case .transferFinished(let sequence):
             journal.record(.transferAckReceive, cause: transferCause(sequence))
+        case .complicationFinished(let sequence):
+            journal.record(.transferAckReceive, cause: complicationCause(sequence))
         case .transferFailed(let sequence, let error):
             journal.record(.transferFailed, cause: transferCause(sequence), detail: "\(error)")
         case .launchReceived:
@@ -472,7 +634,7 @@ extension LinkEndpoint {
             journal.record(.linkDown, detail: reason)
         case .reachabilityChanged(let reachable):
             journal.record(.reachability, detail: "\(reachable)")
-        case .activated, .peerAppStateChanged:
+        case .activated, .peerAppStateChanged, .watchStateChanged, .fileReceived, .fileFinished:
             break
         }
     }

@@ -23,6 +23,10 @@ package final class LinkStateDirectory: Sendable {
     package let root: String
     package let instance: InstanceID
     package let outbox: TransferLog
+    /// The complication outbox (`transferCurrentComplicationUserInfo`; only the phone appends to it).
+    package let complicationOutbox: TransferLog
+    /// The files sent and arriving (`transferFile`); the inbox is `<state>/inbox`.
+    package let files: FileTransferStore
     package let receivedTransfers: ReceivedTransfers
     /// What opening had to repair or set aside, one line each, for the daemon's log.
     package let recoveryNotes: [String]
@@ -35,6 +39,7 @@ package final class LinkStateDirectory: Sendable {
     private var peerPath: String { "\(linkDirectory)/peer" }
     private var slotPath: String { "\(linkDirectory)/context-slot" }
     private var receivedPath: String { "\(linkDirectory)/received-context" }
+    private var watchStatePath: String { "\(linkDirectory)/watch-state" }
 
     /// Opens (creating when absent) the state under `root`. `newInstanceBytes` supplies 16 random
     /// bytes when the directory has no instance ID yet.
@@ -44,6 +49,8 @@ package final class LinkStateDirectory: Sendable {
     ) throws {
         self.root = root
         try FileManager.default.createDirectory(atPath: "\(root)/link/outbox", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: "\(root)/link/complication-outbox", withIntermediateDirectories: true)
         try AtomicFile.sweepTemporaryFiles(in: root)
         try AtomicFile.sweepTemporaryFiles(in: "\(root)/link")
         let instancePath = "\(root)/instance-id"
@@ -57,8 +64,11 @@ package final class LinkStateDirectory: Sendable {
             instance = fresh
         }
         outbox = try TransferLog(directory: "\(root)/link/outbox", configuration: outboxConfiguration)
+        complicationOutbox = try TransferLog(
+            directory: "\(root)/link/complication-outbox", configuration: outboxConfiguration)
         receivedTransfers = try ReceivedTransfers(path: "\(root)/link/transfer-marks")
-        var notes = outbox.recoveryNotes
+        files = try FileTransferStore(linkDirectory: "\(root)/link", inbox: "\(root)/inbox")
+        var notes = outbox.recoveryNotes + complicationOutbox.recoveryNotes
         if let damage = try Self.setAsideIfDamaged("\(root)/link/received-context") { notes.append(damage) }
         recoveryNotes = notes
         // Last, so a start-up refused above does not count.
@@ -111,7 +121,25 @@ package final class LinkStateDirectory: Sendable {
             contextSlot: try readSlot(), receivedContext: try readReceivedContext(), transferMarks: marks,
             outboxQueue: queue,
             pendingTransfers: outbox.pending().map { (sequence: $0.sequence, payload: $0.payload) },
-            nextOutboxSequence: outbox.nextSequence)
+            nextOutboxSequence: outbox.nextSequence, watchState: try readWatchState(),
+            complicationQueue: InstanceID(bytes: complicationOutbox.queueID),
+            pendingComplications: complicationOutbox.pending().map { (sequence: $0.sequence, payload: $0.payload) },
+            nextComplicationSequence: complicationOutbox.nextSequence, fileQueue: files.queue,
+            pendingFiles: try files.pending(), inboundPartials: try files.partials(), inboxFiles: try files.inboxFiles())
+    }
+
+    /// The watch state (`<state>/link/watch-state`: the flags byte, CRC32C).
+    package func persist(_ state: WatchState) throws {
+        try AtomicFile.write(Self.sealed([state.flags]), to: watchStatePath)
+    }
+
+    private func readWatchState() throws -> WatchState? {
+        guard let sealed = try AtomicFile.read(watchStatePath) else { return nil }
+        let bytes = try Self.unsealed(sealed, file: watchStatePath)
+        guard bytes.count == 1, let state = WatchState(flags: bytes[0]) else {
+            throw StateFileError.malformed(file: watchStatePath, reason: "expected one flags byte with bits 0-2 only")
+        }
+        return state
     }
 
     package func persistPeer(_ peer: InstanceID) throws {

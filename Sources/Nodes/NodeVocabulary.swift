@@ -41,6 +41,12 @@ package enum ShellReport: Sendable {
     case transferNotQueued([UInt8], reason: String)
     case transferCancelEnded(AdminRequestID, sequence: UInt64, Result<Bool, ReadFailure>, payload: [UInt8]?)
     case durableWriteFailed(reason: String)
+    /// A `.transferComplication` is on disk under this sequence, or why the link refused it.
+    case complicationQueued(AdminRequestID, asCurrent: Bool, Result<UInt64, ReadFailure>)
+    /// A `.transferFile` is in the file outbox, or why it is not.
+    case fileQueued(AdminRequestID, Result<OutboundFile, ReadFailure>)
+    /// A `.cancelFile` ended: nil when cancelled, else why not.
+    case fileCancelEnded(AdminRequestID, sequence: UInt64, ReadFailure?)
 }
 
 /// What a node asks of its link endpoint (docs/PROTOCOL.md's channels).
@@ -49,15 +55,33 @@ package enum LinkCommand: Equatable, Sendable {
     case updateContext([UInt8], force: Bool)
     /// A message; its one outcome comes back as `.messageEnded(purpose, …)`.
     case sendMessage([UInt8], wantsReply: Bool, run: String?, MessagePurpose)
+    /// Raw bytes (`sendMessageData`); its one outcome comes back as `.messageEnded(purpose, …)`.
+    case sendMessageData([UInt8], wantsReply: Bool, MessagePurpose)
     case answerMessage(id: UInt64, MessageAnswer)
     /// A durable transfer; a refusal to queue it comes back as `.transferNotQueued`.
     case transferUserInfo([UInt8], run: String?)
+    /// A complication for admin request N: `asCurrent` through `transferCurrentComplicationUserInfo`
+    /// (the complication outbox, ahead of ordinary userInfo), else as ordinary userInfo; the result
+    /// comes back as `.complicationQueued`.
+    case transferComplication([UInt8], asCurrent: Bool, AdminRequestID)
+    /// `transferFile` for admin request N (`file send`, `export`): the result of queueing it comes
+    /// back as `.fileQueued`.
+    case transferFile(FileSource, metadata: String, AdminRequestID)
+    /// Admin `file cancel`: the result comes back as `.fileCancelEnded`.
+    case cancelFile(sequence: UInt64, AdminRequestID)
+    /// The app is done with a received file (after taking it, or not): the link deletes what is left
+    /// of it in the inbox and tells the sender it was delivered.
+    case fileProcessed(TransferKey)
     /// The transfers are processed durably: mark and acknowledge them.
     case transfersProcessed([TransferKey])
     /// Admin `queue cancel`: the result comes back as `.transferCancelEnded`.
     case cancelTransfer(sequence: UInt64, AdminRequestID)
     case launch([UInt8])
+    /// Move a received file out of the inbox to `<state>/received-files/<name>` (the app took it).
+    case keepReceivedFile(TransferKey, name: String)
     case setAppForeground(Bool)
+    /// The watch is paired or not, its app installed or not, its complication enabled or not.
+    case setWatchState(WatchState)
 }
 
 /// Why a message was sent, so its outcome finds its way back to what sent it.
@@ -66,6 +90,8 @@ package enum MessagePurpose: Hashable, Sendable {
     /// A watch edit (its token in the WatchEngine).
     case edit(token: UInt64)
     case requestSync
+    /// Admin request N's `data send`: its outcome is that request's reply.
+    case dataCommand(AdminRequestID)
 }
 
 /// The timers a node keeps.
@@ -156,10 +182,18 @@ package struct ShellFacts: Equatable, Sendable {
 package struct NeedsReads: Error, Equatable, Sendable {
     package var documents: [DocumentID: Timestamp] = [:]
     package var outstandingTransfers = false
+    package var outstandingFiles = false
+    /// Runs whose exported samples file (`<id>.samples` next to the document) to look up.
+    package var samples: [DocumentID: Timestamp] = [:]
 
-    package init(documents: [DocumentID: Timestamp] = [:], outstandingTransfers: Bool = false) {
+    package init(
+        documents: [DocumentID: Timestamp] = [:], outstandingTransfers: Bool = false, outstandingFiles: Bool = false,
+        samples: [DocumentID: Timestamp] = [:]
+    ) {
         self.documents = documents
         self.outstandingTransfers = outstandingTransfers
+        self.outstandingFiles = outstandingFiles
+        self.samples = samples
     }
 }
 
@@ -167,13 +201,20 @@ package struct NeedsReads: Error, Equatable, Sendable {
 package struct Reads: Sendable {
     package var documents: [DocumentID: Result<WorkoutDocument, ReadFailure>] = [:]
     package var outstandingTransfers: [OutstandingTransfer]?
+    package var outstandingFiles: [OutboundFile]?
+    /// Each looked-up run's samples file: its path relative to the document directory and size, or
+    /// nil when the run has none.
+    package var samples: [DocumentID: SamplesFile?] = [:]
 
     package init(
         documents: [DocumentID: Result<WorkoutDocument, ReadFailure>] = [:],
-        outstandingTransfers: [OutstandingTransfer]? = nil
+        outstandingTransfers: [OutstandingTransfer]? = nil, outstandingFiles: [OutboundFile]? = nil,
+        samples: [DocumentID: SamplesFile?] = [:]
     ) {
         self.documents = documents
         self.outstandingTransfers = outstandingTransfers
+        self.outstandingFiles = outstandingFiles
+        self.samples = samples
     }
 
     /// The run as read, its read failure, or `NeedsReads` when it was not read yet.
@@ -215,5 +256,16 @@ extension NodeOutput {
         _ level: LogLine.Level, _ component: String, _ message: String, _ fields: [(String, String)] = []
     ) {
         node(.log(LogLine(level, component, message, fields)))
+    }
+}
+
+/// A run's exported samples file on the phone: where it is (relative to the document directory)
+/// and how big.
+package struct SamplesFile: Codable, Equatable, Sendable {
+    package var path: String
+    package var bytes: Int
+    package init(path: String, bytes: Int) {
+        self.path = path
+        self.bytes = bytes
     }
 }

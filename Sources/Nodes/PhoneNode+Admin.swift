@@ -10,9 +10,22 @@ extension PhoneNode {
         _ request: AdminRequestID, _ command: PhoneCommand, freshID: DocumentID, facts: ShellFacts, now: Timestamp,
         reads: Reads, into out: inout Output
     ) throws(NeedsReads) {
-        if case .trace(let query) = command {
+        lastWatchState = facts.link.watchState
+        switch command {
+        case .pushComplication(let text):
+            pushComplication(text, request: request, facts: facts, now: now, into: &out)
+            return
+        case .trace(let query):
             out.node(.replyTrace(request, query))
             return
+        case .data(let data):
+            out.node(dataMessages.serve(data, request: request, now: now))
+            return
+        case .file(let file):
+            out.node(try fileTransfers.serve(file, request: request, reads: reads))
+            return
+        default:
+            break
         }
         let outcome = try AdminOutcome.serve(command) { command in
             try execute(command, freshID: freshID, facts: facts, now: now, reads: reads, into: &out)
@@ -46,8 +59,7 @@ extension PhoneNode {
             if let split = engine.splits[id] {
                 return .output(text: String(decoding: DocumentCoder.encodeForDisk(split), as: UTF8.self), json: AdminOutcome.json(split))
             }
-            let run = try readRun(id, reads: reads)
-            return .output(text: describe(run), json: AdminOutcome.json(run))
+            return try shown(try readRun(id, reads: reads), reads: reads)
         case .createSplit(let name, let exercises):
             try operate(.createSplit(id: freshID, name: name, exercises: exercises), now: now, reads: reads, into: &out)
             return .output(text: "\(freshID)", json: AdminOutcome.json(AdminReply.Created(id: freshID)))
@@ -127,9 +139,11 @@ extension PhoneNode {
             return .done
         case .metrics:
             return status(facts, now: now).metrics(facts)
-        case .trace:
-            // Served by the shell from its journal (see `admin`).
-            return .refused("trace is read by the shell")
+        case .showComplication:
+            return try complicationStatus(facts, now: now, reads: reads)
+        case .trace, .data, .pushComplication, .file:
+            // Served from the journal by the shell, or with the link's answer (see `admin`).
+            return .refused("\(command) is answered by the shell")
         case .live(let command):
             // The run a flow opens or advances, loaded before the mirror moves.
             var driven: Result<WorkoutDocument, any Error>?
@@ -259,10 +273,11 @@ extension PhoneNode {
             pushError: engine.pushFailure, heldBackRuns: engine.lastPushed?.heldBackRunIDs?.count ?? 0,
             editingWorkoutID: engine.locks.editingWorkoutID?.rawValue, editingSplitID: engine.locks.editingSplitID?.rawValue,
             ingest: counts, outboxDepth: link.outboxDepth, launchesSent: launchesSent, launchesDropped: launchesDropped,
-            liveFramesSent: live.framesSent, liveFramesReceived: live.framesReceived)
+            liveFramesSent: live.framesSent, liveFramesReceived: live.framesReceived, watchState: link.watchState,
+            hasContentPending: link.hasContentPending, heartbeatRoundTrip: link.heartbeatRoundTripP99Milliseconds)
     }
 
-    private func describe(_ run: WorkoutDocument) -> String {
+    func describe(_ run: WorkoutDocument) -> String {
         var text = "\(run.splitName) — \(run.status.rawValue)\nrun \(run.id)\nstarted \(run.startedAt)"
         if let end = run.endedAt { text += "\nended \(end)" }
         if run.isPaused { text += "\npaused" }

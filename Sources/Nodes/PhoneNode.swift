@@ -24,6 +24,14 @@ package struct PhoneNode: Sendable {
     private var stopping = false
     /// The watch's instance, for the causal ids of its messages.
     private var peer: InstanceID?
+    /// The watch's state as last seen in an admin request's facts or a link notification.
+    var lastWatchState = WatchState.installed
+    package internal(set) var dataMessages = DataMessages()
+    package internal(set) var fileTransfers = FileTransfers()
+    /// Today's spending of the complication budget (`<state>/complication-budget.json`).
+    package internal(set) var complicationBudget: ComplicationBudget
+    /// `remainingComplicationUserInfoTransfers` at the start of a day (phoned's `complicationTransfersPerDay`).
+    package let complicationsPerDay: Int
 
     package struct SkippedFile: Equatable, Sendable, CustomStringConvertible {
         package var path: String
@@ -100,11 +108,23 @@ package struct PhoneNode: Sendable {
         case writeTombstone(Tombstone)
         case persistSettings(Settings)
         case persistEpoch(Timestamp)
+        case persistComplicationBudget(ComplicationBudget)
+        /// Keep the received file (in the link's inbox) as the run's samples, replacing earlier ones.
+        case writeSamples(TransferKey, runID: DocumentID, startedAt: Timestamp)
+        /// The run is gone: its samples file too (none is fine).
+        case removeSamples(DocumentID, startedAt: Timestamp)
+        /// The run's file moved to another month folder: its samples follow (none is fine).
+        case moveSamples(DocumentID, from: Timestamp, to: Timestamp)
     }
 
-    package init(engine: SyncEngine, live: LiveDriver) {
+    package init(
+        engine: SyncEngine, live: LiveDriver, complicationsPerDay: Int = 50,
+        complicationBudget: ComplicationBudget = ComplicationBudget()
+    ) {
         self.engine = engine
         self.live = live
+        self.complicationsPerDay = complicationsPerDay
+        self.complicationBudget = complicationBudget
     }
 
     /// Handles one event. Throws `NeedsReads`, before changing anything, when it needs runs or
@@ -145,6 +165,8 @@ package struct PhoneNode: Sendable {
         case .reported(.contextRefused(let reason)):
             out.log(.warning, "push", "push not sent", [("reason", reason)])
             translate(engine.handle(.pushFailed(reason: reason, now: now)), now: now, into: &out)
+        case .reported(.messageEnded(.dataCommand(let request), let outcome, _)):
+            out.node(dataMessages.sendEnded(request, outcome, now: now))
         case .reported(.messageEnded(let purpose, let outcome, let stillReachable)):
             guard case .live(let runID, let version, let attempt) = purpose else { break }
             out.node(
@@ -186,8 +208,15 @@ package struct PhoneNode: Sendable {
             out.node(live.feed(.tick(now: now)))
         case .reported(.timerFired(.shutdown)):
             out.node(.exit(code: 0))
+        case .reported(.complicationQueued(let request, let asCurrent, let result)):
+            // The watch state the budget reads is the link's: the reply's count may lag a report by a turn.
+            complicationQueued(request, asCurrent: asCurrent, result, watchState: lastWatchState, now: now, into: &out)
+        case .reported(.fileQueued(let request, let result)):
+            out.node(fileTransfers.queued(request, result))
+        case .reported(.fileCancelEnded(let request, let sequence, let failure)):
+            out.node(fileTransfers.cancelEnded(request, sequence: sequence, failure))
         case .reported(.transferNotQueued), .reported(.transferCancelEnded):
-            // The phone queues no transfers and cancels none.
+            // The phone's only transfers are complications (answered above); it cancels none.
             break
         case .admin(let request, let command, let freshID, let facts):
             try admin(request, command, freshID: freshID, facts: facts, now: now, reads: reads, into: &out)
@@ -224,6 +253,12 @@ package struct PhoneNode: Sendable {
             out.node(live.feed(.reachabilityChanged(reachable, now: now)))
         case .messageReceived(let id, let payload, let wantsReply):
             try messageReceived(id: id, payload: payload, wantsReply: wantsReply, now: now, reads: reads, into: &out)
+        case .messageDataReceived(let id, let payload, let wantsReply):
+            out.node(dataMessages.received(id: id, payload: payload, wantsReply: wantsReply, now: now))
+        case .fileReceived(let file):
+            fileReceived(file, now: now, into: &out)
+        case .fileFinished(let sequence, let error):
+            out.node(fileTransfers.finished(sequence: sequence, error))
         case .userInfoReceived(let key, let payload):
             let decoded = decodeWatchMessage(payload, via: "userInfo \(key)", into: &out)
             let loaded = try documentToMerge(decoded, reads: reads, into: &out)
@@ -253,9 +288,14 @@ package struct PhoneNode: Sendable {
             out.log(.info, "link", "watch linked", [("peer", "\(peer)")])
         case .linkLost(let reason):
             out.log(.info, "link", "watch unlinked", [("reason", reason)])
+        case .watchStateChanged(let state):
+            lastWatchState = state
+            // sessionWatchStateDidChange: sends fail with deviceNotPaired / watchAppNotInstalled
+            // (a refused push is retried) until the watch reports it can take them again.
+            out.log(.notice, "link", "watch state changed", [("state", state.description)])
         case .contextAcknowledged(let generation):
             translate(engine.handle(.contextAcknowledged(generation: generation, now: now)), now: now, into: &out)
-        case .contextReceived, .messageCompleted, .transferFinished, .transferFailed, .launchReceived,
+        case .contextReceived, .messageCompleted, .transferFinished, .complicationFinished, .transferFailed, .launchReceived,
             .peerAppStateChanged:
             break
         }
@@ -378,6 +418,14 @@ package struct PhoneNode: Sendable {
                 out.node(.journal(JournalEntry(.fileWritten, run: "\(run.id)")))
             case .removeWorkoutFile(let id, let startedAt):
                 out.actions.append(.store(.removeWorkoutFile(id, startedAt: startedAt)))
+                // A run still known has moved month folders (its samples follow); otherwise it is gone.
+                if let moved = engine.index.summaries[id] {
+                    if moved.startedAt != startedAt {
+                        out.actions.append(.store(.moveSamples(id, from: startedAt, to: moved.startedAt)))
+                    }
+                } else {
+                    out.actions.append(.store(.removeSamples(id, startedAt: startedAt)))
+                }
             case .writeTombstone(let stub):
                 out.actions.append(.store(.writeTombstone(stub)))
                 translate(engine.handle(.tombstoneWritten(stub.id, now: now)), now: now, into: &out)

@@ -1,3 +1,5 @@
+import LinkProtocol
+import WorkoutModel
 
 /// `phonectl status --json`; field names documented in docs/CLI.md.
 package struct PhoneStatus: Codable, Sendable {
@@ -33,6 +35,14 @@ package struct PhoneStatus: Codable, Sendable {
     /// Live frames this side put on the wire, by kind (`progress`, `ended`); auto-advances send none.
     package var liveFramesSent: [String: Int]
     package var liveFramesReceived: Int
+    /// The link's heartbeat round trip, 99th percentile of the newest 128, in ms (nil before the first).
+    package var heartbeatRoundTripP99Milliseconds: Double?
+    /// `isPaired`, `isWatchAppInstalled`, `isComplicationEnabled` as the watch last reported them.
+    package var paired: Bool
+    package var watchAppInstalled: Bool
+    package var complicationEnabled: Bool
+    /// Received items handed to the app and not yet processed.
+    package var hasContentPending: Bool
 
     /// Every field, as the daemon fills them.
     package init(
@@ -42,8 +52,14 @@ package struct PhoneStatus: Codable, Sendable {
         tombstones: Int, pendingDeletes: Int, skippedFiles: [String], lastPushAt: String?, pushError: String?,
         heldBackRuns: Int, editingWorkoutID: String?,
         editingSplitID: String?, ingest: [String: Int], outboxDepth: Int, launchesSent: Int, launchesDropped: Int,
-        liveFramesSent: [String: Int], liveFramesReceived: Int
+        liveFramesSent: [String: Int], liveFramesReceived: Int, watchState: WatchState, hasContentPending: Bool,
+        heartbeatRoundTrip: Double?
     ) {
+        paired = watchState.isPaired
+        watchAppInstalled = watchState.isWatchAppInstalled
+        heartbeatRoundTripP99Milliseconds = heartbeatRoundTrip
+        complicationEnabled = watchState.isComplicationEnabled
+        self.hasContentPending = hasContentPending
         self.daemon = daemon
         self.instance = instance
         self.uptimeSeconds = uptimeSeconds
@@ -83,6 +99,7 @@ package struct PhoneStatus: Codable, Sendable {
         var lines = [
             "phoned \(instance) up \(uptimeSeconds) s, link port \(listenPort)",
             "activation: \(activation); watch: \(linked ? "linked" : "not linked")\(watchInstance.map { " (\($0))" } ?? ""), reachable: \(reachable ? "yes" : "no"), app \(watchAppForeground ? "foreground" : "background")",
+            "watch: \(paired ? "paired" : "NOT PAIRED"), app \(watchAppInstalled ? "installed" : "NOT INSTALLED"), complication \(complicationEnabled ? "enabled" : "disabled")\(hasContentPending ? "; content pending" : "")",
             "context generation sent \(contextGenerationSent), acknowledged \(contextGenerationAcknowledged); \(push)",
             "documents: \(splits) splits, \(activeRuns) active, \(recentRuns) recent, \(runsInHistory) runs in history, \(tombstones) tombstones",
             "locks: workout \(editingWorkoutID ?? "-"), split \(editingSplitID ?? "-")",
@@ -125,6 +142,19 @@ package struct WatchStatus: Codable, Sendable {
     /// Live frames this side put on the wire, by kind (`progress`, `ended`); auto-advances send none.
     package var liveFramesSent: [String: Int]
     package var liveFramesReceived: Int
+    /// The link's heartbeat round trip, 99th percentile of the newest 128, in ms (nil before the first).
+    package var heartbeatRoundTripP99Milliseconds: Double?
+    /// This watch's pairing, app and complication state (what it reports to the phone).
+    package var paired: Bool
+    package var appInstalled: Bool
+    package var complicationEnabled: Bool
+    /// Received items handed to the app and not yet processed.
+    package var hasContentPending: Bool
+    /// What the complication shows: the newest-sent complication that arrived, and when it was sent.
+    package var complication: String?
+    package var complicationSentAt: String?
+    /// Complications that arrived since watchd started (newest-sent wins; older ones only count).
+    package var complicationsReceived: Int
 
     /// Every field, as the daemon fills them.
     package init(
@@ -133,8 +163,18 @@ package struct WatchStatus: Codable, Sendable {
         workouts: Int, activeRuns: Int, splits: Int, undeliveredEdits: Int, editingWorkoutID: String?,
         editingSplitID: String?, outboxDepth: Int, session: String, sessionRun: String?, sessionOutcome: String?,
         appliedContexts: Int, skippedContexts: Int, lastSkippedContext: String?, launchesReceived: Int,
-        skippedCacheFiles: [String], liveFramesSent: [String: Int], liveFramesReceived: Int
+        skippedCacheFiles: [String], liveFramesSent: [String: Int], liveFramesReceived: Int, watchState: WatchState,
+        hasContentPending: Bool, complication: ComplicationPayload?, complicationsReceived: Int,
+        heartbeatRoundTrip: Double?
     ) {
+        self.complication = complication?.text
+        complicationSentAt = complication?.sentAt.iso8601
+        self.complicationsReceived = complicationsReceived
+        paired = watchState.isPaired
+        appInstalled = watchState.isWatchAppInstalled
+        heartbeatRoundTripP99Milliseconds = heartbeatRoundTrip
+        complicationEnabled = watchState.isComplicationEnabled
+        self.hasContentPending = hasContentPending
         self.daemon = daemon
         self.instance = instance
         self.uptimeSeconds = uptimeSeconds
@@ -174,6 +214,8 @@ package struct WatchStatus: Codable, Sendable {
             "locks: workout \(editingWorkoutID ?? "-"), split \(editingSplitID ?? "-")",
             "outbox: \(outboxDepth) transfers",
             "session: \(session)\(sessionRun.map { " run \($0)" } ?? "")\(sessionOutcome.map { " (\($0))" } ?? "")",
+            "watch: \(paired ? "paired" : "NOT PAIRED"), app \(appInstalled ? "installed" : "NOT INSTALLED"), complication \(complicationEnabled ? "enabled" : "disabled")\(hasContentPending ? "; content pending" : "")",
+            "complication: " + (complication.map { "\($0.debugDescription) (sent \(complicationSentAt ?? "?"))" } ?? "none"),
         ].joined(separator: "\n")
     }
 }

@@ -1,5 +1,6 @@
 import AdminCommands
 import ArgumentParsing
+import LinkProtocol
 import LiveMirror
 import WatchEngine
 import WorkoutModel
@@ -17,6 +18,22 @@ extension WatchNode {
             return
         case .cancelTransfer(let sequence):
             out.node(.link(.cancelTransfer(sequence: sequence, request)))
+            return
+        case .data(let data):
+            out.node(dataMessages.serve(data, request: request, now: now))
+            return
+        case .file(let file):
+            out.node(try fileTransfers.serve(file, request: request, reads: reads))
+            return
+        case .export(let runID):
+            guard engine.cache.workouts[runID] != nil else {
+                reply(request, "export \(runID)", .refused("no run \(runID) on this watch"), into: &out)
+                return
+            }
+            // The session's samples, as the watch would record them (WorkoutSamples), sent as a file.
+            let metadata = WorkoutSamplesMetadata(runID: runID, samples: WorkoutSamples.count)
+            let json = String(decoding: DocumentCoder.encodeCompact(metadata), as: UTF8.self)
+            out.node(.link(.transferFile(.bytes(WorkoutSamples.series(for: runID)), metadata: json, request)))
             return
         default:
             break
@@ -112,7 +129,7 @@ extension WatchNode {
             }
             return .output(
                 text: AdminOutcome.lines(text, empty: "no outstanding transfers"), json: AdminOutcome.json(transfers))
-        case .cancelTransfer, .trace:
+        case .cancelTransfer, .trace, .data, .file, .export:
             // Served with the link's or the journal's answer (see `admin`).
             return .refused("\(command) is answered by the shell")
         case .sync:
@@ -145,11 +162,31 @@ extension WatchNode {
                 if case .refused = written { return written }
                 return live.outcome(refusals: refusals, now: now)
             }
+        case .pair(let paired):
+            var state = facts.link.watchState
+            state.isPaired = paired
+            return setWatchState(state, into: &out)
+        case .installApp(let installed):
+            var state = facts.link.watchState
+            state.isWatchAppInstalled = installed
+            return setWatchState(state, into: &out)
+        case .enableComplication(let enabled):
+            var state = facts.link.watchState
+            state.isComplicationEnabled = enabled
+            return setWatchState(state, into: &out)
         case .wrist(let up):
             out.node(.link(.setAppForeground(up)))
             let json = AdminOutcome.json(AdminReply.Wrist(foreground: up))
             return .output(text: "watch app \(up ? "foreground" : "background")", json: json)
         }
+    }
+
+    /// Hands the watch's new pairing, app or complication state to the link (kept durably, reported
+    /// to the phone) and answers with it.
+    private func setWatchState(_ state: WatchState, into out: inout Output) -> AdminOutcome {
+        out.log(.notice, "watchd", "watch state", [("state", state.description)])
+        out.node(.link(.setWatchState(state)))
+        return .output(text: state.description, json: AdminOutcome.json(state))
     }
 
     private func cachedRun(_ id: DocumentID) throws -> WorkoutDocument {
@@ -199,7 +236,9 @@ extension WatchNode {
             session: session, sessionRun: sessionRun, sessionOutcome: sessionOutcome,
             appliedContexts: appliedContexts, skippedContexts: skippedContexts,
             lastSkippedContext: engine.lastSkipped?.description, launchesReceived: launchesReceived,
-            skippedCacheFiles: skippedCacheFiles, liveFramesSent: live.framesSent, liveFramesReceived: live.framesReceived)
+            skippedCacheFiles: skippedCacheFiles, liveFramesSent: live.framesSent, liveFramesReceived: live.framesReceived,
+            watchState: link.watchState, hasContentPending: link.hasContentPending, complication: complication,
+            complicationsReceived: complicationsReceived, heartbeatRoundTrip: link.heartbeatRoundTripP99Milliseconds)
     }
 }
 

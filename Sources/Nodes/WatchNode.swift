@@ -23,6 +23,11 @@ package struct WatchNode: Sendable {
     /// When each edit message still unanswered was sent, and the round trips of those answered.
     private var editsSentAt: [UInt64: Timestamp] = [:]
     package private(set) var roundTrip = LatencyHistogram()
+    package internal(set) var dataMessages = DataMessages()
+    /// The newest complication that arrived (`<cache>/complication.json`), and how many arrived since start.
+    package internal(set) var complication: ComplicationPayload?
+    package internal(set) var complicationsReceived = 0
+    package internal(set) var fileTransfers = FileTransfers()
 
     package enum Event: Sendable {
         /// Start-up: the cache's unreadable files and the last received context, re-applied now (the
@@ -48,12 +53,16 @@ package struct WatchNode: Sendable {
         case deleteSplit(DocumentID)
         case persistPhoneEpoch(PhoneEpochRecord)
         case persistSession(SessionRecord)
+        case persistComplication(ComplicationPayload)
     }
 
-    package init(engine: WatchEngine, live: LiveDriver, clockOffset: Duration = .zero) {
+    package init(
+        engine: WatchEngine, live: LiveDriver, clockOffset: Duration = .zero, complication: ComplicationPayload? = nil
+    ) {
         self.engine = engine
         self.live = live
         self.clockOffset = clockOffset
+        self.complication = complication
     }
 
     /// Handles one event; `now` is the real wall clock (the node shifts it by the configured offset
@@ -91,6 +100,8 @@ package struct WatchNode: Sendable {
                 }
             case .requestSync:
                 out.log(.info, "link", "requestSync answered", [("outcome", "\(outcome)")])
+            case .dataCommand(let request):
+                out.node(dataMessages.sendEnded(request, outcome, now: now))
             }
         case .reported(.transferNotQueued(let payload, let reason)):
             out.log(.warning, "link", "could not queue a transfer", [("reason", reason)])
@@ -115,13 +126,17 @@ package struct WatchNode: Sendable {
                 outcome = .refused(failure.description)
             }
             reply(request, "queue cancel \(sequence)", outcome, into: &out)
+        case .reported(.fileQueued(let request, let result)):
+            out.node(fileTransfers.queued(request, result))
+        case .reported(.fileCancelEnded(let request, let sequence, let failure)):
+            out.node(fileTransfers.cancelEnded(request, sequence: sequence, failure))
         case .reported(.timerFired(.live)):
             out.node(live.feed(.tick(now: now)))
         case .reported(.timerFired(.shutdown)):
             out.node(.exit(code: 0))
         case .reported(.timerFired(.push)), .reported(.turnEnded), .reported(.contextQueued),
-            .reported(.contextRefused):
-            // The watch pushes no context and keeps no batches.
+            .reported(.contextRefused), .reported(.complicationQueued):
+            // The watch pushes no context, sends no complications and keeps no batches.
             break
         case .admin(let request, let command, let facts):
             try admin(request, command, facts: facts, now: now, reads: reads, into: &out)
@@ -170,8 +185,28 @@ package struct WatchNode: Sendable {
                 out.node(
                     .link(.answerMessage(id: id, .failed(.deliveryFailed, reason: "watchd has no handler for this message"))))
             }
-        case .userInfoReceived(let key, _):
-            out.log(.notice, "link", "ignored a transfer from the phone (none are defined)", [("key", "\(key)")])
+        case .messageDataReceived(let id, let payload, let wantsReply):
+            out.node(dataMessages.received(id: id, payload: payload, wantsReply: wantsReply, now: now))
+        case .fileReceived(let file):
+            // The watch app keeps every file the phone sends in <state>/received-files.
+            let name = FileTransfers.keptName(file.key)
+            out.node(.link(.keepReceivedFile(file.key, name: name)))
+            out.node(fileTransfers.received(file, storedAs: "received-files/\(name)", now: now))
+        case .fileFinished(let sequence, let error):
+            out.node(fileTransfers.finished(sequence: sequence, error))
+        case .userInfoReceived(let key, let payload):
+            // The phone's transfers are complications, through their own queue or as ordinary
+            // userInfo once the budget is spent: the newest sent is kept (on disk before the ack).
+            if let arrived = try? DocumentCoder.decode(ComplicationPayload.self, from: payload) {
+                complicationsReceived += 1
+                if complication.map({ $0.sentAt <= arrived.sentAt }) ?? true {
+                    complication = arrived
+                    out.actions.append(.store(.persistComplication(arrived)))
+                }
+                out.log(.info, "complication", "complication received", [("key", "\(key)"), ("sentAt", "\(arrived.sentAt)")])
+            } else {
+                out.log(.notice, "link", "ignored a transfer from the phone it cannot read", [("key", "\(key)")])
+            }
             out.node(.link(.transfersProcessed([key])))
         case .linkEstablished(let peer):
             out.log(.info, "link", "phone linked", [("peer", "\(peer)")])
@@ -181,7 +216,9 @@ package struct WatchNode: Sendable {
             out.log(.notice, "link", "transfer not delivered", [("sequence", "\(sequence)"), ("reason", "\(error)")])
         case .activated:
             translate(engine.handle(.linkActivated), now: now, into: &out)
-        case .contextAcknowledged, .messageCompleted, .transferFinished, .launchDropped, .peerAppStateChanged:
+        case .contextAcknowledged, .messageCompleted, .transferFinished, .complicationFinished, .launchDropped,
+            .peerAppStateChanged,
+            .watchStateChanged:
             break
         }
     }

@@ -39,6 +39,24 @@ package final class FileDescriptor: Sendable {
         }
     }
 
+    /// Reads up to `count` bytes at `offset`, retrying short reads and `EINTR`; fewer only at the end.
+    package func read(count: Int, at offset: Int) throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let result = bytes.withUnsafeMutableBytes { buffer in
+                pread(rawValue, buffer.baseAddress! + filled, count - filled, off_t(offset + filled))
+            }
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw SystemCallError.last("pread", path: path)
+            }
+            if result == 0 { break }
+            filled += result
+        }
+        return Array(bytes[0..<filled])
+    }
+
     /// Reads the whole file from offset 0, however long it is.
     package func readAll() throws -> [UInt8] {
         var contents: [UInt8] = []

@@ -136,7 +136,7 @@ extension DocumentDirectory {
             let chunk = Array(files[start..<min(start + Self.decodeChunk, files.count)])
             for (name, outcome) in zip(chunk, Self.load(chunk, in: folder, root: root)) {
                 switch outcome {
-                case .missing:
+                case .missing, .companion:
                     break
                 case .skipped(let reason):
                     report.skip(folder.relativePath(of: name), reason)

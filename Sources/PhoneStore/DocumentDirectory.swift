@@ -87,6 +87,17 @@ package final class DocumentDirectory: Sendable {
         try remove(path(ofSplit: id), in: .splits)
     }
 
+    /// Writes a companion file of a run (its samples, at `relative`) atomically, creating the month folder.
+    func writeCompanion(_ bytes: [UInt8], at relative: String, startedAt: Timestamp) throws(DocumentStoreError) {
+        try ensureFolder(.month(of: startedAt))
+        try atomicWrite(bytes, to: "\(root)/\(relative)")
+    }
+
+    /// Removes a companion file of a run durably; false when there was none.
+    func removeCompanion(_ path: String, startedAt: Timestamp) throws(DocumentStoreError) -> Bool {
+        try remove(path, in: .month(of: startedAt))
+    }
+
     // MARK: Reading
 
     /// Loads a run the engine needs but does not hold (`SyncEngine.needsDocument`).
@@ -98,7 +109,7 @@ package final class DocumentDirectory: Sendable {
         let name = "\(id.rawValue).json"
         let path = path(ofWorkout: id, startedAt: startedAt)
         switch DocumentFile.load(name: name, in: folder, root: root) {
-        case .missing: throw .notFound(path: path)
+        case .missing, .companion: throw .notFound(path: path)
         case .skipped(let reason): throw .unusable(path: path, reason)
         case .document(.workout(let run)): return run
         case .document:

@@ -13,6 +13,9 @@ import WorkoutModel
 ///    `schemaVersion`, a bad field, or another kind of document).
 /// 5. The ID inside must equal the ID in the name (`idMismatch`).
 /// 6. A run must sit in the folder of its `startedAt`'s UTC year and month (`misfiled`).
+///
+/// A run's companion `<UUID>.samples` in a month folder (its exported samples) is not a document
+/// and not a stray: it is `companion`, passed over.
 package enum DocumentFile {
     /// The largest file read as a document. A run of 100 exercises of 100 sets is about 1 MB, so
     /// anything past 16 MiB is not one of ours and is not read into memory.
@@ -23,11 +26,14 @@ package enum DocumentFile {
         case skipped(SkipReason)
         /// The file vanished before it could be read (a removal event follows, or already came).
         case missing
+        /// A run's companion file (`<UUID>.samples`), not a document.
+        case companion
     }
 
     /// Reads and checks the file `name` in `folder` of the layout rooted at `root`.
     package static func load(name: String, in folder: DocumentFolder, root: String) -> Outcome {
         guard let kind = folder.documentKind else { return .skipped(.unexpectedFile) }
+        if kind == .workout, DocumentFolder.isSamplesFileName(name) { return .companion }
         guard let fileID = DocumentFolder.documentID(fromFileName: name) else { return .skipped(.unexpectedName) }
         switch FileSystem.read("\(root)/\(folder.relativePath(of: name))", maximumBytes: maximumBytes) {
         case .missing: return .missing

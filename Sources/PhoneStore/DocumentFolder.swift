@@ -81,6 +81,16 @@ package enum DocumentFolder: Hashable, Sendable, CustomStringConvertible {
     ///
     /// A lower-case name is refused rather than accepted because the writer, which derives paths from
     /// IDs, could neither overwrite nor remove it, and two files could then hold one ID.
+    /// The suffix of a run's samples file (`<UUID>.samples`, next to `<UUID>.json`).
+    package static let samplesSuffix = ".samples"
+
+    /// Whether `name` is `<UUID>.samples` with the UUID in canonical upper case.
+    static func isSamplesFileName(_ name: String) -> Bool {
+        guard name.hasSuffix(samplesSuffix) else { return false }
+        let stem = String(name.dropLast(samplesSuffix.count))
+        return DocumentID(stem)?.rawValue == stem
+    }
+
     package static func documentID(fromFileName name: String) -> DocumentID? {
         guard name.hasSuffix(".json") else { return nil }
         let stem = String(name.dropLast(5))

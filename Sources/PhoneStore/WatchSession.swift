@@ -139,7 +139,7 @@ final class WatchSession {
     private func fileChanged(named name: String, in folder: DocumentFolder) {
         let path = folder.relativePath(of: name)
         switch DocumentFile.load(name: name, in: folder, root: directory.root) {
-        case .missing: handlers.onSettled(path)
+        case .missing, .companion: handlers.onSettled(path)
         case .skipped(let reason): handlers.onSkipped(SkippedEntry(path: path, reason: reason))
         case .document(let document):
             handlers.onSettled(path)

@@ -11,6 +11,7 @@ import WorkoutModel
 /// <cache>/Splits/<id>.json     every split
 /// <cache>/session.json         the workout session record (running / ended), so a restart knows it
 /// <cache>/phone-epoch.json     the phone epoch the cached runs belong to (docs/PROTOCOL.md)
+/// <cache>/complication.json    the newest-sent complication that arrived from the phone
 /// ```
 /// Every write is atomic (temp file, fsync, rename, fsync the directory). The last received context
 /// itself is kept by the link (`<state>/link/received-context`) and re-applied at start-up, so a
@@ -22,6 +23,7 @@ package final class WatchCacheDirectory: Sendable {
     private var splitsDirectory: String { "\(root)/Splits" }
     private var sessionPath: String { "\(root)/session.json" }
     private var epochPath: String { "\(root)/phone-epoch.json" }
+    private var complicationPath: String { "\(root)/complication.json" }
 
     /// What `load` found.
     package struct Contents: Sendable {
@@ -29,6 +31,7 @@ package final class WatchCacheDirectory: Sendable {
         package var splits: [SplitDocument] = []
         package var session: SessionRecord?
         package var phoneEpoch: PhoneEpochRecord?
+        package var complication: ComplicationPayload?
         /// Files that could not be read, with the reason; left on disk.
         package var skipped: [(path: String, reason: String)] = []
     }
@@ -48,6 +51,7 @@ package final class WatchCacheDirectory: Sendable {
         contents.splits = try documents(in: splitsDirectory, as: SplitDocument.self, skipped: &contents.skipped)
         contents.session = try record(at: sessionPath, skipped: &contents.skipped)
         contents.phoneEpoch = try record(at: epochPath, skipped: &contents.skipped)
+        contents.complication = try record(at: complicationPath, skipped: &contents.skipped)
         return contents
     }
 
@@ -73,6 +77,10 @@ package final class WatchCacheDirectory: Sendable {
 
     package func write(_ session: SessionRecord) throws {
         try AtomicFile.write(DocumentCoder.encodeForDisk(session), to: sessionPath)
+    }
+
+    package func write(_ complication: ComplicationPayload) throws {
+        try AtomicFile.write(DocumentCoder.encodeForDisk(complication), to: complicationPath)
     }
 
     package func write(_ epoch: PhoneEpochRecord) throws {

@@ -177,7 +177,7 @@ final class LinkPeer: @unchecked Sendable {
             endpoint.transferProcessed(key)
         case .transferFinished(let sequence):
             output("finished seq=\(sequence)")
-        case .messageReceived(let id, let payload, _):
+        case .messageReceived(let id, let payload, _), .messageDataReceived(let id, let payload, _):
             endpoint.answerMessage(id: id, .reply(payload))
         case .launchReceived:
             output("launch")

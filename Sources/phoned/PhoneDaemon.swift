@@ -50,11 +50,24 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         var clockFile = ClockFile(stateDirectory: state)
         engine.clock = HybridLogicalClock(origin: .phone, highWater: try clockFile.read())
         let node = PhoneNode(
-            engine: engine, live: LiveDriver(now: .current, persistedVersion: try StateFiles.liveVersion(stateDirectory: state)))
+            engine: engine, live: LiveDriver(now: .current, persistedVersion: try StateFiles.liveVersion(stateDirectory: state)),
+            complicationsPerDay: configuration.complicationTransfersPerDay,
+            complicationBudget: try StateFiles.readState(ComplicationBudget.self, "\(state)/complication-budget.json")
+                ?? ComplicationBudget())
         shell = NodeShell(
             node: node, loop: loop, link: endpoint, logger: logger, clockFile: clockFile, stateDirectory: state,
             notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment))
-        shell.read = { [documents] needs in documents.read(needs) }
+        shell.read = { [documents, endpoint] needs in
+            var reads = documents.read(needs)
+            if needs.outstandingTransfers { reads.outstandingTransfers = endpoint.outstandingTransfers() }
+            for (id, startedAt) in needs.samples {
+                reads.samples[id] = .some(
+                    documents.samplesSize(id: id, startedAt: startedAt).map {
+                        SamplesFile(path: documents.relativePath(ofSamples: id, startedAt: startedAt), bytes: $0)
+                    })
+            }
+            return reads
+        }
         shell.performStore = { [unowned self] action in try perform(action) }
         shell.closeServices = { [unowned self] in
             admin?.close()
@@ -140,6 +153,21 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         case .store(.persistEpoch(let epoch)):
             try AtomicFile.write(
                 DocumentCoder.encodeForDisk(PhoneEpochRecord(epoch)), to: "\(configuration.stateDirectory)/epoch.json")
+        case .store(.persistComplicationBudget(let budget)):
+            try AtomicFile.write(
+                DocumentCoder.encodeForDisk(budget), to: "\(configuration.stateDirectory)/complication-budget.json")
+        case .store(.writeSamples(let key, let runID, let startedAt)):
+            let inbox = shell.link.inboxPath(for: key)
+            guard let bytes = try AtomicFile.read(inbox) else { throw StateFileError.malformed(file: inbox, reason: "gone") }
+            try documents.writeSamples(bytes, id: runID, startedAt: startedAt)
+        case .store(.removeSamples(let id, let startedAt)):
+            try documents.removeSamples(id: id, startedAt: startedAt)
+        case .store(.moveSamples(let id, let from, let to)):
+            let old = "\(documents.root)/\(documents.relativePath(ofSamples: id, startedAt: from))"
+            if let bytes = try AtomicFile.read(old) {
+                try documents.writeSamples(bytes, id: id, startedAt: to)
+                try documents.removeSamples(id: id, startedAt: from)
+            }
         case .loadRuns(let wanted):
             shell.post(.runsLoaded(documents.read(NeedsReads(documents: wanted))))
         case .rescan:

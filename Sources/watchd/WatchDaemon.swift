@@ -46,7 +46,7 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
             clockHighWater: try clockFile.read(), phoneEpochRecord: contents.phoneEpoch)
         let node = WatchNode(
             engine: engine, live: LiveDriver(now: .current, persistedVersion: try StateFiles.liveVersion(stateDirectory: state)),
-            clockOffset: configuration.clockOffset)
+            clockOffset: configuration.clockOffset, complication: contents.complication)
         shell = NodeShell(
             node: node, loop: loop, link: endpoint, logger: logger, clockFile: clockFile, stateDirectory: state,
             notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment))
@@ -86,6 +86,7 @@ extension WatchCacheDirectory {
         case .store(.deleteSplit(let id)): try removeSplit(id)
         case .store(.persistPhoneEpoch(let record)): try write(record)
         case .store(.persistSession(let record)): try write(record)
+        case .store(.persistComplication(let complication)): try write(complication)
         case .node: break
         }
     }

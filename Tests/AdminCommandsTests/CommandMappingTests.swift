@@ -22,6 +22,8 @@ struct CommandMappingTests {
             switch argument.name {
             case "exercise", "set", "sequence": words.append("2")
             case "position": words.append("up")
+            case "payload": words.append("00ff")
+            case "path": words.append("/dev/null")
             default: words.append(id)
             }
         }
@@ -30,6 +32,7 @@ struct CommandMappingTests {
             switch option.name {
             case "exercise": value = leaf.path == ["live", "open"] ? "1" : "Row:1x5@40:cable"
             case "name", "failure": value = "Legs"
+            case "metadata": value = "{}"
             case "unit": value = "lb"
             case "after", "run": value = id
             case "since", "until": value = "5m"
@@ -162,6 +165,14 @@ struct CommandMappingTests {
         #expect(json(AdminReply.Cancelled(cancelled: 7, wasSent: true)) == #"{"cancelled":7,"wasSent":true}"#)
         #expect(json(AdminReply.Requested()) == #"{"requested":true}"#)
         #expect(json(AdminReply.Wrist(foreground: false)) == #"{"foreground":false}"#)
+        #expect(json(AdminReply.FileQueued(sequence: 3, bytes: 10)) == #"{"bytes":10,"sequence":3}"#)
+        #expect(json(AdminReply.FileCancelled(cancelled: 3)) == #"{"cancelled":3}"#)
+        #expect(
+            json(AdminReply.ComplicationPushed(sentAs: "userInfo", sequence: 4, remaining: 0))
+                == #"{"remaining":0,"sentAs":"userInfo","sequence":4}"#)
+        #expect(
+            json(AdminReply.DataSent(outcome: "replied", bytes: 1, reply: "00", roundTripMilliseconds: 1.5))
+                == #"{"bytes":1,"outcome":"replied","reply":"00","roundTripMilliseconds":1.5}"#)
     }
 
     @Test("exercise and set positions are checked against the run, from 1, even a run without exercises")

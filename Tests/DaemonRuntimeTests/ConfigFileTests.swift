@@ -40,10 +40,12 @@ struct ConfigFileTests {
         expected.link.messageReplyTimeout = .seconds(5)
         expected.link.maximumFrameBytes = 1_048_576
         expected.link.journalMaximumBytes = 4_194_304
+        expected.link.fileInboxQuotaBytes = 268_435_456
         expected.maximumPendingHandshakes = 8
         expected.maximumPendingHandshakesPerAddress = 4
         expected.recentRunsLimit = 25
         expected.recentRunsWindow = .seconds(24 * 3600)
+        expected.complicationTransfersPerDay = 50
         expected.logLevel = .info
         #expect(configuration == expected)
     }
@@ -70,6 +72,7 @@ struct ConfigFileTests {
         expected.link.handshakeTimeout = .seconds(2)
         expected.link.messageReplyTimeout = .seconds(3)
         expected.link.maximumFrameBytes = 128
+        expected.link.fileInboxQuotaBytes = 268_435_456
         expected.redialMaximum = .milliseconds(250)
         expected.logLevel = .debug
         expected.clockOffset = .seconds(-3600)

@@ -19,7 +19,8 @@ struct CLIVerbTests {
     /// The verbs that only read: they must succeed on a linked pair with a run.
     static let readVerbs: Set<String> = [
         "status", "splits", "workouts", "show", "settings", "settings show", "session show", "queue list", "live show",
-        "trace", "metrics",
+        "trace", "metrics", "data received", "complication show", "file list",
+        "file received",
     ]
 
     /// A command line for `leaf`: each positional and required option gets a plausible value, and
@@ -35,6 +36,8 @@ struct CLIVerbTests {
             case "id", "split": words.append(splitFirst ? split : run)
             case "exercise", "set", "sequence": words.append("1")
             case "position": words.append("up")
+            case "payload", "text": words.append("hello")
+            case "path": words.append("/dev/null")
             default: Issue.record("no value for <\(argument.name)> of \(leaf.path)")
             }
         }

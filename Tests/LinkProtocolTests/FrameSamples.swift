@@ -35,6 +35,8 @@ enum FrameSamples {
         .messageDelivered(id: 2),
         .messageFailed(id: 4, code: .deliveryFailed, reason: "no message handler on the watch"),
         .messageFailed(id: 5, code: .payloadTooLarge, reason: ""),
+        .messageData(id: 6, wantsReply: true, payload: [0x7B, 0x00, 0xFF]),
+        .messageData(id: 7, wantsReply: false, payload: []),
         .userInfo(queue: instance(0x40), sequence: 42, payload: Array(repeating: 0x5A, count: 1000)),
         .userInfo(queue: instance(0x41), sequence: 0, payload: []),
         .userInfoAck(queue: instance(0x40), sequence: 42),
@@ -42,6 +44,16 @@ enum FrameSamples {
         .launch(payload: []),
         .appState(.foreground),
         .appState(.background),
+        .watchState(.installed),
+        .fileOffer(TransferKey(queue: instance(0x50), sequence: 1), size: 5_242_880, digest: bytes32(0xE1), metadata: "{\"kind\":\"x\"}"),
+        .fileOffer(TransferKey(queue: instance(0x50), sequence: .max), size: 0, digest: bytes32(0), metadata: ""),
+        .fileResume(TransferKey(queue: instance(0x50), sequence: 1), offset: 65_536),
+        .fileChunk(TransferKey(queue: instance(0x50), sequence: 1), offset: 0, data: [0x00, 0xFF, 0x10]),
+        .fileChunk(TransferKey(queue: instance(0x50), sequence: 2), offset: .max, data: []),
+        .fileDone(TransferKey(queue: instance(0x50), sequence: 1), code: .delivered, reason: ""),
+        .fileDone(TransferKey(queue: instance(0x50), sequence: 3), code: .insufficientSpace, reason: "quota ⌚️"),
+        .fileCancel(TransferKey(queue: instance(0x50), sequence: 1)),
+        .watchState(WatchState(isPaired: false, isWatchAppInstalled: true, isComplicationEnabled: false)),
     ]
 
     /// Every frame kind at least once, so adding a kind without a sample fails a test.

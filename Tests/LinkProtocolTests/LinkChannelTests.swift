@@ -142,6 +142,156 @@ struct LinkChannelTests {
         #expect(pair.notifications(.watch) == [.messageCompleted(id: 5, .failed(.payloadTooLarge(size: 3, limit: 2)))])
     }
 
+    @Test("sendMessageData: raw bytes reach the app as data, and the reply comes back as raw bytes")
+    func dataMessageOutcomes() {
+        var pair = linkedPair()
+        pair.handle(.watch, .messageDataSent(id: 1, payload: [0xFF, 0x00], wantsReply: true, now: pair.now))
+        #expect(pair.framesSent[.watch]!.contains(.messageData(id: 1, wantsReply: true, payload: [0xFF, 0x00])))
+        #expect(pair.notifications(.phone) == [.messageDataReceived(id: 1, payload: [0xFF, 0x00], wantsReply: true)])
+        pair.handle(.phone, .messageAnswered(id: 1, .reply([0x00, 0xFF])))
+        // The same id space as dictionary messages: one connection keeps their order.
+        pair.handle(.phone, .messageDataSent(id: 2, payload: [2], wantsReply: false, now: pair.now))
+        pair.handle(.phone, .messageSent(id: 3, payload: [3], wantsReply: false, now: pair.now))
+        #expect(pair.notifications(.watch) == [
+            .messageCompleted(id: 1, .replied([0x00, 0xFF])),
+            .messageDataReceived(id: 2, payload: [2], wantsReply: false),
+            .messageReceived(id: 3, payload: [3], wantsReply: false),
+        ])
+        pair.forget()
+        pair.handle(.watch, .messageAnswered(id: 2, .handled))
+        #expect(pair.notifications(.phone) == [.messageCompleted(id: 2, .delivered)])
+    }
+
+    @Test("sendMessageData keeps sendMessage's rules: size limit, notReachable, timeout, refusal over the receiver's limit")
+    func dataMessageRules() {
+        var pair = linkedPair()
+        let limit = pair.phone.configuration.maximumMessageBytes
+        pair.handle(.watch, .messageDataSent(id: 1, payload: [UInt8](repeating: 1, count: limit + 1), wantsReply: true, now: pair.now))
+        #expect(pair.notifications(.watch) == [.messageCompleted(id: 1, .failed(.payloadTooLarge(size: limit + 1, limit: limit)))])
+        pair.handle(.watch, .localAppStateChanged(foreground: false))
+        pair.forget()
+        pair.handle(.phone, .messageDataSent(id: 2, payload: [2], wantsReply: true, now: pair.now))
+        #expect(pair.notifications(.phone) == [.messageCompleted(id: 2, .failed(.notReachable))])
+        #expect(pair.framesSent[.phone]!.isEmpty, "nothing is queued")
+        pair.handle(.watch, .messageDataSent(id: 3, payload: [3], wantsReply: true, now: pair.now))
+        pair.advance(by: .seconds(5) + .milliseconds(20))
+        #expect(pair.notifications(.watch).contains(.messageCompleted(id: 3, .failed(.messageReplyTimedOut))))
+        pair.forget()
+        let oversized = LinkFrame.messageData(id: 4, wantsReply: false, payload: [UInt8](repeating: 7, count: limit + 1))
+        pair.handle(.phone, .bytesReceived(connection(pair), oversized.encoded(), now: pair.now))
+        #expect(!pair.notifications(.phone).contains { if case .messageDataReceived = $0 { true } else { false } })
+        #expect(pair.framesSent[.phone] == [.messageFailed(id: 4, code: .payloadTooLarge, reason: "\(limit)")])
+    }
+
+    // MARK: Session states
+
+    @Test("an unpaired watch: the phone learns it, sends fail with deviceNotPaired, launches drop; pairing again resumes")
+    func unpairedWatch() {
+        var pair = linkedPair()
+        let unpaired = WatchState(isPaired: false, isWatchAppInstalled: true, isComplicationEnabled: true)
+        pair.handle(.watch, .localWatchStateChanged(unpaired))
+        #expect(pair.recorded[.watch]!.contains(.persistWatchState(unpaired)))
+        #expect(pair.recorded[.phone]!.contains(.persistWatchState(unpaired)))
+        #expect(pair.notifications(.phone) == [.watchStateChanged(unpaired), .reachabilityChanged(false)])
+        #expect(pair.phone.admission(of: .context, bytes: 1) == .deviceNotPaired)
+        pair.forget()
+        pair.handle(.phone, .messageDataSent(id: 1, payload: [1], wantsReply: false, now: pair.now))
+        pair.handle(.phone, .launchRequested(payload: [2]))
+        #expect(pair.notifications(.phone) == [.messageCompleted(id: 1, .failed(.deviceNotPaired)), .launchDropped])
+        #expect(pair.framesSent[.phone]!.isEmpty)
+        // The watch still reaches the phone, and the phone's state holds across a repeat report.
+        #expect(pair.watch.isReachable)
+        pair.handle(.watch, .localWatchStateChanged(unpaired))
+        #expect(pair.framesSent[.watch]!.isEmpty)
+        pair.handle(.watch, .localWatchStateChanged(.installed))
+        #expect(pair.notifications(.phone).contains(.watchStateChanged(.installed)))
+        #expect(pair.phone.isReachable && pair.phone.admission(of: .message, bytes: 1) == nil)
+    }
+
+    @Test("an uninstalled watch app: sends fail with watchAppNotInstalled; the context waits and goes on reinstall")
+    func uninstalledApp() {
+        var pair = linkedPair()
+        let uninstalled = WatchState(isPaired: true, isWatchAppInstalled: false, isComplicationEnabled: true)
+        pair.handle(.watch, .localWatchStateChanged(uninstalled))
+        #expect(pair.phone.admission(of: .message, bytes: 1) == .watchAppNotInstalled)
+        pair.forget()
+        // A slot written before the app went (admission checked then) is not sent to it, on a new link either.
+        pair.handle(.phone, .contextUpdated(payload: [9], now: pair.now))
+        pair.cutConnection()
+        pair.advance(by: .seconds(2))
+        #expect(!pair.framesSent[.phone]!.contains { if case .context = $0 { true } else { false } })
+        pair.handle(.watch, .localWatchStateChanged(.installed))
+        #expect(pair.framesSent[.phone]!.contains(.context(generation: 1, sender: LinkPair.phoneInstance, payload: [9])))
+        #expect(pair.watch.lastReceivedContext?.payload == [9])
+    }
+
+    @Test("the phone restores the watch state it last heard; a new link reports the watch's own at once")
+    func watchStateRestored() {
+        let uninstalled = WatchState(isPaired: true, isWatchAppInstalled: false, isComplicationEnabled: false)
+        var pair = LinkPair(
+            phoneRestored: RestoredLinkState(knownPeer: LinkPair.watchInstance, outboxQueue: LinkPair.phoneQueue, watchState: uninstalled))
+        #expect(pair.phone.admission(of: .context, bytes: 1) == .watchAppNotInstalled)
+        pair.start()
+        #expect(pair.notifications(.phone).contains(.watchStateChanged(.installed)))
+        #expect(pair.phone.currentWatchState == .installed)
+    }
+
+    @Test("hasContentPending while a received transfer waits for the app to process it")
+    func contentPending() {
+        var pair = linkedPair()
+        pair.handle(.watch, .transferPersisted(sequence: 1, payload: [1]))
+        #expect(pair.phone.hasContentPending)
+        pair.handle(.phone, .transfersProcessed([TransferKey(queue: LinkPair.watchQueue, sequence: 1)]))
+        #expect(!pair.phone.hasContentPending)
+    }
+
+    // MARK: Complications
+
+    static let complicationQueue = InstanceID(bytes: [UInt8](repeating: 0xC0, count: 16))!
+
+    @Test("complication transfers go ahead of ordinary userInfo not yet sent, under their own queue, and finish apart")
+    func complicationsFirst() {
+        var pair = LinkPair(
+            phoneRestored: RestoredLinkState(
+                knownPeer: LinkPair.watchInstance, outboxQueue: LinkPair.phoneQueue, complicationQueue: Self.complicationQueue))
+        pair.handle(.phone, .started(now: pair.now))
+        // Queued while the watch is away: ordinary 1 and 2 first, then complication 1.
+        pair.handle(.phone, .transferPersisted(sequence: 1, payload: [1]))
+        pair.handle(.phone, .transferPersisted(sequence: 2, payload: [2]))
+        pair.handle(.phone, .complicationPersisted(sequence: 1, payload: [0xC1]))
+        #expect(pair.phone.outstandingComplications.map(\.sequence) == [1])
+        pair.handle(.watch, .started(now: pair.now))
+        let transfers = pair.framesSent[.phone]!.filter { $0.kind == .userInfo }
+        #expect(transfers == [
+            .userInfo(queue: Self.complicationQueue, sequence: 1, payload: [0xC1]),
+            .userInfo(queue: LinkPair.phoneQueue, sequence: 1, payload: [1]),
+            .userInfo(queue: LinkPair.phoneQueue, sequence: 2, payload: [2]),
+        ])
+        // The watch keeps a mark per queue: the complication's sequence 1 does not hide the ordinary 1.
+        #expect(pair.notifications(.watch).filter { if case .userInfoReceived = $0 { true } else { false } }.count == 3)
+        pair.forget()
+        pair.handle(.watch, .transfersProcessed([
+            TransferKey(queue: Self.complicationQueue, sequence: 1), TransferKey(queue: LinkPair.phoneQueue, sequence: 1),
+        ]))
+        #expect(pair.recorded[.phone]!.contains(.removeComplications(sequences: [1])))
+        #expect(pair.recorded[.phone]!.contains(.removeTransfers(sequences: [1], cancelled: false)))
+        #expect(pair.notifications(.phone) == [.complicationFinished(sequence: 1), .transferFinished(sequence: 1)])
+        #expect(pair.phone.outstandingComplications.isEmpty && pair.phone.outstandingTransfers.map(\.sequence) == [2])
+    }
+
+    @Test("a complication persisted while ordinary transfers are in flight is put on the wire at once")
+    func complicationWhileLinked() {
+        var pair = LinkPair(
+            phoneRestored: RestoredLinkState(
+                knownPeer: LinkPair.watchInstance, outboxQueue: LinkPair.phoneQueue, complicationQueue: Self.complicationQueue))
+        pair.start()
+        pair.dropAllFramesOfKind = .userInfoAck
+        pair.handle(.phone, .transferPersisted(sequence: 1, payload: [1]))
+        pair.forget()
+        pair.handle(.phone, .complicationPersisted(sequence: 1, payload: [0xC5]))
+        #expect(pair.framesSent[.phone] == [.userInfo(queue: Self.complicationQueue, sequence: 1, payload: [0xC5])])
+    }
+
     @Test("a cancelled transfer is reported to the app as transferCancelled")
     func cancelReported() {
         var pair = LinkPair(

@@ -118,6 +118,24 @@ struct LinkFrameCodingTests {
             ),
             (0x50, [2], .malformedBody(kind: .appState, reason: "unknown app state 2")),
             (
+                0x24, [0, 0, 0, 0, 0, 0, 0, 1, 0x80],
+                .malformedBody(kind: .messageData, reason: "reserved flag bits set in 0x80")
+            ),
+            (0x51, [0x08], .malformedBody(kind: .watchState, reason: "reserved flag bits set in 0x8")),
+            (
+                0x63, instance + [0, 0, 0, 0, 0, 0, 0, 1, 0, 9],
+                .malformedBody(kind: .fileDone, reason: "unknown file outcome code 9")
+            ),
+            (
+                0x60, instance + [0, 0, 0, 0, 0, 0, 0, 1] + [0, 0, 0, 0, 0, 0, 0, 1] + nonce + [0xC3, 0x28],
+                .malformedBody(kind: .fileOffer, reason: "metadata is not valid UTF-8")
+            ),
+            (
+                0x60, instance + [0, 0, 0, 0, 0, 0, 0, 1] + [0, 0, 0, 0, 0, 0, 0, 1] + [1, 2],
+                .malformedBody(kind: .fileOffer, reason: "body ends inside digest (needs 32 bytes, 2 left)")
+            ),
+            (0x51, [], .malformedBody(kind: .watchState, reason: "body ends inside flags (needs 1 bytes, 0 left)")),
+            (
                 0x10, [0, 0, 0],
                 .malformedBody(kind: .context, reason: "body ends inside generation (needs 8 bytes, 3 left)")
             ),
@@ -131,7 +149,7 @@ struct LinkFrameCodingTests {
         }
     }
 
-    @Test("unknown kind bytes are refused", arguments: [UInt8(0x00), 0x08, 0x0F, 0x12, 0x24, 0x32, 0x41, 0x51, 0xFF])
+    @Test("unknown kind bytes are refused", arguments: [UInt8(0x00), 0x08, 0x0F, 0x12, 0x25, 0x32, 0x41, 0x52, 0x65, 0xFF])
     func unknownKind(kind: UInt8) {
         #expect(throws: FrameError.unknownKind(kind)) { try LinkFrame.decode(kindByte: kind, body: [][...]) }
     }

@@ -25,6 +25,26 @@ struct LinkPair {
     var byteAtATime = false
     var dropAllFramesOfKind: FrameKind?
     var framesSent: [Side: [LinkFrame]] = [.phone: [], .watch: []]
+    /// The shells' files: each side's file outbox (bytes by sequence), partial files and inbox.
+    var filesOut: [Side: [UInt64: [UInt8]]] = [.phone: [:], .watch: [:]]
+    var partials: [Side: [TransferKey: [UInt8]]] = [.phone: [:], .watch: [:]]
+    var inbox: [Side: [TransferKey: [UInt8]]] = [.phone: [:], .watch: [:]]
+
+    /// The test shells' stand-in for SHA-256 (the pure module has no crypto): 32 bytes of FNV-1a.
+    static func digest(_ bytes: [UInt8]) -> [UInt8] {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+        return (0..<32).map { UInt8(truncatingIfNeeded: hash >> (UInt64($0 % 8) * 8)) }
+    }
+
+    /// Puts `bytes` in `side`'s file outbox as file `sequence` and tells its engine.
+    mutating func queueFile(_ side: Side, sequence: UInt64, _ bytes: [UInt8], metadata: String = "{}") {
+        filesOut[side, default: [:]][sequence] = bytes
+        handle(
+            side,
+            .filePersisted(
+                OutboundFile(sequence: sequence, size: UInt64(bytes.count), digest: Self.digest(bytes), metadata: metadata)))
+    }
 
     static let phoneInstance = InstanceID(bytes: [UInt8](repeating: 0x80, count: 16))!
     static let watchInstance = InstanceID(bytes: [UInt8](repeating: 0x10, count: 16))!
@@ -111,6 +131,32 @@ struct LinkPair {
             ]
         case .scheduleWakeUp(let at):
             wakeUps[side] = at
+            return []
+        case .sendFileChunk(let connection, let key, let offset, let length):
+            let bytes = filesOut[side]?[key.sequence] ?? []
+            let start = Int(offset)
+            let data = Array(bytes[start..<min(bytes.count, start + length)])
+            return perform(.send(connection, .fileChunk(key, offset: offset, data: data)), by: side)
+        case .removeOutboundFile(let sequence):
+            filesOut[side]?[sequence] = nil
+            return []
+        case .prepareInboundFile(let key, let keeping):
+            partials[side, default: [:]][key] = Array((partials[side]?[key] ?? []).prefix(Int(keeping)))
+            return []
+        case .writeInboundChunk(let key, let offset, let data):
+            var partial = partials[side]?[key] ?? []
+            precondition(partial.count == Int(offset), "a chunk written out of place")
+            partial += data
+            partials[side, default: [:]][key] = partial
+            return [(side, .inboundChunkPersisted(key, through: UInt64(partial.count)))]
+        case .verifyInboundFile(let key, let digest):
+            return [(side, .inboundFileVerified(key, matches: Self.digest(partials[side]?[key] ?? []) == digest))]
+        case .deliverInboundFile(let key):
+            inbox[side, default: [:]][key] = partials[side]?.removeValue(forKey: key)
+            return []
+        case .discardInboundFile(let key):
+            partials[side]?[key] = nil
+            inbox[side]?[key] = nil
             return []
         default:
             return []

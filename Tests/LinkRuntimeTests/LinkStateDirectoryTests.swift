@@ -1,4 +1,5 @@
 import Dispatch
+import LinkProtocol
 import LinkRuntime
 import TestSupport
 import Testing
@@ -15,6 +16,22 @@ struct LinkStateDirectoryTests {
         #expect(try Self.open(directory.path).starts == 1)
         #expect(try Self.open(directory.path).starts == 2)
         #expect(try AtomicFile.read(directory.appending("starts")) == Array("2\n".utf8))
+    }
+
+    @Test("the watch state survives a reopen; a damaged watch-state file stops opening with an error naming it")
+    func watchStateRoundTrip() throws {
+        let directory = try TemporaryDirectory("wstate")
+        #expect(try Self.open(directory.path).restore().watchState == nil, "never set: read as installed")
+        let unpaired = WatchState(isPaired: false, isWatchAppInstalled: true, isComplicationEnabled: false)
+        try Self.open(directory.path).persist(unpaired)
+        #expect(try Self.open(directory.path).restore().watchState == unpaired)
+        try AtomicFile.write([0x01, 0x02], to: directory.appending("link/watch-state"))
+        let error = try #require(throws: StateFileError.self) { try Self.open(directory.path).restore() }
+        guard case .malformed(let file, _) = error else {
+            Issue.record("unexpected \(error)")
+            return
+        }
+        #expect(file == directory.appending("link/watch-state"))
     }
 
     @Test("a starts file that is not a count stops opening with an error naming it")

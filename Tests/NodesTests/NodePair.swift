@@ -39,10 +39,18 @@ struct NodePair {
     private var slot: (generation: UInt64, payload: [UInt8])?
     private var slotAcknowledged: UInt64 = 0
     private(set) var outbox: [(sequence: UInt64, payload: [UInt8])] = []
+    /// The phone's transfers (complications), in one queue here: the link's ordering between its two
+    /// outboxes is the link engine's, tested in LinkProtocolTests.
+    private(set) var phoneOutbox: [(sequence: UInt64, payload: [UInt8])] = []
+    private var lastPhoneSequence: UInt64 = 0
     private var lastSequence: UInt64 = 0
     private var lastMessage: UInt64 = 0
     private var waitingMessages: [UInt64: (toWatch: Bool, purpose: MessagePurpose)] = [:]
     private(set) var launchesDelivered = 0
+    /// Files: what each side's inbox holds, and the samples the phone kept per run.
+    private(set) var inbox: [TransferKey: [UInt8]] = [:]
+    private(set) var phoneSamples: [DocumentID: [UInt8]] = [:]
+    private var lastFile: UInt64 = 0
 
     private var queue: [Delivery] = []
     private(set) var phoneActions: [PhoneNode.Action] = []
@@ -52,8 +60,10 @@ struct NodePair {
     private var lastFreshID: UInt8 = 0
     private(set) var exited: (phone: Int32?, watch: Int32?) = (nil, nil)
 
-    init() {
-        phone = PhoneNode(engine: SyncEngine(settings: nil), live: LiveDriver(now: now, persistedVersion: nil))
+    init(complicationsPerDay: Int = 50) {
+        phone = PhoneNode(
+            engine: SyncEngine(settings: nil), live: LiveDriver(now: now, persistedVersion: nil),
+            complicationsPerDay: complicationsPerDay)
         watch = WatchNode(engine: WatchEngine(), live: LiveDriver(now: now, persistedVersion: nil))
         deliver(.phone(.started(lastContext: nil)))
         deliver(.phone(.gatherFinished("0 documents", skipped: [])))
@@ -97,6 +107,7 @@ struct NodePair {
         queue.append(.watch(.link(.reachabilityChanged(true))))
         if let slot, slot.generation > slotAcknowledged { sendContext(slot) }
         for transfer in outbox { sendTransfer(transfer) }
+        for transfer in phoneOutbox { sendPhoneTransfer(transfer) }
         drain()
     }
 
@@ -190,7 +201,10 @@ struct NodePair {
         case .writeWorkout(let run): phoneRuns[run.id] = run
         case .removeWorkoutFile(let id, _): phoneRuns[id] = nil
         case .writeTombstone(let stub): tombstones[stub.id] = stub
-        case .persistSettings, .persistEpoch: break
+        case .persistSettings, .persistEpoch, .persistComplicationBudget: break
+        case .writeSamples(let key, let runID, _): phoneSamples[runID] = inbox[key]
+        case .removeSamples(let id, _): phoneSamples[id] = nil
+        case .moveSamples: break
         }
     }
 
@@ -215,7 +229,7 @@ struct NodePair {
             case .store(.persistWorkout(let run)): watchRuns[run.id] = run
             case .store(.deleteWorkout(let id)): watchRuns[id] = nil
             case .store(.persistSession(let record)): watchSession = record
-            case .store(.persistSplit), .store(.deleteSplit), .store(.persistPhoneEpoch): break
+            case .store(.persistSplit), .store(.deleteSplit), .store(.persistPhoneEpoch), .store(.persistComplication): break
             case .node(let shared): perform(shared, fromPhone: false)
             }
         }
@@ -249,15 +263,9 @@ struct NodePair {
             queue.append(.phone(.reported(.contextQueued(generation: generation))))
             if linked, let slot { sendContext(slot) }
         case .sendMessage(let payload, let wantsReply, _, let purpose):
-            guard linked else {
-                let ended = ShellReport.messageEnded(purpose, .failed(.notReachable), stillReachable: false)
-                queue.append(fromPhone ? .phone(.reported(ended)) : .watch(.reported(ended)))
-                return
-            }
-            lastMessage += 1
-            waitingMessages[lastMessage] = (fromPhone, purpose)
-            let received = LinkNotification.messageReceived(id: lastMessage, payload: payload, wantsReply: wantsReply)
-            queue.append(fromPhone ? .watch(.link(received)) : .phone(.link(received)))
+            send(payload, wantsReply: wantsReply, purpose, asData: false, fromPhone: fromPhone)
+        case .sendMessageData(let payload, let wantsReply, let purpose):
+            send(payload, wantsReply: wantsReply, purpose, asData: true, fromPhone: fromPhone)
         case .answerMessage(let id, let answer):
             guard let waiting = waitingMessages.removeValue(forKey: id) else { return }
             let outcome: MessageOutcome
@@ -272,10 +280,38 @@ struct NodePair {
             lastSequence += 1
             outbox.append((lastSequence, payload))
             if linked { sendTransfer((lastSequence, payload)) }
+        case .transferFile(let source, let metadata, let request):
+            guard case .bytes(let bytes) = source else {
+                let refused = ShellReport.fileQueued(request, .failure(ReadFailure("NodePair sends bytes only")))
+                queue.append(fromPhone ? .phone(.reported(refused)) : .watch(.reported(refused)))
+                return
+            }
+            lastFile += 1
+            let file = OutboundFile(sequence: lastFile, size: UInt64(bytes.count), digest: [], metadata: metadata)
+            let queued = ShellReport.fileQueued(request, .success(file))
+            queue.append(fromPhone ? .phone(.reported(queued)) : .watch(.reported(queued)))
+            // Linked or not, the file arrives (the link's resuming is tested in LinkProtocolTests).
+            let key = TransferKey(queue: fromPhone ? phoneID : watchID, sequence: lastFile)
+            inbox[key] = bytes
+            let received = LinkNotification.fileReceived(ReceivedFile(key: key, size: file.size, metadata: metadata))
+            queue.append(fromPhone ? .watch(.link(received)) : .phone(.link(received)))
+        case .cancelFile(let sequence, let request):
+            let ended = ShellReport.fileCancelEnded(request, sequence: sequence, ReadFailure("already delivered"))
+            queue.append(fromPhone ? .phone(.reported(ended)) : .watch(.reported(ended)))
+        case .fileProcessed(let key):
+            inbox[key] = nil
+            let finished = LinkNotification.fileFinished(sequence: key.sequence, nil)
+            queue.append(key.queue == phoneID ? .phone(.link(finished)) : .watch(.link(finished)))
+        case .keepReceivedFile:
+            break
         case .transfersProcessed(let keys):
             for key in keys {
-                outbox.removeAll { $0.sequence == key.sequence }
-                if fromPhone { queue.append(.watch(.link(.transferFinished(sequence: key.sequence)))) }
+                if fromPhone {
+                    outbox.removeAll { $0.sequence == key.sequence }
+                    queue.append(.watch(.link(.transferFinished(sequence: key.sequence))))
+                } else {
+                    phoneOutbox.removeAll { $0.sequence == key.sequence }
+                }
             }
         case .cancelTransfer(let sequence, let request):
             let payload = outbox.first { $0.sequence == sequence }?.payload
@@ -289,15 +325,44 @@ struct NodePair {
             } else {
                 queue.append(.phone(.link(.launchDropped)))
             }
-        case .setAppForeground:
+        case .setAppForeground, .setWatchState:
             break
+        case .transferComplication(let payload, let asCurrent, let request):
+            lastPhoneSequence += 1
+            phoneOutbox.append((lastPhoneSequence, payload))
+            let queued = ShellReport.complicationQueued(request, asCurrent: asCurrent, .success(lastPhoneSequence))
+            queue.append(.phone(.reported(queued)))
+            if linked { sendPhoneTransfer((lastPhoneSequence, payload)) }
         }
+    }
+
+    /// A message or data message: delivered when linked, else it fails with `notReachable`.
+    private mutating func send(
+        _ payload: [UInt8], wantsReply: Bool, _ purpose: MessagePurpose, asData: Bool, fromPhone: Bool
+    ) {
+        guard linked else {
+            let ended = ShellReport.messageEnded(purpose, .failed(.notReachable), stillReachable: false)
+            queue.append(fromPhone ? .phone(.reported(ended)) : .watch(.reported(ended)))
+            return
+        }
+        lastMessage += 1
+        waitingMessages[lastMessage] = (fromPhone, purpose)
+        let received =
+            asData
+            ? LinkNotification.messageDataReceived(id: lastMessage, payload: payload, wantsReply: wantsReply)
+            : LinkNotification.messageReceived(id: lastMessage, payload: payload, wantsReply: wantsReply)
+        queue.append(fromPhone ? .watch(.link(received)) : .phone(.link(received)))
     }
 
     private mutating func sendContext(_ slot: (generation: UInt64, payload: [UInt8])) {
         queue.append(.watch(.link(.contextReceived(ReceivedContext(sender: phoneID, generation: slot.generation, payload: slot.payload)))))
         slotAcknowledged = max(slotAcknowledged, slot.generation)
         queue.append(.phone(.link(.contextAcknowledged(generation: slot.generation))))
+    }
+
+    private mutating func sendPhoneTransfer(_ transfer: (sequence: UInt64, payload: [UInt8])) {
+        let key = TransferKey(queue: phoneID, sequence: transfer.sequence)
+        queue.append(.watch(.link(.userInfoReceived(key, payload: transfer.payload))))
     }
 
     private mutating func sendTransfer(_ transfer: (sequence: UInt64, payload: [UInt8])) {

@@ -1,0 +1,205 @@
+import AdminCommands
+import Foundation
+import LinkProtocol
+import TestSupport
+import Testing
+import WorkoutModel
+
+/// transferFile between the real daemons: the workout export, a large file across kill -9 of both
+/// sides, cancel, and the WCError refusals.
+@Suite("Files between the daemons")
+struct FileTransferTests {
+    private struct Shown: Decodable {
+        var id: String
+        var samples: SamplesView?
+    }
+
+    private struct SamplesView: Decodable {
+        var path: String
+        var bytes: Int
+    }
+
+    private func progress(_ system: SyncSystem) async throws -> [AdminReply.FileProgress] {
+        try await system.watchctl("file", "list", "--json").decode()
+    }
+
+    /// Both daemons, watchd dialling through a proxy that slices what it sends (8 KiB every 10 ms,
+    /// about 800 KB/s) so a transfer can be caught half-way.
+    private func throughProxy(_ name: String) async throws -> (SyncSystem, FaultProxy) {
+        let system = try SyncSystem(name)
+        try await system.startPhoned()
+        let proxy = try await FaultProxy(upstreamPort: system.port)
+        try await proxy.setToxics([.slicer(maximumChunkBytes: 8192, delay: .milliseconds(10))], on: [.upstream])
+        try system.writeWatchdConfig(["phoneAddress": SyncSystem.json("127.0.0.1:\(proxy.port)")])
+        try await system.startWatchd()
+        try await system.waitUntilLinked()
+        return (system, proxy)
+    }
+
+    /// Waits until the watch's one outstanding file is at least `fraction` acknowledged; fails if it
+    /// finished first (the kill would then not land mid-transfer).
+    private func reach(_ fraction: Double, _ system: SyncSystem) async throws {
+        var outstanding = true
+        try await system.eventually("\(Int(fraction * 100))% acknowledged") {
+            guard let file = try await progress(system).first else {
+                outstanding = false
+                return true
+            }
+            return file.progress >= fraction
+        }
+        try #require(outstanding, "the file finished before \(Int(fraction * 100))% was seen")
+    }
+
+    @Test("watchctl export: the samples land next to the run, byte for byte; show reports them; discard removes them")
+    func export() async throws {
+        let system = try SyncSystem("export")
+        let (_, run) = try await system.startBothWithRun()
+        let queued: AdminReply.FileQueued = try await system.watchctl("export", run, "--json").decode()
+        let expected = WorkoutSamples.series(for: DocumentID(run)!)
+        #expect(queued.bytes == UInt64(expected.count) && expected.count > 200_000)
+        var shown: Shown?
+        try await system.eventually("phoned shows the run's samples") {
+            shown = try await system.phonectl("show", run, "--json").decode()
+            return shown?.samples != nil
+        }
+        let samples = try #require(shown?.samples)
+        #expect(samples.bytes == expected.count)
+        #expect(samples.path.hasPrefix("Workouts/") && samples.path.hasSuffix("/\(run.uppercased()).samples"))
+        let onDisk = try Data(contentsOf: URL(fileURLWithPath: "\(system.documentsDirectory)/\(samples.path)"))
+        #expect(Array(onDisk) == expected)
+        #expect(try await system.phone("show", run).contains("samples: \(samples.path)"))
+        try await system.eventually("watchd heard it finished") { try await progress(system).isEmpty }
+        // A companion, not a stray: the phone does not report it as a skipped file.
+        #expect(try await system.phoneStatus().skippedFiles.isEmpty)
+
+        _ = try await system.phone("discard", run)
+        #expect(!FileManager.default.fileExists(atPath: "\(system.documentsDirectory)/\(samples.path)"))
+    }
+
+    @Test("5 MiB from the watch, watchd kill -9'd at 30% and phoned at 70%: arrives once, intact, resumed (< 1.5× on the wire)")
+    func resumesAcrossKills() async throws {
+        let (system, proxy) = try await throughProxy("bigfile")
+        let size = 5 << 20
+        var generator = SplitMix64(seed: 19)
+        let bytes = (0..<size).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+        let source = system.directory.appending("big.bin")
+        try Data(bytes).write(to: URL(fileURLWithPath: source))
+        let queued: AdminReply.FileQueued = try await system.watchctl(
+            "file", "send", source, "--metadata", #"{"name":"big.bin"}"#, "--json"
+        ).decode()
+
+        try await reach(0.3, system)
+        try await system.killWatchd()
+        try await system.startWatchd()
+        try await reach(0.7, system)
+        try await system.killPhoned()
+        try await system.startPhoned()
+        try await system.eventually("watchd heard the file finished", timeout: .seconds(60)) {
+            try await progress(system).isEmpty
+        }
+
+        let received: [AdminReply.FileReceived] = try await system.phonectl("file", "received", "--json").decode()
+        #expect(received.count == 1 && received.first?.metadata == #"{"name":"big.bin"}"#, "\(received)")
+        let kept = try FileManager.default.contentsOfDirectory(atPath: "\(system.phoneStateDirectory)/received-files")
+        #expect(kept.count == 1, "arrives once: \(kept)")
+        let arrived = try Data(contentsOf: URL(fileURLWithPath: "\(system.phoneStateDirectory)/received-files/\(kept[0])"))
+        #expect(Array(arrived) == bytes, "byte-identical")
+        #expect(system.phonedLog.components(separatedBy: "file received").count - 1 == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(system.phoneStateDirectory)/inbox").isEmpty)
+        let wire = try await proxy.statistics().bytesForwarded[.upstream] ?? 0
+        #expect(wire < size * 3 / 2, "\(wire) bytes on the wire for \(size)")
+        #expect(queued.bytes == UInt64(size))
+    }
+
+    @Test("while 128 MiB of files stream, heartbeats and a message round trip stay under 100 ms (p99)")
+    func latencyWhileStreaming() async throws {
+        let system = try SyncSystem("streamlat")
+        // Heartbeats every 50 ms (the silence limit stays 2 s), so many are measured during the file.
+        let beats: [String: String?] = ["heartbeatIntervalMilliseconds": "50", "missedHeartbeats": "40"]
+        try system.writePhonedConfig(beats)
+        try system.writeWatchdConfig(beats)
+        try await system.startBoth()
+        let source = system.directory.appending("stream.bin")
+        try Data(repeating: 0x5A, count: 32 << 20).write(to: URL(fileURLWithPath: source))
+        // Four files back to back keep the link streaming while messages are timed (in watchd).
+        for _ in 0..<4 { _ = try await system.watch("file", "send", source) }
+        // 200 data messages one after another, timed in watchd, while the files are on the wire.
+        try await system.eventually("the first file is streaming") { try await !progress(system).isEmpty }
+        let sent: AdminReply.DataSent = try await system.watchctl(
+            "data", "send", "ping", "--reply", "--count", "200", "--json"
+        ).decode()
+        #expect(try await !progress(system).isEmpty, "the files were still streaming when the last message ended")
+        let roundTrips = sent.roundTripsMilliseconds ?? []
+        #expect(roundTrips.count == 200)
+        let sorted = roundTrips.sorted()
+        let p99 = sorted[max(0, Int((Double(sorted.count) * 0.99).rounded(.up)) - 1)]
+        #expect(p99 < 100, "message round trips while streaming (ms): \(sorted)")
+        let phone = try await system.phoneStatus().heartbeatRoundTripP99Milliseconds ?? .infinity
+        let watch = try await system.watchStatus().heartbeatRoundTripP99Milliseconds ?? .infinity
+        #expect(phone < 100 && watch < 100, "heartbeat p99: phone \(phone) ms, watch \(watch) ms")
+    }
+
+    @Test("cancel mid-transfer: nothing in the phone's inbox or partials, nothing received, the watch's outbox empty")
+    func cancelMidTransfer() async throws {
+        let (system, proxy) = try await throughProxy("cancelfile")
+        // The proxy closes every connection when released: it must live to the end.
+        defer { withExtendedLifetime(proxy) {} }
+        let source = system.directory.appending("cancel.bin")
+        try Data(repeating: 7, count: 8 << 20).write(to: URL(fileURLWithPath: source))
+        let queued: AdminReply.FileQueued = try await system.watchctl("file", "send", source, "--json").decode()
+        try await system.eventually("some of it acknowledged") { try await progress(system).first.map { $0.progress > 0.05 } ?? false }
+        _ = try await system.watch("file", "cancel", "\(queued.sequence)")
+        #expect(try await progress(system).isEmpty)
+        try await system.eventually("the phone dropped the partial") {
+            try FileManager.default.contentsOfDirectory(atPath: "\(system.phoneStateDirectory)/link/files/in").isEmpty
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(system.phoneStateDirectory)/inbox").isEmpty)
+        let received: [AdminReply.FileReceived] = try await system.phonectl("file", "received", "--json").decode()
+        #expect(received.isEmpty)
+    }
+
+    @Test("the other way: phonectl file send reaches watchd's received files intact, with its metadata")
+    func phoneToWatch() async throws {
+        let system = try SyncSystem("phonefile")
+        try await system.startBoth()
+        let source = system.directory.appending("to-watch.bin")
+        let bytes = (0..<150_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        try Data(bytes).write(to: URL(fileURLWithPath: source))
+        _ = try await system.phone("file", "send", source, "--metadata", #"{"face":"modular","size":2}"#)
+        var received: [AdminReply.FileReceived] = []
+        try await system.eventually("watchd received it") {
+            received = try await system.watchctl("file", "received", "--json").decode()
+            return !received.isEmpty
+        }
+        #expect(received.count == 1 && received[0].metadata == #"{"face":"modular","size":2}"#)
+        let kept = try #require(received[0].storedAs)
+        #expect(FileManager.default.contents(atPath: "\(system.watchStateDirectory)/\(kept)") == Data(bytes))
+        try await system.eventually("phoned heard it finished") {
+            let list: [AdminReply.FileProgress] = try await system.phonectl("file", "list", "--json").decode()
+            return list.isEmpty
+        }
+    }
+
+    @Test("refusals named after WCError: insufficientSpace over the receiver's quota, fileAccessDenied, payloadUnsupportedTypes")
+    func refusals() async throws {
+        let system = try SyncSystem("filerefuse")
+        try system.writePhonedConfig(["fileInboxQuotaBytes": "100000"])
+        let (_, run) = try await system.startBothWithRun()
+        _ = try await system.watch("export", run)
+        try await system.eventually("watchd heard insufficientSpace") {
+            system.watchdLog.contains("insufficientSpace")
+        }
+        #expect(try await progress(system).isEmpty)
+        let shown: Shown = try await system.phonectl("show", run, "--json").decode()
+        #expect(shown.samples == nil)
+
+        let missing = try await system.watchctl("file", "send", system.directory.appending("missing.bin"))
+        #expect(missing.exitCode == 1 && missing.standardError.contains("fileAccessDenied"), "\(missing)")
+        let source = system.directory.appending("small.bin")
+        try Data([1, 2, 3]).write(to: URL(fileURLWithPath: source))
+        let badMetadata = try await system.watchctl("file", "send", source, "--metadata", #"{"nested":{"a":1}}"#)
+        #expect(badMetadata.exitCode == 1 && badMetadata.standardError.contains("payloadUnsupportedTypes"), "\(badMetadata)")
+        let relative = try await system.watchctl("file", "send", "small.bin")
+        #expect(relative.exitCode == 1 && relative.standardError.contains("absolute path"), "\(relative)")
+    }
+}
