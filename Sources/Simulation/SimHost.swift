@@ -15,6 +15,7 @@ struct LinkDisk {
     var nextSequence: UInt64 = 1
     var clock: Stamp?
     var liveVersion: Int?
+    var watchState: WatchState?
 }
 
 /// One simulated daemon: its node and link engine run exactly as `NodeShell` and `LinkEndpoint` run
@@ -97,7 +98,7 @@ final class SimHost<Node: ShelledNode, Store> {
             restored: RestoredLinkState(
                 knownPeer: disk.knownPeer, contextSlot: disk.contextSlot, receivedContext: disk.receivedContext,
                 transferMarks: disk.transferMarks, outboxQueue: queueID, pendingTransfers: disk.pending,
-                nextOutboxSequence: disk.nextSequence),
+                nextOutboxSequence: disk.nextSequence, watchState: disk.watchState),
             seed: world.random.next())
         before(self)
         handleLink(.started(now: linkNow))
@@ -293,6 +294,24 @@ final class SimHost<Node: ShelledNode, Store> {
             handleLink(.launchRequested(payload: payload))
         case .setAppForeground(let foreground):
             handleLink(.localAppStateChanged(foreground: foreground))
+        case .sendMessageData(let payload, let wantsReply, let purpose):
+            let id = nextMessageID
+            nextMessageID += 1
+            messagePurposes[id] = purpose
+            handleLink(.messageDataSent(id: id, payload: payload, wantsReply: wantsReply, now: linkNow))
+        case .setWatchState(let state):
+            handleLink(.localWatchStateChanged(state))
+        case .fileProcessed(let key):
+            handleLink(.fileProcessed(key))
+        case .keepReceivedFile:
+            break
+        // The workload sends no complications and no files yet (docs/SIMULATION.md): refused.
+        case .transferComplication(_, let asCurrent, let request):
+            post(Node.reported(.complicationQueued(request, asCurrent: asCurrent, .failure(ReadFailure("not simulated")))))
+        case .transferFile(_, _, let request):
+            post(Node.reported(.fileQueued(request, .failure(ReadFailure("not simulated")))))
+        case .cancelFile(let sequence, let request):
+            post(Node.reported(.fileCancelEnded(request, sequence: sequence, ReadFailure("not simulated"))))
         }
     }
 
@@ -320,6 +339,12 @@ final class SimHost<Node: ShelledNode, Store> {
         case .removeTransfers(let sequences, _):
             let gone = Set(sequences)
             disk.pending.removeAll { gone.contains($0.sequence) }
+        case .persistWatchState(let state):
+            disk.watchState = state
+        case .sendFileChunk, .removeOutboundFile, .prepareInboundFile, .writeInboundChunk, .verifyInboundFile,
+            .deliverInboundFile, .discardInboundFile, .removeComplications:
+            // No files or complications are queued in the simulation yet.
+            world.record(side, "unexpected file action \(action)")
         case .notify(let notification):
             if case .userInfoReceived(let key, _) = notification, acknowledged.contains(key) { appliedTwice = key }
             if case .messageCompleted(let id, let outcome) = notification,
