@@ -270,6 +270,9 @@ package final class Simulator {
         case .store(.writeTombstone(let stub)): host.store.tombstones[stub.id] = stub
         case .store(.persistSettings(let settings)): host.store.settings = settings
         case .store(.persistEpoch(let epoch)): host.store.epoch = epoch
+        case .store(.persistComplicationBudget), .store(.writeSamples), .store(.removeSamples), .store(.moveSamples):
+            // No exports or complications in the workload yet (docs/SIMULATION.md).
+            break
         case .loadRuns(let wanted):
             var reads = Reads()
             for id in wanted.keys {
@@ -291,6 +294,7 @@ package final class Simulator {
         case .store(.deleteSplit(let id)): host.store.splits[id] = nil
         case .store(.persistPhoneEpoch(let record)): host.store.epoch = record
         case .store(.persistSession(let record)): host.store.session = record
+        case .store(.persistComplication): break
         case .node: break
         }
     }
