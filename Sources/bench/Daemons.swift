@@ -24,8 +24,12 @@ enum DaemonConfig {
         chmod(path, 0o600)
     }
 
+    /// `--journal-off`: both daemons run with `journalMaximumBytes` 0 (docs/TRACE.md's cost figure).
+    nonisolated(unsafe) static var journalOff = false
+
     static func writePhoned(_ files: DaemonFiles, documents: String, key: String, port: UInt16) throws {
         var configuration = PhonedConfiguration.defaults
+        if journalOff { configuration.link.journalMaximumBytes = 0 }
         configuration.documentsDirectory = documents
         configuration.stateDirectory = files.state
         configuration.listen = NetworkAddress(host: "127.0.0.1", port: port)
@@ -38,6 +42,7 @@ enum DaemonConfig {
     /// 50 ms of its listener coming up (the default 1 s cap would add up to a second to the drain).
     static func writeWatchd(_ files: DaemonFiles, cache: String, key: String, port: UInt16) throws {
         var configuration = WatchdConfiguration.defaults
+        if journalOff { configuration.link.journalMaximumBytes = 0 }
         configuration.cacheDirectory = cache
         configuration.stateDirectory = files.state
         configuration.phoneAddress = NetworkAddress(host: "127.0.0.1", port: port)

@@ -6,7 +6,7 @@ import Glibc
 import TestSupport
 
 let usage = """
-    Usage: bench [--quick] [--json] [--only LIST] [--sqlite-helper PATH] [--keep]
+    Usage: bench [--quick] [--json] [--only LIST] [--sqlite-helper PATH] [--keep] [--journal-off]
 
     Runs the benchmark suite (scripts/bench builds everything and calls this).
       --quick               about 2 minutes: fewer repetitions and smaller sizes (the table says which)
@@ -16,6 +16,7 @@ let usage = """
                             7 person operation)
       --sqlite-helper PATH  the compiled scripts/bench-sqlite.c (figure 1's SQLite peer)
       --keep                keep the temporary directory (daemon logs, generated documents)
+      --journal-off         run the daemons with the event journal off (docs/TRACE.md's cost figure)
     Progress goes to stderr; the table (or JSON) to stdout.
     """
 
@@ -29,6 +30,7 @@ while let argument = arguments.popFirst() {
     case "--quick": options.quick = true
     case "--json": options.json = true
     case "--keep": options.keep = true
+    case "--journal-off": DaemonConfig.journalOff = true
     case "--only":
         guard let list = arguments.popFirst() else {
             FileHandle.standardError.write(Data("Error: --only needs a list\n\(usage)\n".utf8))

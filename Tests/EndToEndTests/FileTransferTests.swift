@@ -23,13 +23,13 @@ struct FileTransferTests {
         try await system.watchctl("file", "list", "--json").decode()
     }
 
-    /// Both daemons, watchd dialling through a proxy that slices what it sends (8 KiB every 10 ms,
-    /// about 800 KB/s) so a transfer can be caught half-way.
+    /// Both daemons, watchd dialling through a proxy that slices what it sends (4 KiB every 10 ms,
+    /// about 400 KB/s) so a transfer can be caught half-way, with seconds to spare on a loaded machine.
     private func throughProxy(_ name: String) async throws -> (SyncSystem, FaultProxy) {
         let system = try SyncSystem(name)
         try await system.startPhoned()
         let proxy = try await FaultProxy(upstreamPort: system.port)
-        try await proxy.setToxics([.slicer(maximumChunkBytes: 8192, delay: .milliseconds(10))], on: [.upstream])
+        try await proxy.setToxics([.slicer(maximumChunkBytes: 4096, delay: .milliseconds(10))], on: [.upstream])
         try system.writeWatchdConfig(["phoneAddress": SyncSystem.json("127.0.0.1:\(proxy.port)")])
         try await system.startWatchd()
         try await system.waitUntilLinked()
@@ -42,8 +42,11 @@ struct FileTransferTests {
         var outstanding = true
         try await system.eventually("\(Int(fraction * 100))% acknowledged") {
             guard let file = try await progress(system).first else {
-                outstanding = false
-                return true
+                // An empty list while watchd reloads its outbox is not the end: only the phone
+                // holding the file is.
+                let received: [AdminReply.FileReceived] = try await system.phonectl("file", "received", "--json").decode()
+                outstanding = received.isEmpty
+                return !outstanding
             }
             return file.progress >= fraction
         }
@@ -111,7 +114,7 @@ struct FileTransferTests {
         #expect(queued.bytes == UInt64(size))
     }
 
-    @Test("while 128 MiB of files stream, heartbeats and a message round trip stay under 100 ms (p99)")
+    @Test("while 256 MiB of files stream, heartbeats and a message round trip stay under 100 ms (p99)")
     func latencyWhileStreaming() async throws {
         let system = try SyncSystem("streamlat")
         // Heartbeats every 50 ms (the silence limit stays 2 s), so many are measured during the file.
@@ -121,8 +124,9 @@ struct FileTransferTests {
         try await system.startBoth()
         let source = system.directory.appending("stream.bin")
         try Data(repeating: 0x5A, count: 32 << 20).write(to: URL(fileURLWithPath: source))
-        // Four files back to back keep the link streaming while messages are timed (in watchd).
-        for _ in 0..<4 { _ = try await system.watch("file", "send", source) }
+        // Eight files back to back keep the link streaming while messages are timed (in watchd),
+        // however slowly a loaded machine answers them.
+        for _ in 0..<8 { _ = try await system.watch("file", "send", source) }
         // 200 data messages one after another, timed in watchd, while the files are on the wire.
         try await system.eventually("the first file is streaming") { try await !progress(system).isEmpty }
         let sent: AdminReply.DataSent = try await system.watchctl(
