@@ -42,11 +42,14 @@ let package = Package(
         // Pure: the live-run mirror — run flow phases and timers, LiveProgress ordering, staging and retry.
         .target(name: "LiveMirror", dependencies: ["WorkoutModel"], swiftSettings: swiftSettings),
         // I/O: the watch's plain-file cache (no database) and its session record.
-        .target(name: "WatchStore", dependencies: ["WatchEngine", "LinkRuntime", "POSIX"], swiftSettings: swiftSettings),
+        .target(
+            name: "WatchStore", dependencies: ["WatchEngine", "LinkRuntime", "POSIX"], swiftSettings: swiftSettings),
         // Pure: hand-written command-line parsing with help at every level (argv → command value).
         .target(name: "ArgumentParsing", swiftSettings: swiftSettings),
         // Pure: the phonectl and watchctl command grammars (what each verb takes), shared by CLI and tests.
-        .target(name: "AdminCommands", dependencies: ["ArgumentParsing", "WorkoutModel", "Trace"], swiftSettings: swiftSettings),
+        .target(
+            name: "AdminCommands", dependencies: ["ArgumentParsing", "WorkoutModel", "Trace"],
+            swiftSettings: swiftSettings),
         // Pure: each daemon's decisions as one node (events in, ordered actions out), the live-mirror
         // driver both share, and the admin replies and statuses they build.
         .target(
@@ -112,7 +115,9 @@ let package = Package(
         // The kill/restart and network-partition testers behind scripts/kill-test and scripts/partition-test.
         .executableTarget(
             name: "chaostest",
-            dependencies: ["TestSupport", "WorkoutModel", "DaemonRuntime", "DaemonConfiguration", "Nodes", "LinkProtocol"],
+            dependencies: [
+                "TestSupport", "WorkoutModel", "DaemonRuntime", "DaemonConfiguration", "Nodes", "LinkProtocol",
+            ],
             swiftSettings: swiftSettings),
         // scripts/bench: our figures next to the machine's limits and SQLite, in one run.
         .executableTarget(
@@ -131,8 +136,10 @@ let package = Package(
         // the corpus replay in FuzzCorpusTests (docs/FUZZING.md).
         .target(
             name: "FuzzTargets",
-            dependencies: ["LinkProtocol", "LinkRuntime", "WorkoutModel", "SyncEngine", "WatchEngine", "PhoneStore",
-                "ArgumentParsing", "AdminCommands", "DaemonRuntime", "DaemonConfiguration"],
+            dependencies: [
+                "LinkProtocol", "LinkRuntime", "WorkoutModel", "SyncEngine", "WatchEngine", "PhoneStore",
+                "ArgumentParsing", "AdminCommands", "DaemonRuntime", "DaemonConfiguration",
+            ],
             swiftSettings: swiftSettings),
 
         .testTarget(
@@ -197,7 +204,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "TestSupport", "WorkoutModel", "DaemonRuntime", "AdminCommands", "ArgumentParsing", "Nodes", "LinkProtocol",
+                "TestSupport", "WorkoutModel", "DaemonRuntime", "AdminCommands", "ArgumentParsing", "Nodes",
+                "LinkProtocol",
             ],
             swiftSettings: swiftSettings
         ),

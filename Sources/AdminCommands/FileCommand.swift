@@ -16,14 +16,16 @@ package enum FileCommand: Codable, Sendable, Equatable {
         name: "file", abstract: "Files to the other daemon (transferFile): send, list, cancel, received.",
         subcommands: [
             CommandSpec(
-                name: "send", abstract: "Queue a file: copied into the durable file outbox, sent in chunks, resumed after restarts.",
+                name: "send",
+                abstract: "Queue a file: copied into the durable file outbox, sent in chunks, resumed after restarts.",
                 arguments: [ArgumentSpec("path", help: "The file, as an absolute path (the daemon reads it).")],
                 options: [
                     OptionSpec(
                         "metadata", help: "A JSON object of strings, numbers and booleans (default {}).",
                         valueName: "json")
                 ]),
-            CommandSpec(name: "list", abstract: "Outstanding file transfers with their progress.", flags: [FlagSpec.json]),
+            CommandSpec(
+                name: "list", abstract: "Outstanding file transfers with their progress.", flags: [FlagSpec.json]),
             CommandSpec(
                 name: "cancel", abstract: "Cancel an outstanding file transfer.",
                 arguments: [ArgumentSpec("sequence", help: "The transfer's sequence number.")]),
@@ -36,7 +38,9 @@ package enum FileCommand: Codable, Sendable, Equatable {
         switch command.path {
         case ["file", "send"]:
             let path = try command.string("path")
-            guard path.hasPrefix("/") else { throw UsageError("give the file as an absolute path (the daemon opens it): \(path)") }
+            guard path.hasPrefix("/") else {
+                throw UsageError("give the file as an absolute path (the daemon opens it): \(path)")
+            }
             self = .send(path: path, metadata: command.optionalString("metadata") ?? "{}")
         case ["file", "list"]: self = .list
         case ["file", "cancel"]:

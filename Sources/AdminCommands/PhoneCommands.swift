@@ -39,7 +39,8 @@ package enum PhoneCommands {
                     CommandSpec(
                         name: "create", abstract: "Create a split; prints its ID.",
                         options: [
-                            OptionSpec("name", shortName: "n", help: "The split's name.", isRequired: true), exerciseOption,
+                            OptionSpec("name", shortName: "n", help: "The split's name.", isRequired: true),
+                            exerciseOption,
                         ]),
                     CommandSpec(
                         name: "edit", abstract: "Rename a split or replace its exercises (runs keep their snapshot).",
@@ -59,7 +60,8 @@ package enum PhoneCommands {
                 options: SharedCommands.setValues),
             CommandSpec(name: "undo", abstract: "Undo a completed set.", arguments: [run, exercise, set]),
             CommandSpec(name: "skip", abstract: "Skip an exercise.", arguments: [run, exercise]),
-            CommandSpec(name: "reopen", abstract: "Reopen a completed or skipped exercise.", arguments: [run, exercise]),
+            CommandSpec(
+                name: "reopen", abstract: "Reopen a completed or skipped exercise.", arguments: [run, exercise]),
             CommandSpec(name: "pause", abstract: "Pause a run (paused time is not active time).", arguments: [run]),
             CommandSpec(name: "resume", abstract: "Resume a paused run.", arguments: [run]),
             CommandSpec(
@@ -75,14 +77,17 @@ package enum PhoneCommands {
                         name: "set", abstract: "Change settings.",
                         options: [
                             OptionSpec("rest", help: "Rest after each set, in seconds.", valueName: "seconds"),
-                            OptionSpec("countdown", help: "Ready countdown before each set, in seconds.", valueName: "seconds"),
+                            OptionSpec(
+                                "countdown", help: "Ready countdown before each set, in seconds.", valueName: "seconds"),
                             OptionSpec("unit", help: "Weight unit: kg or lb.", valueName: "unit"),
                         ]),
                 ]),
             CommandSpec(
                 name: "lock", abstract: "Open an editor on the phone: the watch parks the run (or the split's runs).",
                 subcommands: [
-                    CommandSpec(name: "workout", abstract: "Lock a run.", arguments: [ArgumentSpec("id", help: "The run's ID.")]),
+                    CommandSpec(
+                        name: "workout", abstract: "Lock a run.", arguments: [ArgumentSpec("id", help: "The run's ID.")]
+                    ),
                     CommandSpec(
                         name: "split", abstract: "Lock a split (parks its runs).",
                         arguments: [ArgumentSpec("id", help: "The split's ID.")]),
@@ -101,7 +106,8 @@ package enum PhoneCommands {
                 subcommands: [
                     CommandSpec(
                         name: "push",
-                        abstract: "Send what the complication shows, ahead of ordinary transfers while the day's budget lasts.",
+                        abstract:
+                            "Send what the complication shows, ahead of ordinary transfers while the day's budget lasts.",
                         arguments: [ArgumentSpec("text", help: "What the complication shows (at most 1,024 bytes).")]),
                     CommandSpec(
                         name: "show", abstract: "Today's remaining budget and the outstanding transfers to the watch.",
@@ -110,7 +116,8 @@ package enum PhoneCommands {
             TraceQuery.spec,
             TraceQuery.metricsSpec,
             CommandSpec(name: "push", abstract: "Send the full state to the watch now, even if unchanged."),
-            CommandSpec(name: "launch", abstract: "Ask the watch app to launch for a run (best effort).", arguments: [run]),
+            CommandSpec(
+                name: "launch", abstract: "Ask the watch app to launch for a run (best effort).", arguments: [run]),
         ]
     ).addingToEveryLeaf(json)  // a write verb's JSON: the created ID, or {"ok":true}
         .adding(options: SharedCommands.socketOptions(daemon: "phoned", environment: "PHONED_ADMIN_SOCKET"))

@@ -40,7 +40,8 @@ package enum SharedCommands {
                 arguments: [ArgumentSpec("run", help: "The run's ID.")],
                 options: [
                     OptionSpec("reps", shortName: "r", help: "Reps done (completing a set).", valueName: "count"),
-                    OptionSpec("weight", shortName: "w", help: "Weight lifted (completing a set).", valueName: "weight"),
+                    OptionSpec(
+                        "weight", shortName: "w", help: "Weight lifted (completing a set).", valueName: "weight"),
                 ]),
             CommandSpec(
                 name: "close", abstract: "Leave the flow (sends liveEnded).",

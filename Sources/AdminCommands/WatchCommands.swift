@@ -31,7 +31,8 @@ package enum WatchCommands {
                 options: SharedCommands.setValues),
             CommandSpec(name: "undo", abstract: "Undo a completed set.", arguments: [run, exercise, set]),
             CommandSpec(name: "skip", abstract: "Skip an exercise.", arguments: [run, exercise]),
-            CommandSpec(name: "reopen", abstract: "Reopen a completed or skipped exercise.", arguments: [run, exercise]),
+            CommandSpec(
+                name: "reopen", abstract: "Reopen a completed or skipped exercise.", arguments: [run, exercise]),
             CommandSpec(name: "finish", abstract: "Finish the run, keeping progress.", arguments: [run]),
             CommandSpec(name: "pause", abstract: "Pause a run.", arguments: [run]),
             CommandSpec(name: "resume", abstract: "Resume a paused run.", arguments: [run]),
@@ -80,7 +81,8 @@ package enum WatchCommands {
                 name: "app", abstract: "The watch app's installation (isWatchAppInstalled on the phone).",
                 subcommands: [
                     CommandSpec(
-                        name: "uninstall", abstract: "Remove the app: the phone's sends fail with watchAppNotInstalled."),
+                        name: "uninstall", abstract: "Remove the app: the phone's sends fail with watchAppNotInstalled."
+                    ),
                     CommandSpec(name: "install", abstract: "Install the app again."),
                 ]),
         ]

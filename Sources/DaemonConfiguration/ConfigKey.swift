@@ -223,7 +223,9 @@ package struct LinkSettings: Sendable, Equatable {
                 doc: "The event journal's size before it rotates (docs/TRACE.md); 0 turns the journal off."),
             .integer(
                 "fileInboxQuotaBytes", \.fileInboxQuotaBytes, in: 0...1_099_511_627_776, default: 268_435_456,
-                doc: "Room for files arriving and files not yet taken from the inbox; a file that does not fit is refused with insufficientSpace."),
+                doc:
+                    "Room for files arriving and files not yet taken from the inbox; a file that does not fit is refused with insufficientSpace."
+            ),
         ]
         return keys.map { $0.within(field) }
     }

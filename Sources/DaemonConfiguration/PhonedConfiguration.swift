@@ -51,7 +51,9 @@ package struct PhonedConfiguration: ConfigRecord, Equatable {
                 doc: "How far back a run still counts as recent."),
             .integer(
                 "complicationTransfersPerDay", \.complicationTransfersPerDay, in: 0...10_000, default: 50,
-                doc: "transferCurrentComplicationUserInfo's daily budget; past it a complication goes as ordinary userInfo."),
+                doc:
+                    "transferCurrentComplicationUserInfo's daily budget; past it a complication goes as ordinary userInfo."
+            ),
             .choice("logLevel", \.logLevel, default: LogLevel.info, doc: "The least important log line written."),
         ]
     }

@@ -1,5 +1,5 @@
-import Glibc
 import DaemonConfiguration
+import Glibc
 import Synchronization
 
 /// Structured logging: one logfmt line per event, by default on stderr (where journald picks it up).
@@ -68,7 +68,8 @@ package struct Logger: Sendable {
         output.state.withLock { state in
             guard level >= state.minimumLevel else { return }
             state.sink(
-                Self.line(time: state.wallClock(), level: level, component: component, message: message, metadata: fields))
+                Self.line(
+                    time: state.wallClock(), level: level, component: component, message: message, metadata: fields))
         }
     }
 

@@ -68,7 +68,8 @@ enum AdminRequestTarget {
         let bytes = input.rest()
         try check(bytes, as: PhoneCommand.self)
         try check(bytes, as: WatchCommand.self)
-        try requireOneLine(.ok(text: String(decoding: bytes, as: UTF8.self), json: String(decoding: bytes, as: UTF8.self)))
+        try requireOneLine(
+            .ok(text: String(decoding: bytes, as: UTF8.self), json: String(decoding: bytes, as: UTF8.self)))
     }
 
     private static func check<Command: AdminCommand>(_ bytes: [UInt8], as type: Command.Type) throws {

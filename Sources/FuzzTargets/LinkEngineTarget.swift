@@ -79,7 +79,8 @@ enum LinkEngineTarget {
                     checker.synced[key] = max(checker.synced[key] ?? 0, through)
                     actions = engine.handle(.inboundChunkPersisted(key, through: through))
                 } else if choice == 2, !checker.verifying.isEmpty {
-                    actions = engine.handle(.inboundFileVerified(checker.verifying.removeFirst(), matches: input.bool()))
+                    actions = engine.handle(
+                        .inboundFileVerified(checker.verifying.removeFirst(), matches: input.bool()))
                 } else if !checker.filesReceived.isEmpty {
                     actions = engine.handle(.fileProcessed(checker.filesReceived.removeFirst()))
                 } else {
@@ -174,13 +175,16 @@ enum LinkEngineTarget {
                     try require(
                         (try? decoder.nextFrame()) == frame, "a sent \(frame.kind) frame did not survive the codec")
                     if case .fileResume(let key, let offset) = frame {
-                        try require(offset <= synced[key] ?? 0, "acknowledged \(offset) bytes of \(key) before they were synced")
+                        try require(
+                            offset <= synced[key] ?? 0, "acknowledged \(offset) bytes of \(key) before they were synced"
+                        )
                     }
                     sent.append(frame)
                 case .writeInboundChunk(let key, let offset, let data):
                     unsynced.append((key, offset + UInt64(data.count)))
                 case .prepareInboundFile(let key, let keeping):
-                    try require(keeping <= synced[key] ?? 0, "the partial of \(key) keeps \(keeping) bytes, more than synced")
+                    try require(
+                        keeping <= synced[key] ?? 0, "the partial of \(key) keeps \(keeping) bytes, more than synced")
                 case .verifyInboundFile(let key, _):
                     verifying.append(key)
                 case .notify(.fileReceived(let file)):

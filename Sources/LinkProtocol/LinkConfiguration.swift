@@ -94,7 +94,8 @@ package enum LinkError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .sessionNotActivated: return "sessionNotActivated: no handshake with the paired peer has completed yet"
         case .notReachable: return "notReachable: the counterpart is not reachable"
-        case .payloadTooLarge(let size, let limit): return "payloadTooLarge: \(size) bytes exceeds the \(limit)-byte limit"
+        case .payloadTooLarge(let size, let limit):
+            return "payloadTooLarge: \(size) bytes exceeds the \(limit)-byte limit"
         case .messageReplyTimedOut: return "messageReplyTimedOut: no reply within the timeout"
         case .deliveryFailed(let reason): return "deliveryFailed: \(reason)"
         case .messageReplyFailed(let reason): return "messageReplyFailed: \(reason)"

@@ -83,7 +83,8 @@ extension LinkEngine {
         guard configuration.role == .phone, let current = link, let slot = contextSlot,
             slot.acknowledgedGeneration < slot.generation, watchState.sendRefusal == nil
         else { return }
-        actions.append(.send(current.connection, .context(generation: slot.generation, sender: instance, payload: slot.payload)))
+        actions.append(
+            .send(current.connection, .context(generation: slot.generation, sender: instance, payload: slot.payload)))
     }
 
     mutating func contextAcknowledged(generation: UInt64, sender: InstanceID, into actions: inout [Action]) {
@@ -97,7 +98,9 @@ extension LinkEngine {
     /// The watch persists a newer context before the app sees it, then acknowledges. A generation at
     /// or below the one applied from the same phone instance is only acknowledged; any generation from
     /// a new instance (a reset phone) is accepted and replaces the old wholesale.
-    mutating func contextReceived(generation: UInt64, sender: InstanceID, payload: [UInt8], into actions: inout [Action]) {
+    mutating func contextReceived(
+        generation: UInt64, sender: InstanceID, payload: [UInt8], into actions: inout [Action]
+    ) {
         guard let current = link else { return }
         if let last = receivedContext, last.sender == sender, generation <= last.generation {
             actions.append(.send(current.connection, .contextAck(generation: generation, sender: sender)))
@@ -217,14 +220,17 @@ extension LinkEngine {
         guard let current = link, configuration.role == .watch || watchState.sendRefusal == nil else { return }
         if var complications {
             for transfer in complications.takeSendable(window: configuration.transferWindow) {
-                let frame = LinkFrame.userInfo(queue: complications.queue, sequence: transfer.sequence, payload: transfer.payload)
+                let frame = LinkFrame.userInfo(
+                    queue: complications.queue, sequence: transfer.sequence, payload: transfer.payload)
                 actions.append(.send(current.connection, frame))
             }
             self.complications = complications
         }
         for transfer in outbox.takeSendable(window: configuration.transferWindow) {
             actions.append(
-                .send(current.connection, .userInfo(queue: outbox.queue, sequence: transfer.sequence, payload: transfer.payload)))
+                .send(
+                    current.connection,
+                    .userInfo(queue: outbox.queue, sequence: transfer.sequence, payload: transfer.payload)))
         }
     }
 
@@ -307,7 +313,9 @@ extension LinkEngine {
     mutating func localAppStateChanged(foreground: Bool, into actions: inout [Action]) {
         guard configuration.role == .watch, foreground != localAppForeground else { return }
         localAppForeground = foreground
-        if let current = link { actions.append(.send(current.connection, .appState(foreground ? .foreground : .background))) }
+        if let current = link {
+            actions.append(.send(current.connection, .appState(foreground ? .foreground : .background)))
+        }
     }
 
     /// The watch's own state changed: kept durably, then reported to the phone when linked.

@@ -77,8 +77,9 @@ extension LinkEngine {
         _ connection: ConnectionID, nonce: [UInt8], source: String?, now: LinkInstant, into actions: inout [Action]
     ) {
         if configuration.role == .watch { redial.dialInFlight = false }
-        if let source, handshaking.values.lazy.filter({ $0.source == source }).count
-            >= configuration.maximumUnauthenticatedConnectionsPerAddress
+        if let source,
+            handshaking.values.lazy.filter({ $0.source == source }).count
+                >= configuration.maximumUnauthenticatedConnectionsPerAddress
         {
             evictStalestHandshake(from: source, into: &actions)
         }
@@ -207,7 +208,8 @@ extension LinkEngine {
         into actions: inout [Action]
     ) {
         if let old = link {
-            actions.append(.send(old.connection, .error(code: .replaced, reason: "a newer connection replaced this one")))
+            actions.append(
+                .send(old.connection, .error(code: .replaced, reason: "a newer connection replaced this one")))
             actions.append(.close(old.connection, reason: "replaced by \(connection)"))
             linkLost(reason: "replaced by a newer connection", now: now, into: &actions)
         }

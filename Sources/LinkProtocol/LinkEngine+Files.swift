@@ -45,7 +45,8 @@ extension LinkEngine {
             head.sequence == key.sequence, head.offered
         else { return }
         guard offset <= head.size else {
-            violation("fileResume past the end of file \(key) (\(offset) of \(head.size) bytes)", now: now, into: &actions)
+            violation(
+                "fileResume past the end of file \(key) (\(offset) of \(head.size) bytes)", now: now, into: &actions)
             return
         }
         if head.nextOffset == nil || offset < head.acknowledged { head.nextOffset = offset }
@@ -143,7 +144,7 @@ extension LinkEngine {
         }
         if restoredInbox.remove(key) != nil {
             inbound[key] = InboundFile(
-            size: size, digest: digest, metadata: metadata, received: size, durable: size, stage: .delivered)
+                size: size, digest: digest, metadata: metadata, received: size, durable: size, stage: .delivered)
             actions.append(.notify(.fileReceived(ReceivedFile(key: key, size: size, metadata: metadata))))
             return
         }
@@ -231,7 +232,9 @@ extension LinkEngine {
             transferMarks[key.queue] = key.sequence
             actions.append(.persistTransferMark(key))
         }
-        if let current = link { actions.append(.send(current.connection, .fileDone(key, code: .delivered, reason: ""))) }
+        if let current = link {
+            actions.append(.send(current.connection, .fileDone(key, code: .delivered, reason: "")))
+        }
     }
 
     /// The sender cancelled: what arrived of the file is dropped (a file already handed to the app

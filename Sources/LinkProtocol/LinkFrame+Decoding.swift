@@ -95,7 +95,8 @@ extension LinkFrame {
         case .fileOffer:
             frame = .fileOffer(
                 try fileKey(&reader), size: try reader.readUInt64("size"),
-                digest: try reader.readBytes(digestByteCount, "digest"), metadata: try reader.readRestAsUTF8("metadata"))
+                digest: try reader.readBytes(digestByteCount, "digest"), metadata: try reader.readRestAsUTF8("metadata")
+            )
         case .fileResume:
             frame = .fileResume(try fileKey(&reader), offset: try reader.readUInt64("offset"))
         case .fileChunk:

@@ -65,7 +65,9 @@ package struct WatchState: Equatable, Sendable, Codable, CustomStringConvertible
     /// The state a flags byte spells, or nil when a reserved bit is set.
     package init?(flags: UInt8) {
         guard flags & ~0x07 == 0 else { return nil }
-        self.init(isPaired: flags & 0x01 != 0, isWatchAppInstalled: flags & 0x02 != 0, isComplicationEnabled: flags & 0x04 != 0)
+        self.init(
+            isPaired: flags & 0x01 != 0, isWatchAppInstalled: flags & 0x02 != 0,
+            isComplicationEnabled: flags & 0x04 != 0)
     }
 
     /// The flags byte.

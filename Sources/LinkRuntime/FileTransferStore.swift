@@ -43,7 +43,9 @@ package final class FileTransferStore: Sendable {
         // A copy without its record was cut short by a crash before the caller heard of it.
         for name in try Self.names(in: outgoing) where name.hasSuffix(".data") {
             let record = "\(outgoing)/\(name.dropLast(5)).record"
-            if !FileManager.default.fileExists(atPath: record) { try FileManager.default.removeItem(atPath: "\(outgoing)/\(name)") }
+            if !FileManager.default.fileExists(atPath: record) {
+                try FileManager.default.removeItem(atPath: "\(outgoing)/\(name)")
+            }
         }
     }
 

@@ -107,7 +107,8 @@ package final class LinkEndpoint: @unchecked Sendable {
         listener = nil
         if let wakeTimer { loop.cancelTimer(wakeTimer) }
         for connection in connections.values {
-            connection.write(LinkFrame.error(code: .shuttingDown, reason: "\(configuration.role) is shutting down").encoded())
+            connection.write(
+                LinkFrame.error(code: .shuttingDown, reason: "\(configuration.role) is shutting down").encoded())
             connection.closeAfterFlush()
         }
     }
@@ -343,7 +344,8 @@ package final class LinkEndpoint: @unchecked Sendable {
             role: configuration.role, instance: state.instance, activated: engine.isActivated,
             reachable: engine.isReachable, linked: engine.isLinked, peer: engine.peerInstance,
             watchAppForeground: engine.watchAppForeground, contextGenerationSent: slot?.generation,
-            contextGenerationAcknowledged: slot?.acknowledgedGeneration, contextGenerationReceived: received?.generation,
+            contextGenerationAcknowledged: slot?.acknowledgedGeneration,
+            contextGenerationReceived: received?.generation,
             contextSender: received?.sender, outboxDepth: engine.outstandingTransfers.count,
             handshakingConnections: engine.handshakingConnectionCount, watchState: engine.currentWatchState,
             hasContentPending: engine.hasContentPending, heartbeatRoundTrips: engine.heartbeatRoundTrips)
@@ -588,7 +590,8 @@ extension LinkEndpoint {
                 .transferAckSend, cause: TraceEvent.transferCause(queue: queue.description, sequence: sequence))
         case .launch:
             journal.record(.launchSend, cause: "launch")
-        case .error, .hello, .challenge, .proof, .welcome, .ping, .pong, .appState, .watchState, .fileOffer, .fileResume,
+        case .error, .hello, .challenge, .proof, .welcome, .ping, .pong, .appState, .watchState, .fileOffer,
+            .fileResume,
             .fileChunk, .fileDone, .fileCancel:
             break
         }

@@ -125,7 +125,8 @@ package final class LinkStateDirectory: Sendable {
             complicationQueue: InstanceID(bytes: complicationOutbox.queueID),
             pendingComplications: complicationOutbox.pending().map { (sequence: $0.sequence, payload: $0.payload) },
             nextComplicationSequence: complicationOutbox.nextSequence, fileQueue: files.queue,
-            pendingFiles: try files.pending(), inboundPartials: try files.partials(), inboxFiles: try files.inboxFiles())
+            pendingFiles: try files.pending(), inboundPartials: try files.partials(), inboxFiles: try files.inboxFiles()
+        )
     }
 
     /// The watch state (`<state>/link/watch-state`: the flags byte, CRC32C).
@@ -171,7 +172,8 @@ package final class LinkStateDirectory: Sendable {
         guard bytes.count >= 24, let sender = InstanceID(bytes: bytes[0..<16]) else {
             throw StateFileError.malformed(file: file, reason: "shorter than its 24-byte header")
         }
-        return ReceivedContext(sender: sender, generation: BigEndian.read(UInt64.self, from: bytes, at: 16), payload: Array(bytes[24...]))
+        return ReceivedContext(
+            sender: sender, generation: BigEndian.read(UInt64.self, from: bytes, at: 16), payload: Array(bytes[24...]))
     }
 
     private func readSlot() throws -> ContextSlot? {
@@ -188,7 +190,8 @@ package final class LinkStateDirectory: Sendable {
     private static func parseInstance(_ bytes: [UInt8], file: String) throws -> InstanceID {
         let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard let id = InstanceID(hex: text) else {
-            throw StateFileError.malformed(file: file, reason: "expected 32 hex digits, found \(text.prefix(40).debugDescription)")
+            throw StateFileError.malformed(
+                file: file, reason: "expected 32 hex digits, found \(text.prefix(40).debugDescription)")
         }
         return id
     }

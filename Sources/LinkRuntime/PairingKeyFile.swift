@@ -21,7 +21,8 @@ package enum PairingKeyFile {
             case .unreadable(let path, let code):
                 return "pairing key file \(path) cannot be read: \(String(cString: strerror(code)))"
             case .tooOpen(let path, let mode):
-                return "pairing key file \(path) has mode \(String(mode, radix: 8)); it must not be readable by group or others (chmod 600)"
+                return
+                    "pairing key file \(path) has mode \(String(mode, radix: 8)); it must not be readable by group or others (chmod 600)"
             case .empty(let path):
                 return "pairing key file \(path) is empty"
             }
@@ -36,7 +37,9 @@ package enum PairingKeyFile {
         }
         let mode = UInt32(info.st_mode) & 0o777
         guard mode & 0o077 == 0 else { throw .tooOpen(path: path, mode: mode) }
-        guard let data = FileManager.default.contents(atPath: path) else { throw .unreadable(path: path, errno: EACCES) }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw .unreadable(path: path, errno: EACCES)
+        }
         var bytes = Array(data)
         while let last = bytes.last, last == 0x0A || last == 0x0D || last == 0x20 || last == 0x09 { bytes.removeLast() }
         guard !bytes.isEmpty else { throw .empty(path: path) }

@@ -80,7 +80,8 @@ package final class ReceivedTransfers: Sendable {
         let end = bytes.count - 4
         for entry in 0..<count {
             guard offset < end, offset + 1 + Int(bytes[offset]) + 8 <= end else {
-                throw StateFileError.malformed(file: file, reason: "entry \(entry) of \(count) truncated at offset \(offset)")
+                throw StateFileError.malformed(
+                    file: file, reason: "entry \(entry) of \(count) truncated at offset \(offset)")
             }
             let length = Int(bytes[offset])
             let queueID = Array(bytes[(offset + 1)..<(offset + 1 + length)])

@@ -58,7 +58,8 @@ extension TransferLog {
         let queueID: [UInt8]
         if let stored = try AtomicFile.read(queueIDPath) {
             guard stored.count == queueIDLength else {
-                throw StateFileError.malformed(file: queueIDPath, reason: "\(stored.count) bytes, expected \(queueIDLength)")
+                throw StateFileError.malformed(
+                    file: queueIDPath, reason: "\(stored.count) bytes, expected \(queueIDLength)")
             }
             queueID = stored
         } else {
@@ -70,7 +71,8 @@ extension TransferLog {
             queueID = (0..<queueIDLength).map { _ in UInt8.random(in: .min ... .max, using: &random) }
             try AtomicFile.write(queueID, to: queueIDPath)
         }
-        let resolved = try AtomicFile.read(resolvedPath).map { try ResolvedSequences(decoding: $0, file: resolvedPath) }
+        let resolved =
+            try AtomicFile.read(resolvedPath).map { try ResolvedSequences(decoding: $0, file: resolvedPath) }
             ?? ResolvedSequences()
 
         var records: [TransferRecord] = []
@@ -82,7 +84,8 @@ extension TransferLog {
             let path = segmentPath(first, in: directory)
             guard first >= expected else {
                 throw TransferLogError.corruptRecord(
-                    file: path, offset: 0, reason: "segment starts at \(first) but an earlier segment reaches \(expected - 1)")
+                    file: path, offset: 0,
+                    reason: "segment starts at \(first) but an earlier segment reaches \(expected - 1)")
             }
             if first > expected, !resolved.containsAll(expected...(first - 1)) {
                 throw TransferLogError.missingRecords(directory: directory, sequences: expected...(first - 1))
@@ -119,7 +122,8 @@ extension TransferLog {
         }
         let nextSequence = max(expected, resolved.highest + 1)
         if segments.isEmpty || nextSequence > expected {
-            _ = try FileDescriptor(opening: segmentPath(nextSequence, in: directory), flags: O_WRONLY | O_CREAT | O_EXCL)
+            _ = try FileDescriptor(
+                opening: segmentPath(nextSequence, in: directory), flags: O_WRONLY | O_CREAT | O_EXCL)
             try Directory.sync(directory)
             segments.append(nextSequence)
             activeBytes = 0
@@ -169,7 +173,8 @@ extension TransferLog {
             if let later = laterRecord(in: bytes, from: offset, above: expected - 1) {
                 throw TransferLogError.corruptRecord(
                     file: path, offset: offset,
-                    reason: "\(reason); a valid record with sequence \(later.sequence) follows at offset \(later.offset)")
+                    reason:
+                        "\(reason); a valid record with sequence \(later.sequence) follows at offset \(later.offset)")
             }
             scan.tornTailOffset = offset
             scan.tornTailReason = reason

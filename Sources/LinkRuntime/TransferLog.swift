@@ -94,7 +94,8 @@ package final class TransferLog: @unchecked Sendable {
     /// Opens the log in `directory` (created if missing; its parent must exist), recovering it as `TransferLog+Recovery`
     /// describes; throws `TransferLogError.corruptRecord` and friends rather than guess.
     package init(directory: String, configuration: Configuration = Configuration()) throws {
-        precondition(configuration.maximumPayloadBytes <= Int(UInt32.max), "payloads are limited by the u32 length field")
+        precondition(
+            configuration.maximumPayloadBytes <= Int(UInt32.max), "payloads are limited by the u32 length field")
         self.directory = directory
         self.configuration = configuration
         (queueID, state, recoveryNotes) = try Self.recover(directory: directory)

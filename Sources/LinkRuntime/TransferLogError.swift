@@ -1,4 +1,5 @@
 import POSIX
+
 /// Why a `TransferLog` operation or open failed (syscall failures are `SystemCallError`s).
 package enum TransferLogError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The payload is longer than the log's configured maximum; nothing was written.

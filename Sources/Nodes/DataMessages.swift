@@ -92,12 +92,15 @@ package struct DataMessages: Sendable {
             if sent.roundTrips.count > 1 {
                 let sorted = sent.roundTrips.sorted()
                 let p99 = sorted[max(0, Int((Double(sorted.count) * 0.99).rounded(.up)) - 1)]
-                text += "\n\(sorted.count) sent; round trip p50 \(sorted[sorted.count / 2]) ms, p99 \(p99) ms, max \(sorted.last ?? 0) ms"
+                text +=
+                    "\n\(sorted.count) sent; round trip p50 \(sorted[sorted.count / 2]) ms, p99 \(p99) ms, max \(sorted.last ?? 0) ms"
             }
             reply = .output(text: text, json: AdminOutcome.json(summary))
         case .failed(let error):
             return [
-                .log(LogLine(.notice, "admin", "refused admin request", [("command", "data send"), ("reason", "\(error)")])),
+                .log(
+                    LogLine(
+                        .notice, "admin", "refused admin request", [("command", "data send"), ("reason", "\(error)")])),
                 .reply(request, AdminOutcome.refused("\(error)").response),
             ]
         }

@@ -55,7 +55,9 @@ package struct FileTransfers: Sendable {
             let outcome = AdminOutcome.output(
                 text: "queued file \(file.sequence) (\(file.size) bytes)", json: AdminOutcome.json(reply))
             return [
-                .log(LogLine(.info, "file", "file queued", [("sequence", "\(file.sequence)"), ("bytes", "\(file.size)")])),
+                .log(
+                    LogLine(
+                        .info, "file", "file queued", [("sequence", "\(file.sequence)"), ("bytes", "\(file.size)")])),
                 .reply(request, outcome.response),
             ]
         case .failure(let failure):
@@ -93,7 +95,9 @@ package struct FileTransfers: Sendable {
         finished += 1
         let outcome = error.map { "\($0)" } ?? "delivered"
         let level: LogLine.Level = error == nil ? .info : .notice
-        return [.log(LogLine(level, "file", "file transfer finished", [("sequence", "\(sequence)"), ("outcome", outcome)]))]
+        return [
+            .log(LogLine(level, "file", "file transfer finished", [("sequence", "\(sequence)"), ("outcome", outcome)]))
+        ]
     }
 
     /// The name a received file is kept under in `<state>/received-files`.

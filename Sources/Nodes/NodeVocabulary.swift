@@ -227,7 +227,8 @@ package struct Reads: Sendable {
     package func workouts(_ wanted: [(id: DocumentID, startedAt: Timestamp)]) throws -> [DocumentID: WorkoutDocument] {
         let missing = wanted.filter { documents[$0.id] == nil }
         if !missing.isEmpty {
-            throw NeedsReads(documents: Dictionary(missing.map { ($0.id, $0.startedAt) }, uniquingKeysWith: { a, _ in a }))
+            throw NeedsReads(
+                documents: Dictionary(missing.map { ($0.id, $0.startedAt) }, uniquingKeysWith: { a, _ in a }))
         }
         var runs: [DocumentID: WorkoutDocument] = [:]
         for (id, startedAt) in wanted { runs[id] = try workout(id, startedAt: startedAt) }

@@ -57,7 +57,9 @@ extension PhoneNode {
             return try workouts(all: all, limit: limit, after: after, json: json, now: now, reads: reads)
         case .show(let id):
             if let split = engine.splits[id] {
-                return .output(text: String(decoding: DocumentCoder.encodeForDisk(split), as: UTF8.self), json: AdminOutcome.json(split))
+                return .output(
+                    text: String(decoding: DocumentCoder.encodeForDisk(split), as: UTF8.self),
+                    json: AdminOutcome.json(split))
             }
             return try shown(try readRun(id, reads: reads), reads: reads)
         case .createSplit(let name, let exercises):
@@ -86,7 +88,8 @@ extension PhoneNode {
         case .set(.undo(let runID, let exercise, let set)):
             let run = try loadRun(runID, now: now, reads: reads, into: &out)
             let (logIndex, setIndex) = try run.setPosition(exercise: exercise, set: set)
-            try operate(.undoSet(runID: runID, logIndex: logIndex, setIndex: setIndex), now: now, reads: reads, into: &out)
+            try operate(
+                .undoSet(runID: runID, logIndex: logIndex, setIndex: setIndex), now: now, reads: reads, into: &out)
             return .done
         case .set(.skip(let runID, let exercise)):
             let logIndex = try loadRun(runID, now: now, reads: reads, into: &out).logIndex(exercise: exercise)
@@ -271,7 +274,8 @@ extension PhoneNode {
             tombstones: engine.tombstones.count, pendingDeletes: engine.pendingDeletes.count,
             skippedFiles: skippedFiles.map(\.description), lastPushAt: engine.lastPushAt?.iso8601,
             pushError: engine.pushFailure, heldBackRuns: engine.lastPushed?.heldBackRunIDs?.count ?? 0,
-            editingWorkoutID: engine.locks.editingWorkoutID?.rawValue, editingSplitID: engine.locks.editingSplitID?.rawValue,
+            editingWorkoutID: engine.locks.editingWorkoutID?.rawValue,
+            editingSplitID: engine.locks.editingSplitID?.rawValue,
             ingest: counts, outboxDepth: link.outboxDepth, launchesSent: launchesSent, launchesDropped: launchesDropped,
             liveFramesSent: live.framesSent, liveFramesReceived: live.framesReceived, watchState: link.watchState,
             hasContentPending: link.hasContentPending, heartbeatRoundTrip: link.heartbeatRoundTripP99Milliseconds)
@@ -288,7 +292,8 @@ extension PhoneNode {
             text += "\n\(index + 1). \(log.exerciseName) [\(log.resolution.rawValue)] \(sets.joined(separator: " "))"
         }
         if let metrics = run.metrics {
-            text += "\nsession: \(Int(metrics.activeSeconds)) s active, \(metrics.setsCompleted) sets, volume \(format(metrics.totalVolume))"
+            text +=
+                "\nsession: \(Int(metrics.activeSeconds)) s active, \(metrics.setsCompleted) sets, volume \(format(metrics.totalVolume))"
         }
         return text
     }

@@ -40,7 +40,8 @@ extension PhoneNode {
                 sentAs: asCurrent ? "complication" : "userInfo", sequence: sequence,
                 remaining: complicationBudget.remaining(
                     at: now, perDay: complicationsPerDay, complicationEnabled: watchState.isComplicationEnabled))
-            out.log(.info, "complication", "complication queued", [("sentAs", pushed.sentAs), ("sequence", "\(sequence)")])
+            out.log(
+                .info, "complication", "complication queued", [("sentAs", pushed.sentAs), ("sequence", "\(sequence)")])
             outcome = .output(
                 text: "queued as \(pushed.sentAs) \(sequence); \(pushed.remaining) complication transfers left today",
                 json: AdminOutcome.json(pushed))
@@ -49,7 +50,9 @@ extension PhoneNode {
                 complicationBudget.refund(at: now)
                 out.actions.append(.store(.persistComplicationBudget(complicationBudget)))
             }
-            out.log(.notice, "admin", "refused admin request", [("command", "complication push"), ("reason", failure.description)])
+            out.log(
+                .notice, "admin", "refused admin request",
+                [("command", "complication push"), ("reason", failure.description)])
             outcome = .refused(failure.description)
         }
         out.node(.reply(request, outcome.response))
@@ -66,8 +69,10 @@ extension PhoneNode {
                 + (status.complicationEnabled ? "" : " (the complication is not on the watch face)")
         ]
         lines += transfers.map { transfer in
-            let kind = transfer.isCurrentComplicationInfo.map { $0 ? "complication (current)" : "complication" } ?? "userInfo"
-            return "\(transfer.sequence)  \(kind)  \(transfer.bytes) bytes" + (transfer.sent ? "  (sent, awaiting ack)" : "")
+            let kind =
+                transfer.isCurrentComplicationInfo.map { $0 ? "complication (current)" : "complication" } ?? "userInfo"
+            return "\(transfer.sequence)  \(kind)  \(transfer.bytes) bytes"
+                + (transfer.sent ? "  (sent, awaiting ack)" : "")
         }
         return .output(text: lines.joined(separator: "\n"), json: AdminOutcome.json(status))
     }

@@ -29,7 +29,8 @@ extension PhoneNode {
                 out.actions.append(.store(.writeSamples(file.key, runID: samples.runID, startedAt: summary.startedAt)))
                 storedAs = Self.samplesPath(samples.runID, startedAt: summary.startedAt)
             } else {
-                out.log(.notice, "file", "samples of a run the phone does not have dropped", [("run", "\(samples.runID)")])
+                out.log(
+                    .notice, "file", "samples of a run the phone does not have dropped", [("run", "\(samples.runID)")])
                 storedAs = nil
             }
         } else {

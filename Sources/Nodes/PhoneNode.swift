@@ -136,7 +136,8 @@ package struct PhoneNode: Sendable {
         switch event {
         case .started(let lastContext):
             if let lastContext, let last = try? DocumentCoder.decode(ApplicationContext.self, from: lastContext) {
-                engine.watchMayHoldActive = Set(last.workouts.filter(\.isActive).map(\.id) + (last.heldBackRunIDs ?? []))
+                engine.watchMayHoldActive = Set(
+                    last.workouts.filter(\.isActive).map(\.id) + (last.heldBackRunIDs ?? []))
             }
         case .documentScanned(let document):
             translate(engine.handle(.documentScanned(document, now: now)), now: now, into: &out)
@@ -151,7 +152,8 @@ package struct PhoneNode: Sendable {
             skippedFiles = skipped
             out.log(.info, "documents", "initial gather", [("report", report)])
             for file in skipped {
-                out.log(.warning, "documents", "skipped unreadable file", [("path", file.path), ("reason", file.reason)])
+                out.log(
+                    .warning, "documents", "skipped unreadable file", [("path", file.path), ("reason", file.reason)])
             }
             translate(engine.handle(.gatherFinished(now: now)), now: now, into: &out)
         case .linkStarted(let activated):
@@ -171,7 +173,8 @@ package struct PhoneNode: Sendable {
             guard case .live(let runID, let version, let attempt) = purpose else { break }
             out.node(
                 live.sendEnded(
-                    runID: runID, version: version, attempt: attempt, outcome, stillReachable: stillReachable, now: now))
+                    runID: runID, version: version, attempt: attempt, outcome, stillReachable: stillReachable, now: now)
+            )
         case .runsLoaded(let reads):
             var loaded: [WorkoutDocument] = []
             var unreadable: [DocumentID] = []
@@ -180,7 +183,8 @@ package struct PhoneNode: Sendable {
                 case .success(let run):
                     loaded.append(run)
                 case .failure(let failure):
-                    out.log(.warning, "documents", "could not load a run", [("run", "\(id)"), ("reason", "\(failure)")])
+                    out.log(
+                        .warning, "documents", "could not load a run", [("run", "\(id)"), ("reason", "\(failure)")])
                     unreadable.append(id)
                 }
             }
@@ -295,7 +299,8 @@ package struct PhoneNode: Sendable {
             out.log(.notice, "link", "watch state changed", [("state", state.description)])
         case .contextAcknowledged(let generation):
             translate(engine.handle(.contextAcknowledged(generation: generation, now: now)), now: now, into: &out)
-        case .contextReceived, .messageCompleted, .transferFinished, .complicationFinished, .transferFailed, .launchReceived,
+        case .contextReceived, .messageCompleted, .transferFinished, .complicationFinished, .transferFailed,
+            .launchReceived,
             .peerAppStateChanged:
             break
         }
@@ -320,11 +325,14 @@ package struct PhoneNode: Sendable {
             out.node(.link(.answerMessage(id: id, wantsReply ? .reply(reply) : .handled)))
         case .success(.requestSync):
             translate(engine.handle(.requestSyncReceived(now: now)), now: now, into: &out)
-            out.node(.link(.answerMessage(id: id, wantsReply ? .reply(Array("{\"outcome\":\"pushed\"}".utf8)) : .handled)))
+            out.node(
+                .link(.answerMessage(id: id, wantsReply ? .reply(Array("{\"outcome\":\"pushed\"}".utf8)) : .handled)))
         case .failure(let error):
             // WatchConnectivity's name for a payload the receiver cannot take.
             out.node(
-                .link(.answerMessage(id: id, .failed(.payloadUnsupportedTypes, reason: "phoned cannot decode it: \(error)"))))
+                .link(
+                    .answerMessage(
+                        id: id, .failed(.payloadUnsupportedTypes, reason: "phoned cannot decode it: \(error)"))))
         }
     }
 
@@ -334,7 +342,8 @@ package struct PhoneNode: Sendable {
     ) -> Result<WatchToPhoneMessage, DocumentError> {
         Result { () throws(DocumentError) in try DocumentCoder.decode(WatchToPhoneMessage.self, from: payload) }
             .mapError { error in
-                out.log(.warning, "ingest", "refused a watch update", [("via", channel), ("reason", error.description)])
+                out.log(
+                    .warning, "ingest", "refused a watch update", [("via", channel), ("reason", error.description)])
                 return error
             }
     }

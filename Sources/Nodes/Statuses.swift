@@ -103,7 +103,10 @@ package struct PhoneStatus: Codable, Sendable {
             "context generation sent \(contextGenerationSent), acknowledged \(contextGenerationAcknowledged); \(push)",
             "documents: \(splits) splits, \(activeRuns) active, \(recentRuns) recent, \(runsInHistory) runs in history, \(tombstones) tombstones",
             "locks: workout \(editingWorkoutID ?? "-"), split \(editingSplitID ?? "-")",
-            "ingest: " + (ingest.isEmpty ? "none" : ingest.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")),
+            "ingest: "
+                + (ingest.isEmpty
+                    ? "none"
+                    : ingest.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")),
             "launches: \(launchesSent) sent, \(launchesDropped) dropped; outbox \(outboxDepth)",
         ]
         lines.append("skipped files: \(skippedFiles.count)")
@@ -215,7 +218,8 @@ package struct WatchStatus: Codable, Sendable {
             "outbox: \(outboxDepth) transfers",
             "session: \(session)\(sessionRun.map { " run \($0)" } ?? "")\(sessionOutcome.map { " (\($0))" } ?? "")",
             "watch: \(paired ? "paired" : "NOT PAIRED"), app \(appInstalled ? "installed" : "NOT INSTALLED"), complication \(complicationEnabled ? "enabled" : "disabled")\(hasContentPending ? "; content pending" : "")",
-            "complication: " + (complication.map { "\($0.debugDescription) (sent \(complicationSentAt ?? "?"))" } ?? "none"),
+            "complication: "
+                + (complication.map { "\($0.debugDescription) (sent \(complicationSentAt ?? "?"))" } ?? "none"),
         ].joined(separator: "\n")
     }
 }

@@ -73,14 +73,18 @@ extension WatchNode {
                 json: AdminOutcome.json(splits))
         case .show(let id):
             if let split = engine.cache.splits[id] {
-                return .output(text: String(decoding: DocumentCoder.encodeForDisk(split), as: UTF8.self), json: AdminOutcome.json(split))
+                return .output(
+                    text: String(decoding: DocumentCoder.encodeForDisk(split), as: UTF8.self),
+                    json: AdminOutcome.json(split))
             }
             guard let run = engine.cache.workouts[id] else { return .refused("no split or run \(id) on this watch") }
-            return .output(text: String(decoding: DocumentCoder.encodeForDisk(run), as: UTF8.self), json: AdminOutcome.json(run))
+            return .output(
+                text: String(decoding: DocumentCoder.encodeForDisk(run), as: UTF8.self), json: AdminOutcome.json(run))
         case .settings:
             let settings = engine.cache.settings
             return .output(
-                text: "rest \(settings.restSeconds) s, countdown \(settings.doneCountdownSeconds) s, unit \(settings.weightUnit.rawValue)",
+                text:
+                    "rest \(settings.restSeconds) s, countdown \(settings.doneCountdownSeconds) s, unit \(settings.weightUnit.rawValue)",
                 json: AdminOutcome.json(settings))
         case .set(.complete(let runID, let exercise, let set, let reps, let weight)):
             let run = try cachedRun(runID)
@@ -96,7 +100,8 @@ extension WatchNode {
             return edit(.undoSet(logID: run.logs[logIndex].id, setIndex: setIndex), run: run.id, now: now, into: &out)
         case .set(.skip(let runID, let exercise)):
             let run = try cachedRun(runID)
-            return edit(.skipLog(logID: run.logs[try run.logIndex(exercise: exercise)].id), run: run.id, now: now, into: &out)
+            return edit(
+                .skipLog(logID: run.logs[try run.logIndex(exercise: exercise)].id), run: run.id, now: now, into: &out)
         case .set(.reopen(let runID, let exercise)):
             let run = try cachedRun(runID)
             return edit(
@@ -134,7 +139,9 @@ extension WatchNode {
             return .refused("\(command) is answered by the shell")
         case .sync:
             guard facts.link.reachable else { return .refused("notReachable: the phone is not reachable") }
-            out.node(.link(.sendMessage(WatchToPhoneMessage.requestSync.encoded(), wantsReply: true, run: nil, .requestSync)))
+            out.node(
+                .link(.sendMessage(WatchToPhoneMessage.requestSync.encoded(), wantsReply: true, run: nil, .requestSync))
+            )
             return .output(text: "requested", json: AdminOutcome.json(AdminReply.Requested()))
         case .metrics:
             return status(facts).metrics(facts, roundTrip: roundTrip)
@@ -196,7 +203,9 @@ extension WatchNode {
 
     /// Feeds an edit to the engine; a refusal (unknown run, editing on phone, model refusal) leaves the
     /// cache unchanged and becomes exit code 1.
-    private mutating func edit(_ edit: WatchEdit, run: DocumentID, now: Timestamp, into out: inout Output) -> AdminOutcome {
+    private mutating func edit(_ edit: WatchEdit, run: DocumentID, now: Timestamp, into out: inout Output)
+        -> AdminOutcome
+    {
         let refusal = translate(
             engine.handle(.editRequested(edit, runID: run, now: editClock(now))), now: now, into: &out)
         if let refusal { return .refused(refusal.description) }
@@ -236,7 +245,8 @@ extension WatchNode {
             session: session, sessionRun: sessionRun, sessionOutcome: sessionOutcome,
             appliedContexts: appliedContexts, skippedContexts: skippedContexts,
             lastSkippedContext: engine.lastSkipped?.description, launchesReceived: launchesReceived,
-            skippedCacheFiles: skippedCacheFiles, liveFramesSent: live.framesSent, liveFramesReceived: live.framesReceived,
+            skippedCacheFiles: skippedCacheFiles, liveFramesSent: live.framesSent,
+            liveFramesReceived: live.framesReceived,
             watchState: link.watchState, hasContentPending: link.hasContentPending, complication: complication,
             complicationsReceived: complicationsReceived, heartbeatRoundTrip: link.heartbeatRoundTripP99Milliseconds)
     }

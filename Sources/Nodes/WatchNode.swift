@@ -183,7 +183,9 @@ package struct WatchNode: Sendable {
                 out.node(.link(.answerMessage(id: id, .handled)))
             } else {
                 out.node(
-                    .link(.answerMessage(id: id, .failed(.deliveryFailed, reason: "watchd has no handler for this message"))))
+                    .link(
+                        .answerMessage(
+                            id: id, .failed(.deliveryFailed, reason: "watchd has no handler for this message"))))
             }
         case .messageDataReceived(let id, let payload, let wantsReply):
             out.node(dataMessages.received(id: id, payload: payload, wantsReply: wantsReply, now: now))
@@ -203,7 +205,9 @@ package struct WatchNode: Sendable {
                     complication = arrived
                     out.actions.append(.store(.persistComplication(arrived)))
                 }
-                out.log(.info, "complication", "complication received", [("key", "\(key)"), ("sentAt", "\(arrived.sentAt)")])
+                out.log(
+                    .info, "complication", "complication received",
+                    [("key", "\(key)"), ("sentAt", "\(arrived.sentAt)")])
             } else {
                 out.log(.notice, "link", "ignored a transfer from the phone it cannot read", [("key", "\(key)")])
             }
@@ -265,11 +269,15 @@ package struct WatchNode: Sendable {
             case .persistSession(let record):
                 out.actions.append(.store(.persistSession(record)))
                 out.log(.info, "session", "session", [("state", describe(record.state))])
-                out.node(.journal(JournalEntry(.session, run: record.state.runID?.description, detail: describe(record.state))))
+                out.node(
+                    .journal(
+                        JournalEntry(.session, run: record.state.runID?.description, detail: describe(record.state))))
             case .sendMessage(let token, let message):
                 editsSentAt[token.rawValue] = now
                 out.node(
-                    .link(.sendMessage(message.encoded(), wantsReply: true, run: message.runID, .edit(token: token.rawValue))))
+                    .link(
+                        .sendMessage(
+                            message.encoded(), wantsReply: true, run: message.runID, .edit(token: token.rawValue))))
             case .transferUserInfo(let message):
                 out.node(.link(.transferUserInfo(message.encoded(), run: message.runID)))
             case .editRefused(_, let refused):
@@ -304,7 +312,8 @@ package func describe(_ state: SessionState) -> String {
         let outcome: String
         switch session.outcome {
         case .finishedAndSaved(let metrics):
-            outcome = "finishedAndSaved activeSeconds=\(Int(metrics.activeSeconds)) sets=\(metrics.setsCompleted) volume=\(metrics.totalVolume)"
+            outcome =
+                "finishedAndSaved activeSeconds=\(Int(metrics.activeSeconds)) sets=\(metrics.setsCompleted) volume=\(metrics.totalVolume)"
         case .discarded:
             outcome = "discarded"
         case .systemFailure(let reason):

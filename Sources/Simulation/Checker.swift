@@ -59,7 +59,8 @@ struct Checker {
         }
         if let received = watch.disk.receivedContext {
             if let last = appliedGenerations[received.sender], received.generation < last {
-                return "the watch went back from context generation \(last) to \(received.generation) of \(received.sender)"
+                return
+                    "the watch went back from context generation \(last) to \(received.generation) of \(received.sender)"
             }
             appliedGenerations[received.sender] = received.generation
         }
@@ -75,7 +76,9 @@ struct Checker {
             return ["a process is down at quiescence (phone up: \(phone.isUp), watch up: \(watch.isUp))"]
         }
         // Queues drained.
-        if !watch.disk.pending.isEmpty { found.append("the watch's outbox still holds \(watch.disk.pending.count) transfers") }
+        if !watch.disk.pending.isEmpty {
+            found.append("the watch's outbox still holds \(watch.disk.pending.count) transfers")
+        }
         let undelivered = watchNode.engine.cache.undeliveredEdits
         if !undelivered.isEmpty { found.append("the watch has \(undelivered.count) undelivered edits") }
         // A wiped phone that has nothing yet never pushes (a pristine state would wipe the watch):
@@ -90,7 +93,8 @@ struct Checker {
         }
         if watch.disk.receivedContext?.generation != slot.generation {
             found.append(
-                "the watch applied generation \(watch.disk.receivedContext?.generation ?? 0), the phone's slot holds \(slot.generation)")
+                "the watch applied generation \(watch.disk.receivedContext?.generation ?? 0), the phone's slot holds \(slot.generation)"
+            )
         }
         guard let context = try? DocumentCoder.decode(ApplicationContext.self, from: slot.payload) else {
             return found + ["the phone's context slot does not decode"]
@@ -98,14 +102,18 @@ struct Checker {
         let pushed = Dictionary(uniqueKeysWithValues: context.workouts.map { ($0.id, $0) })
         let cached = watchNode.engine.cache.workouts
         for (id, run) in pushed where cached[id] != run {
-            found.append("run \(id): the watch holds \(cached[id].map { "version \($0.version)" } ?? "nothing"), the push version \(run.version)")
+            found.append(
+                "run \(id): the watch holds \(cached[id].map { "version \($0.version)" } ?? "nothing"), the push version \(run.version)"
+            )
         }
         for id in cached.keys where pushed[id] == nil {
             found.append("run \(id) is in the watch's cache but not in the phone's push")
         }
         let current = phoneNode.engine.context(now: phone.wallNow) { phone.store.runs[$0] }
         if Set(current.workouts.map(\.id)) != Set(pushed.keys) {
-            found.append("the phone's last push is stale: it carries \(pushed.count) runs, its state now \(current.workouts.count)")
+            found.append(
+                "the phone's last push is stale: it carries \(pushed.count) runs, its state now \(current.workouts.count)"
+            )
         }
         // No tombstoned run anywhere.
         for run in tombstoned.sorted() {
@@ -114,8 +122,12 @@ struct Checker {
         }
         // Acknowledged edits: the last one of each set wins, where only one side edited it (two
         // sides' concurrent edits resolve by their stamps, which this check does not model).
-        for (key, list) in edits.sorted(by: { "\($0.key.run)\($0.key.log)\($0.key.set)" < "\($1.key.run)\($1.key.log)\($1.key.set)" }) {
-            guard !tombstoned.contains(key.run), Set(list.map(\.side)).count == 1, let last = list.last else { continue }
+        for (key, list) in edits.sorted(by: {
+            "\($0.key.run)\($0.key.log)\($0.key.set)" < "\($1.key.run)\($1.key.log)\($1.key.set)"
+        }) {
+            guard !tombstoned.contains(key.run), Set(list.map(\.side)).count == 1, let last = list.last else {
+                continue
+            }
             guard let run = phone.store.runs[key.run] else {
                 found.append("run \(key.run) with an acknowledged edit is gone from the phone, never tombstoned")
                 continue
@@ -133,12 +145,15 @@ struct Checker {
         // as a cover of the same frame (version, phase, set), unless the other side dismissed it or
         // drives the run itself.
         for (driver, follower, name) in [
-            (phoneNode.live.mirror, watchNode.live.mirror, "phone"), (watchNode.live.mirror, phoneNode.live.mirror, "watch"),
+            (phoneNode.live.mirror, watchNode.live.mirror, "phone"),
+            (watchNode.live.mirror, phoneNode.live.mirror, "watch"),
         ] {
             for (run, flow) in driver.flows.sorted(by: { $0.key < $1.key }) where driver.staging.entries[run] == nil {
                 guard follower.flows[run] == nil, !follower.dismissed.contains(run) else { continue }
                 guard let cover = follower.covers[run] else {
-                    found.append("live: the \(name) drives run \(run) (version \(flow.basis.version)) but the other side shows nothing")
+                    found.append(
+                        "live: the \(name) drives run \(run) (version \(flow.basis.version)) but the other side shows nothing"
+                    )
                     continue
                 }
                 if cover.basis.version != flow.basis.version || cover.basis.phase != flow.basis.phase

@@ -223,7 +223,10 @@ final class SimHost<Node: ShelledNode, Store> {
         case .link(let command):
             perform(command)
         case .log(let line):
-            world.record(side, "log \(line.component) \(line.message) \(line.fields.map { "\($0.key)=\($0.value)" }.joined(separator: " "))")
+            world.record(
+                side,
+                "log \(line.component) \(line.message) \(line.fields.map { "\($0.key)=\($0.value)" }.joined(separator: " "))"
+            )
         case .journal:
             break
         case .reply(let request, let response):
@@ -284,7 +287,10 @@ final class SimHost<Node: ShelledNode, Store> {
         case .cancelTransfer(let sequence, let request):
             let payload = disk.pending.first { $0.sequence == sequence }?.payload
             if let error = link.cancellationError(sequence: sequence) {
-                post(Node.reported(.transferCancelEnded(request, sequence: sequence, .failure(ReadFailure(error.description)), payload: payload)))
+                post(
+                    Node.reported(
+                        .transferCancelEnded(
+                            request, sequence: sequence, .failure(ReadFailure(error.description)), payload: payload)))
                 return
             }
             let wasSent = link.outstandingTransfers.contains { $0.sequence == sequence && $0.everSent }
@@ -307,7 +313,9 @@ final class SimHost<Node: ShelledNode, Store> {
             break
         // The workload sends no complications and no files yet (docs/SIMULATION.md): refused.
         case .transferComplication(_, let asCurrent, let request):
-            post(Node.reported(.complicationQueued(request, asCurrent: asCurrent, .failure(ReadFailure("not simulated")))))
+            post(
+                Node.reported(
+                    .complicationQueued(request, asCurrent: asCurrent, .failure(ReadFailure("not simulated")))))
         case .transferFile(_, _, let request):
             post(Node.reported(.fileQueued(request, .failure(ReadFailure("not simulated")))))
         case .cancelFile(let sequence, let request):

@@ -29,7 +29,9 @@ package struct SimulationOptions: Sendable {
     package var faults = true
     package var keepTrace = false
 
-    package init(activity: Duration = .seconds(20), quiet: Duration = .seconds(20), faults: Bool = true, keepTrace: Bool = false) {
+    package init(
+        activity: Duration = .seconds(20), quiet: Duration = .seconds(20), faults: Bool = true, keepTrace: Bool = false
+    ) {
         self.activity = activity
         self.quiet = quiet
         self.faults = faults
@@ -92,14 +94,19 @@ package final class Simulator {
         }
         watch.performStore = { host, action in Self.performWatch(host, action) }
         watch.read = { host, _ in
-            Reads(outstandingTransfers: host.disk.pending.map {
-                OutstandingTransfer(sequence: $0.sequence, bytes: $0.payload.count, ageSeconds: 0, sent: false)
-            })
+            Reads(
+                outstandingTransfers: host.disk.pending.map {
+                    OutstandingTransfer(sequence: $0.sequence, bytes: $0.payload.count, ageSeconds: 0, sent: false)
+                })
         }
         world.network.phoneListening = { [unowned phone] in phone.isUp }
         // A process that exits (after a failed write) is started again, as systemd would.
-        phone.onExit = { [unowned world] _ in world.schedule(after: world.milliseconds(100...2_000), .step(.restart(.phone))) }
-        watch.onExit = { [unowned world] _ in world.schedule(after: world.milliseconds(100...2_000), .step(.restart(.watch))) }
+        phone.onExit = { [unowned world] _ in
+            world.schedule(after: world.milliseconds(100...2_000), .step(.restart(.phone)))
+        }
+        watch.onExit = { [unowned world] _ in
+            world.schedule(after: world.milliseconds(100...2_000), .step(.restart(.watch)))
+        }
         world.network.lifeOf = { [unowned phone, unowned watch] side in side == .phone ? phone.life : watch.life }
         // Clocks: each process's wall clock is off by up to two hours, either way.
         phone.clockOffset = .seconds(world.pick(-7_200...7_200))
@@ -124,7 +131,9 @@ package final class Simulator {
             quiesced = handle(event)
             if let found = checker.afterStep(phone: phone, watch: watch) { violations.append(found) }
             if let runaway = phone.runaway ?? watch.runaway { violations.append(runaway) }
-            if let failure = phone.keptRunningAfterFailure ?? watch.keptRunningAfterFailure { violations.append(failure) }
+            if let failure = phone.keptRunningAfterFailure ?? watch.keptRunningAfterFailure {
+                violations.append(failure)
+            }
             if let key = phone.appliedTwice {
                 violations.append("transfer \(key) was delivered to the phone again after it acknowledged it")
             }
@@ -251,9 +260,12 @@ package final class Simulator {
                 restoringWorkouts: files.runs.keys.sorted().compactMap { files.runs[$0] },
                 splits: files.splits.keys.sorted().compactMap { files.splits[$0] }),
             session: files.session,
-            queued: watch.disk.pending.compactMap { try? DocumentCoder.decode(WatchToPhoneMessage.self, from: $0.payload) },
+            queued: watch.disk.pending.compactMap {
+                try? DocumentCoder.decode(WatchToPhoneMessage.self, from: $0.payload)
+            },
             clockHighWater: watch.disk.clock, phoneEpochRecord: files.epoch)
-        let node = WatchNode(engine: engine, live: LiveDriver(now: watch.wallNow, persistedVersion: watch.disk.liveVersion))
+        let node = WatchNode(
+            engine: engine, live: LiveDriver(now: watch.wallNow, persistedVersion: watch.disk.liveVersion))
         watch.boot(node, configuration: LinkConfiguration(role: .watch)) { host in
             host.post(.started(lastContext: host.disk.receivedContext?.payload, skippedCacheFiles: []))
         }

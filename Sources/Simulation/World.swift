@@ -62,7 +62,8 @@ final class World {
 
     func record(_ side: Side?, _ line: String) {
         let millis = now.components.attoseconds / 1_000_000_000_000_000
-        let text = "\(now.components.seconds).\(millis < 10 ? "00" : millis < 100 ? "0" : "")\(millis) \(side?.rawValue ?? "world") \(line)"
+        let text =
+            "\(now.components.seconds).\(millis < 10 ? "00" : millis < 100 ? "0" : "")\(millis) \(side?.rawValue ?? "world") \(line)"
         for byte in text.utf8 { traceHash = (traceHash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
         lines?.append(text)
     }

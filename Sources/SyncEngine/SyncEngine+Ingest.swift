@@ -24,8 +24,9 @@ extension SyncEngine {
         if let madeAgainst, madeAgainst != epoch {
             outcome = .vetoedEpoch
             actions.append(
-                .log("ingest \(incoming.id): vetoed, made against phone epoch \(madeAgainst), this phone's is "
-                    + "\(epoch.map(\.description) ?? "(none)"); re-pushing"))
+                .log(
+                    "ingest \(incoming.id): vetoed, made against phone epoch \(madeAgainst), this phone's is "
+                        + "\(epoch.map(\.description) ?? "(none)"); re-pushing"))
             push(now: now, force: true, reason: "epoch veto", into: &actions)
         } else if tombstones[incoming.id] != nil {
             outcome = .vetoedTombstoned

@@ -194,7 +194,8 @@ extension SyncEngine {
         case .pause(let runID):
             try mutate(runID, now: now, into: &actions) { run, stamp throws(MutationError) in try run.pause(at: stamp) }
         case .resume(let runID):
-            try mutate(runID, now: now, into: &actions) { run, stamp throws(MutationError) in try run.resume(at: stamp) }
+            try mutate(runID, now: now, into: &actions) { run, stamp throws(MutationError) in try run.resume(at: stamp)
+            }
         case .endKeepingProgress(let runID):
             try mutate(runID, now: now, into: &actions) { run, stamp throws(MutationError) in
                 try run.endKeepingProgress(at: stamp)

@@ -20,7 +20,8 @@ extension SyncEngine {
             // The first reason names the batch's push; later ones only count.
             batchedPush = (
                 force: force || batchedPush?.force == true, reason: batchedPush?.reason ?? reason,
-                count: (batchedPush?.count ?? 0) + 1)
+                count: (batchedPush?.count ?? 0) + 1
+            )
             return
         }
         guard !isPristine else {

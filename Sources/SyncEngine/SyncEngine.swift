@@ -241,7 +241,9 @@ package struct SyncEngine: Sendable {
                 actions.append(.log("phone epoch \(started) started"))
             }
             actions.append(
-                .log("initial gather finished: \(splits.count) splits, \(index.count) runs, \(tombstones.count) tombstones"))
+                .log(
+                    "initial gather finished: \(splits.count) splits, \(index.count) runs, \(tombstones.count) tombstones"
+                ))
             // Active runs are always in the working set (operations that end them all rely on it);
             // those known only by summary are loaded now, by the push when it goes.
             if !isLinkActivated {
@@ -348,8 +350,8 @@ package struct SyncEngine: Sendable {
             // Our own writes come back through the watcher, possibly late (an older version read after
             // a newer write): a copy not newer than the phone's is an echo, never a rollback.
             #if !SIMULATION_MUTATION_ECHO
-            // (`scripts/simulate --mutations` builds without this guard: the late-echo rollback.)
-            if let known = index.summaries[run.id], run.version <= known.version { return }
+                // (`scripts/simulate --mutations` builds without this guard: the late-echo rollback.)
+                if let known = index.summaries[run.id], run.version <= known.version { return }
             #endif
             clock.observe(run)
             cache(run, now: now)
@@ -379,8 +381,9 @@ package struct SyncEngine: Sendable {
             guard heldRemovals[id] == nil else { return }
             heldRemovals[id] = now.advanced(by: Self.removalGrace)
             actions.append(
-                .log("live file of run \(id) vanished without a stub: dropped in \(Self.removalGrace) "
-                    + "unless a file of it appears"))
+                .log(
+                    "live file of run \(id) vanished without a stub: dropped in \(Self.removalGrace) "
+                        + "unless a file of it appears"))
             // Nothing changed for the watch yet: the run stays in the push until the grace ends.
             return
         case .splitRemoved(let id):

@@ -53,7 +53,7 @@ package struct CommandResult: Sendable, CustomStringConvertible {
         let status: Int32 = try await withCheckedThrowingContinuation { continuation in
             process.terminationHandler = { process in continuation.resume(returning: process.terminationStatus) }
             do {
-                try process.run()
+                try ProcessLaunch.serialized { try process.run() }
             } catch {
                 process.terminationHandler = nil
                 continuation.resume(throwing: error)
@@ -77,5 +77,18 @@ package struct HarnessError: Error, CustomStringConvertible {
 
     package init(_ description: String) {
         self.description = description
+    }
+}
+
+/// Foundation's `Process.run()` on Linux is not safe to call from several threads at once (the
+/// parallel test runner's spawns crashed in its memcpy now and then): every launch of the harness
+/// takes this lock. A launch is quick; the processes still run side by side.
+package enum ProcessLaunch {
+    private static let lock = NSLock()
+
+    package static func serialized<T>(_ launch: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try launch()
     }
 }

@@ -56,7 +56,7 @@ package final class DaemonProcess: Sendable {
             let text = String(decoding: handle.availableData, as: UTF8.self)
             buffer.text.withLock { $0.stderr += text }
         }
-        try process.run()
+        try ProcessLaunch.serialized { try process.run() }
     }
 
     deinit {

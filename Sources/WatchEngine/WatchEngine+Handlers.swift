@@ -54,7 +54,8 @@ extension WatchEngine {
         if let sender, retiredSenders.contains(sender) {
             throw .malformed(
                 type: "ApplicationContext", field: "epoch",
-                reason: "phone \(sender) was replaced by a newer phone; its epoch \(context.epoch.map(\.description) ?? "(none)") "
+                reason:
+                    "phone \(sender) was replaced by a newer phone; its epoch \(context.epoch.map(\.description) ?? "(none)") "
                     + "is older than \(phoneEpoch.map(\.description) ?? "(none)") in this watch's history "
                     + "(a phone state restored from an older backup?)")
         }
@@ -70,8 +71,9 @@ extension WatchEngine {
                         + "the newest this watch has applied (a phone state restored from an older backup?)")
             }
             actions.append(
-                .log("phone epoch \(epoch) replaces \(known) (a reset phone\(newer ? "" : " whose clock is behind")): "
-                    + "\(cache.undeliveredEdits.count) undelivered edits of the old epoch dropped"))
+                .log(
+                    "phone epoch \(epoch) replaces \(known) (a reset phone\(newer ? "" : " whose clock is behind")): "
+                        + "\(cache.undeliveredEdits.count) undelivered edits of the old epoch dropped"))
             cache.dropUndeliveredEdits()
             queuedTransfers = [:]
             replacedSender = true
@@ -84,7 +86,8 @@ extension WatchEngine {
             actions.append(
                 .persistPhoneEpoch(
                     PhoneEpochRecord(
-                        epoch, sender: phoneSender, retiredSenders: retiredSenders.isEmpty ? nil : retiredSenders.sorted())))
+                        epoch, sender: phoneSender,
+                        retiredSenders: retiredSenders.isEmpty ? nil : retiredSenders.sorted())))
         }
         let report = WatchCacheApplier.apply(context, to: &cache)
         lastContext = context

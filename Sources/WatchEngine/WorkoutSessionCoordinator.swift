@@ -69,9 +69,9 @@ package struct WorkoutSessionCoordinator: Equatable, Sendable {
             return start(runID: runID, origin: origin, cache: cache, now: now)
         case .cacheChanged(let cache, let source, let now):
             #if SIMULATION_MUTATION_SESSION
-            // The seeds' own bug, for `scripts/simulate --mutations` only: the session followed the
-            // watch's own edits (the mounted view), not the contexts that end the run elsewhere.
-            guard source == .localEdit else { return [] }
+                // The seeds' own bug, for `scripts/simulate --mutations` only: the session followed the
+                // watch's own edits (the mounted view), not the contexts that end the run elsewhere.
+                guard source == .localEdit else { return [] }
             #endif
             return reconcile(with: cache, source: source, now: now)
         case .endedBySystem(let failure, let now):

@@ -55,7 +55,9 @@ package struct ComplicationBudget: VersionedDocument {
     }
 
     package func validate() throws(DocumentError) {
-        guard used >= 0 else { throw .malformed(type: "ComplicationBudget", field: "used", reason: "\(used) is negative") }
+        guard used >= 0 else {
+            throw .malformed(type: "ComplicationBudget", field: "used", reason: "\(used) is negative")
+        }
     }
 
     /// Transfers left at `now` out of `perDay`; none while the complication is not on the watch face.

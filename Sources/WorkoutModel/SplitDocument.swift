@@ -51,7 +51,8 @@ package struct ExerciseTemplate: Codable, Equatable, Sendable {
             throw .malformed(type: type, field: "\(field).targetReps", reason: "must not be negative")
         }
         guard targetWeight.isFinite, targetWeight >= 0 else {
-            throw .malformed(type: type, field: "\(field).targetWeight", reason: "must be a finite, non-negative number")
+            throw .malformed(
+                type: type, field: "\(field).targetWeight", reason: "must be a finite, non-negative number")
         }
     }
 }

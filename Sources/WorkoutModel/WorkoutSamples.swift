@@ -45,7 +45,8 @@ package struct WorkoutSamplesMetadata: VersionedDocument {
 
     package func validate() throws(DocumentError) {
         guard kind == "workoutSamples" else {
-            throw .malformed(type: "WorkoutSamplesMetadata", field: "kind", reason: "expected workoutSamples, found \(kind)")
+            throw .malformed(
+                type: "WorkoutSamplesMetadata", field: "kind", reason: "expected workoutSamples, found \(kind)")
         }
     }
 }

@@ -78,11 +78,17 @@ enum Baselines {
         address.sin_port = 0
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        try check(withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }, "bind")
+        try check(
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
+            }, "bind")
         try check(Glibc.listen(listener, 1), "listen")
         var bound = sockaddr_in()
         var boundLength = length
-        try check(withUnsafeMutablePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &boundLength) } }, "getsockname")
+        try check(
+            withUnsafeMutablePointer(to: &bound) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &boundLength) }
+            }, "getsockname")
 
         let echo = Thread {
             let connection = accept(listener, nil, nil)
@@ -97,7 +103,10 @@ enum Baselines {
         let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         try check(client, "socket")
         defer { close(client) }
-        try check(withUnsafePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, length) } }, "connect")
+        try check(
+            withUnsafePointer(to: &bound) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, length) }
+            }, "connect")
         setNoDelay(client)
         var message = [UInt8](repeating: 0x42, count: messageBytes)
         var latencies: [Double] = []
@@ -134,7 +143,9 @@ enum Baselines {
     private static func writeFully(_ fd: Int32, _ buffer: [UInt8]) -> Bool {
         var done = 0
         while done < buffer.count {
-            let sent = buffer.withUnsafeBytes { send(fd, $0.baseAddress! + done, buffer.count - done, Int32(MSG_NOSIGNAL)) }
+            let sent = buffer.withUnsafeBytes {
+                send(fd, $0.baseAddress! + done, buffer.count - done, Int32(MSG_NOSIGNAL))
+            }
             if sent <= 0 { return false }
             done += sent
         }

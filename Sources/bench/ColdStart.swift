@@ -9,7 +9,8 @@ extension BenchSuite {
         let root = scratch.appending("history-\(count)/Documents")
         if FileManager.default.fileExists(atPath: "\(root)/Workouts") { return root }
         Progress.say("  generating \(count) runs …")
-        try FileManager.default.createDirectory(atPath: scratch.appending("history-\(count)"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: scratch.appending("history-\(count)"), withIntermediateDirectories: true)
         let seconds = try timed { try History.write(count: count, to: root, now: now) }
         Progress.say("  generated \(count) runs in \(Report.format(seconds)) s")
         return root
@@ -20,7 +21,9 @@ extension BenchSuite {
     func coldStartAndMemory() throws {
         let now = Timestamp(secondsSinceEpoch: Date().timeIntervalSince1970)
         let largest = plan.coldStartSizes.max() ?? 0
-        let quickNote = options.quick && largest < 100_000 ? "quick mode: \(largest) runs, not 100k (run scripts/bench for 100k)" : nil
+        let quickNote =
+            options.quick && largest < 100_000
+            ? "quick mode: \(largest) runs, not 100k (run scripts/bench for 100k)" : nil
         var phonedMemory: (rss: [Double], peak: [Double]) = ([], [])
         if wants(3) {
             let section = "3. cold start and restart (phoned spawn → ready: gather done, first push built)"
@@ -43,7 +46,9 @@ extension BenchSuite {
                     restartPeak.append(starts.restartPeak / 1_048_576)
                     var decoded = 0
                     plain.append(try timed { decoded = try History.readAndDecode(root: documents) })
-                    guard decoded == count else { throw BenchError("read-and-decode found \(decoded) runs, expected \(count)") }
+                    guard decoded == count else {
+                        throw BenchError("read-and-decode found \(decoded) runs, expected \(count)")
+                    }
                 }
                 let label = count >= 1000 ? "\(count / 1000)k" : "\(count)"
                 report.measurement(section, "phoned time to ready, \(label) runs", ready, unit: "s")
@@ -76,7 +81,8 @@ extension BenchSuite {
             let expected = History.pushedRuns(count: largest)
             for repetition in 1...plan.slowRepetitions {
                 Progress.say("  \(label) runs linked to watchd, repetition \(repetition)/\(plan.slowRepetitions)")
-                let pair = try DaemonPair(root: scratch.appending("memory-\(repetition)"), binaries: binaries, documents: documents)
+                let pair = try DaemonPair(
+                    root: scratch.appending("memory-\(repetition)"), binaries: binaries, documents: documents)
                 defer {
                     pair.stop()
                     try? FileManager.default.removeItem(atPath: pair.root)
@@ -101,10 +107,12 @@ extension BenchSuite {
                 note: quickNote)
             report.measurement(section, "phoned peak RSS (VmHWM), \(label) runs", phonedPeak, unit: "MiB")
             if !phonedMemory.rss.isEmpty {
-                report.measurement(section, "phoned RSS right after cold start, \(label) runs", phonedMemory.rss, unit: "MiB")
+                report.measurement(
+                    section, "phoned RSS right after cold start, \(label) runs", phonedMemory.rss, unit: "MiB")
             }
             report.measurement(
-                section, "watchd RSS, full cache (\(expected) runs: \(History.activeRuns) active + 25 recent)", watchRSS,
+                section, "watchd RSS, full cache (\(expected) runs: \(History.activeRuns) active + 25 recent)",
+                watchRSS,
                 unit: "MiB")
             report.measurement(section, "watchd peak RSS (VmHWM), full cache", watchPeak, unit: "MiB")
         }

@@ -19,7 +19,9 @@ struct DaemonFiles {
 enum DaemonConfig {
     static func pairingKey(at path: String) throws {
         let hex = randomBytes(32).map { String(format: "%02x", $0) }.joined()
-        guard FileManager.default.createFile(atPath: path, contents: Data("\(hex)\n".utf8), attributes: [.posixPermissions: 0o600])
+        guard
+            FileManager.default.createFile(
+                atPath: path, contents: Data("\(hex)\n".utf8), attributes: [.posixPermissions: 0o600])
         else { throw BenchError("cannot write \(path)") }
         chmod(path, 0o600)
     }
@@ -120,7 +122,8 @@ final class RunningDaemon: @unchecked Sendable {
     func waitUntilReady(timeout: Double = 600) throws -> Double {
         guard ready.wait(timeout: .now() + timeout) == .success, let at = lock.withLock({ readyAt }) else {
             let log = (try? String(contentsOfFile: files.log, encoding: .utf8)) ?? ""
-            throw BenchError("\(name) did not become ready; stdout: \(lock.withLock { output }); log tail: \(log.suffix(2000))")
+            throw BenchError(
+                "\(name) did not become ready; stdout: \(lock.withLock { output }); log tail: \(log.suffix(2000))")
         }
         return at - spawnedAt
     }
@@ -129,8 +132,12 @@ final class RunningDaemon: @unchecked Sendable {
     func memory() throws -> (rss: Double, peak: Double) {
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
         func field(_ name: String) -> Double {
-            guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return .nan }
-            let kib = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Double($0) }
+            guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else {
+                return .nan
+            }
+            let kib = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap {
+                Double($0)
+            }
             return (kib ?? .nan) * 1024
         }
         return (field("VmRSS"), field("VmHWM"))

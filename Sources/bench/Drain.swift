@@ -35,7 +35,9 @@ extension BenchSuite {
                         ? WatchCommand.set(.complete(run: run, exercise: 1, set: 1, reps: nil, weight: nil))
                         : .set(.undo(run: run, exercise: 1, set: 1)))
             }
-            try Admin.waitFor(pair.watch.admin, "\(transfers) transfers in the outbox") { $0.int("outboxDepth") >= transfers }
+            try Admin.waitFor(pair.watch.admin, "\(transfers) transfers in the outbox") {
+                $0.int("outboxDepth") >= transfers
+            }
         }
         pair.watchd?.stop()
         let snapshot = "\(root)/snapshot"
@@ -59,7 +61,9 @@ extension BenchSuite {
             // watchd re-queues its undelivered run at start (an fdatasync on the outbox thread).
             usleep(300_000)
             let depth = try Admin.status(pair.watch.admin).int("outboxDepth")
-            guard depth >= transfers else { throw BenchError("the restored outbox holds \(depth) transfers, expected \(transfers)") }
+            guard depth >= transfers else {
+                throw BenchError("the restored outbox holds \(depth) transfers, expected \(transfers)")
+            }
             let phoned = try pair.startPhoned()
             let readyAfter = try phoned.waitUntilReady()
             let readyAt = phoned.spawnedAt + readyAfter
@@ -87,9 +91,12 @@ extension BenchSuite {
         }
         let note = options.quick ? "quick mode: \(transfers) transfers, not 10,000 (run scripts/bench for 10,000)" : nil
         report.measurement(
-            section, "queueing \(transfers) watch edits with phoned down (set-up, once)", [Double(transfers) / queueing],
-            unit: "edits/s", note: "each edit: watch cache file atomic replace + durable transferUserInfo, via the admin socket")
-        report.measurement(section, "drain \(transfers) transfers: phoned ready → all applied", seconds, unit: "s", note: note)
+            section, "queueing \(transfers) watch edits with phoned down (set-up, once)",
+            [Double(transfers) / queueing],
+            unit: "edits/s",
+            note: "each edit: watch cache file atomic replace + durable transferUserInfo, via the admin socket")
+        report.measurement(
+            section, "drain \(transfers) transfers: phoned ready → all applied", seconds, unit: "s", note: note)
         report.measurement(section, "drain rate", rates, unit: "transfers/s")
         report.measurement(
             section, "phoned admin status p99 while draining", statusP99, unit: "ms", target: .atMost(20),

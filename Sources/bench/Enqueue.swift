@@ -20,7 +20,8 @@ enum EnqueueBench {
         let endpoint = try LinkEndpoint(
             configuration: LinkConfiguration(role: .phone), state: state, pairingKey: randomBytes(32),
             address: .listen(host: "127.0.0.1", port: 0), loop: loop, seed: 1)
-        let driver = EnqueueDriver(endpoint: endpoint, payload: [UInt8](repeating: 0x55, count: payloadBytes), count: count)
+        let driver = EnqueueDriver(
+            endpoint: endpoint, payload: [UInt8](repeating: 0x55, count: payloadBytes), count: count)
         loop.execute {
             do {
                 try endpoint.start()
@@ -66,7 +67,9 @@ enum EnqueueBench {
     }
 
     /// Rows per second from the SQLite helper (WAL, synchronous=FULL, one insert per transaction).
-    static func sqliteRate(helper: String, directory: String, payloadBytes: Int, count: Int, producers: Int) throws -> Double {
+    static func sqliteRate(helper: String, directory: String, payloadBytes: Int, count: Int, producers: Int) throws
+        -> Double
+    {
         let database = "\(directory)/sqlite-\(UInt32.random(in: 0...UInt32.max)).db"
         defer {
             for suffix in ["", "-wal", "-shm", "-journal"] { unlink(database + suffix) }
@@ -155,7 +158,8 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> String {
     let errors = err.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     guard process.terminationStatus == 0 else {
-        throw BenchError("\(executable) exited \(process.terminationStatus): \(String(decoding: errors, as: UTF8.self))")
+        throw BenchError(
+            "\(executable) exited \(process.terminationStatus): \(String(decoding: errors, as: UTF8.self))")
     }
     return String(decoding: output, as: UTF8.self)
 }

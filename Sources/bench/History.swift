@@ -32,7 +32,8 @@ enum History {
             id: generator.documentID(), name: "Bench day",
             exercises: [
                 ExerciseTemplate(name: "Squat", equipment: "barbell", targetSets: 3, targetReps: 5, targetWeight: 100),
-                ExerciseTemplate(name: "Bench press", equipment: "barbell", targetSets: 3, targetReps: 5, targetWeight: 80),
+                ExerciseTemplate(
+                    name: "Bench press", equipment: "barbell", targetSets: 3, targetReps: 5, targetWeight: 80),
                 ExerciseTemplate(name: "Row", equipment: "dumbbell", targetSets: 3, targetReps: 8, targetWeight: 30),
                 ExerciseTemplate(name: "Plank", equipment: "none", targetSets: 3, targetReps: 1, targetWeight: 0),
             ], updatedAt: now.advanced(by: .seconds(-9 * 365 * 86_400)))
@@ -60,18 +61,22 @@ enum History {
         }
         // Recent runs: completed within the last 24 hours.
         for index in 0..<recent {
-            let start = Timestamp(microsecondsSinceEpoch: now.microsecondsSinceEpoch - 23 * 3_600_000_000 + Int64(index) * 60_000_000)
+            let start = Timestamp(
+                microsecondsSinceEpoch: now.microsecondsSinceEpoch - 23 * 3_600_000_000 + Int64(index) * 60_000_000)
             try body(try completedRun(split: split, id: generator.documentID(), start: start, sets: 12))
         }
         // Active runs: started in the last hour, five sets done.
         for index in 0..<active {
-            let start = Timestamp(microsecondsSinceEpoch: now.microsecondsSinceEpoch - 3_600_000_000 + Int64(index) * 60_000_000)
+            let start = Timestamp(
+                microsecondsSinceEpoch: now.microsecondsSinceEpoch - 3_600_000_000 + Int64(index) * 60_000_000)
             try body(try completedRun(split: split, id: generator.documentID(), start: start, sets: 5))
         }
     }
 
     /// A run of `split` with its first `sets` sets completed 90 s apart (all 12: the run is completed).
-    static func completedRun(split: SplitDocument, id: DocumentID, start: Timestamp, sets: Int) throws -> WorkoutDocument {
+    static func completedRun(split: SplitDocument, id: DocumentID, start: Timestamp, sets: Int) throws
+        -> WorkoutDocument
+    {
         var run = try WorkoutDocument.start(from: split, id: id, at: start)
         var done = 0
         for log in run.logs {
@@ -131,7 +136,9 @@ enum History {
     }
 
     static func entries(_ path: String) throws -> [String] {
-        guard let directory = opendir(path) else { throw BenchError("opendir \(path): \(String(cString: strerror(errno)))") }
+        guard let directory = opendir(path) else {
+            throw BenchError("opendir \(path): \(String(cString: strerror(errno)))")
+        }
         defer { closedir(directory) }
         var names: [String] = []
         while let entry = readdir(directory) {

@@ -51,12 +51,14 @@ final class Report {
 
     func add(_ row: Row) {
         rows.append(row)
-        Progress.say("  \(row.figure): median \(Report.format(row.median)) \(row.unit)"
-            + (row.target.map { " (target \($0.text): \(row.met == true ? "met" : "missed"))" } ?? ""))
+        Progress.say(
+            "  \(row.figure): median \(Report.format(row.median)) \(row.unit)"
+                + (row.target.map { " (target \($0.text): \(row.met == true ? "met" : "missed"))" } ?? ""))
     }
 
     func measurement(
-        _ section: String, _ figure: String, _ samples: [Double], unit: String, target: Target? = nil, note: String? = nil
+        _ section: String, _ figure: String, _ samples: [Double], unit: String, target: Target? = nil,
+        note: String? = nil
     ) {
         add(Row(section: section, figure: figure, samples: samples, unit: unit, target: target, note: note))
     }
@@ -68,7 +70,10 @@ final class Report {
     ) {
         let count = min(numerator.count, denominator.count)
         let values = (0..<count).map { numerator[$0] / denominator[$0] }
-        add(Row(section: section, figure: figure, samples: values, unit: "×", ratio: definition, target: target, note: note))
+        add(
+            Row(
+                section: section, figure: figure, samples: values, unit: "×", ratio: definition, target: target,
+                note: note))
     }
 
     // MARK: Output
@@ -102,7 +107,9 @@ final class Report {
             }.joined(separator: " | ")
         }
         let formatter = ISO8601DateFormatter()
-        print("WatchSync benchmarks — \(mode) mode, \(formatter.string(from: started)), \(Report.format(Date().timeIntervalSince(started))) s")
+        print(
+            "WatchSync benchmarks — \(mode) mode, \(formatter.string(from: started)), \(Report.format(Date().timeIntervalSince(started))) s"
+        )
         for key in environment.keys.sorted() { print("  \(key): \(environment[key]!)") }
         print("")
         print(render(header))
@@ -141,7 +148,8 @@ final class Report {
                 return entry
             },
         ]
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])) ?? Data()
+        let data =
+            (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])) ?? Data()
         FileHandle.standardOutput.write(data)
         FileHandle.standardOutput.write(Data("\n".utf8))
     }

@@ -76,7 +76,9 @@ extension BenchSuite {
             definition: "ours p50 / (2 RTT + 2 AR)", target: .atMost(1.5),
             note: "the path holds 4 atomic replaces (watch cache file, phone document, phone context slot, "
                 + "watch received context) and 1 RTT (message out, context back); see docs/PERFORMANCE.md")
-        report.ratio(section, "round trip p99 / (2 RTT + 2 atomic replaces)", p99, denominators, definition: "ours p99 / (2 RTT + 2 AR)")
+        report.ratio(
+            section, "round trip p99 / (2 RTT + 2 atomic replaces)", p99, denominators,
+            definition: "ours p99 / (2 RTT + 2 AR)")
     }
 
     /// Creates a split and starts a run on the phone; returns the run's ID once the watch has it.

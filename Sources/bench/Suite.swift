@@ -94,14 +94,19 @@ final class BenchSuite {
             for repetition in 1...plan.repetitions {
                 Progress.say("  \(label) repetition \(repetition)/\(plan.repetitions)")
                 raw.append(try Baselines.rawAppendRate(directory: directory, payloadBytes: size, count: single))
-                ours1.append(try EnqueueBench.linkRate(directory: directory, payloadBytes: size, count: single, producers: 1))
-                ours16.append(try EnqueueBench.linkRate(directory: directory, payloadBytes: size, count: multi, producers: 16))
-                log16.append(try EnqueueBench.logRate(directory: directory, payloadBytes: size, count: multi, producers: 16))
+                ours1.append(
+                    try EnqueueBench.linkRate(directory: directory, payloadBytes: size, count: single, producers: 1))
+                ours16.append(
+                    try EnqueueBench.linkRate(directory: directory, payloadBytes: size, count: multi, producers: 16))
+                log16.append(
+                    try EnqueueBench.logRate(directory: directory, payloadBytes: size, count: multi, producers: 16))
                 if let helper {
                     sqlite1.append(
-                        try EnqueueBench.sqliteRate(helper: helper, directory: directory, payloadBytes: size, count: single, producers: 1))
+                        try EnqueueBench.sqliteRate(
+                            helper: helper, directory: directory, payloadBytes: size, count: single, producers: 1))
                     sqlite16.append(
-                        try EnqueueBench.sqliteRate(helper: helper, directory: directory, payloadBytes: size, count: single, producers: 16))
+                        try EnqueueBench.sqliteRate(
+                            helper: helper, directory: directory, payloadBytes: size, count: single, producers: 16))
                 }
             }
             report.measurement(section, "transferUserInfo, 1 producer, \(label)", ours1, unit: "ops/s")
@@ -115,8 +120,10 @@ final class BenchSuite {
             }
             report.measurement(section, "raw append+fdatasync loop, \(label)", raw, unit: "ops/s")
             if helper != nil {
-                report.ratio(section, "ours/SQLite, 1 producer, \(label)", ours1, sqlite1, definition: "ours-1 / SQLite-1")
-                report.ratio(section, "ours/SQLite, 16 producers, \(label)", ours16, sqlite16, definition: "ours-16 / SQLite-16")
+                report.ratio(
+                    section, "ours/SQLite, 1 producer, \(label)", ours1, sqlite1, definition: "ours-1 / SQLite-1")
+                report.ratio(
+                    section, "ours/SQLite, 16 producers, \(label)", ours16, sqlite16, definition: "ours-16 / SQLite-16")
                 report.ratio(
                     section, "ours 16 producers / SQLite single insert, \(label)", ours16, sqlite1,
                     definition: "ours-16 / SQLite-1", target: .atLeast(10))
@@ -133,7 +140,8 @@ final class BenchSuite {
         if let cpu = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
             let model = cpu.split(separator: "\n").first(where: { $0.hasPrefix("model name") })
         {
-            environment["cpu"] = "\(ProcessInfo.processInfo.activeProcessorCount) × "
+            environment["cpu"] =
+                "\(ProcessInfo.processInfo.activeProcessorCount) × "
                 + (model.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "?")
         }
         environment["memory"] = "\(ProcessInfo.processInfo.physicalMemory / 1_048_576) MiB"

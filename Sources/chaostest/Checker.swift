@@ -99,7 +99,8 @@ enum Checker {
             case .discard:
                 if !inputs.stubs.contains(run) {
                     result.lost += 1
-                    result.problem("lost: discard #\(record.number) of run \(run) was acknowledged but has no tombstone")
+                    result.problem(
+                        "lost: discard #\(record.number) of run \(run) was acknowledged but has no tombstone")
                 }
             case .start:
                 if final[run] == nil, !inputs.stubs.contains(run) {
@@ -120,7 +121,9 @@ enum Checker {
                     document.logs[record.log].sets.indices.contains(record.set)
                 else {
                     result.lost += 1
-                    result.problem("lost: \(record.side) edit #\(record.number): run \(run) has no set \(record.log + 1).\(record.set + 1)")
+                    result.problem(
+                        "lost: \(record.side) edit #\(record.number): run \(run) has no set \(record.log + 1).\(record.set + 1)"
+                    )
                     continue
                 }
                 let set = document.logs[record.log].sets[record.set]
@@ -270,8 +273,12 @@ struct Agreement: Sendable {
 /// The final convergence condition: both linked, the watch's outbox empty and no edit undelivered,
 /// the phone's push acknowledged, and the watch's runs equal the phone's active and recent runs.
 func checkAgreement(_ harness: Harness) async -> Agreement {
-    guard let watch = await harness.watchStatus() else { return Agreement(agreed: false, reason: "watchctl status failed") }
-    guard let phone = await harness.phoneStatus() else { return Agreement(agreed: false, reason: "phonectl status failed") }
+    guard let watch = await harness.watchStatus() else {
+        return Agreement(agreed: false, reason: "watchctl status failed")
+    }
+    guard let phone = await harness.phoneStatus() else {
+        return Agreement(agreed: false, reason: "phonectl status failed")
+    }
     guard watch.linked, phone.linked else { return Agreement(agreed: false, reason: "not linked") }
     guard watch.outboxDepth == 0 else {
         return Agreement(agreed: false, reason: "watch outbox holds \(watch.outboxDepth) transfers")
@@ -282,7 +289,9 @@ func checkAgreement(_ harness: Harness) async -> Agreement {
     guard phone.contextGenerationAcknowledged == phone.contextGenerationSent else {
         return Agreement(
             agreed: false,
-            reason: "push generation \(phone.contextGenerationSent) not acknowledged (at \(phone.contextGenerationAcknowledged))")
+            reason:
+                "push generation \(phone.contextGenerationSent) not acknowledged (at \(phone.contextGenerationAcknowledged))"
+        )
     }
     guard let phoneRuns = await harness.phoneWorkouts(), let watchRuns = await harness.watchWorkouts() else {
         return Agreement(agreed: false, reason: "workouts --json failed")
@@ -293,7 +302,9 @@ func checkAgreement(_ harness: Harness) async -> Agreement {
         let differing = Set(phoneByID.keys).union(watchByID.keys).filter { phoneByID[$0] != watchByID[$0] }
         return Agreement(
             agreed: false,
-            reason: "\(differing.count) runs differ (phone \(phoneByID.count), watch \(watchByID.count)), e.g. \(differing.first.map { "\($0)" } ?? "-")")
+            reason:
+                "\(differing.count) runs differ (phone \(phoneByID.count), watch \(watchByID.count)), e.g. \(differing.first.map { "\($0)" } ?? "-")"
+        )
     }
     return Agreement(agreed: true, reason: "")
 }

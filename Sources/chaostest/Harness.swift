@@ -23,7 +23,8 @@ struct Binaries: Sendable {
         let missing = all.filter { access($0, X_OK) != 0 }
         guard missing.isEmpty else {
             throw DaemonError(
-                description: "not built: \(missing.joined(separator: ", ")) (run `swift build -c release` or pass --build-dir)")
+                description:
+                    "not built: \(missing.joined(separator: ", ")) (run `swift build -c release` or pass --build-dir)")
         }
     }
 }

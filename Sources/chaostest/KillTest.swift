@@ -9,12 +9,14 @@ enum KillTest {
     static func run(_ options: Options, work: String, binaries: Binaries, progress: Progress) async throws -> Report {
         let clock = ContinuousClock()
         let began = clock.now
-        var report = Report(test: "kill", mode: options.soak ? "soak" : "quick", seed: options.seed, workDirectory: work)
+        var report = Report(
+            test: "kill", mode: options.soak ? "soak" : "quick", seed: options.seed, workDirectory: work)
         let minimumKills = options.kills ?? (options.soak ? 1000 : 100)
         let minimumWatchEdits = options.transfers ?? (options.soak ? 10_000 : 0)
 
         let port = try freeLoopbackPort()
-        let harness = try Harness(work: work, binaries: binaries, listen: "127.0.0.1:\(port)", dial: "127.0.0.1:\(port)")
+        let harness = try Harness(
+            work: work, binaries: binaries, listen: "127.0.0.1:\(port)", dial: "127.0.0.1:\(port)")
         progress.say("starting phoned (127.0.0.1:\(port)) and watchd in \(work)")
         try await harness.startBoth()
         let ledger = Ledger()
@@ -63,7 +65,8 @@ enum KillTest {
             try await daemon.start()  // no-op when running
         }
         progress.say("streams stopped after \(report.kills) kills; waiting for convergence")
-        await Finale.finish(harness: harness, ledger: ledger, report: &report, deadline: options.soak ? .seconds(120) : .seconds(60))
+        await Finale.finish(
+            harness: harness, ledger: ledger, report: &report, deadline: options.soak ? .seconds(120) : .seconds(60))
         await harness.stopBoth()
         report.durationSeconds = (clock.now - began).seconds
         return report
@@ -104,7 +107,8 @@ func saveLedger(_ records: [EditRecord], to path: String) {
     var text = "number\tside\tkind\trun\texercise\tset\treps\tweight\toutcome\tstamp\tdetail\n"
     for r in records {
         let detail = r.detail.replacingOccurrences(of: "\t", with: " ").replacingOccurrences(of: "\n", with: " ")
-        text += "\(r.number)\t\(r.side.rawValue)\t\(r.kind.rawValue)\t\(r.run ?? "-")\t\(r.log + 1)\t\(r.set + 1)\t"
+        text +=
+            "\(r.number)\t\(r.side.rawValue)\t\(r.kind.rawValue)\t\(r.run ?? "-")\t\(r.log + 1)\t\(r.set + 1)\t"
             + "\(r.reps)\t\(r.weight)\t\(r.outcome.rawValue)\t\(r.finishedStamp)\t\(detail)\n"
     }
     try? text.write(toFile: path, atomically: true, encoding: .utf8)

@@ -43,8 +43,11 @@ struct NetworkLab: Sendable {
             CleanupRegistry.shared.register(namespace: namespace)
         }
         let steps: [[String]] = [
-            ["link", "add", phoneDevice, "netns", phoneNamespace, "type", "veth", "peer", "name", watchDevice, "netns",
-                watchNamespace],
+            [
+                "link", "add", phoneDevice, "netns", phoneNamespace, "type", "veth", "peer", "name", watchDevice,
+                "netns",
+                watchNamespace,
+            ],
             ["-n", phoneNamespace, "addr", "add", "\(Self.phoneAddress)/30", "dev", phoneDevice],
             ["-n", watchNamespace, "addr", "add", "\(Self.watchAddress)/30", "dev", watchDevice],
             ["-n", phoneNamespace, "link", "set", "lo", "up"],
@@ -75,7 +78,8 @@ struct NetworkLab: Sendable {
     /// Whether iptables works inside the phone's namespace (for one-way drops).
     func iptablesWorks() async -> Bool {
         guard Subprocess.isAvailable("iptables") else { return false }
-        return await Subprocess.succeeds(exec(in: phoneNamespace) + ["iptables", "-w", "-n", "-L", "INPUT"], scratch: scratch)
+        return await Subprocess.succeeds(
+            exec(in: phoneNamespace) + ["iptables", "-w", "-n", "-L", "INPUT"], scratch: scratch)
     }
 
     /// Cuts the link: `link-down` takes the veth end in `side`'s namespace down (both directions
@@ -165,7 +169,8 @@ enum PartitionTest {
                 progress.say(
                     "cycle \(cycle): \(method) on \(side) for \(format(length.seconds)); detection phone "
                         + "\(format(timing.phoneDetectionSeconds)) watch \(format(timing.watchDetectionSeconds)), "
-                        + "reconnect \(format(timing.reconnectSeconds)), convergence \(format(timing.convergenceSeconds))")
+                        + "reconnect \(format(timing.reconnectSeconds)), convergence \(format(timing.convergenceSeconds))"
+                )
                 for daemon in [harness.phone, harness.watch] {
                     if let status = await daemon.exitedUnexpectedly() {
                         report.crashes.append("\(daemon.name) exited with status \(status) on its own (cycle \(cycle))")
@@ -207,8 +212,12 @@ enum PartitionTest {
             async let watch = harness.watchStatus()
             let (phoneStatus, watchStatus) = await (phone, watch)
             let elapsed = (clock.now - cut).seconds
-            if timing.phoneDetectionSeconds == nil, phoneStatus?.linked == false { timing.phoneDetectionSeconds = elapsed }
-            if timing.watchDetectionSeconds == nil, watchStatus?.linked == false { timing.watchDetectionSeconds = elapsed }
+            if timing.phoneDetectionSeconds == nil, phoneStatus?.linked == false {
+                timing.phoneDetectionSeconds = elapsed
+            }
+            if timing.watchDetectionSeconds == nil, watchStatus?.linked == false {
+                timing.watchDetectionSeconds = elapsed
+            }
             let left = length - (clock.now - cut)
             if left > .zero { try? await Task.sleep(for: min(.milliseconds(100), left)) }
         }
@@ -248,12 +257,15 @@ enum PartitionTest {
                     continue
                 }
                 let result = await harness.phonectl(["show", run, "--json"])
-                if result.status == 1, result.standardOutput.contains("deleted") || result.standardError.contains("deleted") {
+                if result.status == 1,
+                    result.standardOutput.contains("deleted") || result.standardError.contains("deleted")
+                {
                     pending[run] = nil
                     continue
                 }
                 guard result.status == 0,
-                    let document = try? JSONDecoder().decode(WorkoutDocument.self, from: Data(result.standardOutput.utf8)),
+                    let document = try? JSONDecoder().decode(
+                        WorkoutDocument.self, from: Data(result.standardOutput.utf8)),
                     document.logs.indices.contains(record.log),
                     document.logs[record.log].sets.indices.contains(record.set)
                 else { return false }

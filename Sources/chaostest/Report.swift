@@ -65,7 +65,9 @@ struct Report: Codable, Sendable {
         if c.finalStateUnread { parts.append("could not read the phone's final state") }
         if !crashes.isEmpty { parts.append("\(crashes.count) crashes") }
         if test == "partition" {
-            parts.append("detection median \(format(median(cycles.compactMap(\.phoneDetectionSeconds)))) phone / \(format(median(cycles.compactMap(\.watchDetectionSeconds)))) watch")
+            parts.append(
+                "detection median \(format(median(cycles.compactMap(\.phoneDetectionSeconds)))) phone / \(format(median(cycles.compactMap(\.watchDetectionSeconds)))) watch"
+            )
             parts.append("reconnect median \(format(median(cycles.compactMap(\.reconnectSeconds))))")
             parts.append("convergence median \(format(median(cycles.compactMap(\.convergenceSeconds))))")
             if cyclesNotConverged > 0 { parts.append("\(cyclesNotConverged) cycles not converged") }
@@ -97,7 +99,8 @@ struct Report: Codable, Sendable {
             let detected = cycles.filter { $0.phoneDetectionSeconds != nil || $0.watchDetectionSeconds != nil }.count
             lines.append(
                 "cycles: \(cycles.count) (\(cycles.filter { $0.method == "link-down" }.count) link down, "
-                    + "\(cycles.filter { $0.method == "drop-inbound" }.count) one-way drop); the link drop was seen in \(detected)")
+                    + "\(cycles.filter { $0.method == "drop-inbound" }.count) one-way drop); the link drop was seen in \(detected)"
+            )
             if let dropCyclesNote { lines.append("  \(dropCyclesNote)") }
             lines.append("  detection (phone): " + stats(cycles.compactMap(\.phoneDetectionSeconds)))
             lines.append("  detection (watch): " + stats(cycles.compactMap(\.watchDetectionSeconds)))
@@ -131,7 +134,8 @@ struct Report: Codable, Sendable {
     }
 
     private func describe(_ counts: [String: Int]) -> String {
-        counts.isEmpty ? "none" : counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+        counts.isEmpty
+            ? "none" : counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
     }
 }
 

@@ -222,7 +222,8 @@ struct Workload: Sendable {
             await ledger.record(
                 EditRecord(
                     number: number, side: .watch, kind: .complete, run: run, log: log, set: set, reps: reps,
-                    weight: Double(number), outcome: outcome, detail: outcome == .acknowledged ? "" : result.transcript))
+                    weight: Double(number), outcome: outcome, detail: outcome == .acknowledged ? "" : result.transcript)
+            )
             switch outcome {
             case .acknowledged, .indeterminate:
                 next[run] = flow + 1  // never write a set twice: a redo would overwrite it

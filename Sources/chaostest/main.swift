@@ -69,7 +69,8 @@ enum Runner {
         let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template = Array("\(base)/chaostest-\(options.kind.rawValue)-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else {
-            throw DaemonError(description: "cannot create a work directory under \(base): \(String(cString: strerror(errno)))")
+            throw DaemonError(
+                description: "cannot create a work directory under \(base): \(String(cString: strerror(errno)))")
         }
         return String(cString: made)
     }

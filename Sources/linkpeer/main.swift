@@ -164,7 +164,8 @@ final class LinkPeer: @unchecked Sendable {
         case .linkLost(let reason):
             output("unlinked reason=\(reason)")
         case .contextReceived(let context):
-            output("context generation=\(context.generation) payload=\(String(decoding: context.payload, as: UTF8.self))")
+            output(
+                "context generation=\(context.generation) payload=\(String(decoding: context.payload, as: UTF8.self))")
         case .userInfoReceived(let key, let payload):
             do {
                 let fresh = try appliedLog?.apply(key, payload: payload) ?? true

@@ -50,7 +50,8 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         var clockFile = ClockFile(stateDirectory: state)
         engine.clock = HybridLogicalClock(origin: .phone, highWater: try clockFile.read())
         let node = PhoneNode(
-            engine: engine, live: LiveDriver(now: .current, persistedVersion: try StateFiles.liveVersion(stateDirectory: state)),
+            engine: engine,
+            live: LiveDriver(now: .current, persistedVersion: try StateFiles.liveVersion(stateDirectory: state)),
             complicationsPerDay: configuration.complicationTransfersPerDay,
             complicationBudget: try StateFiles.readState(ComplicationBudget.self, "\(state)/complication-budget.json")
                 ?? ComplicationBudget())
@@ -84,7 +85,9 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         // queue on this loop and are handled after the gather (a document seen twice is equal by
         // value and ignored).
         let loop = self.loop
-        let post: @Sendable (PhoneNode.Event) -> Void = { [unowned self] event in loop.execute { self.shell.post(event) } }
+        let post: @Sendable (PhoneNode.Event) -> Void = { [unowned self] event in
+            loop.execute { self.shell.post(event) }
+        }
         watcher = try DirectoryWatcher(
             directory: documents, onChange: { post(.externalChange($0)) },
             onSkipped: { post(.fileSkipped(PhoneNode.SkippedFile($0))) },
@@ -128,7 +131,8 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         }
         let engine = shell.node.engine
         shell.notifyReady("linked: no; documents: \(engine.splits.count) splits, \(engine.index.count) runs")
-        return "phoned ready port=\(shell.listenPort) admin=\(configuration.adminSocket) instance=\(link.state.instance)"
+        return
+            "phoned ready port=\(shell.listenPort) admin=\(configuration.adminSocket) instance=\(link.state.instance)"
     }
 
     func stop(signal: String) {
@@ -149,7 +153,8 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         case .store(.writeTombstone(let stub)):
             try documents.write(stub)
         case .store(.persistSettings(let settings)):
-            try AtomicFile.write(DocumentCoder.encodeForDisk(settings), to: "\(configuration.stateDirectory)/settings.json")
+            try AtomicFile.write(
+                DocumentCoder.encodeForDisk(settings), to: "\(configuration.stateDirectory)/settings.json")
         case .store(.persistEpoch(let epoch)):
             try AtomicFile.write(
                 DocumentCoder.encodeForDisk(PhoneEpochRecord(epoch)), to: "\(configuration.stateDirectory)/epoch.json")
@@ -158,7 +163,9 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
                 DocumentCoder.encodeForDisk(budget), to: "\(configuration.stateDirectory)/complication-budget.json")
         case .store(.writeSamples(let key, let runID, let startedAt)):
             let inbox = shell.link.inboxPath(for: key)
-            guard let bytes = try AtomicFile.read(inbox) else { throw StateFileError.malformed(file: inbox, reason: "gone") }
+            guard let bytes = try AtomicFile.read(inbox) else {
+                throw StateFileError.malformed(file: inbox, reason: "gone")
+            }
             try documents.writeSamples(bytes, id: runID, startedAt: startedAt)
         case .store(.removeSamples(let id, let startedAt)):
             try documents.removeSamples(id: id, startedAt: startedAt)
@@ -188,8 +195,10 @@ extension DocumentDirectory {
     func read(_ needs: NeedsReads) -> Reads {
         var reads = Reads()
         for (id, startedAt) in needs.documents {
-            reads.documents[id] = Result { () throws(DocumentStoreError) in try loadWorkout(id: id, startedAt: startedAt) }
-                .mapError { ReadFailure($0.description) }
+            reads.documents[id] = Result { () throws(DocumentStoreError) in
+                try loadWorkout(id: id, startedAt: startedAt)
+            }
+            .mapError { ReadFailure($0.description) }
         }
         return reads
     }

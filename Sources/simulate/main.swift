@@ -55,11 +55,13 @@ if let single {
             + "\(result.simulated.components.seconds) s simulated, trace \(String(result.traceHash, radix: 16))")
     for violation in result.violations { print("VIOLATION seed \(single): \(violation)") }
     if shrink, let (shrunk, reproduction) = Simulation.shrink(seed: single, options: options) {
-        let milliseconds = shrunk.activity.components.seconds * 1_000 + shrunk.activity.components.attoseconds / 1_000_000_000_000_000
+        let milliseconds =
+            shrunk.activity.components.seconds * 1_000 + shrunk.activity.components.attoseconds / 1_000_000_000_000_000
         print(
             "shrunk: fails with \(milliseconds) ms of activity (\(reproduction.operations) operations, "
                 + "\(reproduction.faults) faults)\(shrunk.faults ? "" : ", without faults"): "
-                + "scripts/simulate --seed \(single) --activity-ms \(milliseconds)\(shrunk.faults ? "" : " --no-faults") --trace")
+                + "scripts/simulate --seed \(single) --activity-ms \(milliseconds)\(shrunk.faults ? "" : " --no-faults") --trace"
+        )
         for violation in reproduction.violations { print("  \(violation)") }
     }
     exit(result.violations.isEmpty ? 0 : 1)

@@ -1,7 +1,7 @@
+import AdminClient
 // watchctl: the admin CLI of watchd. Parses argv purely (AdminCommands.WatchCommands), sends the
 // command over watchd's admin socket, prints the answer. Exit codes: 0, 64 usage, 69 unreachable, 1 refused.
 import AdminCommands
-import AdminClient
 import DaemonConfiguration
 
 CLIRunner(

@@ -45,12 +45,15 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
             },
             clockHighWater: try clockFile.read(), phoneEpochRecord: contents.phoneEpoch)
         let node = WatchNode(
-            engine: engine, live: LiveDriver(now: .current, persistedVersion: try StateFiles.liveVersion(stateDirectory: state)),
+            engine: engine,
+            live: LiveDriver(now: .current, persistedVersion: try StateFiles.liveVersion(stateDirectory: state)),
             clockOffset: configuration.clockOffset, complication: contents.complication)
         shell = NodeShell(
             node: node, loop: loop, link: endpoint, logger: logger, clockFile: clockFile, stateDirectory: state,
             notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment))
-        shell.read = { [endpoint] needs in Reads(outstandingTransfers: needs.outstandingTransfers ? endpoint.outstandingTransfers() : nil) }
+        shell.read = { [endpoint] needs in
+            Reads(outstandingTransfers: needs.outstandingTransfers ? endpoint.outstandingTransfers() : nil)
+        }
         shell.performStore = { [cache] action in try cache.perform(action) }
         shell.closeServices = { [unowned self] in admin?.close() }
     }
@@ -60,7 +63,8 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
         loop.preconditionInLoop()
         let link = shell.link
         for note in link.state.recoveryNotes { shell.logger.warning(note, component: "link") }
-        shell.post(.started(lastContext: try link.state.readReceivedContext()?.payload, skippedCacheFiles: skippedCacheFiles))
+        shell.post(
+            .started(lastContext: try link.state.readReceivedContext()?.payload, skippedCacheFiles: skippedCacheFiles))
         link.log = { [logger = shell.logger] line in logger.info(line, component: "link") }
         link.onNotification = { [unowned self] in shell.post(.link($0)) }
         try link.start()
@@ -68,7 +72,8 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
             shell.admin(respond: respond) { .admin($0, command, facts: $1) }
         }
         shell.notifyReady("cache: \(shell.node.engine.cache.workouts.count) runs")
-        return "watchd ready phone=\(configuration.phoneAddress) admin=\(configuration.adminSocket) instance=\(link.state.instance)"
+        return
+            "watchd ready phone=\(configuration.phoneAddress) admin=\(configuration.adminSocket) instance=\(link.state.instance)"
     }
 
     func stop(signal: String) {

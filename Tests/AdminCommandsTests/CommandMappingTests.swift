@@ -126,8 +126,9 @@ struct CommandMappingTests {
 
     @Test("trace bounds are typed as ages or UTC times, and the run as a UUID")
     func traceQuery() throws {
-        guard case .command(let parsed) = PhoneCommands.spec.parse(
-            ["trace", "--since", "5m", "--until", "2026-12-01T01:02:03Z", "--run", Self.id, "--json"])
+        guard
+            case .command(let parsed) = PhoneCommands.spec.parse(
+                ["trace", "--since", "5m", "--until", "2026-12-01T01:02:03Z", "--run", Self.id, "--json"])
         else { throw UsageError("no parse") }
         let query = TraceQuery(since: "5m", until: "2026-12-01T01:02:03Z", run: DocumentID(Self.id), json: true)
         #expect(try PhoneCommand(parsed) == .trace(query))
@@ -157,7 +158,9 @@ struct CommandMappingTests {
 
     @Test("the write verbs' --json replies keep their documented shapes")
     func replyShapes() throws {
-        func json(_ value: some Encodable) -> String { String(decoding: DocumentCoder.encodeCompact(value), as: UTF8.self) }
+        func json(_ value: some Encodable) -> String {
+            String(decoding: DocumentCoder.encodeCompact(value), as: UTF8.self)
+        }
         let id = try #require(DocumentID(Self.id))
         #expect(json(AdminReply.Acknowledged()) == #"{"ok":true}"#)
         #expect(json(AdminReply.Created(id: id)) == #"{"id":"\#(Self.id)"}"#)

@@ -1,5 +1,6 @@
 import ArgumentParsing
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("Completion scripts and man page generated from the grammar")
@@ -37,7 +38,7 @@ struct GeneratedFilesTests {
         bash.arguments = ["bash", "--norc", "-c", script]
         let output = Pipe()
         bash.standardOutput = output
-        try bash.run()
+        try ProcessLaunch.serialized { try bash.run() }
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         bash.waitUntilExit()
         #expect(bash.terminationStatus == 0)

@@ -53,7 +53,7 @@ private func systemdAnalyze(_ arguments: [String]) throws -> (status: Int32, out
     let pipe = Pipe()
     process.standardOutput = pipe
     process.standardError = pipe
-    try process.run()
+    try ProcessLaunch.serialized { try process.run() }
     let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     process.waitUntilExit()
     return (process.terminationStatus, output)

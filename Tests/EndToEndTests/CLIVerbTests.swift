@@ -48,9 +48,11 @@ struct CLIVerbTests {
         return words + ["--json"]
     }
 
-    @Test("each verb of phonectl and watchctl is known to its daemon and answers --json; read verbs exit 0", arguments: [
-        Device.phone, .watch,
-    ])
+    @Test(
+        "each verb of phonectl and watchctl is known to its daemon and answers --json; read verbs exit 0",
+        arguments: [
+            Device.phone, .watch,
+        ])
     func everyVerbIsKnown(side: Device) async throws {
         let system = try SyncSystem("verbs")
         let (split, run) = try await system.startBothWithRun()
@@ -59,7 +61,9 @@ struct CLIVerbTests {
         let documented = try String(contentsOfFile: "\(SourceTree.root)/docs/CLI.md", encoding: .utf8)
 
         // Read verbs first, while the run and split exist; then the rest (refusals are fine there).
-        let isRead = { (leaf: (path: [String], spec: CommandSpec)) in Self.readVerbs.contains(leaf.path.joined(separator: " ")) }
+        let isRead = { (leaf: (path: [String], spec: CommandSpec)) in
+            Self.readVerbs.contains(leaf.path.joined(separator: " "))
+        }
         let all = Self.leaves(of: spec).sorted { isRead($0) && !isRead($1) }
         #expect(all.count > 20)
         for leaf in all {
@@ -73,7 +77,8 @@ struct CLIVerbTests {
                 // The raw journal: one JSON object per line, the daemon's start among them.
                 let lines = result.standardOutput.split(separator: "\n")
                 #expect(result.exitCode == 0 && lines.contains { $0.contains("\"event\":\"started\"") }, "\(result)")
-                #expect(lines.allSatisfy { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) != nil }, "\(result)")
+                #expect(
+                    lines.allSatisfy { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) != nil }, "\(result)")
             } else if result.exitCode == 0 {
                 #expect(
                     (try? JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8))) != nil,

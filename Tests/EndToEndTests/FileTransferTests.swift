@@ -23,13 +23,13 @@ struct FileTransferTests {
         try await system.watchctl("file", "list", "--json").decode()
     }
 
-    /// Both daemons, watchd dialling through a proxy that slices what it sends (4 KiB every 10 ms,
-    /// about 400 KB/s) so a transfer can be caught half-way, with seconds to spare on a loaded machine.
+    /// Both daemons, watchd dialling through a proxy that slices what it sends (2 KiB every 10 ms,
+    /// about 200 KB/s) so a transfer can be caught half-way, with seconds to spare on a loaded machine.
     private func throughProxy(_ name: String) async throws -> (SyncSystem, FaultProxy) {
         let system = try SyncSystem(name)
         try await system.startPhoned()
         let proxy = try await FaultProxy(upstreamPort: system.port)
-        try await proxy.setToxics([.slicer(maximumChunkBytes: 4096, delay: .milliseconds(10))], on: [.upstream])
+        try await proxy.setToxics([.slicer(maximumChunkBytes: 2048, delay: .milliseconds(10))], on: [.upstream])
         try system.writeWatchdConfig(["phoneAddress": SyncSystem.json("127.0.0.1:\(proxy.port)")])
         try await system.startWatchd()
         try await system.waitUntilLinked()
@@ -44,7 +44,8 @@ struct FileTransferTests {
             guard let file = try await progress(system).first else {
                 // An empty list while watchd reloads its outbox is not the end: only the phone
                 // holding the file is.
-                let received: [AdminReply.FileReceived] = try await system.phonectl("file", "received", "--json").decode()
+                let received: [AdminReply.FileReceived] = try await system.phonectl("file", "received", "--json")
+                    .decode()
                 outstanding = received.isEmpty
                 return !outstanding
             }
@@ -79,7 +80,9 @@ struct FileTransferTests {
         #expect(!FileManager.default.fileExists(atPath: "\(system.documentsDirectory)/\(samples.path)"))
     }
 
-    @Test("5 MiB from the watch, watchd kill -9'd at 30% and phoned at 70%: arrives once, intact, resumed (< 1.5× on the wire)")
+    @Test(
+        "5 MiB from the watch, watchd kill -9'd at 30% and phoned at 70%: arrives once, intact, resumed (< 1.5× on the wire)"
+    )
     func resumesAcrossKills() async throws {
         let (system, proxy) = try await throughProxy("bigfile")
         let size = 5 << 20
@@ -105,7 +108,8 @@ struct FileTransferTests {
         #expect(received.count == 1 && received.first?.metadata == #"{"name":"big.bin"}"#, "\(received)")
         let kept = try FileManager.default.contentsOfDirectory(atPath: "\(system.phoneStateDirectory)/received-files")
         #expect(kept.count == 1, "arrives once: \(kept)")
-        let arrived = try Data(contentsOf: URL(fileURLWithPath: "\(system.phoneStateDirectory)/received-files/\(kept[0])"))
+        let arrived = try Data(
+            contentsOf: URL(fileURLWithPath: "\(system.phoneStateDirectory)/received-files/\(kept[0])"))
         #expect(Array(arrived) == bytes, "byte-identical")
         #expect(system.phonedLog.components(separatedBy: "file received").count - 1 == 1)
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(system.phoneStateDirectory)/inbox").isEmpty)
@@ -151,7 +155,9 @@ struct FileTransferTests {
         let source = system.directory.appending("cancel.bin")
         try Data(repeating: 7, count: 8 << 20).write(to: URL(fileURLWithPath: source))
         let queued: AdminReply.FileQueued = try await system.watchctl("file", "send", source, "--json").decode()
-        try await system.eventually("some of it acknowledged") { try await progress(system).first.map { $0.progress > 0.05 } ?? false }
+        try await system.eventually("some of it acknowledged") {
+            try await progress(system).first.map { $0.progress > 0.05 } ?? false
+        }
         _ = try await system.watch("file", "cancel", "\(queued.sequence)")
         #expect(try await progress(system).isEmpty)
         try await system.eventually("the phone dropped the partial") {
@@ -184,7 +190,9 @@ struct FileTransferTests {
         }
     }
 
-    @Test("refusals named after WCError: insufficientSpace over the receiver's quota, fileAccessDenied, payloadUnsupportedTypes")
+    @Test(
+        "refusals named after WCError: insufficientSpace over the receiver's quota, fileAccessDenied, payloadUnsupportedTypes"
+    )
     func refusals() async throws {
         let system = try SyncSystem("filerefuse")
         try system.writePhonedConfig(["fileInboxQuotaBytes": "100000"])
@@ -202,7 +210,9 @@ struct FileTransferTests {
         let source = system.directory.appending("small.bin")
         try Data([1, 2, 3]).write(to: URL(fileURLWithPath: source))
         let badMetadata = try await system.watchctl("file", "send", source, "--metadata", #"{"nested":{"a":1}}"#)
-        #expect(badMetadata.exitCode == 1 && badMetadata.standardError.contains("payloadUnsupportedTypes"), "\(badMetadata)")
+        #expect(
+            badMetadata.exitCode == 1 && badMetadata.standardError.contains("payloadUnsupportedTypes"), "\(badMetadata)"
+        )
         let relative = try await system.watchctl("file", "send", "small.bin")
         #expect(relative.exitCode == 1 && relative.standardError.contains("absolute path"), "\(relative)")
     }

@@ -95,8 +95,9 @@ struct HandshakeFloodTests {
         try await system.startWatchd()
         try await system.waitForWatchStatus("linked through the flood") { $0.linked }
         // The figure, for people; the assertion is that it relinked at all while the flood went on.
-        print("watchd relinked \(clock.now - restarted) after its restart; idle connections reopened: "
-            + "\(trickle.reopened + flood.reopened)")
+        print(
+            "watchd relinked \(clock.now - restarted) after its restart; idle connections reopened: "
+                + "\(trickle.reopened + flood.reopened)")
         // The flood goes on, and the link stays up through it.
         let reopened = flood.reopened
         try await system.eventually("the flood goes on") { flood.reopened > reopened + 200 }

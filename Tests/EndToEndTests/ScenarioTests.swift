@@ -18,7 +18,9 @@ struct ScenarioTests {
         return (system, try await system.createSplit("Legs", Self.legs))
     }
 
-    @Test("S1 phone starts a split: the run reaches the watch, the launch starts its session; requestSync refills an empty watch; --end-others ends the others first")
+    @Test(
+        "S1 phone starts a split: the run reaches the watch, the launch starts its session; requestSync refills an empty watch; --end-others ends the others first"
+    )
     func s1PhoneStartsASplit() async throws {
         let (system, split) = try await linkedSystem("s1")
         let first = try await system.startRun(split)
@@ -54,7 +56,9 @@ struct ScenarioTests {
         let run = try await system.startRun(split)
         try await system.waitForWatchRun(run)
         _ = try await system.phone("live", "open", run)
-        try await system.waitForLive(on: .watch, run, "follows the countdown") { $0.role == "following" && $0.phase == "ready" }
+        try await system.waitForLive(on: .watch, run, "follows the countdown") {
+            $0.role == "following" && $0.phase == "ready"
+        }
         _ = try await system.phone("live", "advance", run)  // skip the countdown
         try await system.waitForLive(on: .watch, run, "follows into work") { $0.phase == "work" && $0.set == 1 }
         _ = try await system.phone("live", "advance", run, "--reps", "4")  // complete set 1
@@ -67,14 +71,18 @@ struct ScenarioTests {
         try await system.eventually("the watch drops the cover") { try await system.live(on: .watch, run) == nil }
     }
 
-    @Test("S3 watch drives an exercise: the phone follows and the set lands through the phone (file written, echo returned)")
+    @Test(
+        "S3 watch drives an exercise: the phone follows and the set lands through the phone (file written, echo returned)"
+    )
     func s3WatchDrives() async throws {
         let (system, split) = try await linkedSystem("s3")
         _ = try await system.phone("settings", "set", "--countdown", "30", "--rest", "30")
         let run = try await system.startRun(split)
         try await system.waitForWatchRun(run)
         _ = try await system.watch("live", "open", run)
-        try await system.waitForLive(on: .phone, run, "follows the countdown") { $0.role == "following" && $0.phase == "ready" }
+        try await system.waitForLive(on: .phone, run, "follows the countdown") {
+            $0.role == "following" && $0.phase == "ready"
+        }
         _ = try await system.watch("live", "advance", run)
         _ = try await system.watch("live", "advance", run, "--weight", "105")
         try await system.waitForLive(on: .phone, run, "follows into rest") { $0.phase == "rest" && $0.set == 1 }
@@ -84,7 +92,9 @@ struct ScenarioTests {
         #expect(try await system.watchRun(run) == written)
     }
 
-    @Test("S4 phone completes the last exercise: the run leaves the watch's active list and the session finishes and saves, metrics on the phone")
+    @Test(
+        "S4 phone completes the last exercise: the run leaves the watch's active list and the session finishes and saves, metrics on the phone"
+    )
     func s4PhoneCompletesTheRun() async throws {
         let (system, split) = try await linkedSystem("s4")
         let run = try await system.startRun(split)
@@ -130,7 +140,9 @@ struct ScenarioTests {
         #expect(saved.metrics?.setsCompleted == 1)
     }
 
-    @Test("S7 phone discards: stub written, live file removed, the watch prunes it and discards the session; a stale queued update is vetoed")
+    @Test(
+        "S7 phone discards: stub written, live file removed, the watch prunes it and discards the session; a stale queued update is vetoed"
+    )
     func s7Discard() async throws {
         let (system, split) = try await linkedSystem("s7")
         let run = try await system.startRun(split)
@@ -153,7 +165,9 @@ struct ScenarioTests {
             $0.workouts == 0 && $0.session == "ended" && $0.outboxDepth == 0
         }
         #expect(status.sessionOutcome == "discarded")
-        let phone = try await system.waitForPhoneStatus("the stale update was vetoed") { $0.ingested("vetoedTombstoned") >= 1 }
+        let phone = try await system.waitForPhoneStatus("the stale update was vetoed") {
+            $0.ingested("vetoedTombstoned") >= 1
+        }
         #expect(phone.ingested("merged") == 0)
         #expect(system.filesNamed(run) == ["Stubs/\(run).json"])
         #expect(try system.runOnDisk(onPhone) == nil)
@@ -183,7 +197,9 @@ struct ScenarioTests {
         try await system.waitForPhoneRun(run, "has both sets") { $0.doneSets == 2 }
     }
 
-    @Test("S9 cold launch: watchd restarted with a populated cache re-applies it before the phone answers, then converges")
+    @Test(
+        "S9 cold launch: watchd restarted with a populated cache re-applies it before the phone answers, then converges"
+    )
     func s9ColdLaunch() async throws {
         let (system, split) = try await linkedSystem("s9")
         let run = try await system.startRun(split)
@@ -204,7 +220,9 @@ struct ScenarioTests {
         #expect(try await system.watchRun(run) == (try await system.phoneRun(run)))
     }
 
-    @Test("S10 stale push: a twin copy is unchanged, a concurrent edit of another set is merged, not lost; tombstone vetoed")
+    @Test(
+        "S10 stale push: a twin copy is unchanged, a concurrent edit of another set is merged, not lost; tombstone vetoed"
+    )
     func s10StaleVetoed() async throws {
         let (system, split) = try await linkedSystem("s10")
         let run = try await system.startRun(split)
@@ -221,7 +239,9 @@ struct ScenarioTests {
         var phone = try await system.waitForPhoneStatus("the copy was accepted once and its twin ignored") {
             $0.ingested("merged") == 1 && $0.ingested("unchanged") >= 1
         }
-        try await system.waitForWatchStatus("the watch is confirmed") { $0.undeliveredEdits == 0 && $0.outboxDepth == 0 }
+        try await system.waitForWatchStatus("the watch is confirmed") {
+            $0.undeliveredEdits == 0 && $0.outboxDepth == 0
+        }
 
         // Concurrent: the watch's next edit waits while the phone is away, and the phone edits another
         // set of the same run meanwhile; the watch's copy arrives older, and is merged: both edits land
@@ -246,7 +266,9 @@ struct ScenarioTests {
         #expect(system.filesNamed(run) == ["Stubs/\(run).json"])
     }
 
-    @Test("seed 002: clear history tombstones exactly the completed runs; a watch-finished run arriving after the clear survives")
+    @Test(
+        "seed 002: clear history tombstones exactly the completed runs; a watch-finished run arriving after the clear survives"
+    )
     func clearHistory() async throws {
         let (system, split) = try await linkedSystem("clear")
         let done = try await system.startRun(split)
@@ -265,7 +287,9 @@ struct ScenarioTests {
         #expect(system.filesNamed(done) == ["Stubs/\(done).json"])
 
         _ = try await system.startWatchd()
-        let survivor = try await system.waitForPhoneRun(late, "is completed by the late update") { $0.status == .completed }
+        let survivor = try await system.waitForPhoneRun(late, "is completed by the late update") {
+            $0.status == .completed
+        }
         #expect(try system.runOnDisk(survivor) == survivor)
         #expect(system.filesNamed(late).count == 1)
     }
@@ -309,11 +333,15 @@ struct ScenarioTests {
         let phoned = try system.spawnPhoned()
         var emptied = false
         while !phoned.standardOutput.contains("phoned ready") {
-            if let status = try? await system.watchStatus(), status.workouts == 0 || status.splits == 0 { emptied = true }
+            if let status = try? await system.watchStatus(), status.workouts == 0 || status.splits == 0 {
+                emptied = true
+            }
             guard phoned.isRunning else { throw HarnessError("phoned exited:\n\(system.transcript)") }
         }
         try await system.waitUntilLinked()
-        let status = try await system.waitForWatchStatus("the new phone's full state arrived") { $0.contextSender != nil }
+        let status = try await system.waitForWatchStatus("the new phone's full state arrived") {
+            $0.contextSender != nil
+        }
         #expect(!emptied)
         #expect(status.workouts >= 1 && status.splits == 1)
         let pushes = system.phonedLog.split(separator: "\n").filter { $0.contains("msg=\"push (") }

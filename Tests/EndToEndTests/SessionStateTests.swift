@@ -6,7 +6,9 @@ import Testing
 /// uninstall` and back, seen by phoned, surviving restarts of either side.
 @Suite("Session states: paired and app installed")
 struct SessionStateTests {
-    @Test("unpaired: phoned reports it, its sends fail with deviceNotPaired and its push waits; pairing again delivers it")
+    @Test(
+        "unpaired: phoned reports it, its sends fail with deviceNotPaired and its push waits; pairing again delivers it"
+    )
     func unpaired() async throws {
         let system = try SyncSystem("unpair")
         let (split, _) = try await system.startBothWithRun()

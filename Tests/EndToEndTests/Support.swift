@@ -248,7 +248,8 @@ enum Device {
 extension SyncSystem {
     /// What `live show` on one side shows for `run`, if anything.
     func live(on side: Device, _ run: String) async throws -> LiveScreenView? {
-        let result = side == .phone ? try await phonectl("live", "show", "--json") : try await watchctl("live", "show", "--json")
+        let result =
+            side == .phone ? try await phonectl("live", "show", "--json") : try await watchctl("live", "show", "--json")
         return try result.decode([LiveScreenView].self).first { $0.runID == run }
     }
 
@@ -289,7 +290,8 @@ extension SyncSystem {
             bytes[14] = UInt8(index >> 8 & 0xFF)
             bytes[15] = UInt8(index & 0xFF)
             history.id = DocumentID(bytes: bytes)
-            try Data(DocumentCoder.encodeForDisk(history)).write(to: URL(fileURLWithPath: "/\(folder)/\(history.id).json"))
+            try Data(DocumentCoder.encodeForDisk(history)).write(
+                to: URL(fileURLWithPath: "/\(folder)/\(history.id).json"))
         }
     }
 }

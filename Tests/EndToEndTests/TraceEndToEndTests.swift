@@ -127,7 +127,9 @@ struct MetricsEndToEndTests {
         // Both wrote durably (the phone its documents, the watch its cache and received context).
         #expect(value(phone, "watchsync_fsync_seconds_count") ?? 0 >= 1, "\(phone)")
         #expect(value(watch, "watchsync_fsync_seconds_count") ?? 0 >= 1, "\(watch)")
-        #expect(value(phone, #"watchsync_fsync_seconds_bucket{le="+Inf"}"#) == value(phone, "watchsync_fsync_seconds_count"))
+        #expect(
+            value(phone, #"watchsync_fsync_seconds_bucket{le="+Inf"}"#) == value(phone, "watchsync_fsync_seconds_count")
+        )
     }
 }
 

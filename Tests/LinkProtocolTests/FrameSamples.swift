@@ -45,7 +45,9 @@ enum FrameSamples {
         .appState(.foreground),
         .appState(.background),
         .watchState(.installed),
-        .fileOffer(TransferKey(queue: instance(0x50), sequence: 1), size: 5_242_880, digest: bytes32(0xE1), metadata: "{\"kind\":\"x\"}"),
+        .fileOffer(
+            TransferKey(queue: instance(0x50), sequence: 1), size: 5_242_880, digest: bytes32(0xE1),
+            metadata: "{\"kind\":\"x\"}"),
         .fileOffer(TransferKey(queue: instance(0x50), sequence: .max), size: 0, digest: bytes32(0), metadata: ""),
         .fileResume(TransferKey(queue: instance(0x50), sequence: 1), offset: 65_536),
         .fileChunk(TransferKey(queue: instance(0x50), sequence: 1), offset: 0, data: [0x00, 0xFF, 0x10]),

@@ -20,16 +20,18 @@ struct LinkChannelTests {
         var phone = pair.phone
         let actions = phone.handle(.contextUpdated(payload: [1, 2, 3], now: pair.now))
         let slot = ContextSlot(generation: 1, payload: [1, 2, 3], acknowledgedGeneration: 0)
-        #expect(actions == [
-            .persistContextSlot(slot),
-            .send(connection(pair), .context(generation: 1, sender: LinkPair.phoneInstance, payload: [1, 2, 3])),
-        ])
+        #expect(
+            actions == [
+                .persistContextSlot(slot),
+                .send(connection(pair), .context(generation: 1, sender: LinkPair.phoneInstance, payload: [1, 2, 3])),
+            ])
         pair.handle(.phone, .contextUpdated(payload: [1, 2, 3], now: pair.now))
         let received = ReceivedContext(sender: LinkPair.phoneInstance, generation: 1, payload: [1, 2, 3])
-        #expect(pair.recorded[.watch]! == [
-            .persistReceivedContext(received), .notify(.contextReceived(received)),
-            .send(connection(pair), .contextAck(generation: 1, sender: LinkPair.phoneInstance)),
-        ])
+        #expect(
+            pair.recorded[.watch]! == [
+                .persistReceivedContext(received), .notify(.contextReceived(received)),
+                .send(connection(pair), .contextAck(generation: 1, sender: LinkPair.phoneInstance)),
+            ])
         #expect(pair.phone.currentContextSlot?.acknowledgedGeneration == 1)
     }
 
@@ -44,7 +46,10 @@ struct LinkChannelTests {
         pair.watchCanDial = true
         pair.advance(by: .seconds(2))
         let deliveries = pair.notifications(.watch).filter { if case .contextReceived = $0 { true } else { false } }
-        #expect(deliveries == [.contextReceived(ReceivedContext(sender: LinkPair.phoneInstance, generation: 3, payload: [3]))])
+        #expect(
+            deliveries == [
+                .contextReceived(ReceivedContext(sender: LinkPair.phoneInstance, generation: 3, payload: [3]))
+            ])
     }
 
     @Test("an update equal to the slot is not sent again, and an acknowledged slot is not resent on reconnect")
@@ -73,7 +78,8 @@ struct LinkChannelTests {
         pair.start()
         #expect(pair.watch.lastReceivedContext == old)
         #expect(!pair.notifications(.watch).contains { if case .contextReceived = $0 { true } else { false } })
-        #expect(pair.phone.currentContextSlot?.acknowledgedGeneration == 4, "an ignored generation is still acknowledged")
+        #expect(
+            pair.phone.currentContextSlot?.acknowledgedGeneration == 4, "an ignored generation is still acknowledged")
 
         let resetPhone = InstanceID(bytes: [UInt8](repeating: 0x99, count: 16))!
         var reset = LinkPair(
@@ -99,10 +105,11 @@ struct LinkChannelTests {
         pair.handle(.phone, .messageAnswered(id: 2, .handled))
         pair.handle(.watch, .messageSent(id: 3, payload: [3], wantsReply: false, now: pair.now))
         pair.handle(.phone, .messageAnswered(id: 3, .failed(.deliveryFailed, reason: "no handler for kind x")))
-        #expect(pair.notifications(.watch) == [
-            .messageCompleted(id: 1, .replied([42])), .messageCompleted(id: 2, .delivered),
-            .messageCompleted(id: 3, .failed(.deliveryFailed(reason: "no handler for kind x"))),
-        ])
+        #expect(
+            pair.notifications(.watch) == [
+                .messageCompleted(id: 1, .replied([42])), .messageCompleted(id: 2, .delivered),
+                .messageCompleted(id: 3, .failed(.deliveryFailed(reason: "no handler for kind x"))),
+            ])
     }
 
     @Test("each messageFailed code reaches the sender as the error it names, not all as deliveryFailed")
@@ -115,10 +122,11 @@ struct LinkChannelTests {
         pair.handle(.watch, .messageSent(id: 2, payload: [2], wantsReply: true, now: pair.now))
         pair.handle(.phone, .messageAnswered(id: 2, .reply([UInt8](repeating: 0, count: limit + 1))))
         let tooLong = "the reply of \(limit + 1) bytes exceeds the \(limit)-byte limit"
-        #expect(pair.notifications(.watch) == [
-            .messageCompleted(id: 1, .failed(.payloadUnsupportedTypes(reason: "not JSON"))),
-            .messageCompleted(id: 2, .failed(.messageReplyFailed(reason: tooLong))),
-        ])
+        #expect(
+            pair.notifications(.watch) == [
+                .messageCompleted(id: 1, .failed(.payloadUnsupportedTypes(reason: "not JSON"))),
+                .messageCompleted(id: 2, .failed(.messageReplyFailed(reason: tooLong))),
+            ])
         #expect(
             pair.framesSent[.phone]!.contains {
                 if case .messageFailed(2, .messageReplyFailed, _) = $0 { true } else { false }
@@ -152,22 +160,30 @@ struct LinkChannelTests {
         // The same id space as dictionary messages: one connection keeps their order.
         pair.handle(.phone, .messageDataSent(id: 2, payload: [2], wantsReply: false, now: pair.now))
         pair.handle(.phone, .messageSent(id: 3, payload: [3], wantsReply: false, now: pair.now))
-        #expect(pair.notifications(.watch) == [
-            .messageCompleted(id: 1, .replied([0x00, 0xFF])),
-            .messageDataReceived(id: 2, payload: [2], wantsReply: false),
-            .messageReceived(id: 3, payload: [3], wantsReply: false),
-        ])
+        #expect(
+            pair.notifications(.watch) == [
+                .messageCompleted(id: 1, .replied([0x00, 0xFF])),
+                .messageDataReceived(id: 2, payload: [2], wantsReply: false),
+                .messageReceived(id: 3, payload: [3], wantsReply: false),
+            ])
         pair.forget()
         pair.handle(.watch, .messageAnswered(id: 2, .handled))
         #expect(pair.notifications(.phone) == [.messageCompleted(id: 2, .delivered)])
     }
 
-    @Test("sendMessageData keeps sendMessage's rules: size limit, notReachable, timeout, refusal over the receiver's limit")
+    @Test(
+        "sendMessageData keeps sendMessage's rules: size limit, notReachable, timeout, refusal over the receiver's limit"
+    )
     func dataMessageRules() {
         var pair = linkedPair()
         let limit = pair.phone.configuration.maximumMessageBytes
-        pair.handle(.watch, .messageDataSent(id: 1, payload: [UInt8](repeating: 1, count: limit + 1), wantsReply: true, now: pair.now))
-        #expect(pair.notifications(.watch) == [.messageCompleted(id: 1, .failed(.payloadTooLarge(size: limit + 1, limit: limit)))])
+        pair.handle(
+            .watch,
+            .messageDataSent(id: 1, payload: [UInt8](repeating: 1, count: limit + 1), wantsReply: true, now: pair.now))
+        #expect(
+            pair.notifications(.watch) == [
+                .messageCompleted(id: 1, .failed(.payloadTooLarge(size: limit + 1, limit: limit)))
+            ])
         pair.handle(.watch, .localAppStateChanged(foreground: false))
         pair.forget()
         pair.handle(.phone, .messageDataSent(id: 2, payload: [2], wantsReply: true, now: pair.now))
@@ -177,7 +193,8 @@ struct LinkChannelTests {
         pair.advance(by: .seconds(5) + .milliseconds(20))
         #expect(pair.notifications(.watch).contains(.messageCompleted(id: 3, .failed(.messageReplyTimedOut))))
         pair.forget()
-        let oversized = LinkFrame.messageData(id: 4, wantsReply: false, payload: [UInt8](repeating: 7, count: limit + 1))
+        let oversized = LinkFrame.messageData(
+            id: 4, wantsReply: false, payload: [UInt8](repeating: 7, count: limit + 1))
         pair.handle(.phone, .bytesReceived(connection(pair), oversized.encoded(), now: pair.now))
         #expect(!pair.notifications(.phone).contains { if case .messageDataReceived = $0 { true } else { false } })
         #expect(pair.framesSent[.phone] == [.messageFailed(id: 4, code: .payloadTooLarge, reason: "\(limit)")])
@@ -185,7 +202,8 @@ struct LinkChannelTests {
 
     // MARK: Session states
 
-    @Test("an unpaired watch: the phone learns it, sends fail with deviceNotPaired, launches drop; pairing again resumes")
+    @Test(
+        "an unpaired watch: the phone learns it, sends fail with deviceNotPaired, launches drop; pairing again resumes")
     func unpairedWatch() {
         var pair = linkedPair()
         let unpaired = WatchState(isPaired: false, isWatchAppInstalled: true, isComplicationEnabled: true)
@@ -221,7 +239,8 @@ struct LinkChannelTests {
         pair.advance(by: .seconds(2))
         #expect(!pair.framesSent[.phone]!.contains { if case .context = $0 { true } else { false } })
         pair.handle(.watch, .localWatchStateChanged(.installed))
-        #expect(pair.framesSent[.phone]!.contains(.context(generation: 1, sender: LinkPair.phoneInstance, payload: [9])))
+        #expect(
+            pair.framesSent[.phone]!.contains(.context(generation: 1, sender: LinkPair.phoneInstance, payload: [9])))
         #expect(pair.watch.lastReceivedContext?.payload == [9])
     }
 
@@ -229,7 +248,8 @@ struct LinkChannelTests {
     func watchStateRestored() {
         let uninstalled = WatchState(isPaired: true, isWatchAppInstalled: false, isComplicationEnabled: false)
         var pair = LinkPair(
-            phoneRestored: RestoredLinkState(knownPeer: LinkPair.watchInstance, outboxQueue: LinkPair.phoneQueue, watchState: uninstalled))
+            phoneRestored: RestoredLinkState(
+                knownPeer: LinkPair.watchInstance, outboxQueue: LinkPair.phoneQueue, watchState: uninstalled))
         #expect(pair.phone.admission(of: .context, bytes: 1) == .watchAppNotInstalled)
         pair.start()
         #expect(pair.notifications(.phone).contains(.watchStateChanged(.installed)))
@@ -253,7 +273,8 @@ struct LinkChannelTests {
     func complicationsFirst() {
         var pair = LinkPair(
             phoneRestored: RestoredLinkState(
-                knownPeer: LinkPair.watchInstance, outboxQueue: LinkPair.phoneQueue, complicationQueue: Self.complicationQueue))
+                knownPeer: LinkPair.watchInstance, outboxQueue: LinkPair.phoneQueue,
+                complicationQueue: Self.complicationQueue))
         pair.handle(.phone, .started(now: pair.now))
         // Queued while the watch is away: ordinary 1 and 2 first, then complication 1.
         pair.handle(.phone, .transferPersisted(sequence: 1, payload: [1]))
@@ -262,17 +283,21 @@ struct LinkChannelTests {
         #expect(pair.phone.outstandingComplications.map(\.sequence) == [1])
         pair.handle(.watch, .started(now: pair.now))
         let transfers = pair.framesSent[.phone]!.filter { $0.kind == .userInfo }
-        #expect(transfers == [
-            .userInfo(queue: Self.complicationQueue, sequence: 1, payload: [0xC1]),
-            .userInfo(queue: LinkPair.phoneQueue, sequence: 1, payload: [1]),
-            .userInfo(queue: LinkPair.phoneQueue, sequence: 2, payload: [2]),
-        ])
+        #expect(
+            transfers == [
+                .userInfo(queue: Self.complicationQueue, sequence: 1, payload: [0xC1]),
+                .userInfo(queue: LinkPair.phoneQueue, sequence: 1, payload: [1]),
+                .userInfo(queue: LinkPair.phoneQueue, sequence: 2, payload: [2]),
+            ])
         // The watch keeps a mark per queue: the complication's sequence 1 does not hide the ordinary 1.
         #expect(pair.notifications(.watch).filter { if case .userInfoReceived = $0 { true } else { false } }.count == 3)
         pair.forget()
-        pair.handle(.watch, .transfersProcessed([
-            TransferKey(queue: Self.complicationQueue, sequence: 1), TransferKey(queue: LinkPair.phoneQueue, sequence: 1),
-        ]))
+        pair.handle(
+            .watch,
+            .transfersProcessed([
+                TransferKey(queue: Self.complicationQueue, sequence: 1),
+                TransferKey(queue: LinkPair.phoneQueue, sequence: 1),
+            ]))
         #expect(pair.recorded[.phone]!.contains(.removeComplications(sequences: [1])))
         #expect(pair.recorded[.phone]!.contains(.removeTransfers(sequences: [1], cancelled: false)))
         #expect(pair.notifications(.phone) == [.complicationFinished(sequence: 1), .transferFinished(sequence: 1)])
@@ -283,7 +308,8 @@ struct LinkChannelTests {
     func complicationWhileLinked() {
         var pair = LinkPair(
             phoneRestored: RestoredLinkState(
-                knownPeer: LinkPair.watchInstance, outboxQueue: LinkPair.phoneQueue, complicationQueue: Self.complicationQueue))
+                knownPeer: LinkPair.watchInstance, outboxQueue: LinkPair.phoneQueue,
+                complicationQueue: Self.complicationQueue))
         pair.start()
         pair.dropAllFramesOfKind = .userInfoAck
         pair.handle(.phone, .transferPersisted(sequence: 1, payload: [1]))
@@ -331,9 +357,10 @@ struct LinkChannelTests {
         var pair = linkedPair()
         pair.handle(.watch, .messageSent(id: 9, payload: [], wantsReply: true, now: pair.now))
         pair.cutConnection()
-        #expect(pair.notifications(.watch).contains {
-            if case .messageCompleted(9, .failed(.deliveryFailed)) = $0 { true } else { false }
-        })
+        #expect(
+            pair.notifications(.watch).contains {
+                if case .messageCompleted(9, .failed(.deliveryFailed)) = $0 { true } else { false }
+            })
     }
 
     // MARK: UserInfo
@@ -409,7 +436,8 @@ struct LinkChannelTests {
         pair.dropAllFramesOfKind = .userInfoAck
         pair.handle(.watch, .transferPersisted(sequence: 1, payload: [1]))
         pair.handle(.phone, .transfersProcessed([TransferKey(queue: LinkPair.watchQueue, sequence: 1)]))
-        #expect(pair.recorded[.phone]!.contains(.persistTransferMark(TransferKey(queue: LinkPair.watchQueue, sequence: 1))))
+        #expect(
+            pair.recorded[.phone]!.contains(.persistTransferMark(TransferKey(queue: LinkPair.watchQueue, sequence: 1))))
         pair.dropAllFramesOfKind = nil
         pair.cutConnection()
         pair.forget()
@@ -425,7 +453,9 @@ struct LinkChannelTests {
             watchRestored: RestoredLinkState(knownPeer: LinkPair.phoneInstance, outboxQueue: LinkPair.watchQueue))
         pair.watchCanDial = false
         pair.start()
-        for sequence in UInt64(1)...3 { pair.handle(.watch, .transferPersisted(sequence: sequence, payload: [UInt8(sequence)])) }
+        for sequence in UInt64(1)...3 {
+            pair.handle(.watch, .transferPersisted(sequence: sequence, payload: [UInt8(sequence)]))
+        }
         #expect(pair.watch.cancellationError(sequence: 2) == nil)
         pair.handle(.watch, .transferCancelRequested(sequence: 2))
         #expect(pair.recorded[.watch]!.contains(.removeTransfers(sequences: [2], cancelled: true)))
@@ -476,9 +506,10 @@ struct LinkContextRepushTests {
         pair.handle(.phone, .contextUpdated(payload: [1], now: pair.now))
         pair.forget()
         pair.handle(.phone, .contextUpdated(payload: [1], force: true, now: pair.now))
-        #expect(pair.notifications(.watch) == [
-            .contextReceived(ReceivedContext(sender: LinkPair.phoneInstance, generation: 2, payload: [1]))
-        ])
+        #expect(
+            pair.notifications(.watch) == [
+                .contextReceived(ReceivedContext(sender: LinkPair.phoneInstance, generation: 2, payload: [1]))
+            ])
     }
 
     @Test("a different watch instance gets the context even though the old watch acknowledged it")

@@ -13,10 +13,11 @@ struct LinkEngineConnectionTests {
         #expect(pair.phone.isActivated && pair.watch.isActivated)
         #expect(pair.phone.peerInstance == LinkPair.watchInstance)
         #expect(pair.watch.peerInstance == LinkPair.phoneInstance)
-        #expect(pair.notifications(.watch).prefix(3) == [
-            .activated(peer: LinkPair.phoneInstance), .linkEstablished(peer: LinkPair.phoneInstance),
-            .reachabilityChanged(true),
-        ])
+        #expect(
+            pair.notifications(.watch).prefix(3) == [
+                .activated(peer: LinkPair.phoneInstance), .linkEstablished(peer: LinkPair.phoneInstance),
+                .reachabilityChanged(true),
+            ])
         #expect(pair.notifications(.phone).contains(.peerAppStateChanged(foreground: true)))
         #expect(pair.phone.isReachable)
         #expect(pair.recorded[.phone]!.contains(.persistPeer(LinkPair.watchInstance)))
@@ -153,7 +154,8 @@ struct LinkEngineConnectionTests {
         pair.handle(.watch, .connectionOpened(ConnectionID(99), nonce: [UInt8](repeating: 8, count: 32), now: pair.now))
         #expect(pair.phone.isLinked)
         #expect(!pair.open.contains(first))
-        #expect(pair.framesSent[.phone]!.contains(.error(code: .replaced, reason: "a newer connection replaced this one")))
+        #expect(
+            pair.framesSent[.phone]!.contains(.error(code: .replaced, reason: "a newer connection replaced this one")))
     }
 
     private let nonce = [UInt8](repeating: 1, count: 32)

@@ -31,7 +31,8 @@ struct LinkFileTests {
         pair.framesSent[side]!.filter { $0.kind == .fileChunk }
     }
 
-    @Test("a file goes in chunks, is verified and put in the inbox; processed, the sender finishes it and the mark holds")
+    @Test(
+        "a file goes in chunks, is verified and put in the inbox; processed, the sender finishes it and the mark holds")
     func roundTrip() {
         var pair = Self.pair()
         pair.start()
@@ -39,7 +40,9 @@ struct LinkFileTests {
         pair.queueFile(.watch, sequence: 1, file, metadata: "{\"kind\":\"test\"}")
         #expect(chunks(pair, .watch).count == 5, "64 KiB chunks")
         #expect(pair.inbox[.phone]?[Self.key] == file)
-        #expect(pair.notifications(.phone).contains(.fileReceived(ReceivedFile(key: Self.key, size: 300_000, metadata: "{\"kind\":\"test\"}"))))
+        #expect(
+            pair.notifications(.phone).contains(
+                .fileReceived(ReceivedFile(key: Self.key, size: 300_000, metadata: "{\"kind\":\"test\"}"))))
         #expect(pair.phone.hasContentPending)
         #expect(pair.watch.outstandingFiles.map(\.acknowledged) == [300_000])
         pair.handle(.phone, .fileProcessed(Self.key))
@@ -82,9 +85,10 @@ struct LinkFileTests {
         pair.start()
         pair.queueFile(.watch, sequence: 1, Self.bytes(100_001))
         #expect(chunks(pair, .watch).isEmpty)
-        #expect(pair.notifications(.watch).contains {
-            if case .fileFinished(1, .insufficientSpace) = $0 { true } else { false }
-        })
+        #expect(
+            pair.notifications(.watch).contains {
+                if case .fileFinished(1, .insufficientSpace) = $0 { true } else { false }
+            })
         #expect(pair.partials[.phone]!.isEmpty && pair.inbox[.phone]!.isEmpty)
     }
 
@@ -93,13 +97,21 @@ struct LinkFileTests {
         var pair = Self.pair()
         pair.start()
         pair.filesOut[.watch] = [1: Self.bytes(1000)]
-        pair.handle(.watch, .filePersisted(OutboundFile(sequence: 1, size: 1000, digest: [UInt8](repeating: 0, count: 32), metadata: "{}")))
+        pair.handle(
+            .watch,
+            .filePersisted(
+                OutboundFile(sequence: 1, size: 1000, digest: [UInt8](repeating: 0, count: 32), metadata: "{}")))
         #expect(pair.inbox[.phone]!.isEmpty && pair.partials[.phone]!.isEmpty)
         #expect(!pair.notifications(.phone).contains { if case .fileReceived = $0 { true } else { false } })
-        #expect(pair.notifications(.watch).contains { if case .fileFinished(1, .deliveryFailed) = $0 { true } else { false } })
+        #expect(
+            pair.notifications(.watch).contains {
+                if case .fileFinished(1, .deliveryFailed) = $0 { true } else { false }
+            })
     }
 
-    @Test("cancel mid-transfer: the receiver drops the partial, nothing reaches its inbox, the sender reports transferCancelled")
+    @Test(
+        "cancel mid-transfer: the receiver drops the partial, nothing reaches its inbox, the sender reports transferCancelled"
+    )
     func cancelMidTransfer() {
         var pair = Self.pair()
         pair.start()
@@ -132,7 +144,8 @@ struct LinkFileTests {
         pair.filesOut[.watch] = [1: file]
         pair.start()
         #expect(chunks(pair, .watch).isEmpty)
-        #expect(pair.notifications(.phone).contains(.fileReceived(ReceivedFile(key: Self.key, size: 2000, metadata: "{}"))))
+        #expect(
+            pair.notifications(.phone).contains(.fileReceived(ReceivedFile(key: Self.key, size: 2000, metadata: "{}"))))
         pair.handle(.phone, .fileProcessed(Self.key))
         #expect(pair.notifications(.watch).contains(.fileFinished(sequence: 1, nil)))
     }
@@ -147,7 +160,8 @@ struct LinkFileTests {
         #expect(pair.framesSent[.watch]!.filter { $0.kind == .fileOffer }.count == 1, "the second waits for the first")
         pair.forget()
         pair.handle(.watch, .messageSent(id: 1, payload: [1], wantsReply: false, now: pair.now))
-        #expect(pair.framesSent[.watch] == [.message(id: 1, wantsReply: false, payload: [1])], "no chunk goes before it")
+        #expect(
+            pair.framesSent[.watch] == [.message(id: 1, wantsReply: false, payload: [1])], "no chunk goes before it")
         pair.dropAllFramesOfKind = nil
         // The phone sends the watch a file too: the queues are independent.
         pair.queueFile(.phone, sequence: 1, Self.bytes(70_000))

@@ -43,7 +43,8 @@ struct LinkPair {
         handle(
             side,
             .filePersisted(
-                OutboundFile(sequence: sequence, size: UInt64(bytes.count), digest: Self.digest(bytes), metadata: metadata)))
+                OutboundFile(
+                    sequence: sequence, size: UInt64(bytes.count), digest: Self.digest(bytes), metadata: metadata)))
     }
 
     static let phoneInstance = InstanceID(bytes: [UInt8](repeating: 0x80, count: 16))!

@@ -38,7 +38,9 @@ struct FileTransferStoreTests {
     func unreadable() throws {
         let directory = try TemporaryDirectory("fstore")
         let store = try Self.open(directory)
-        #expect(throws: LinkError.self) { try store.enqueue(.file(path: directory.appending("missing")), metadata: "{}") }
+        #expect(throws: LinkError.self) {
+            try store.enqueue(.file(path: directory.appending("missing")), metadata: "{}")
+        }
         #expect(try store.pending().isEmpty)
     }
 
@@ -53,7 +55,9 @@ struct FileTransferStoreTests {
         #expect(try store.partials() == [key: 4])
         try store.prepare(key, keeping: 3)
         #expect(try Self.open(directory).partials() == [key: 3])
-        #expect(DataCommandHex.hex(try store.digest(key)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(
+            DataCommandHex.hex(try store.digest(key))
+                == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         try store.deliver(key)
         #expect(try store.partials().isEmpty && store.inboxFiles() == [key])
         #expect(FileManager.default.contents(atPath: store.inboxPath(key)) == Data("abc".utf8))

@@ -3,8 +3,8 @@ import Glibc
 import LinkProtocol
 import LinkRuntime
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// A pairing key file (mode 0600) in `directory`, holding `key`.
 func writeKeyFile(in directory: TemporaryDirectory, key: String = "0123456789abcdef0123456789abcdef") throws -> String {

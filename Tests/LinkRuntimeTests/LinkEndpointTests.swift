@@ -1,9 +1,8 @@
 import Foundation
 import LinkProtocol
 import LinkRuntime
-import Testing
 import TestSupport
-
+import Testing
 
 /// A phone listening on a kernel-chosen port and a watch dialling it, both with fresh state.
 private let sharedKey = LinkEndpointTests.key
@@ -33,7 +32,10 @@ struct LinkEndpointTests {
     func links() async throws {
         let directory = try TemporaryDirectory("link")
         let (phone, watch) = try await linkedPair(directory)
-        defer { phone.shutdown(); watch.shutdown() }
+        defer {
+            phone.shutdown()
+            watch.shutdown()
+        }
         let phoneStatus = try await phone.on { $0.status() }
         let watchStatus = try await watch.on { $0.status() }
         #expect(phoneStatus.activated && phoneStatus.reachable)
@@ -49,7 +51,10 @@ struct LinkEndpointTests {
         let watch = try await TestEndpoint(
             role: .watch, state: directory.appending("watch"), key: Array("another key entirely".utf8),
             address: .dial(host: "127.0.0.1", port: phone.port!))
-        defer { phone.shutdown(); watch.shutdown() }
+        defer {
+            phone.shutdown()
+            watch.shutdown()
+        }
         let rawProbe = try RawLinkClient(port: phone.port!)
         rawProbe.send(LinkFrame.ping(token: 1))
         let refused = try rawProbe.readUntilClosed()
@@ -90,20 +95,28 @@ struct LinkEndpointTests {
         let (phone, watch) = try await linkedPair(directory, watchAnswer: .reply([]), phoneAnswer: nil) {
             $0.messageReplyTimeout = .milliseconds(300)
         }
-        defer { phone.shutdown(); watch.shutdown() }
+        defer {
+            phone.shutdown()
+            watch.shutdown()
+        }
         #expect(await phone.send(Array("ping".utf8)) == .replied(Array("ping".utf8)))
         try await watch.on { $0.setAppForeground(false) }
         try await phone.notifications.wait(for: "wrist down") { $0.last == .reachabilityChanged(false) }
         #expect(await phone.send([1]) == .failed(.notReachable))
         #expect(await watch.send([2]) == .failed(.messageReplyTimedOut), "the phone never answers")
-        #expect(await phone.send(Array(repeating: 0, count: 70_000)) == .failed(.payloadTooLarge(size: 70_000, limit: 65_536)))
+        #expect(
+            await phone.send(Array(repeating: 0, count: 70_000))
+                == .failed(.payloadTooLarge(size: 70_000, limit: 65_536)))
     }
 
     @Test("an oversize frame closes that connection with frameTooLarge while the link stays up")
     func oversizeFrame() async throws {
         let directory = try TemporaryDirectory("link")
         let (phone, watch) = try await linkedPair(directory)
-        defer { phone.shutdown(); watch.shutdown() }
+        defer {
+            phone.shutdown()
+            watch.shutdown()
+        }
         let attacker = try RawLinkClient(port: phone.port!)
         attacker.send([0x7F, 0xFF, 0xFF, 0xFF, 0x10])
         let frames = try attacker.readUntilClosed()
@@ -135,7 +148,9 @@ struct LinkEndpointTests {
         let first = try RawLinkClient(port: phone.port!)
         let second = try RawLinkClient(port: phone.port!)
         try await phone.notifications.wait(for: "nothing") { _ in true }
-        while try await phone.on({ $0.status().handshakingConnections }) < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        while try await phone.on({ $0.status().handshakingConnections }) < 2 {
+            try await Task.sleep(for: .milliseconds(5))
+        }
         let third = try RawLinkClient(port: phone.port!)
         let frames = try first.readUntilClosed()
         #expect(frames.contains { if case .error(.tooManyConnections, _) = $0 { true } else { false } })
@@ -162,12 +177,17 @@ struct LinkEndpointTests {
             return
         }
         reflector.send(.proof(phoneProof))
-        #expect(try reflector.readUntilClosed().contains { if case .error(.authenticationFailed, _) = $0 { true } else { false } })
+        #expect(
+            try reflector.readUntilClosed().contains {
+                if case .error(.authenticationFailed, _) = $0 { true } else { false }
+            })
 
         // Replay: a proof that was valid in one session is useless in the next (fresh phone nonce).
         let honest = try RawLinkClient(port: phone.port!)
         honest.send(hello)
-        guard case .challenge(let version, _, let phoneInstance, let phoneNonce, _) = try #require(try honest.readFrame()) else {
+        guard
+            case .challenge(let version, _, let phoneInstance, let phoneNonce, _) = try #require(try honest.readFrame())
+        else {
             Issue.record("expected a challenge")
             return
         }
@@ -182,7 +202,10 @@ struct LinkEndpointTests {
         replayer.send(hello)
         _ = try replayer.readFrame()
         replayer.send(.proof(recordedProof))
-        #expect(try replayer.readUntilClosed().contains { if case .error(.authenticationFailed, _) = $0 { true } else { false } })
+        #expect(
+            try replayer.readUntilClosed().contains {
+                if case .error(.authenticationFailed, _) = $0 { true } else { false }
+            })
     }
 
     @Test("a context update made while a notification is handled counts at once: status names its generation")
@@ -253,7 +276,9 @@ struct LinkEndpointTests {
         #expect(outstanding.map(\.sequence) == [21, 22, 23])
         try await watch.on { try $0.cancelTransfer(sequence: 22) }
         #expect(try await watch.on { $0.outstandingTransfers() }.map(\.sequence) == [21, 23])
-        await #expect(throws: LinkError.unknownTransfer(sequence: 99)) { try await watch.on { try $0.cancelTransfer(sequence: 99) } }
+        await #expect(throws: LinkError.unknownTransfer(sequence: 99)) {
+            try await watch.on { try $0.cancelTransfer(sequence: 99) }
+        }
         watch.shutdown()
         let reopened = try LinkStateDirectory(root: directory.appending("watch")) { [UInt8](repeating: 0, count: 16) }
         #expect(reopened.outbox.pending().map(\.sequence) == [21, 23], "the outbox and the cancel survive a restart")

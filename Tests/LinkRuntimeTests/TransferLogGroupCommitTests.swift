@@ -22,7 +22,8 @@ struct TransferLogGroupCommitTests {
                 defer { finished.leave() }
                 for index in 0..<perThread {
                     do {
-                        let sequence = try log.append([UInt8(thread), UInt8(index % 256)], enqueuedAtMicros: Int64(index))
+                        let sequence = try log.append(
+                            [UInt8(thread), UInt8(index % 256)], enqueuedAtMicros: Int64(index))
                         results.withLock { $0.append((thread, index, sequence)) }
                     } catch {
                         failures.withLock { $0.append("\(error)") }

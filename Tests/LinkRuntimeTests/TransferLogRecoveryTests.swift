@@ -26,7 +26,9 @@ struct TransferLogRecoveryTests {
             for index in 1...count {
                 let body = payload(index, length: index % 7)
                 let sequence = try log.append(body, enqueuedAtMicros: 1_700_000_000_000_000 + Int64(index))
-                records.append(TransferRecord(sequence: sequence, payload: body, enqueuedAtMicros: 1_700_000_000_000_000 + Int64(index)))
+                records.append(
+                    TransferRecord(
+                        sequence: sequence, payload: body, enqueuedAtMicros: 1_700_000_000_000_000 + Int64(index)))
                 ends.append(ends.last! + 24 + body.count)
             }
             queueID = log.queueID
@@ -39,8 +41,9 @@ struct TransferLogRecoveryTests {
         func install(_ segmentBytes: [UInt8], into directory: String) throws {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             #expect(FileManager.default.createFile(atPath: "\(directory)/queue-id", contents: Data(queueID)))
-            #expect(FileManager.default.createFile(
-                atPath: "\(directory)/\(TransferLogRecoveryTests.firstSegment)", contents: Data(segmentBytes)))
+            #expect(
+                FileManager.default.createFile(
+                    atPath: "\(directory)/\(TransferLogRecoveryTests.firstSegment)", contents: Data(segmentBytes)))
         }
     }
 
@@ -63,7 +66,9 @@ struct TransferLogRecoveryTests {
             let reopened = try TransferLog(directory: directory)
             #expect(reopened.queueID == template.queueID)
             #expect(
-                reopened.pending() == expected + [TransferRecord(sequence: next, payload: [0xEE], enqueuedAtMicros: 42)],
+                reopened.pending() == expected + [
+                    TransferRecord(sequence: next, payload: [0xEE], enqueuedAtMicros: 42)
+                ],
                 "cut at \(length)")
             try FileManager.default.removeItem(atPath: directory)
         }
@@ -121,14 +126,18 @@ struct TransferLogRecoveryTests {
     func corruptionInEarlierSegment() throws {
         let dir = try TemporaryDirectory("segments")
         do {
-            let log = try TransferLog(directory: dir.path, configuration: TransferLog.Configuration(segmentRolloverBytes: 200))
+            let log = try TransferLog(
+                directory: dir.path, configuration: TransferLog.Configuration(segmentRolloverBytes: 200))
             for index in 1...10 { _ = try log.append(payload(index, length: 26), enqueuedAtMicros: 0) }
         }
         // The last record of the first segment, as if its tail were torn.
         let path = dir.appending(Self.firstSegment)
         let bytes = try #require(try AtomicFile.read(path))
         try AtomicFile.write(Array(bytes.dropLast()), to: path)
-        #expect(throws: TransferLogError.corruptRecord(file: path, offset: 150, reason: "payload length 26 exceeds the 25 bytes left")) {
+        #expect(
+            throws: TransferLogError.corruptRecord(
+                file: path, offset: 150, reason: "payload length 26 exceeds the 25 bytes left")
+        ) {
             try TransferLog(directory: dir.path)
         }
     }

@@ -56,7 +56,9 @@ struct TransferLogTests {
         }
         let log = try TransferLog(directory: dir.path)
         #expect(log.queueID == queueID)
-        #expect(log.pending() == [3, 5].map { TransferRecord(sequence: $0, payload: payload(Int($0)), enqueuedAtMicros: -Int64($0)) })
+        #expect(
+            log.pending()
+                == [3, 5].map { TransferRecord(sequence: $0, payload: payload(Int($0)), enqueuedAtMicros: -Int64($0)) })
         #expect(try log.append(payload(7), enqueuedAtMicros: 7) == 7)
         try log.acknowledge(sequence: 3)
         try log.acknowledge(sequence: 5)
@@ -90,10 +92,11 @@ struct TransferLogTests {
         do {
             let log = try TransferLog(directory: dir.path, configuration: configuration)
             for index in 1...10 { _ = try log.append(payload(index, length: 26), enqueuedAtMicros: 0) }
-            #expect(try segmentNames(in: dir.path) == [
-                "segment-00000000000000000001.log", "segment-00000000000000000005.log",
-                "segment-00000000000000000009.log",
-            ])
+            #expect(
+                try segmentNames(in: dir.path) == [
+                    "segment-00000000000000000001.log", "segment-00000000000000000005.log",
+                    "segment-00000000000000000009.log",
+                ])
             for sequence in [1, 2, 3] { try log.acknowledge(sequence: UInt64(sequence)) }
             #expect(try segmentNames(in: dir.path).count == 3)
             #expect(try log.cancel(sequence: 4))

@@ -153,7 +153,10 @@ struct LiveMirrorDrivingTests {
         _ = mirror.handle(.reachabilityChanged(false, now: at(6)))
         #expect(
             sent(mirror.handle(.reachabilityChanged(true, now: at(7))))
-                == [.progress(squat(.rest, anchor: at(1), version: 3)), .progress(squat(.rest, anchor: at(2), version: 4, run: 101))])
+                == [
+                    .progress(squat(.rest, anchor: at(1), version: 3)),
+                    .progress(squat(.rest, anchor: at(2), version: 4, run: 101)),
+                ])
     }
 
     @Test("a delivery report clears the staged frame only if it is still the same frame")

@@ -80,7 +80,9 @@ struct LiveMirrorFollowingTests {
         #expect(mirror.screen(for: runID, now: at(22))?.phase == .rest)
     }
 
-    @Test("anti-rollback: a received frame that outranks the staged one drops it; the edge re-sends only the adopted frame")
+    @Test(
+        "anti-rollback: a received frame that outranks the staged one drops it; the edge re-sends only the adopted frame"
+    )
     func receivedOutranksStaged() {
         var mirror = LiveMirror()
         _ = mirror.handle(.flowOpened(run: run, logID: nil, settings: settings, now: t0))

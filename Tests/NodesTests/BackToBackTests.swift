@@ -20,8 +20,10 @@ struct BackToBackTests {
                     .createSplit(
                         name: "Push",
                         exercises: [
-                            ExerciseTemplate(name: "Press", equipment: "barbell", targetSets: 2, targetReps: 5, targetWeight: 40),
-                            ExerciseTemplate(name: "Dips", equipment: "bodyweight", targetSets: 1, targetReps: 8, targetWeight: 0),
+                            ExerciseTemplate(
+                                name: "Press", equipment: "barbell", targetSets: 2, targetReps: 5, targetWeight: 40),
+                            ExerciseTemplate(
+                                name: "Dips", equipment: "bodyweight", targetSets: 1, targetReps: 8, targetWeight: 0),
                         ]))))
         let run = try #require(pair.createdID(pair.phonectl(.start(split: split, endingOthers: endOthers))))
         return (pair, run)
@@ -117,7 +119,9 @@ struct BackToBackTests {
         #expect(refused.status == AdminResponse.Status.refused)
         #expect(refused.message?.contains("being edited on the phone") == true, "\(refused)")
         #expect(pair.phonectl(.unlockWorkout).status == AdminResponse.Status.ok)
-        #expect(pair.watchctl(.set(.complete(run: run, exercise: 1, set: 1, reps: nil, weight: nil))).status == AdminResponse.Status.ok)
+        #expect(
+            pair.watchctl(.set(.complete(run: run, exercise: 1, set: 1, reps: nil, weight: nil))).status
+                == AdminResponse.Status.ok)
         #expect(pair.phoneRuns[run]?.logs[0].sets[0].isDone == true)
     }
 

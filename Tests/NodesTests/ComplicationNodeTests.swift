@@ -12,7 +12,8 @@ struct ComplicationNodeTests {
         try JSONDecoder().decode(AdminReply.ComplicationPushed.self, from: Data((response.json ?? "").utf8))
     }
 
-    @Test("the day's budget goes through the complication queue; past it they go as userInfo; the watch shows the newest")
+    @Test(
+        "the day's budget goes through the complication queue; past it they go as userInfo; the watch shows the newest")
     func budget() throws {
         var pair = NodePair(complicationsPerDay: 2)
         pair.connect()
@@ -37,7 +38,8 @@ struct ComplicationNodeTests {
         }
         #expect(pair.watch.complication == newer)
         #expect(pair.watch.complicationsReceived == 2)
-        #expect(pair.watchActions.filter { if case .store(.persistComplication) = $0 { true } else { false } }.count == 1)
+        #expect(
+            pair.watchActions.filter { if case .store(.persistComplication) = $0 { true } else { false } }.count == 1)
     }
 
     @Test("the budget counts a UTC day: spent today, zero remaining; tomorrow starts afresh; disabled reads 0")

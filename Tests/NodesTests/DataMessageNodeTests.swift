@@ -12,7 +12,10 @@ struct DataMessageNodeTests {
         pair.connect()
         let reply = pair.phonectl(.data(.send(bytes: [0x00, 0xFF, 0x10], wantsReply: true, count: 1)))
         #expect(reply.status == .ok, "\(reply)")
-        #expect(reply.json == AdminOutcome.json(AdminReply.DataSent(outcome: "replied", bytes: 3, reply: "00ff10", roundTripMilliseconds: 0)))
+        #expect(
+            reply.json
+                == AdminOutcome.json(
+                    AdminReply.DataSent(outcome: "replied", bytes: 3, reply: "00ff10", roundTripMilliseconds: 0)))
         #expect(pair.watch.dataMessages.receivedCount == 1)
         let listed = pair.watchctl(.data(.received))
         #expect(listed.json?.contains("\"hex\":\"00ff10\"") == true, "\(listed)")
@@ -25,7 +28,10 @@ struct DataMessageNodeTests {
         var pair = NodePair()
         pair.connect()
         let delivered = pair.watchctl(.data(.send(bytes: Array("hi".utf8), wantsReply: false, count: 1)))
-        #expect(delivered.json == AdminOutcome.json(AdminReply.DataSent(outcome: "delivered", bytes: 2, reply: nil, roundTripMilliseconds: 0)))
+        #expect(
+            delivered.json
+                == AdminOutcome.json(
+                    AdminReply.DataSent(outcome: "delivered", bytes: 2, reply: nil, roundTripMilliseconds: 0)))
         #expect(pair.phone.dataMessages.received.map(\.hex) == ["6869"])
         pair.disconnect()
         let refused = pair.watchctl(.data(.send(bytes: [1], wantsReply: true, count: 1)))

@@ -26,7 +26,8 @@ struct FileNodeTests {
         var (pair, _) = try BackToBackTests.started()
         let unknown = DocumentID(bytes: [UInt8](repeating: 0x42, count: 16))
         #expect(pair.watchctl(.export(run: unknown)).status == .refused)
-        let metadata = String(decoding: DocumentCoder.encodeCompact(WorkoutSamplesMetadata(runID: unknown, samples: 1)), as: UTF8.self)
+        let metadata = String(
+            decoding: DocumentCoder.encodeCompact(WorkoutSamplesMetadata(runID: unknown, samples: 1)), as: UTF8.self)
         let key = TransferKey(queue: NodePair.watchInstance, sequence: 99)
         pair.deliver(.phone(.link(.fileReceived(ReceivedFile(key: key, size: 1, metadata: metadata)))))
         #expect(pair.phoneSamples[unknown] == nil)

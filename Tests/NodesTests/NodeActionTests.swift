@@ -8,7 +8,9 @@ import WorkoutModel
 @Suite("Node actions: durability and shutdown as whole, ordered action lists")
 struct NodeActionTests {
     /// A phone node that has the started run, and a watch update of it waiting as transfer 1.
-    static func transferWaiting() throws -> (phone: PhoneNode, key: TransferKey, payload: [UInt8], run: DocumentID, now: Timestamp) {
+    static func transferWaiting() throws -> (
+        phone: PhoneNode, key: TransferKey, payload: [UInt8], run: DocumentID, now: Timestamp
+    ) {
         var (pair, run) = try BackToBackTests.started()
         pair.disconnect()
         pair.watchctl(.set(.complete(run: run, exercise: 1, set: 1, reps: nil, weight: nil)))
@@ -36,7 +38,9 @@ struct NodeActionTests {
         }
     }
 
-    @Test("a transfer arriving: nothing is acknowledged in its turn; at the turn's end the write, the clock, then the ack")
+    @Test(
+        "a transfer arriving: nothing is acknowledged in its turn; at the turn's end the write, the clock, then the ack"
+    )
     func transferArrives() throws {
         var (phone, key, payload, run, now) = try Self.transferWaiting()
         let arrived = try phone.handle(.link(.userInfoReceived(key, payload: payload)), now: now)
@@ -50,7 +54,8 @@ struct NodeActionTests {
         let ack = try #require(Self.index(ended, Self.isAck(key)), "\(ended)")
         #expect(write < clock && clock < ack)
         // The merged line is logged after the write it reports.
-        let logged = try #require(Self.index(ended) { if case .node(.log(let line)) = $0 { line["outcome"] == "merged" } else { false } })
+        let logged = try #require(
+            Self.index(ended) { if case .node(.log(let line)) = $0 { line["outcome"] == "merged" } else { false } })
         #expect(write < logged)
         // Nothing after the ack but the timer bookkeeping.
         #expect(ended[(ack + 1)...].allSatisfy(Self.isTimerBookkeeping), "\(ended)")

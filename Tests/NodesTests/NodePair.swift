@@ -229,7 +229,8 @@ struct NodePair {
             case .store(.persistWorkout(let run)): watchRuns[run.id] = run
             case .store(.deleteWorkout(let id)): watchRuns[id] = nil
             case .store(.persistSession(let record)): watchSession = record
-            case .store(.persistSplit), .store(.deleteSplit), .store(.persistPhoneEpoch), .store(.persistComplication): break
+            case .store(.persistSplit), .store(.deleteSplit), .store(.persistPhoneEpoch), .store(.persistComplication):
+                break
             case .node(let shared): perform(shared, fromPhone: false)
             }
         }
@@ -316,7 +317,8 @@ struct NodePair {
         case .cancelTransfer(let sequence, let request):
             let payload = outbox.first { $0.sequence == sequence }?.payload
             outbox.removeAll { $0.sequence == sequence }
-            let result: Result<Bool, ReadFailure> = payload == nil ? .failure(ReadFailure("no such transfer")) : .success(false)
+            let result: Result<Bool, ReadFailure> =
+                payload == nil ? .failure(ReadFailure("no such transfer")) : .success(false)
             queue.append(.watch(.reported(.transferCancelEnded(request, sequence: sequence, result, payload: payload))))
         case .launch(let payload):
             if linked {
@@ -355,7 +357,11 @@ struct NodePair {
     }
 
     private mutating func sendContext(_ slot: (generation: UInt64, payload: [UInt8])) {
-        queue.append(.watch(.link(.contextReceived(ReceivedContext(sender: phoneID, generation: slot.generation, payload: slot.payload)))))
+        queue.append(
+            .watch(
+                .link(
+                    .contextReceived(
+                        ReceivedContext(sender: phoneID, generation: slot.generation, payload: slot.payload)))))
         slotAcknowledged = max(slotAcknowledged, slot.generation)
         queue.append(.phone(.link(.contextAcknowledged(generation: slot.generation))))
     }

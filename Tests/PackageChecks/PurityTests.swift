@@ -1,11 +1,18 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Modules that decide and must never do I/O (ARCHITECTURE.md §2, STYLE.md §1).
-let pureModules: Set<String> = ["WorkoutModel", "LinkProtocol", "WatchEngine", "SyncEngine", "ArgumentParsing", "LiveMirror", "AdminCommands", "Trace", "Nodes", "Simulation"]
+let pureModules: Set<String> = [
+    "WorkoutModel", "LinkProtocol", "WatchEngine", "SyncEngine", "ArgumentParsing", "LiveMirror", "AdminCommands",
+    "Trace", "Nodes", "Simulation",
+]
 /// Modules that are the I/O shell around them.
-let shellModules: Set<String> = ["POSIX", "DaemonConfiguration", "AdminClient", "LinkRuntime", "COpenSSL", "TestSupport", "linkpeer", "PhoneStore", "DaemonRuntime", "WatchStore", "phoned", "watchd", "phonectl", "watchctl", "chaostest", "bench", "FuzzTargets", "tracediagram", "simulate"]
+let shellModules: Set<String> = [
+    "POSIX", "DaemonConfiguration", "AdminClient", "LinkRuntime", "COpenSSL", "TestSupport", "linkpeer", "PhoneStore",
+    "DaemonRuntime", "WatchStore", "phoned", "watchd", "phonectl", "watchctl", "chaostest", "bench", "FuzzTargets",
+    "tracediagram", "simulate",
+]
 
 /// What a pure module may not mention: platform I/O modules, the real clock, random sources, sleeps,
 /// files and sockets.
@@ -17,7 +24,8 @@ let forbiddenInPureCode = [
 
 /// The forbidden tokens found in `source`, ignoring `//` comments.
 func purityViolations(in source: String) -> [String] {
-    let code = source.split(separator: "\n", omittingEmptySubsequences: false)
+    let code =
+        source.split(separator: "\n", omittingEmptySubsequences: false)
         .map { line -> String in
             guard let comment = line.range(of: "//") else { return String(line) }
             return String(line[..<comment.lowerBound])
@@ -74,7 +82,9 @@ struct PurityTests {
             while let next = pending.popLast() {
                 for module in try imports(of: next) where closure.insert(module).inserted { pending.append(module) }
             }
-            #expect(closure.isDisjoint(with: ["LinkRuntime", "COpenSSL", "DaemonRuntime"]), "\(cli) reaches \(closure.sorted())")
+            #expect(
+                closure.isDisjoint(with: ["LinkRuntime", "COpenSSL", "DaemonRuntime"]),
+                "\(cli) reaches \(closure.sorted())")
             #expect(closure.contains("AdminClient"))
         }
     }

@@ -95,4 +95,3 @@ struct PlainWriteFailed: Error {
     let path: String
     let errno: Int32
 }
-

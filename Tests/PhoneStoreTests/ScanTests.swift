@@ -171,7 +171,13 @@ struct ScanTests {
         // one per entry.
         var clock = -1.0
         var reports: [(scanned: Int, elapsed: Double)] = []
-        let progress = ScanProgress(every: 3, now: { clock += 1; return clock }) { reports.append(($0, $1)) }
+        let progress = ScanProgress(
+            every: 3,
+            now: {
+                clock += 1
+                return clock
+            },
+            report: { reports.append(($0, $1)) })
         var visited = 0
         let report = try fixture.documents.scan(progress: progress) { _ in visited += 1 }
         #expect(visited == 10 && report.skippedCount == 1)

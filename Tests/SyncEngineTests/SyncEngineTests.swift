@@ -155,7 +155,8 @@ struct IngestTests {
     @Test("an unknown run from the watch is accepted (it was finished there while the phone had no copy)")
     func unknownAccepted() throws {
         var engine = try readyEngine()
-        let run = try WorkoutDocument.start(from: SplitDocument(id: id(1), name: "Legs", exercises: [squat], updatedAt: t0), id: id(200), at: at(1))
+        let run = try WorkoutDocument.start(
+            from: SplitDocument(id: id(1), name: "Legs", exercises: [squat], updatedAt: t0), id: id(200), at: at(1))
         #expect(engine.ingestFromWatch(run, now: at(2)).outcome == .merged)
     }
 }
@@ -358,7 +359,8 @@ struct ExternalChangeTests {
         let run = try WorkoutDocument.start(
             from: SplitDocument(id: id(1), name: "Legs", exercises: [squat], updatedAt: t0), id: id(60), at: at(1))
         _ = engine.handle(.documentScanned(.workout(run), now: at(2)))
-        _ = engine.handle(.documentScanned(.tombstone(Tombstone(id: id(60), kind: .workout, deletedAt: at(1))), now: at(2)))
+        _ = engine.handle(
+            .documentScanned(.tombstone(Tombstone(id: id(60), kind: .workout, deletedAt: at(1))), now: at(2)))
         let actions = engine.handle(.gatherFinished(now: at(2)))
         #expect(actions.contains(.removeWorkoutFile(id(60), startedAt: run.startedAt)))
         #expect(engine.index.count == 0)
@@ -389,7 +391,9 @@ struct BatchTests {
         return (engine, try #require(writtenRuns(started).first))
     }
 
-    @Test("userInfo ingests of a batch: nothing written or pushed until batchEnded, then the newest copy once and one push")
+    @Test(
+        "userInfo ingests of a batch: nothing written or pushed until batchEnded, then the newest copy once and one push"
+    )
     func batchOfIngestsWritesAndPushesOnce() throws {
         var (engine, run) = try engineWithRun()
         #expect(engine.handle(.batchBegan).isEmpty)
@@ -414,7 +418,9 @@ struct BatchTests {
         // The write comes before the merged lines (five, one per ingest) and the push.
         let writeAt = try #require(ended.firstIndex { if case .writeWorkout = $0 { true } else { false } })
         let pushAt = try #require(ended.firstIndex { if case .pushContext = $0 { true } else { false } })
-        let mergedAt = ended.indices.filter { if case .log(let line) = ended[$0] { line.contains(": merged (") } else { false } }
+        let mergedAt = ended.indices.filter {
+            if case .log(let line) = ended[$0] { line.contains(": merged (") } else { false }
+        }
         #expect(mergedAt.count == 5)
         #expect(writeAt < pushAt && mergedAt.allSatisfy { $0 > writeAt })
     }

@@ -19,9 +19,11 @@ struct PhoneEpochTests {
         _ = engine.handle(.contextReceived(epochContext([run], epoch: at(0)), now: at(1)))
         _ = engine.handle(.editRequested(.skipLog(logID: run.log(0)), runID: run.id, now: at(2)))
         #expect(engine.cache.hasUndeliveredEdit(run.id))
-        guard case .transferUserInfo(.workoutUpdate(_, let madeAgainst))? = engine.handle(
-            .editRequested(.skipLog(logID: run.log(1)), runID: run.id, now: at(3))
-        ).last else {
+        guard
+            case .transferUserInfo(.workoutUpdate(_, let madeAgainst))? = engine.handle(
+                .editRequested(.skipLog(logID: run.log(1)), runID: run.id, now: at(3))
+            ).last
+        else {
             Issue.record("the edit was not forwarded")
             return
         }
@@ -66,7 +68,8 @@ struct PhoneEpochTests {
         // Phone A is wiped; as phone B its clock is behind A's epoch.
         let fresh = try newRun(200)
         let actions = engine.handle(
-            .contextReceivedFrom(sender: "B", epochContext([fresh], epoch: at(40), splits: [twoExerciseSplit(2)]), now: at(60)))
+            .contextReceivedFrom(
+                sender: "B", epochContext([fresh], epoch: at(40), splits: [twoExerciseSplit(2)]), now: at(60)))
         #expect(engine.cache.workouts == [fresh.id: fresh], "the wiped phone wins wholesale")
         #expect(actions.contains(.persistPhoneEpoch(PhoneEpochRecord(at(40), sender: "B", retiredSenders: ["A"]))))
 
@@ -81,7 +84,8 @@ struct PhoneEpochTests {
         #expect(engine.cache == cache)
 
         // Across a restart the retired instances are kept.
-        var restarted = WatchEngine(cache: cache, phoneEpochRecord: PhoneEpochRecord(at(40), sender: "B", retiredSenders: ["A"]))
+        var restarted = WatchEngine(
+            cache: cache, phoneEpochRecord: PhoneEpochRecord(at(40), sender: "B", retiredSenders: ["A"]))
         _ = restarted.handle(.contextReceivedFrom(sender: "A", epochContext([old], epoch: at(45)), now: at(90)))
         #expect(restarted.cache == cache)
     }

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 import WatchEngine
 import WatchStore
 import WorkoutModel
@@ -14,7 +14,9 @@ struct WatchCacheDirectoryTests {
     private func split() -> SplitDocument {
         SplitDocument(
             id: splitID, name: "Legs",
-            exercises: [ExerciseTemplate(name: "Squat", equipment: "barbell", targetSets: 2, targetReps: 5, targetWeight: 80)],
+            exercises: [
+                ExerciseTemplate(name: "Squat", equipment: "barbell", targetSets: 2, targetReps: 5, targetWeight: 80)
+            ],
             updatedAt: t0)
     }
 
@@ -23,7 +25,8 @@ struct WatchCacheDirectoryTests {
         let directory = try TemporaryDirectory("watch-cache")
         let cache = try WatchCacheDirectory(root: directory.path)
         let run = try WorkoutDocument.start(from: split(), id: runID, at: t0)
-        let session = SessionRecord(.running(RunningSession(runID: runID, startedAt: t0, origin: .phoneLaunch, runSeen: true)))
+        let session = SessionRecord(
+            .running(RunningSession(runID: runID, startedAt: t0, origin: .phoneLaunch, runSeen: true)))
         try cache.write(run)
         try cache.write(split())
         try cache.write(session)

@@ -11,7 +11,8 @@ struct ApplicationContextTests {
         return run
     }
 
-    private func build(_ runs: [WorkoutDocument], now: Timestamp, locks: EditLocks = EditLocks()) -> ApplicationContext {
+    private func build(_ runs: [WorkoutDocument], now: Timestamp, locks: EditLocks = EditLocks()) -> ApplicationContext
+    {
         let byID = Dictionary(uniqueKeysWithValues: runs.map { ($0.id, $0) })
         let index = RunIndex(runs.map(RunIndex.RunSummary.init))
         return ApplicationContext.build(

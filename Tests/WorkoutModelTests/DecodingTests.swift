@@ -67,8 +67,9 @@ struct DecodingTests {
         #expect(try DocumentCoder.decode(WorkoutDocument.self, from: DocumentCoder.encodeCompact(run)) == startedRun())
         var negative = try startedRun()
         negative.logs[0].sets[0].reps = -1
-        #expect(throws: DocumentError.malformed(
-            type: "WorkoutDocument", field: "logs[0].sets[0].reps", reason: "must not be negative")
+        #expect(
+            throws: DocumentError.malformed(
+                type: "WorkoutDocument", field: "logs[0].sets[0].reps", reason: "must not be negative")
         ) { try DocumentCoder.decode(WorkoutDocument.self, from: DocumentCoder.encodeCompact(negative)) }
         let bad = Settings(restSeconds: -1)
         #expect(throws: DocumentError.self) {
@@ -76,11 +77,14 @@ struct DecodingTests {
         }
     }
 
-    @Test("document IDs must be UUIDs; path-like IDs are refused", arguments: [
-        "../../etc/passwd", "a/b", ".", "", "3F2504E0-4F89-11D3-9A0C-0305E82C330", "3F2504E0/4F89-11D3-9A0C-0305E82C3301",
-        "3F2504E0-4F89-11D3-9A0C-0305E82C330G", "3F2504E0-4F89-11D3-9A0C-0305E82C3301.json",
-        "3F2504E0-4F89-11D3-9A0C-0305E82C33\u{0}1",
-    ])
+    @Test(
+        "document IDs must be UUIDs; path-like IDs are refused",
+        arguments: [
+            "../../etc/passwd", "a/b", ".", "", "3F2504E0-4F89-11D3-9A0C-0305E82C330",
+            "3F2504E0/4F89-11D3-9A0C-0305E82C3301",
+            "3F2504E0-4F89-11D3-9A0C-0305E82C330G", "3F2504E0-4F89-11D3-9A0C-0305E82C3301.json",
+            "3F2504E0-4F89-11D3-9A0C-0305E82C33\u{0}1",
+        ])
     func pathLikeIDs(text: String) {
         #expect(DocumentID(text) == nil)
         let json = #"{"schemaVersion":1,"id":"\#(text)","kind":"split","deletedAt":"2026-11-29T12:00:00Z"}"#

@@ -4,12 +4,14 @@ import WorkoutModel
 
 @Suite("Timestamp and EditStamper")
 struct TimestampTests {
-    @Test("formats and parses the canonical ISO-8601 form", arguments: [
-        ("1970-01-01T00:00:00.000000Z", Int64(0)),
-        ("2026-11-29T12:00:00.000000Z", Int64(1_795_953_600_000_000)),
-        ("2024-02-29T23:59:59.999999Z", Int64(1_709_251_199_999_999)),
-        ("1969-12-31T23:59:59.999999Z", Int64(-1)),
-    ])
+    @Test(
+        "formats and parses the canonical ISO-8601 form",
+        arguments: [
+            ("1970-01-01T00:00:00.000000Z", Int64(0)),
+            ("2026-11-29T12:00:00.000000Z", Int64(1_795_953_600_000_000)),
+            ("2024-02-29T23:59:59.999999Z", Int64(1_709_251_199_999_999)),
+            ("1969-12-31T23:59:59.999999Z", Int64(-1)),
+        ])
     func canonicalForm(text: String, micros: Int64) throws {
         let parsed = try #require(Timestamp(iso8601: text))
         #expect(parsed.microsecondsSinceEpoch == micros)
@@ -23,11 +25,13 @@ struct TimestampTests {
         #expect(Timestamp(iso8601: "2026-11-29T12:00:00.001Z") == t0.advanced(by: .milliseconds(1)))
     }
 
-    @Test("refuses malformed text", arguments: [
-        "", "2026-11-29", "2026-11-29T12:00:00", "2026-11-29T12:00:00+01:00", "2026-13-01T00:00:00Z",
-        "2026-02-29T00:00:00Z", "2026-11-29T24:00:00Z", "2026-11-29T12:00:00.1234567Z", "2026-11-29T12:00:00.Z",
-        "2026-11-29T12:00:00ZZ", "2026-11-29 12:00:00Z",
-    ])
+    @Test(
+        "refuses malformed text",
+        arguments: [
+            "", "2026-11-29", "2026-11-29T12:00:00", "2026-11-29T12:00:00+01:00", "2026-13-01T00:00:00Z",
+            "2026-02-29T00:00:00Z", "2026-11-29T24:00:00Z", "2026-11-29T12:00:00.1234567Z", "2026-11-29T12:00:00.Z",
+            "2026-11-29T12:00:00ZZ", "2026-11-29 12:00:00Z",
+        ])
     func refusesMalformed(text: String) {
         #expect(Timestamp(iso8601: text) == nil)
     }
@@ -67,7 +71,8 @@ struct TimestampTests {
         try run.completeSet(logID: logID, setIndex: 0, reps: 5, weight: 100, at: stamper.stamp(at: at(1)))
         let before = try DocumentCoder.decode(WorkoutDocument.self, from: DocumentCoder.encodeForDisk(run))
         try run.completeSet(
-            logID: logID, setIndex: 1, reps: 5, weight: 100, at: stamper.stamp(at: at(1).advanced(by: .milliseconds(1))))
+            logID: logID, setIndex: 1, reps: 5, weight: 100, at: stamper.stamp(at: at(1).advanced(by: .milliseconds(1)))
+        )
         let after = try DocumentCoder.decode(WorkoutDocument.self, from: DocumentCoder.encodeForDisk(run))
         #expect(after.updatedAt > before.updatedAt)
         #expect(after.updatedAt == run.updatedAt)
