@@ -38,6 +38,12 @@ struct Checker {
 
     mutating func ended(_ run: DocumentID) { endedRuns.insert(run) }
 
+    /// Runs a live flow advanced: completing the set on screen is an edit whose set this checker
+    /// does not track, so their sets are left out of the lost-edit check.
+    private var liveEditedRuns: Set<DocumentID> = []
+
+    mutating func liveAdvanced(_ run: DocumentID) { liveEditedRuns.insert(run) }
+
     /// Runs from before a phone reset: the new phone never had them, so edits to them (made before
     /// the reset, or on the watch until the new phone's push prunes them) are superseded.
     private var supersededRuns: Set<DocumentID> = []
@@ -125,9 +131,9 @@ struct Checker {
         for (key, list) in edits.sorted(by: {
             "\($0.key.run)\($0.key.log)\($0.key.set)" < "\($1.key.run)\($1.key.log)\($1.key.set)"
         }) {
-            guard !tombstoned.contains(key.run), Set(list.map(\.side)).count == 1, let last = list.last else {
-                continue
-            }
+            guard !tombstoned.contains(key.run), !liveEditedRuns.contains(key.run), Set(list.map(\.side)).count == 1,
+                let last = list.last
+            else { continue }
             guard let run = phone.store.runs[key.run] else {
                 found.append("run \(key.run) with an acknowledged edit is gone from the phone, never tombstoned")
                 continue

@@ -442,7 +442,8 @@ package final class Simulator {
         case 90..<94:
             _ = phonectl(.set(.skip(run: runID, exercise: world.pick(1...run.logs.count))))
         case 94..<98:
-            _ = phonectl(.live(liveCommand(on: run)))
+            let command = liveCommand(on: run)
+            if phonectl(.live(command))?.status == .ok, case .advance = command { checker.liveAdvanced(run.id) }
         default:
             _ = phonectl(.push)
         }
@@ -463,7 +464,8 @@ package final class Simulator {
         case 86..<90:
             _ = watchctl(.startSession(run: runID))
         case 90..<97:
-            _ = watchctl(.live(liveCommand(on: run)))
+            let command = liveCommand(on: run)
+            if watchctl(.live(command))?.status == .ok, case .advance = command { checker.liveAdvanced(run.id) }
         default:
             _ = watchctl(.sync)
         }
