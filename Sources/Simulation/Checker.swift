@@ -26,8 +26,6 @@ struct Checker {
     private var edits: [SetKey: [SetEdit]] = [:]
     /// Runs the phone tombstoned (discard, clear-history): they must never come back.
     var tombstoned: Set<DocumentID> = []
-    /// Runs the phone ended (`end`).
-    private var endedRuns: Set<DocumentID> = []
     /// The last context generation the watch applied, per sender instance (invariant 6).
     private var appliedGenerations: [InstanceID: UInt64] = [:]
 
@@ -35,8 +33,6 @@ struct Checker {
         guard !supersededRuns.contains(edit.run) else { return }
         edits[SetKey(run: edit.run, log: edit.log, set: edit.set), default: []].append(edit)
     }
-
-    mutating func ended(_ run: DocumentID) { endedRuns.insert(run) }
 
     /// Runs a live flow advanced: completing the set on screen is an edit whose set this checker
     /// does not track, so their sets are left out of the lost-edit check.
@@ -54,7 +50,6 @@ struct Checker {
         supersededRuns.formUnion(edits.keys.map(\.run))
         edits = [:]
         tombstoned = []
-        endedRuns = []
     }
 
     /// After every step: a tombstoned run is never on the phone's disk again, and the contexts the

@@ -42,7 +42,6 @@ final class SimHost<Node: ShelledNode, Store> {
     private var armed: [NodeTimer: UInt64] = [:]
     private var nextMessageID: UInt64 = 1
     var replies: [AdminRequestID: AdminResponse] = [:]
-    var exited: Int32?
     /// Set when one event led to an endless chain of work (invariant 8).
     private(set) var runaway: String?
     /// Transfers this side acknowledged as processed, over all its lives (invariant 2).
@@ -87,7 +86,6 @@ final class SimHost<Node: ShelledNode, Store> {
     func boot(_ node: Node, configuration: LinkConfiguration, before: (SimHost) -> Void) {
         life += 1
         bootedAt = world.now
-        exited = nil
         self.node = node
         messagePurposes = [:]
         armed = [:]
@@ -248,7 +246,6 @@ final class SimHost<Node: ShelledNode, Store> {
         case .notifyStopping, .closeServices:
             world.network.hostDied(side)
         case .exit(let code):
-            exited = code
             world.record(side, "exit \(code)")
             crash()
             onExit(code)

@@ -432,7 +432,7 @@ package final class Simulator {
         case 60..<66:
             _ = phonectl(world.chance(0.5) ? .pause(run: runID) : .resume(run: runID))
         case 66..<72:
-            if phonectl(.end(run: runID))?.status == .ok { checker.ended(runID) }
+            _ = phonectl(.end(run: runID))
         case 72..<77:
             if phonectl(.discard(run: runID))?.status == .ok { checker.tombstoned.insert(runID) }
         case 77..<82:

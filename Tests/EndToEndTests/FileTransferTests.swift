@@ -25,17 +25,12 @@ struct FileTransferTests {
 
     /// Both daemons, watchd dialling through a proxy that slices what it sends (2 KiB every 10 ms,
     /// about 200 KB/s) so a transfer can be caught half-way, with seconds to spare on a loaded machine.
-    private func throughProxy(
-        _ name: String, chunk: Int = 2048, config changes: [String: String?] = [:]
-    ) async throws -> (SyncSystem, FaultProxy) {
+    private func throughProxy(_ name: String) async throws -> (SyncSystem, FaultProxy) {
         let system = try SyncSystem(name)
-        try system.writePhonedConfig(changes)
         try await system.startPhoned()
         let proxy = try await FaultProxy(upstreamPort: system.port)
-        try await proxy.setToxics([.slicer(maximumChunkBytes: chunk, delay: .milliseconds(10))], on: [.upstream])
-        var watchd = changes
-        watchd["phoneAddress"] = SyncSystem.json("127.0.0.1:\(proxy.port)")
-        try system.writeWatchdConfig(watchd)
+        try await proxy.setToxics([.slicer(maximumChunkBytes: 2048, delay: .milliseconds(10))], on: [.upstream])
+        try system.writeWatchdConfig(["phoneAddress": SyncSystem.json("127.0.0.1:\(proxy.port)")])
         try await system.startWatchd()
         try await system.waitUntilLinked()
         return (system, proxy)
