@@ -7,8 +7,10 @@ import Trace
 /// The endpoint is the engine's shell: it listens (phone) or dials (watch), feeds socket bytes,
 /// closes and timer expiry into the engine, and carries out the engine's actions in order: frames
 /// are written, `persist…` actions are written durably before the next action runs, notifications
-/// go to `onNotification`. Everything but `transferUserInfo`'s fsync runs on the loop thread; the
-/// appends run on one outbox thread, batched so concurrent producers share one `fdatasync` (group commit).
+/// go to `onNotification`. The state writes (`persist…`, marks, acknowledged transfers) run on one
+/// state thread, so the loop never waits on their fsyncs: the actions after a write, and every later
+/// action, wait for it in order. The `transferUserInfo` appends run on one outbox thread, batched so
+/// concurrent producers share one `fdatasync` (group commit).
 ///
 /// Loop-only API: `start`, `updateApplicationContext`, `sendMessage`, `answerMessage`,
 /// `transferUserInfo`, `transferProcessed`, `cancelTransfer`, `launch`, `setAppForeground`,
@@ -48,6 +50,12 @@ package final class LinkEndpoint: @unchecked Sendable {
     private let outboxQueue = DispatchQueue(label: "link.outbox")
     private var appendsWaiting: [WaitingAppend] = []
     private var appendInFlight = false
+    /// Runs the state writes, one round at a time; the actions after a round wait in `actionsWaiting`.
+    private let stateQueue = DispatchQueue(label: "link.state")
+    private var actionsWaiting: [LinkEngine.Action] = []
+    private var nextWaiting = 0
+    private var stateWriteInFlight = false
+    private var carryingOut = false
     /// How long a dial may take before it counts as failed (a partition drops SYNs silently).
     package var connectTimeout: Duration = .seconds(1)
 
@@ -115,7 +123,8 @@ package final class LinkEndpoint: @unchecked Sendable {
 
     // MARK: App API (loop-only)
 
-    /// `updateApplicationContext`: replaces the context slot (persisted before this returns).
+    /// `updateApplicationContext`: replaces the context slot (persisted on the state thread before the
+    /// context goes out).
     ///
     /// Handled at once even from inside a notification (as `transfersProcessed`), so `status()` names
     /// the generation this update was given when the call returns: phoned records its push under that
@@ -123,7 +132,7 @@ package final class LinkEndpoint: @unchecked Sendable {
     package func updateApplicationContext(_ payload: [UInt8], force: Bool = false) throws(LinkError) {
         loop.preconditionInLoop()
         if let error = engine.admission(of: .context, bytes: payload.count) { throw error }
-        for action in engine.handle(.contextUpdated(payload: payload, force: force, now: now)) { perform(action) }
+        carryOut(engine.handle(.contextUpdated(payload: payload, force: force, now: now)))
     }
 
     /// `sendMessage`: exactly one outcome is passed to `completion`, on the loop.
@@ -295,7 +304,7 @@ package final class LinkEndpoint: @unchecked Sendable {
     /// events. A crash before the mark redelivers the batch, which the app finds already applied.
     package func transfersProcessed(_ keys: [TransferKey]) {
         loop.preconditionInLoop()
-        for action in engine.handle(.transfersProcessed(keys)) { perform(action) }
+        carryOut(engine.handle(.transfersProcessed(keys)))
     }
 
     /// Cancels an outstanding (unacknowledged) transfer, as `WCSessionUserInfoTransfer.cancel()` does;
@@ -419,7 +428,95 @@ package final class LinkEndpoint: @unchecked Sendable {
         defer { isHandling = false }
         while !queuedEvents.isEmpty {
             let next = queuedEvents.removeFirst()
-            for action in engine.handle(next) { perform(action) }
+            carryOut(engine.handle(next))
+        }
+    }
+
+    /// Carries out `actions` after the ones waiting, in order: on the loop, except the state writes,
+    /// which go to the state thread together while the rest wait for them.
+    private func carryOut(_ actions: [LinkEngine.Action]) {
+        actionsWaiting.append(contentsOf: actions)
+        guard !carryingOut else { return }
+        carryingOut = true
+        defer { carryingOut = false }
+        while !stateWriteInFlight, nextWaiting < actionsWaiting.count {
+            guard stateWrite(actionsWaiting[nextWaiting]) != nil else {
+                nextWaiting += 1
+                perform(actionsWaiting[nextWaiting - 1])
+                continue
+            }
+            var writes: [(what: String, write: @Sendable () throws -> Void)] = []
+            while nextWaiting < actionsWaiting.count, let write = stateWrite(actionsWaiting[nextWaiting]) {
+                writes.append(write)
+                nextWaiting += 1
+            }
+            stateWriteInFlight = true
+            stateQueue.async { [loop, writes] in
+                var failure: String?
+                for (what, write) in writes where failure == nil {
+                    do { try write() } catch { failure = "\(what) failed: \(error)" }
+                }
+                loop.execute { [self, failure] in stateWritten(failure) }
+            }
+        }
+        if nextWaiting == actionsWaiting.count {
+            actionsWaiting.removeAll(keepingCapacity: true)
+            nextWaiting = 0
+        }
+    }
+
+    private func stateWritten(_ failure: String?) {
+        stateWriteInFlight = false
+        if let failure {
+            // Nothing after a failed durable write may run (an acknowledgement least of all).
+            actionsWaiting.removeAll()
+            nextWaiting = 0
+            onFatal(failure)
+            return
+        }
+        carryOut([])
+    }
+
+    /// Waits for the state write in progress (a graceful exit lets it finish). Loop-only.
+    package func finishStateWrites() {
+        stateQueue.sync {}
+    }
+
+    /// The durable write `action` stands for, when it is one the state thread carries out.
+    private func stateWrite(_ action: LinkEngine.Action) -> (what: String, write: @Sendable () throws -> Void)? {
+        let state = self.state
+        switch action {
+        case .persistPeer(let peer):
+            return ("persist peer", { try state.persistPeer(peer) })
+        case .persistContextSlot(let slot):
+            return ("persist context slot", { try state.persist(slot) })
+        case .persistReceivedContext(let received):
+            return ("persist received context", { try state.persist(received) })
+        case .persistTransferMark(let key):
+            return (
+                "persist transfer mark",
+                { try state.receivedTransfers.markApplied(queueID: key.queue.bytes, sequence: key.sequence) }
+            )
+        case .removeTransfers(let sequences, let cancelled):
+            return (
+                "remove transfers \(sequences)",
+                {
+                    if cancelled {
+                        for sequence in sequences { _ = try state.outbox.cancel(sequence: sequence) }
+                    } else {
+                        try state.outbox.acknowledge(sequences: sequences)
+                    }
+                }
+            )
+        case .removeComplications(let sequences):
+            return (
+                "remove complication transfers \(sequences)",
+                { try state.complicationOutbox.acknowledge(sequences: sequences) }
+            )
+        case .persistWatchState(let watchState):
+            return ("persist watch state", { try state.persist(watchState) })
+        default:
+            return nil
         }
     }
 
@@ -439,24 +536,10 @@ package final class LinkEndpoint: @unchecked Sendable {
                 self.wakeTimer = nil
                 self.handle(.tick(now: self.now))
             }
-        case .persistPeer(let peer):
-            durably("persist peer") { try state.persistPeer(peer) }
-        case .persistContextSlot(let slot):
-            durably("persist context slot") { try state.persist(slot) }
-        case .persistReceivedContext(let received):
-            durably("persist received context") { try state.persist(received) }
-        case .persistTransferMark(let key):
-            durably("persist transfer mark") {
-                try state.receivedTransfers.markApplied(queueID: key.queue.bytes, sequence: key.sequence)
-            }
-        case .removeTransfers(let sequences, let cancelled):
-            durably("remove transfers \(sequences)") {
-                if cancelled {
-                    for sequence in sequences { _ = try state.outbox.cancel(sequence: sequence) }
-                } else {
-                    try state.outbox.acknowledge(sequences: sequences)
-                }
-            }
+        case .persistPeer, .persistContextSlot, .persistReceivedContext, .persistTransferMark, .removeTransfers,
+            .removeComplications, .persistWatchState:
+            // State writes: `carryOut` hands them to the state thread.
+            break
         case .sendFileChunk(let connection, let key, let offset, let length):
             do {
                 let data = try state.files.read(sequence: key.sequence, offset: offset, length: length)
@@ -495,12 +578,6 @@ package final class LinkEndpoint: @unchecked Sendable {
             durably("deliver file \(key) to the inbox") { try state.files.deliver(key) }
         case .discardInboundFile(let key):
             durably("discard file \(key)") { try state.files.discard(key) }
-        case .removeComplications(let sequences):
-            durably("remove complication transfers \(sequences)") {
-                try state.complicationOutbox.acknowledge(sequences: sequences)
-            }
-        case .persistWatchState(let watchState):
-            durably("persist watch state") { try state.persist(watchState) }
         case .notify(let notification):
             journalNotified(notification)
             if case .messageCompleted(let id, let outcome) = notification,

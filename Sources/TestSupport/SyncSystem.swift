@@ -153,9 +153,10 @@ package final class SyncSystem: Sendable {
     package var watchdLog: String { state.withLock { $0.watchd.map(\.standardError).joined(separator: "\n") } }
 
     /// Spawns phoned with the config file and returns at once (for tests of refused start-ups).
-    package func spawnPhoned() throws -> DaemonProcess {
+    package func spawnPhoned(environment: [String: String] = [:]) throws -> DaemonProcess {
         let process = try DaemonProcess(
-            executable: BuildProducts.executable("phoned"), arguments: ["--config", phonedConfigPath])
+            executable: BuildProducts.executable("phoned"), arguments: ["--config", phonedConfigPath],
+            environment: environment)
         state.withLock { $0.phoned.append(process) }
         return process
     }
@@ -171,11 +172,11 @@ package final class SyncSystem: Sendable {
     /// Starts phoned and waits for `phoned ready port=…`. Should the fixed port be held for a moment
     /// (another test's probe socket, a connection in TIME_WAIT without SO_REUSEADDR), it retries.
     @discardableResult
-    package func startPhoned() async throws -> DaemonProcess {
+    package func startPhoned(environment: [String: String] = [:]) async throws -> DaemonProcess {
         var attempt = 0
         while true {
             attempt += 1
-            let process = try spawnPhoned()
+            let process = try spawnPhoned(environment: environment)
             do {
                 _ = try await process.waitForLine(containing: "phoned ready port=", timeout: Self.hangGuard)
                 return process

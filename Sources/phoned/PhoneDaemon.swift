@@ -69,7 +69,18 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             }
             return reads
         }
-        shell.performStore = { [unowned self] action in try perform(action) }
+        shell.performStore = { [unowned self, documents, files = endpoint.state.files] action in
+            switch action {
+            case .store(let write):
+                try documents.perform(write, stateDirectory: state, inbox: files)
+            case .loadRuns(let wanted):
+                shell.post(.runsLoaded(documents.read(NeedsReads(documents: wanted))))
+            case .rescan:
+                rescan()
+            case .node:
+                break
+            }
+        }
         shell.closeServices = { [unowned self] in
             admin?.close()
             watcher?.stop()
@@ -139,58 +150,56 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         shell.post(.shutdownRequested(signal: signal))
     }
 
-    /// The node's own actions: the document directory's and state directory's files.
-    private func perform(_ action: PhoneNode.Action) throws {
-        switch action {
-        case .store(.writeSplit(let split)):
-            try documents.write(split)
-        case .store(.removeSplitFile(let id)):
-            _ = try documents.removeSplit(id: id)
-        case .store(.writeWorkout(let run)):
-            try documents.write(run)
-        case .store(.removeWorkoutFile(let id, let startedAt)):
-            _ = try documents.removeWorkout(id: id, startedAt: startedAt)
-        case .store(.writeTombstone(let stub)):
-            try documents.write(stub)
-        case .store(.persistSettings(let settings)):
-            try AtomicFile.write(
-                DocumentCoder.encodeForDisk(settings), to: "\(configuration.stateDirectory)/settings.json")
-        case .store(.persistEpoch(let epoch)):
-            try AtomicFile.write(
-                DocumentCoder.encodeForDisk(PhoneEpochRecord(epoch)), to: "\(configuration.stateDirectory)/epoch.json")
-        case .store(.persistComplicationBudget(let budget)):
-            try AtomicFile.write(
-                DocumentCoder.encodeForDisk(budget), to: "\(configuration.stateDirectory)/complication-budget.json")
-        case .store(.writeSamples(let key, let runID, let startedAt)):
-            let inbox = shell.link.inboxPath(for: key)
-            guard let bytes = try AtomicFile.read(inbox) else {
-                throw StateFileError.malformed(file: inbox, reason: "gone")
-            }
-            try documents.writeSamples(bytes, id: runID, startedAt: startedAt)
-        case .store(.removeSamples(let id, let startedAt)):
-            try documents.removeSamples(id: id, startedAt: startedAt)
-        case .store(.moveSamples(let id, let from, let to)):
-            let old = "\(documents.root)/\(documents.relativePath(ofSamples: id, startedAt: from))"
-            if let bytes = try AtomicFile.read(old) {
-                try documents.writeSamples(bytes, id: id, startedAt: to)
-                try documents.removeSamples(id: id, startedAt: from)
-            }
-        case .loadRuns(let wanted):
-            shell.post(.runsLoaded(documents.read(NeedsReads(documents: wanted))))
-        case .rescan:
-            do {
-                let report = try documents.scan { shell.post(.externalChange(.documentChanged($0))) }
-                shell.post(.rescanFinished(.success(report.skipped.map(PhoneNode.SkippedFile.init))))
-            } catch {
-                shell.post(.rescanFinished(.failure(ReadFailure(error.description))))
-            }
-        case .node:
-            break
+    /// The node asked for a full scan (the watcher lost track): every document is offered again.
+    private func rescan() {
+        do {
+            let report = try documents.scan { shell.post(.externalChange(.documentChanged($0))) }
+            shell.post(.rescanFinished(.success(report.skipped.map(PhoneNode.SkippedFile.init))))
+        } catch {
+            shell.post(.rescanFinished(.failure(ReadFailure(error.description))))
         }
     }
 }
 
 extension DocumentDirectory {
+    /// One of the node's store writes: the document directory's and the state directory's files.
+    /// Runs on the shell's I/O thread.
+    func perform(_ write: PhoneNode.StoreWrite, stateDirectory: String, inbox: FileTransferStore) throws {
+        switch write {
+        case .writeSplit(let split):
+            try self.write(split)
+        case .removeSplitFile(let id):
+            _ = try removeSplit(id: id)
+        case .writeWorkout(let run):
+            try self.write(run)
+        case .removeWorkoutFile(let id, let startedAt):
+            _ = try removeWorkout(id: id, startedAt: startedAt)
+        case .writeTombstone(let stub):
+            try self.write(stub)
+        case .persistSettings(let settings):
+            try AtomicFile.write(DocumentCoder.encodeForDisk(settings), to: "\(stateDirectory)/settings.json")
+        case .persistEpoch(let epoch):
+            try AtomicFile.write(
+                DocumentCoder.encodeForDisk(PhoneEpochRecord(epoch)), to: "\(stateDirectory)/epoch.json")
+        case .persistComplicationBudget(let budget):
+            try AtomicFile.write(
+                DocumentCoder.encodeForDisk(budget), to: "\(stateDirectory)/complication-budget.json")
+        case .writeSamples(let key, let runID, let startedAt):
+            let path = inbox.inboxPath(key)
+            guard let bytes = try AtomicFile.read(path) else {
+                throw StateFileError.malformed(file: path, reason: "gone")
+            }
+            try writeSamples(bytes, id: runID, startedAt: startedAt)
+        case .removeSamples(let id, let startedAt):
+            try removeSamples(id: id, startedAt: startedAt)
+        case .moveSamples(let id, let from, let to):
+            if let bytes = try AtomicFile.read("\(root)/\(relativePath(ofSamples: id, startedAt: from))") {
+                try writeSamples(bytes, id: id, startedAt: to)
+                try removeSamples(id: id, startedAt: from)
+            }
+        }
+    }
+
     /// The runs the node asked for, each as read or why it could not be.
     func read(_ needs: NeedsReads) -> Reads {
         var reads = Reads()
