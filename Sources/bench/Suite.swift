@@ -64,6 +64,7 @@ final class BenchSuite {
         if wants(4) { try pushCost() }
         if wants(5) { try drain() }
         if wants(7) { try personOperation() }
+        if wants(8) { try detection() }
         if options.keep {
             let kept = scratch.path + "-kept"
             try? FileManager.default.moveItem(atPath: scratch.path, toPath: kept)
