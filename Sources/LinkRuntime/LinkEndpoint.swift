@@ -56,6 +56,8 @@ package final class LinkEndpoint: @unchecked Sendable {
     private var nextWaiting = 0
     private var stateWriteInFlight = false
     private var carryingOut = false
+    /// Called once no state write is in progress and no action waits (`afterStateWrites`).
+    private var idleWaiters: [@Sendable () -> Void] = []
     /// How long a dial may take before it counts as failed (a partition drops SYNs silently).
     package var connectTimeout: Duration = .seconds(1)
 
@@ -462,6 +464,19 @@ package final class LinkEndpoint: @unchecked Sendable {
         if nextWaiting == actionsWaiting.count {
             actionsWaiting.removeAll(keepingCapacity: true)
             nextWaiting = 0
+            for waiter in idleWaiters { loop.execute(waiter) }
+            idleWaiters.removeAll()
+        }
+    }
+
+    /// Runs `body` on the loop, after the events in hand, once no state write is in progress and no
+    /// action waits for one. Loop-only.
+    package func afterStateWrites(_ body: @escaping @Sendable () -> Void) {
+        loop.preconditionInLoop()
+        if stateWriteInFlight || nextWaiting < actionsWaiting.count {
+            idleWaiters.append(body)
+        } else {
+            loop.execute(body)
         }
     }
 
