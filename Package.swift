@@ -36,7 +36,7 @@ let package = Package(
         // I/O: the phone's iCloud-Drive-style document directory — atomic writes, the scan, inotify.
         .target(
             name: "PhoneStore",
-            dependencies: ["WorkoutModel", "SyncEngine", "LinkRuntime", "POSIX"],
+            dependencies: ["WorkoutModel", "SyncEngine", "LinkRuntime", "POSIX", "Nodes"],
             swiftSettings: swiftSettings
         ),
         // Pure: the live-run mirror — run flow phases and timers, LiveProgress ordering, staging and retry.
@@ -205,7 +205,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "TestSupport", "WorkoutModel", "DaemonRuntime", "AdminCommands", "ArgumentParsing", "Nodes",
-                "LinkProtocol",
+                "LinkProtocol", "AdminClient",
             ],
             swiftSettings: swiftSettings
         ),

@@ -31,33 +31,33 @@ package final class LinkEndpoint: @unchecked Sendable {
     package let configuration: LinkConfiguration
     package let state: LinkStateDirectory
     private let address: Address
-    private var engine: LinkEngine
+    var engine: LinkEngine
     private var connections: [Int: Connection] = [:]
     private var listener: Listener?
     private var wakeTimer: TimerID?
     private let origin = ContinuousClock.now
     private var messageWaiters: [UInt64: (MessageOutcome) -> Void] = [:]
-    private var transferWaiters: [UInt64: (Result<UInt64, any Error>) -> Void] = [:]
-    private var fileWaiters: [UInt64: (Result<OutboundFile, any Error>) -> Void] = [:]
-    private var nextTransferToken: UInt64 = 1
+    var transferWaiters: [UInt64: (Result<UInt64, any Error>) -> Void] = [:]
+    var fileWaiters: [UInt64: (Result<OutboundFile, any Error>) -> Void] = [:]
+    var nextTransferToken: UInt64 = 1
     private var nextMessageID: UInt64 = 1
     private var queuedEvents: [LinkEngine.Event] = []
     /// The run each message in flight is about, for its outcome's journal line.
-    private var messageRuns: [UInt64: String] = [:]
+    var messageRuns: [UInt64: String] = [:]
     private var isHandling = false
-    private var stopped = false
+    var stopped = false
     /// Runs the blocking outbox appends (serial: one group commit at a time, see `commitWaitingAppends`).
-    private let outboxQueue = DispatchQueue(label: "link.outbox")
-    private var appendsWaiting: [WaitingAppend] = []
-    private var appendInFlight = false
+    let outboxQueue = DispatchQueue(label: "link.outbox")
+    var appendsWaiting: [WaitingAppend] = []
+    var appendInFlight = false
     /// Runs the state writes, one round at a time; the actions after a round wait in `actionsWaiting`.
-    private let stateQueue = DispatchQueue(label: "link.state")
-    private var actionsWaiting: [LinkEngine.Action] = []
-    private var nextWaiting = 0
-    private var stateWriteInFlight = false
-    private var carryingOut = false
+    let stateQueue = DispatchQueue(label: "link.state")
+    var actionsWaiting: [LinkEngine.Action] = []
+    var nextWaiting = 0
+    var stateWriteInFlight = false
+    var carryingOut = false
     /// Called once no state write is in progress and no action waits (`afterStateWrites`).
-    private var idleWaiters: [@Sendable () -> Void] = []
+    var idleWaiters: [@Sendable () -> Void] = []
     /// How long a dial may take before it counts as failed (a partition drops SYNs silently).
     package var connectTimeout: Duration = .seconds(1)
 
@@ -171,129 +171,6 @@ package final class LinkEndpoint: @unchecked Sendable {
         handle(.messageAnswered(id: id, answer))
     }
 
-    /// `transferUserInfo`: `completion` gets the sequence once the transfer is on disk (fdatasync), or
-    /// the reason it was refused; called on the loop.
-    /// `run` only labels the journal's lines.
-    package func transferUserInfo(
-        _ payload: [UInt8], run: String? = nil, completion: @escaping (Result<UInt64, any Error>) -> Void
-    ) {
-        guard let token = admitTransfer(bytes: payload.count, completion: completion) else { return }
-        appendsWaiting.append(
-            WaitingAppend(token: token, payload: payload, enqueuedAtMicros: Self.wallClockMicros(), run: run))
-        commitWaitingAppends()
-    }
-
-    /// `transferCurrentComplicationUserInfo`: a transfer in the complication outbox, sent ahead of
-    /// ordinary userInfo; `completion` gets its sequence once it is on disk, or why it was refused.
-    /// Complications are rare (a daily budget), so each is its own append and sync.
-    package func transferCurrentComplicationUserInfo(
-        _ payload: [UInt8], completion: @escaping (Result<UInt64, any Error>) -> Void
-    ) {
-        guard let token = admitTransfer(bytes: payload.count, completion: completion) else { return }
-        let log = state.complicationOutbox
-        let enqueuedAt = Self.wallClockMicros()
-        outboxQueue.async { [loop] in
-            let result = Result { try log.append(payload, enqueuedAtMicros: enqueuedAt) }
-            loop.execute { [self] in
-                if case .success(let sequence) = result {
-                    journal?.record(.transferQueued, cause: complicationCause(sequence), detail: "complication")
-                    handle(.complicationPersisted(sequence: sequence, payload: payload))
-                }
-                transferWaiters.removeValue(forKey: token)?(result)
-            }
-        }
-    }
-
-    /// `transferFile`: copies the file (or the bytes) into the file outbox, hashing it, off the
-    /// loop; `completion` gets the queued file once it is on disk, or why not (`fileAccessDenied`
-    /// for a source that cannot be read, the session's refusals).
-    package func transferFile(
-        _ source: FileSource, metadata: String, completion: @escaping (Result<OutboundFile, any Error>) -> Void
-    ) {
-        loop.preconditionInLoop()
-        if let error = engine.admission(of: .userInfo, bytes: 0) {
-            completion(.failure(error))
-            return
-        }
-        let token = nextTransferToken
-        nextTransferToken += 1
-        fileWaiters[token] = completion
-        let store = state.files
-        outboxQueue.async { [loop] in
-            let result = Result { try store.enqueue(source, metadata: metadata) }
-            loop.execute { [self] in
-                if case .success(let file) = result { handle(.filePersisted(file)) }
-                fileWaiters.removeValue(forKey: token)?(result)
-            }
-        }
-    }
-
-    /// Cancels an outstanding file transfer (`WCSessionFileTransfer.cancel()`).
-    package func cancelFileTransfer(sequence: UInt64) throws(LinkError) {
-        loop.preconditionInLoop()
-        if let error = engine.fileCancellationError(sequence: sequence) { throw error }
-        handle(.fileCancelRequested(sequence: sequence))
-    }
-
-    /// The app is done with a received file: what is left of it in the inbox is deleted and the
-    /// sender told it was delivered.
-    package func fileProcessed(_ key: TransferKey) {
-        loop.preconditionInLoop()
-        handle(.fileProcessed(key))
-    }
-
-    /// `outstandingFileTransfers`: files not yet done, oldest first, with the bytes acknowledged.
-    package func outstandingFileTransfers() -> [OutboundFile] {
-        loop.preconditionInLoop()
-        return engine.outstandingFiles
-    }
-
-    /// Where a received file waits for the app (valid from `fileReceived` until `fileProcessed`).
-    package func inboxPath(for key: TransferKey) -> String { state.files.inboxPath(key) }
-
-    /// Checks a transfer's admission (answering `completion` with the refusal) and keeps the
-    /// completion under a token: the completion stays on the loop, only the token crosses to the
-    /// outbox thread and back.
-    private func admitTransfer(
-        bytes: Int, completion: @escaping (Result<UInt64, any Error>) -> Void
-    ) -> UInt64? {
-        loop.preconditionInLoop()
-        if let error = engine.admission(of: .userInfo, bytes: bytes) {
-            completion(.failure(error))
-            return nil
-        }
-        let token = nextTransferToken
-        nextTransferToken += 1
-        transferWaiters[token] = completion
-        return token
-    }
-
-    /// Group commit across the loop: the transfers asked for while a commit is on the outbox thread
-    /// wait here and go together in the next one — one write each, one `fdatasync` for all — in the
-    /// order they were asked for. (One blocking append per transfer on a concurrent queue batched
-    /// only as many transfers as Dispatch gave it threads: two on a two-core machine.)
-    private func commitWaitingAppends() {
-        guard !appendInFlight, !appendsWaiting.isEmpty else { return }
-        appendInFlight = true
-        let batch = appendsWaiting
-        appendsWaiting = []
-        let outbox = state.outbox
-        outboxQueue.async { [loop] in
-            let results = outbox.append(batch: batch.map { ($0.payload, $0.enqueuedAtMicros) })
-            loop.execute { [self] in
-                appendInFlight = false
-                for (append, result) in zip(batch, results) {
-                    if case .success(let sequence) = result {
-                        journal?.record(.transferQueued, cause: transferCause(sequence), run: append.run)
-                        handle(.transferPersisted(sequence: sequence, payload: append.payload))
-                    }
-                    transferWaiters.removeValue(forKey: append.token)?(result)
-                }
-                commitWaitingAppends()
-            }
-        }
-    }
-
     /// Tells the link a received transfer was processed durably: its mark is persisted, then acked.
     package func transferProcessed(_ key: TransferKey) {
         transfersProcessed([key])
@@ -387,9 +264,9 @@ package final class LinkEndpoint: @unchecked Sendable {
 
     // MARK: The shell
 
-    private var now: LinkInstant { LinkInstant(ContinuousClock.now - origin) }
+    var now: LinkInstant { LinkInstant(ContinuousClock.now - origin) }
 
-    private static func wallClockMicros() -> Int64 {
+    static func wallClockMicros() -> Int64 {
         Int64((Date().timeIntervalSince1970 * 1_000_000).rounded())
     }
 
@@ -423,7 +300,7 @@ package final class LinkEndpoint: @unchecked Sendable {
     }
 
     /// Feeds one event and carries out the actions; events raised meanwhile wait their turn.
-    private func handle(_ event: LinkEngine.Event) {
+    func handle(_ event: LinkEngine.Event) {
         queuedEvents.append(event)
         guard !isHandling else { return }
         isHandling = true
@@ -434,108 +311,7 @@ package final class LinkEndpoint: @unchecked Sendable {
         }
     }
 
-    /// Carries out `actions` after the ones waiting, in order: on the loop, except the state writes,
-    /// which go to the state thread together while the rest wait for them.
-    private func carryOut(_ actions: [LinkEngine.Action]) {
-        actionsWaiting.append(contentsOf: actions)
-        guard !carryingOut else { return }
-        carryingOut = true
-        defer { carryingOut = false }
-        while !stateWriteInFlight, nextWaiting < actionsWaiting.count {
-            guard stateWrite(actionsWaiting[nextWaiting]) != nil else {
-                nextWaiting += 1
-                perform(actionsWaiting[nextWaiting - 1])
-                continue
-            }
-            var writes: [(what: String, write: @Sendable () throws -> Void)] = []
-            while nextWaiting < actionsWaiting.count, let write = stateWrite(actionsWaiting[nextWaiting]) {
-                writes.append(write)
-                nextWaiting += 1
-            }
-            stateWriteInFlight = true
-            stateQueue.async { [loop, writes] in
-                var failure: String?
-                for (what, write) in writes where failure == nil {
-                    do { try write() } catch { failure = "\(what) failed: \(error)" }
-                }
-                loop.execute { [self, failure] in stateWritten(failure) }
-            }
-        }
-        if nextWaiting == actionsWaiting.count {
-            actionsWaiting.removeAll(keepingCapacity: true)
-            nextWaiting = 0
-            for waiter in idleWaiters { loop.execute(waiter) }
-            idleWaiters.removeAll()
-        }
-    }
-
-    /// Runs `body` on the loop, after the events in hand, once no state write is in progress and no
-    /// action waits for one. Loop-only.
-    package func afterStateWrites(_ body: @escaping @Sendable () -> Void) {
-        loop.preconditionInLoop()
-        if stateWriteInFlight || nextWaiting < actionsWaiting.count {
-            idleWaiters.append(body)
-        } else {
-            loop.execute(body)
-        }
-    }
-
-    private func stateWritten(_ failure: String?) {
-        stateWriteInFlight = false
-        if let failure {
-            // Nothing after a failed durable write may run (an acknowledgement least of all).
-            actionsWaiting.removeAll()
-            nextWaiting = 0
-            onFatal(failure)
-            return
-        }
-        carryOut([])
-    }
-
-    /// Waits for the state write in progress (a graceful exit lets it finish). Loop-only.
-    package func finishStateWrites() {
-        stateQueue.sync {}
-    }
-
-    /// The durable write `action` stands for, when it is one the state thread carries out.
-    private func stateWrite(_ action: LinkEngine.Action) -> (what: String, write: @Sendable () throws -> Void)? {
-        let state = self.state
-        switch action {
-        case .persistPeer(let peer):
-            return ("persist peer", { try state.persistPeer(peer) })
-        case .persistContextSlot(let slot):
-            return ("persist context slot", { try state.persist(slot) })
-        case .persistReceivedContext(let received):
-            return ("persist received context", { try state.persist(received) })
-        case .persistTransferMark(let key):
-            return (
-                "persist transfer mark",
-                { try state.receivedTransfers.markApplied(queueID: key.queue.bytes, sequence: key.sequence) }
-            )
-        case .removeTransfers(let sequences, let cancelled):
-            return (
-                "remove transfers \(sequences)",
-                {
-                    if cancelled {
-                        for sequence in sequences { _ = try state.outbox.cancel(sequence: sequence) }
-                    } else {
-                        try state.outbox.acknowledge(sequences: sequences)
-                    }
-                }
-            )
-        case .removeComplications(let sequences):
-            return (
-                "remove complication transfers \(sequences)",
-                { try state.complicationOutbox.acknowledge(sequences: sequences) }
-            )
-        case .persistWatchState(let watchState):
-            return ("persist watch state", { try state.persist(watchState) })
-        default:
-            return nil
-        }
-    }
-
-    private func perform(_ action: LinkEngine.Action) {
+    func perform(_ action: LinkEngine.Action) {
         switch action {
         case .send(let connection, let frame):
             journalSent(frame)
@@ -632,112 +408,9 @@ package final class LinkEndpoint: @unchecked Sendable {
     }
 }
 
-/// A `transferUserInfo` waiting for the next group commit.
-private struct WaitingAppend: Sendable {
-    var token: UInt64
-    var payload: [UInt8]
-    var enqueuedAtMicros: Int64
-    var run: String?
-}
-
-// MARK: The journal
-
-extension LinkEndpoint {
-    private func messageCause(sender: InstanceID?, _ id: UInt64) -> String {
-        TraceEvent.messageCause(sender: sender?.description ?? "unknown", id: id)
-    }
-
-    /// This endpoint's own outbox queue's transfer `sequence`.
-    private func transferCause(_ sequence: UInt64) -> String {
-        TraceEvent.transferCause(queue: state.outbox.queueID.hexString, sequence: sequence)
-    }
-
-    /// The complication outbox's transfer `sequence`.
-    private func complicationCause(_ sequence: UInt64) -> String {
-        TraceEvent.transferCause(queue: state.complicationOutbox.queueID.hexString, sequence: sequence)
-    }
-
-    /// Frames that carry an id; handshake and heartbeat frames are left out (they would drown the rest).
-    private func journalSent(_ frame: LinkFrame) {
-        guard let journal else { return }
-        switch frame {
-        case .context(let generation, let sender, let payload):
-            journal.record(
-                .contextSend, cause: TraceEvent.contextCause(sender: sender.description, generation: generation),
-                detail: "\(payload.count) bytes")
-        case .contextAck(let generation, let sender):
-            journal.record(
-                .contextAckSend, cause: TraceEvent.contextCause(sender: sender.description, generation: generation))
-        case .message(let id, _, _), .messageData(let id, _, _):
-            journal.record(.messageSend, cause: messageCause(sender: state.instance, id), run: messageRuns[id])
-        case .messageReply(let id, _), .messageDelivered(let id):
-            journal.record(.messageReplySend, cause: messageCause(sender: engine.peerInstance, id))
-        case .messageFailed(let id, let code, _):
-            journal.record(.messageReplySend, cause: messageCause(sender: engine.peerInstance, id), detail: "\(code)")
-        case .userInfo(let queue, let sequence, _):
-            journal.record(
-                .transferSend, cause: TraceEvent.transferCause(queue: queue.description, sequence: sequence))
-        case .userInfoAck(let queue, let sequence):
-            journal.record(
-                .transferAckSend, cause: TraceEvent.transferCause(queue: queue.description, sequence: sequence))
-        case .launch:
-            journal.record(.launchSend, cause: "launch")
-        case .error, .hello, .challenge, .proof, .welcome, .ping, .pong, .appState, .watchState, .fileOffer,
-            .fileResume,
-            .fileChunk, .fileDone, .fileCancel:
-            break
-        }
-    }
-
-    private func journalNotified(_ notification: LinkNotification) {
-        guard let journal else { return }
-        switch notification {
-        case .contextReceived(let context):
-            journal.record(
-                .contextReceive,
-                cause: TraceEvent.contextCause(sender: context.sender.description, generation: context.generation))
-        case .contextAcknowledged(let generation):
-            journal.record(
-                .contextAckReceive,
-                cause: TraceEvent.contextCause(sender: state.instance.description, generation: generation))
-        case .messageReceived(let id, _, _), .messageDataReceived(let id, _, _):
-            journal.record(.messageReceive, cause: messageCause(sender: engine.peerInstance, id))
-        case .messageCompleted(let id, let outcome):
-            let run = messageRuns.removeValue(forKey: id)
-            let cause = messageCause(sender: state.instance, id)
-            switch outcome {
-            case .replied: journal.record(.messageReplyReceive, cause: cause, run: run, detail: "replied")
-            case .delivered: journal.record(.messageReplyReceive, cause: cause, run: run, detail: "delivered")
-            case .failed(let error): journal.record(.messageFailed, cause: cause, run: run, detail: "\(error)")
-            }
-        case .userInfoReceived(let key, _):
-            journal.record(
-                .transferReceive, cause: TraceEvent.transferCause(queue: key.queue.description, sequence: key.sequence))
-        case .transferFinished(let sequence):
-            journal.record(.transferAckReceive, cause: transferCause(sequence))
-        case .complicationFinished(let sequence):
-            journal.record(.transferAckReceive, cause: complicationCause(sequence))
-        case .transferFailed(let sequence, let error):
-            journal.record(.transferFailed, cause: transferCause(sequence), detail: "\(error)")
-        case .launchReceived:
-            journal.record(.launchReceive, cause: "launch")
-        case .launchDropped:
-            journal.record(.launchDropped)
-        case .linkEstablished(let peer):
-            journal.record(.linkUp, detail: "peer \(peer)")
-        case .linkLost(let reason):
-            journal.record(.linkDown, detail: reason)
-        case .reachabilityChanged(let reachable):
-            journal.record(.reachability, detail: "\(reachable)")
-        case .activated, .peerAppStateChanged, .watchStateChanged, .fileReceived, .fileFinished:
-            break
-        }
-    }
-}
-
 extension [UInt8] {
     /// Lowercase hex, as `InstanceID` prints (a queue ID is 16 bytes like an instance ID).
-    fileprivate var hexString: String {
+    var hexString: String {
         map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 }

@@ -2,7 +2,6 @@ import AdminCommands
 import DaemonConfiguration
 import DaemonRuntime
 import Foundation
-import Glibc
 import LinkRuntime
 import Nodes
 import PhoneStore
@@ -61,12 +60,6 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         shell.read = { [documents, endpoint] needs in
             var reads = documents.read(needs)
             if needs.outstandingTransfers { reads.outstandingTransfers = endpoint.outstandingTransfers() }
-            for (id, startedAt) in needs.samples {
-                reads.samples[id] = .some(
-                    documents.samplesSize(id: id, startedAt: startedAt).map {
-                        SamplesFile(path: documents.relativePath(ofSamples: id, startedAt: startedAt), bytes: $0)
-                    })
-            }
             return reads
         }
         shell.performStore = { [unowned self, documents, files = endpoint.state.files] action in
@@ -123,14 +116,9 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         shell.post(.gatherFinished(report.description, skipped: report.skipped.map(PhoneNode.SkippedFile.init)))
         // Written once the readiness line is out: a start is not made slower by recording the next one.
         loop.execute { [unowned self, snapshot = scan.snapshot] in
-            do {
-                try RunIndexFile.write(snapshot, to: indexPath)
-            } catch {
-                shell.post(.runIndexNoted("not written (\(error)); the next start reads every document", rebuilt: true))
+            if let failure = RunIndexFile.writeAfterGather(snapshot, to: indexPath) {
+                shell.post(.runIndexNoted(failure, rebuilt: true))
             }
-            // The gather's transient buffers (decoding, the index) are free now but glibc keeps them
-            // resident; hand them back so phoned's memory is what its state needs, not its start-up's.
-            releaseFreeMemory()
         }
         link.log = { [logger = shell.logger] line in logger.info(line, component: "link") }
         link.onNotification = { [unowned self] in shell.post(.link($0)) }
@@ -159,68 +147,4 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             shell.post(.rescanFinished(.failure(ReadFailure(error.description))))
         }
     }
-}
-
-extension DocumentDirectory {
-    /// One of the node's store writes: the document directory's and the state directory's files.
-    /// Runs on the shell's I/O thread.
-    func perform(_ write: PhoneNode.StoreWrite, stateDirectory: String, inbox: FileTransferStore) throws {
-        switch write {
-        case .writeSplit(let split):
-            try self.write(split)
-        case .removeSplitFile(let id):
-            _ = try removeSplit(id: id)
-        case .writeWorkout(let run):
-            try self.write(run)
-        case .removeWorkoutFile(let id, let startedAt):
-            _ = try removeWorkout(id: id, startedAt: startedAt)
-        case .writeTombstone(let stub):
-            try self.write(stub)
-        case .persistSettings(let settings):
-            try AtomicFile.write(DocumentCoder.encodeForDisk(settings), to: "\(stateDirectory)/settings.json")
-        case .persistEpoch(let epoch):
-            try AtomicFile.write(
-                DocumentCoder.encodeForDisk(PhoneEpochRecord(epoch)), to: "\(stateDirectory)/epoch.json")
-        case .persistComplicationBudget(let budget):
-            try AtomicFile.write(
-                DocumentCoder.encodeForDisk(budget), to: "\(stateDirectory)/complication-budget.json")
-        case .writeSamples(let key, let runID, let startedAt):
-            let path = inbox.inboxPath(key)
-            guard let bytes = try AtomicFile.read(path) else {
-                throw StateFileError.malformed(file: path, reason: "gone")
-            }
-            try writeSamples(bytes, id: runID, startedAt: startedAt)
-        case .removeSamples(let id, let startedAt):
-            try removeSamples(id: id, startedAt: startedAt)
-        case .moveSamples(let id, let from, let to):
-            if let bytes = try AtomicFile.read("\(root)/\(relativePath(ofSamples: id, startedAt: from))") {
-                try writeSamples(bytes, id: id, startedAt: to)
-                try removeSamples(id: id, startedAt: from)
-            }
-        }
-    }
-
-    /// The runs the node asked for, each as read or why it could not be.
-    func read(_ needs: NeedsReads) -> Reads {
-        var reads = Reads()
-        for (id, startedAt) in needs.documents {
-            reads.documents[id] = Result { () throws(DocumentStoreError) in
-                try loadWorkout(id: id, startedAt: startedAt)
-            }
-            .mapError { ReadFailure($0.description) }
-        }
-        return reads
-    }
-}
-
-extension PhoneNode.SkippedFile {
-    init(_ entry: SkippedEntry) { self.init(path: entry.path, reason: entry.reason.description) }
-}
-
-/// glibc's `malloc_trim(0)`: returns the heap's free pages to the system. Swift's Glibc module does
-/// not import `<malloc.h>`, so it is looked up by name; elsewhere it does nothing.
-private func releaseFreeMemory() {
-    typealias MallocTrim = @convention(c) (Int) -> Int32
-    guard let symbol = dlsym(nil, "malloc_trim") else { return }
-    _ = unsafeBitCast(symbol, to: MallocTrim.self)(0)
 }

@@ -1,0 +1,143 @@
+import AdminCommands
+import DaemonConfiguration
+import Foundation
+import LinkProtocol
+import LinkRuntime
+import Nodes
+import Trace
+import WorkoutModel
+
+// MARK: The shared actions
+
+extension NodeShell {
+
+    func perform(_ action: NodeAction) throws {
+        switch action {
+        case .link(let command):
+            try perform(command)
+        case .log(let line):
+            logger.withComponent(line.component).log(
+                Self.level(line.level), line.message, fields: line.fields.map { ($0.key, $0.value) })
+        case .journal(let entry):
+            link.journal?.record(entry.kind, cause: entry.cause, run: entry.run, detail: entry.detail)
+        case .reply(let request, let response):
+            responders.removeValue(forKey: request)?(response)
+        case .replyTrace(let request, let query):
+            let journal = EventJournal.read(stateDirectory: stateDirectory)
+            let events = query.filter(now: EventJournal.wallMicros()).apply(journal)
+            let outcome: AdminOutcome =
+                query.json
+                ? .output(text: "", json: events.map { $0.jsonLine() }.joined(separator: "\n"))
+                : .output(text: AdminOutcome.lines(events.map(\.humanLine), empty: "no events"), json: "")
+            responders.removeValue(forKey: request)?(outcome.response)
+        case .armTimer(let name, let at):
+            if let timer = timers.removeValue(forKey: name) { loop.cancelTimer(timer) }
+            let delay = max(Timestamp.current.duration(to: at), .zero)
+            timers[name] = loop.scheduleTimer(after: delay) { [unowned self] in
+                timers[name] = nil
+                report(.timerFired(name))
+            }
+        case .cancelTimer(let name):
+            if let timer = timers.removeValue(forKey: name) { loop.cancelTimer(timer) }
+        case .callAtEndOfTurn:
+            turnEndWanted = true
+        case .persistLiveVersion(let version):
+            do {
+                try AtomicFile.write(Array("\(version)".utf8), to: "\(stateDirectory)/live-version")
+            } catch {
+                logger.warning("live version not persisted", ["reason": "\(error)"], component: "live")
+            }
+        case .persistClock(let stamp):
+            try clockFile.persist(stamp)
+        case .notifyStopping:
+            try? notifier.stopping()
+        case .closeServices:
+            closeServices()
+            link.stop()
+            if let watchdogTimer { loop.cancelTimer(watchdogTimer) }
+        case .exit(let code):
+            // A state write in progress finishes first (what waits behind it is redone after a restart).
+            link.finishStateWrites()
+            exit(code)
+        }
+    }
+
+    private func perform(_ command: LinkCommand) throws {
+        switch command {
+        case .updateContext(let payload, let force):
+            do {
+                try link.updateApplicationContext(payload, force: force)
+                report(.contextQueued(generation: link.status().contextGenerationSent ?? 0))
+            } catch {
+                report(.contextRefused(reason: error.description))
+            }
+        case .sendMessage(let payload, let wantsReply, let run, let purpose):
+            link.sendMessage(payload, wantsReply: wantsReply, run: run) { [unowned self] outcome in
+                report(.messageEnded(purpose, outcome, stillReachable: link.status().reachable))
+            }
+        case .sendMessageData(let payload, let wantsReply, let purpose):
+            link.sendMessageData(payload, wantsReply: wantsReply) { [unowned self] outcome in
+                report(.messageEnded(purpose, outcome, stillReachable: link.status().reachable))
+            }
+        case .answerMessage(let id, let answer):
+            link.answerMessage(id: id, answer)
+        case .transferUserInfo(let payload, let run):
+            link.transferUserInfo(payload, run: run) { [unowned self] result in
+                if case .failure(let error) = result { report(.transferNotQueued(payload, reason: "\(error)")) }
+            }
+        case .transferComplication(let payload, let asCurrent, let request):
+            let queued: (Result<UInt64, any Error>) -> Void = { [unowned self] result in
+                report(.complicationQueued(request, asCurrent: asCurrent, result.mapError { ReadFailure("\($0)") }))
+            }
+            if asCurrent {
+                link.transferCurrentComplicationUserInfo(payload, completion: queued)
+            } else {
+                link.transferUserInfo(payload, completion: queued)
+            }
+        case .transferFile(let source, let metadata, let request):
+            link.transferFile(source, metadata: metadata) { [unowned self] result in
+                report(.fileQueued(request, result.mapError { ReadFailure("\($0)") }))
+            }
+        case .cancelFile(let sequence, let request):
+            do {
+                try link.cancelFileTransfer(sequence: sequence)
+                report(.fileCancelEnded(request, sequence: sequence, nil))
+            } catch {
+                report(.fileCancelEnded(request, sequence: sequence, ReadFailure(error.description)))
+            }
+        case .fileProcessed(let key):
+            link.fileProcessed(key)
+        case .keepReceivedFile(let key, let name):
+            let directory = "\(stateDirectory)/received-files"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try AtomicFile.moveDurably(link.inboxPath(for: key), to: "\(directory)/\(name)")
+        case .transfersProcessed(let keys):
+            link.transfersProcessed(keys)
+        case .cancelTransfer(let sequence, let request):
+            let payload = link.state.outbox.pending().first { $0.sequence == sequence }?.payload
+            let result: Result<Bool, ReadFailure>
+            do {
+                result = .success(try link.cancelTransfer(sequence: sequence))
+            } catch {
+                result = .failure(ReadFailure(error.description))
+            }
+            report(.transferCancelEnded(request, sequence: sequence, result, payload: payload))
+        case .launch(let payload):
+            link.launch(payload)
+        case .setAppForeground(let foreground):
+            link.setAppForeground(foreground)
+        case .setWatchState(let state):
+            link.setWatchState(state)
+        }
+    }
+
+    private static func level(_ level: LogLine.Level) -> LogLevel {
+        switch level {
+        case .debug: .debug
+        case .info: .info
+        case .notice: .notice
+        case .warning: .warning
+        case .error: .error
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import LinkProtocol
+import Trace
+
+// MARK: The journal
+
+extension LinkEndpoint {
+    func messageCause(sender: InstanceID?, _ id: UInt64) -> String {
+        TraceEvent.messageCause(sender: sender?.description ?? "unknown", id: id)
+    }
+
+    /// This endpoint's own outbox queue's transfer `sequence`.
+    func transferCause(_ sequence: UInt64) -> String {
+        TraceEvent.transferCause(queue: state.outbox.queueID.hexString, sequence: sequence)
+    }
+
+    /// The complication outbox's transfer `sequence`.
+    func complicationCause(_ sequence: UInt64) -> String {
+        TraceEvent.transferCause(queue: state.complicationOutbox.queueID.hexString, sequence: sequence)
+    }
+
+    /// Frames that carry an id; handshake and heartbeat frames are left out (they would drown the rest).
+    func journalSent(_ frame: LinkFrame) {
+        guard let journal else { return }
+        switch frame {
+        case .context(let generation, let sender, let payload):
+            journal.record(
+                .contextSend, cause: TraceEvent.contextCause(sender: sender.description, generation: generation),
+                detail: "\(payload.count) bytes")
+        case .contextAck(let generation, let sender):
+            journal.record(
+                .contextAckSend, cause: TraceEvent.contextCause(sender: sender.description, generation: generation))
+        case .message(let id, _, _), .messageData(let id, _, _):
+            journal.record(.messageSend, cause: messageCause(sender: state.instance, id), run: messageRuns[id])
+        case .messageReply(let id, _), .messageDelivered(let id):
+            journal.record(.messageReplySend, cause: messageCause(sender: engine.peerInstance, id))
+        case .messageFailed(let id, let code, _):
+            journal.record(.messageReplySend, cause: messageCause(sender: engine.peerInstance, id), detail: "\(code)")
+        case .userInfo(let queue, let sequence, _):
+            journal.record(
+                .transferSend, cause: TraceEvent.transferCause(queue: queue.description, sequence: sequence))
+        case .userInfoAck(let queue, let sequence):
+            journal.record(
+                .transferAckSend, cause: TraceEvent.transferCause(queue: queue.description, sequence: sequence))
+        case .launch:
+            journal.record(.launchSend, cause: "launch")
+        case .error, .hello, .challenge, .proof, .welcome, .ping, .pong, .appState, .watchState, .fileOffer,
+            .fileResume,
+            .fileChunk, .fileDone, .fileCancel:
+            break
+        }
+    }
+
+    func journalNotified(_ notification: LinkNotification) {
+        guard let journal else { return }
+        switch notification {
+        case .contextReceived(let context):
+            journal.record(
+                .contextReceive,
+                cause: TraceEvent.contextCause(sender: context.sender.description, generation: context.generation))
+        case .contextAcknowledged(let generation):
+            journal.record(
+                .contextAckReceive,
+                cause: TraceEvent.contextCause(sender: state.instance.description, generation: generation))
+        case .messageReceived(let id, _, _), .messageDataReceived(let id, _, _):
+            journal.record(.messageReceive, cause: messageCause(sender: engine.peerInstance, id))
+        case .messageCompleted(let id, let outcome):
+            let run = messageRuns.removeValue(forKey: id)
+            let cause = messageCause(sender: state.instance, id)
+            switch outcome {
+            case .replied: journal.record(.messageReplyReceive, cause: cause, run: run, detail: "replied")
+            case .delivered: journal.record(.messageReplyReceive, cause: cause, run: run, detail: "delivered")
+            case .failed(let error): journal.record(.messageFailed, cause: cause, run: run, detail: "\(error)")
+            }
+        case .userInfoReceived(let key, _):
+            journal.record(
+                .transferReceive, cause: TraceEvent.transferCause(queue: key.queue.description, sequence: key.sequence))
+        case .transferFinished(let sequence):
+            journal.record(.transferAckReceive, cause: transferCause(sequence))
+        case .complicationFinished(let sequence):
+            journal.record(.transferAckReceive, cause: complicationCause(sequence))
+        case .transferFailed(let sequence, let error):
+            journal.record(.transferFailed, cause: transferCause(sequence), detail: "\(error)")
+        case .launchReceived:
+            journal.record(.launchReceive, cause: "launch")
+        case .launchDropped:
+            journal.record(.launchDropped)
+        case .linkEstablished(let peer):
+            journal.record(.linkUp, detail: "peer \(peer)")
+        case .linkLost(let reason):
+            journal.record(.linkDown, detail: reason)
+        case .reachabilityChanged(let reachable):
+            journal.record(.reachability, detail: "\(reachable)")
+        case .activated, .peerAppStateChanged, .watchStateChanged, .fileReceived, .fileFinished:
+            break
+        }
+    }
+}

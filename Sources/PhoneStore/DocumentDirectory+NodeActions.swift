@@ -1,0 +1,92 @@
+import Foundation
+import Glibc
+import LinkRuntime
+import Nodes
+import WorkoutModel
+
+// The phone node's store actions carried out on the document directory (phoned's I/O thread).
+
+extension DocumentDirectory {
+    /// One of the node's store writes: the document directory's and the state directory's files.
+    /// Runs on the shell's I/O thread.
+    package func perform(_ write: PhoneNode.StoreWrite, stateDirectory: String, inbox: FileTransferStore) throws {
+        switch write {
+        case .writeSplit(let split):
+            try self.write(split)
+        case .removeSplitFile(let id):
+            _ = try removeSplit(id: id)
+        case .writeWorkout(let run):
+            try self.write(run)
+        case .removeWorkoutFile(let id, let startedAt):
+            _ = try removeWorkout(id: id, startedAt: startedAt)
+        case .writeTombstone(let stub):
+            try self.write(stub)
+        case .persistSettings(let settings):
+            try AtomicFile.write(DocumentCoder.encodeForDisk(settings), to: "\(stateDirectory)/settings.json")
+        case .persistEpoch(let epoch):
+            try AtomicFile.write(
+                DocumentCoder.encodeForDisk(PhoneEpochRecord(epoch)), to: "\(stateDirectory)/epoch.json")
+        case .persistComplicationBudget(let budget):
+            try AtomicFile.write(
+                DocumentCoder.encodeForDisk(budget), to: "\(stateDirectory)/complication-budget.json")
+        case .writeSamples(let key, let runID, let startedAt):
+            let path = inbox.inboxPath(key)
+            guard let bytes = try AtomicFile.read(path) else {
+                throw StateFileError.malformed(file: path, reason: "gone")
+            }
+            try writeSamples(bytes, id: runID, startedAt: startedAt)
+        case .removeSamples(let id, let startedAt):
+            try removeSamples(id: id, startedAt: startedAt)
+        case .moveSamples(let id, let from, let to):
+            if let bytes = try AtomicFile.read("\(root)/\(relativePath(ofSamples: id, startedAt: from))") {
+                try writeSamples(bytes, id: id, startedAt: to)
+                try removeSamples(id: id, startedAt: from)
+            }
+        }
+    }
+
+    /// The runs and samples files the node asked for, each as read or why it could not be.
+    package func read(_ needs: NeedsReads) -> Reads {
+        var reads = Reads()
+        for (id, startedAt) in needs.samples {
+            reads.samples[id] = .some(
+                samplesSize(id: id, startedAt: startedAt).map {
+                    SamplesFile(path: relativePath(ofSamples: id, startedAt: startedAt), bytes: $0)
+                })
+        }
+        for (id, startedAt) in needs.documents {
+            reads.documents[id] = Result { () throws(DocumentStoreError) in
+                try loadWorkout(id: id, startedAt: startedAt)
+            }
+            .mapError { ReadFailure($0.description) }
+        }
+        return reads
+    }
+}
+
+extension PhoneNode.SkippedFile {
+    package init(_ entry: SkippedEntry) { self.init(path: entry.path, reason: entry.reason.description) }
+}
+
+extension RunIndexFile {
+    /// Records the gather's snapshot for the next start, then hands the gather's transient buffers
+    /// (decoding, the index), free now but kept resident by glibc, back to the system, so phoned's
+    /// memory is what its state needs, not its start-up's. Returns why the index was not written.
+    package static func writeAfterGather(_ snapshot: RunIndexSnapshot, to path: String) -> String? {
+        defer { releaseFreeMemory() }
+        do {
+            try write(snapshot, to: path)
+            return nil
+        } catch {
+            return "not written (\(error)); the next start reads every document"
+        }
+    }
+}
+
+/// glibc's `malloc_trim(0)`: returns the heap's free pages to the system. Swift's Glibc module does
+/// not import `<malloc.h>`, so it is looked up by name; elsewhere it does nothing.
+private func releaseFreeMemory() {
+    typealias MallocTrim = @convention(c) (Int) -> Int32
+    guard let symbol = dlsym(nil, "malloc_trim") else { return }
+    _ = unsafeBitCast(symbol, to: MallocTrim.self)(0)
+}
