@@ -40,7 +40,7 @@ extension NodeShell {
         case .cancelTimer(let name):
             if let timer = timers.removeValue(forKey: name) { loop.cancelTimer(timer) }
         case .callAtEndOfTurn:
-            turnEndWanted = true
+            loop.execute { [unowned self] in report(.turnEnded) }
         case .persistLiveVersion(let version):
             do {
                 try AtomicFile.write(Array("\(version)".utf8), to: "\(stateDirectory)/live-version")

@@ -44,10 +44,6 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     private var writing: IOWrite?
     /// A failed durable action, fed to the node before any other waiting event.
     private var failure: Node.Event?
-    /// The node asked for `.turnEnded`; it comes once no write is in progress, so a batch grows by
-    /// what arrives while the previous one syncs (group commit).
-    var turnEndWanted = false
-    private var turnEndScheduled = false
     private let io = DispatchQueue(label: "node-store-io")
 
     /// Reads the documents or listings the node asked for (the daemon's store).
@@ -207,20 +203,6 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
         if waitingStart == waiting.count {
             waiting.removeAll(keepingCapacity: true)
             waitingStart = 0
-            endTurnWhenIdle()
-        }
-    }
-
-    /// Reports `.turnEnded` after the events in hand, once neither this shell nor the link has a
-    /// write in progress.
-    private func endTurnWhenIdle() {
-        guard turnEndWanted, !turnEndScheduled else { return }
-        turnEndScheduled = true
-        link.afterStateWrites { [unowned self] in
-            turnEndScheduled = false
-            guard writing == nil, waitingStart == waiting.count else { return }
-            turnEndWanted = false
-            report(.turnEnded)
         }
     }
 

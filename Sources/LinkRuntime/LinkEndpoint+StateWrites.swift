@@ -35,19 +35,6 @@ extension LinkEndpoint {
         if nextWaiting == actionsWaiting.count {
             actionsWaiting.removeAll(keepingCapacity: true)
             nextWaiting = 0
-            for waiter in idleWaiters { loop.execute(waiter) }
-            idleWaiters.removeAll()
-        }
-    }
-
-    /// Runs `body` on the loop, after the events in hand, once no state write is in progress and no
-    /// action waits for one. Loop-only.
-    package func afterStateWrites(_ body: @escaping @Sendable () -> Void) {
-        loop.preconditionInLoop()
-        if stateWriteInFlight || nextWaiting < actionsWaiting.count {
-            idleWaiters.append(body)
-        } else {
-            loop.execute(body)
         }
     }
 

@@ -56,8 +56,6 @@ package final class LinkEndpoint: @unchecked Sendable {
     var nextWaiting = 0
     var stateWriteInFlight = false
     var carryingOut = false
-    /// Called once no state write is in progress and no action waits (`afterStateWrites`).
-    var idleWaiters: [@Sendable () -> Void] = []
     /// How long a dial may take before it counts as failed (a partition drops SYNs silently).
     package var connectTimeout: Duration = .seconds(1)
 
