@@ -112,6 +112,9 @@ let package = Package(
             swiftSettings: swiftSettings),
         // A bare link endpoint for tests and experiments: queues transfers, records what it applies.
         .executableTarget(name: "linkpeer", dependencies: ["LinkRuntime", "POSIX"], swiftSettings: swiftSettings),
+        // I/O: the one launcher of the test harness and the chaos tester — posix_spawn (never Foundation's
+        // Process), output to files or captured through close-on-exec pipes, signals, reaping with a timeout.
+        .target(name: "ChildProcesses", dependencies: ["POSIX"], swiftSettings: swiftSettings),
         // The kill/restart and network-partition testers behind scripts/kill-test and scripts/partition-test.
         .executableTarget(
             name: "chaostest",
@@ -218,6 +221,7 @@ let package = Package(
         .testTarget(name: "ChaosTestTests", dependencies: ["chaostest", "WorkoutModel"], swiftSettings: swiftSettings),
         .testTarget(
             name: "FuzzCorpusTests", dependencies: ["FuzzTargets", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "PackageChecks", dependencies: ["TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "PackageChecks", dependencies: ["ChildProcesses", "TestSupport"], swiftSettings: swiftSettings),
     ]
 )
