@@ -133,7 +133,8 @@ let package = Package(
         // Test-only: manual clock, temporary directories, free ports, spawning daemons (their config
         // files written from DaemonRuntime's key declarations).
         .target(
-            name: "TestSupport", dependencies: ["LinkRuntime", "WorkoutModel", "DaemonRuntime", "DaemonConfiguration"],
+            name: "TestSupport",
+            dependencies: ["ChildProcesses", "LinkRuntime", "WorkoutModel", "DaemonRuntime", "DaemonConfiguration"],
             swiftSettings: swiftSettings),
         // The fuzz targets' entry points and properties, shared by scripts/fuzz's libFuzzer harnesses and
         // the corpus replay in FuzzCorpusTests (docs/FUZZING.md).
