@@ -119,7 +119,8 @@ let package = Package(
         .executableTarget(
             name: "chaostest",
             dependencies: [
-                "TestSupport", "WorkoutModel", "DaemonRuntime", "DaemonConfiguration", "Nodes", "LinkProtocol",
+                "ChildProcesses", "TestSupport", "WorkoutModel", "DaemonRuntime", "DaemonConfiguration", "Nodes",
+                "LinkProtocol",
             ],
             swiftSettings: swiftSettings),
         // scripts/bench: our figures next to the machine's limits and SQLite, in one run.
