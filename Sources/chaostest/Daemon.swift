@@ -90,9 +90,10 @@ actor ManagedDaemon {
         let pidPath = self.pidPath
         let spawned: ChildProcess
         do {
+            // The pid file goes before the pid is reaped, so the script's trap never kills a reused pid.
             spawned = try ChildProcess(
-                argv, standardOutput: .file(stdoutPath, append: true), standardError: .file(stderrPath, append: true)
-            ) { [pidPath] in unlink(pidPath) }
+                argv, standardOutput: .file(stdoutPath, append: true), standardError: .file(stderrPath, append: true),
+                onExit: { unlink(pidPath) })
         } catch {
             throw DaemonError(description: error.description)
         }
