@@ -112,11 +112,15 @@ let package = Package(
             swiftSettings: swiftSettings),
         // A bare link endpoint for tests and experiments: queues transfers, records what it applies.
         .executableTarget(name: "linkpeer", dependencies: ["LinkRuntime", "POSIX"], swiftSettings: swiftSettings),
+        // I/O: the one launcher of the test harness and the chaos tester — posix_spawn (never Foundation's
+        // Process), output to files or captured through close-on-exec pipes, signals, reaping with a timeout.
+        .target(name: "ChildProcesses", dependencies: ["POSIX"], swiftSettings: swiftSettings),
         // The kill/restart and network-partition testers behind scripts/kill-test and scripts/partition-test.
         .executableTarget(
             name: "chaostest",
             dependencies: [
-                "TestSupport", "WorkoutModel", "DaemonRuntime", "DaemonConfiguration", "Nodes", "LinkProtocol",
+                "ChildProcesses", "TestSupport", "WorkoutModel", "DaemonRuntime", "DaemonConfiguration", "Nodes",
+                "LinkProtocol",
             ],
             swiftSettings: swiftSettings),
         // scripts/bench: our figures next to the machine's limits and SQLite, in one run.
@@ -130,7 +134,8 @@ let package = Package(
         // Test-only: manual clock, temporary directories, free ports, spawning daemons (their config
         // files written from DaemonRuntime's key declarations).
         .target(
-            name: "TestSupport", dependencies: ["LinkRuntime", "WorkoutModel", "DaemonRuntime", "DaemonConfiguration"],
+            name: "TestSupport",
+            dependencies: ["ChildProcesses", "LinkRuntime", "WorkoutModel", "DaemonRuntime", "DaemonConfiguration"],
             swiftSettings: swiftSettings),
         // The fuzz targets' entry points and properties, shared by scripts/fuzz's libFuzzer harnesses and
         // the corpus replay in FuzzCorpusTests (docs/FUZZING.md).
@@ -218,6 +223,7 @@ let package = Package(
         .testTarget(name: "ChaosTestTests", dependencies: ["chaostest", "WorkoutModel"], swiftSettings: swiftSettings),
         .testTarget(
             name: "FuzzCorpusTests", dependencies: ["FuzzTargets", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "PackageChecks", dependencies: ["TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "PackageChecks", dependencies: ["ChildProcesses", "TestSupport"], swiftSettings: swiftSettings),
     ]
 )

@@ -1,6 +1,5 @@
+import ChildProcesses
 import Foundation
-import Glibc
-import Synchronization
 
 /// What a CLI run produced.
 package struct CommandResult: Sendable, CustomStringConvertible {
@@ -32,42 +31,16 @@ package struct CommandResult: Sendable, CustomStringConvertible {
         }
     }
 
-    /// Runs `executable` to completion with stdout and stderr in files (no pipe can fill up), waiting
-    /// without blocking a thread.
+    /// Runs `executable` to completion with stdout and stderr in the files `<scratch>.out` and
+    /// `<scratch>.err` (no pipe can fill up), waiting without blocking a thread.
     package static func run(
         _ executable: String, _ arguments: [String], environment: [String: String] = [:], scratch: String
     ) async throws -> CommandResult {
-        let outPath = "\(scratch).out"
-        let errPath = "\(scratch).err"
-        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
-        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-        let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
-        let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { process in continuation.resume(returning: process.terminationStatus) }
-            do {
-                try ProcessLaunch.serialized { try process.run() }
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
-        try out.close()
-        try err.close()
-        let stdout = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
-        let stderr = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
-        try? FileManager.default.removeItem(atPath: outPath)
-        try? FileManager.default.removeItem(atPath: errPath)
+        let completed = try await ChildProcess.run([executable] + arguments, environment: environment, scratch: scratch)
         return CommandResult(
-            command: [URL(fileURLWithPath: executable).lastPathComponent] + arguments, exitCode: status,
-            standardOutput: stdout, standardError: stderr)
+            command: [URL(fileURLWithPath: executable).lastPathComponent] + arguments,
+            exitCode: completed.termination.status, standardOutput: completed.standardOutput,
+            standardError: completed.standardError)
     }
 }
 
@@ -77,18 +50,5 @@ package struct HarnessError: Error, CustomStringConvertible {
 
     package init(_ description: String) {
         self.description = description
-    }
-}
-
-/// Foundation's `Process.run()` on Linux is not safe to call from several threads at once (the
-/// parallel test runner's spawns crashed in its memcpy now and then): every launch of the harness
-/// takes this lock. A launch is quick; the processes still run side by side.
-package enum ProcessLaunch {
-    private static let lock = NSLock()
-
-    package static func serialized<T>(_ launch: () throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try launch()
     }
 }

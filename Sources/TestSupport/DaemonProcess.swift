@@ -1,8 +1,9 @@
+import ChildProcesses
 import Foundation
-import Synchronization
+import Glibc
 
-/// A child process a test started: its stdout is captured line by line so the test can wait for a
-/// readiness line (never a fixed sleep), and it is killed when the value goes away.
+/// A child process a test started: its stdout is captured so the test can wait for a readiness
+/// line (never a fixed sleep), and it is killed when the value goes away.
 package final class DaemonProcess: Sendable {
     /// Why waiting on a child process failed.
     package enum Failure: Error, CustomStringConvertible {
@@ -19,19 +20,7 @@ package final class DaemonProcess: Sendable {
         }
     }
 
-    private struct Output {
-        var stdout = ""
-        var stderr = ""
-    }
-
-    /// Shared with the pipes' readability handlers, which append from Foundation's reader threads
-    /// (hence the Mutex).
-    private final class OutputBuffer: Sendable {
-        let text = Mutex(Output())
-    }
-
-    private let process: Process
-    private let buffer = OutputBuffer()
+    private let child: ChildProcess
     /// The executable's path, for messages.
     package let executable: String
 
@@ -39,49 +28,28 @@ package final class DaemonProcess: Sendable {
     /// test's own environment.
     package init(executable: String, arguments: [String], environment: [String: String] = [:]) throws {
         self.executable = executable
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let stdoutPipe = Pipe()
-        let stderrPipe = Pipe()
-        process.standardOutput = stdoutPipe
-        process.standardError = stderrPipe
-        process.standardInput = FileHandle.nullDevice
-        stdoutPipe.fileHandleForReading.readabilityHandler = { [buffer] handle in
-            let text = String(decoding: handle.availableData, as: UTF8.self)
-            buffer.text.withLock { $0.stdout += text }
-        }
-        stderrPipe.fileHandleForReading.readabilityHandler = { [buffer] handle in
-            let text = String(decoding: handle.availableData, as: UTF8.self)
-            buffer.text.withLock { $0.stderr += text }
-        }
-        try ProcessLaunch.serialized { try process.run() }
+        child = try ChildProcess(
+            [executable] + arguments, environment: environment, standardOutput: .captured, standardError: .captured)
     }
 
     deinit {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        // Not `waitUntilExit()`: it hung the whole test run once, blocking a cooperative thread for
-        // good when Foundation missed the child's exit. A SIGKILLed child is gone within milliseconds,
-        // so poll for a bounded while (5 s) instead.
-        var waited = 0
-        while process.isRunning && waited < 5_000 {
-            usleep(1_000)
-            waited += 1
-        }
+        guard child.isRunning else { return }
+        child.send(SIGKILL)
+        // Bounded, never an unbounded wait: a SIGKILLed child is gone within milliseconds, and a
+        // deinit that never returns would block a cooperative thread for good.
+        _ = child.waitForExitBlocking(timeout: .seconds(5))
     }
 
     /// The process ID.
-    package var pid: Int32 { process.processIdentifier }
+    package var pid: Int32 { child.pid }
 
     /// Everything the process printed on stdout so far.
-    package var standardOutput: String { buffer.text.withLock { $0.stdout } }
+    package var standardOutput: String { child.standardOutput }
     /// Everything the process printed on stderr so far.
-    package var standardError: String { buffer.text.withLock { $0.stderr } }
+    package var standardError: String { child.standardError }
 
     /// Whether the process is still running.
-    package var isRunning: Bool { process.isRunning }
+    package var isRunning: Bool { child.isRunning }
 
     /// Waits until a whole stdout line contains `text` and returns that line; fails if the process
     /// exits first or `timeout` passes (a guard against hangs, not a timing assertion).
@@ -94,28 +62,27 @@ package final class DaemonProcess: Sendable {
 
     /// Sends `signal` (e.g. `SIGTERM`, `SIGKILL`).
     package func send(_ signal: Int32) {
-        if process.isRunning { kill(process.processIdentifier, signal) }
+        child.send(signal)
     }
 
     /// Waits for the process to exit and returns its status (the signal number if it was killed).
     package func waitForExit(timeout: Duration = .seconds(30)) async throws -> Int32 {
-        try await poll(what: "exit", timeout: timeout, allowExit: true) {
-            self.process.isRunning ? nil : self.process.terminationStatus
+        guard let termination = try await child.waitForExit(timeout: timeout) else {
+            throw Failure.timedOut(waitingFor: "exit", output: transcript)
         }
+        return termination.status
     }
 
-    private func poll<T>(
-        what: String, timeout: Duration, allowExit: Bool = false, _ check: @escaping () -> T?
-    ) async throws -> T {
+    private func poll<T>(what: String, timeout: Duration, _ check: @escaping () -> T?) async throws -> T {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
         while true {
             if let value = check() { return value }
-            if !allowExit, !process.isRunning {
-                // One more look: the line may have arrived just before the exit.
-                try await Task.sleep(for: .milliseconds(50))
+            if let termination = child.termination {
+                // One more look once the pipes are drained: the line may have come just before the exit.
+                _ = try await child.waitForOutputEnd(timeout: .seconds(1))
                 if let value = check() { return value }
-                throw Failure.exited(status: process.terminationStatus, waitingFor: what, output: transcript)
+                throw Failure.exited(status: termination.status, waitingFor: what, output: transcript)
             }
             if clock.now >= deadline { throw Failure.timedOut(waitingFor: what, output: transcript) }
             try await Task.sleep(for: .milliseconds(10))
@@ -123,7 +90,7 @@ package final class DaemonProcess: Sendable {
     }
 
     private var transcript: String {
-        buffer.text.withLock { "--- stdout ---\n\($0.stdout)\n--- stderr ---\n\($0.stderr)" }
+        "--- stdout ---\n\(standardOutput)\n--- stderr ---\n\(standardError)"
     }
 }
 

@@ -1,57 +1,46 @@
+import ChildProcesses
 import DaemonRuntime
 import Foundation
 import Glibc
 import Synchronization
 
-/// Everything the tester started that must not outlive it: daemon pids and network namespaces.
+/// Everything the tester started that must not outlive it: daemons and network namespaces.
 ///
 /// A SIGINT/SIGTERM handler and the normal exit path both call `cleanUp()`, which kills every
-/// registered pid (each by its own id) and deletes every registered namespace. Pids are also written
-/// to `<work>/pids/<name>.pid` so the wrapping script's trap can finish the job if the tester itself
-/// is killed with SIGKILL.
+/// registered daemon (each by its own pid, never once reaped) and deletes every registered
+/// namespace. Pids are also written to `<work>/pids/<name>.pid` so the wrapping script's trap can
+/// finish the job if the tester itself is killed with SIGKILL.
 final class CleanupRegistry: Sendable {
     static let shared = CleanupRegistry()
 
     private struct State {
-        var pids: [pid_t: String] = [:]
+        var daemons: [pid_t: ChildProcess] = [:]
         var namespaces: [String] = []
     }
 
     private let state = Mutex(State())
 
-    func register(pid: pid_t, name: String) { state.withLock { $0.pids[pid] = name } }
-    func forget(pid: pid_t) { state.withLock { _ = $0.pids.removeValue(forKey: pid) } }
+    func register(_ daemon: ChildProcess) { state.withLock { $0.daemons[daemon.pid] = daemon } }
+    func forget(pid: pid_t) { state.withLock { _ = $0.daemons.removeValue(forKey: pid) } }
     func register(namespace: String) { state.withLock { $0.namespaces.append(namespace) } }
     func forget(namespace: String) { state.withLock { $0.namespaces.removeAll { $0 == namespace } } }
 
     /// Kills what is left (synchronously: it may run from a signal handler's queue) and deletes the
     /// namespaces. Safe to call more than once.
     func cleanUp() {
-        let (pids, namespaces) = state.withLock { state in
+        let (daemons, namespaces) = state.withLock { state in
             defer { state = State() }
-            return (Array(state.pids.keys), state.namespaces)
+            return (Array(state.daemons.values), state.namespaces)
         }
-        for pid in pids {
-            kill(pid, SIGKILL)
-            var status: Int32 = 0
-            _ = waitpid(pid, &status, 0)
+        for daemon in daemons {
+            daemon.send(SIGKILL)
+            _ = daemon.waitForExitBlocking(timeout: .seconds(10))
         }
         for namespace in namespaces {
-            if let pid = try? Subprocess.spawn(
-                ["ip", "netns", "delete", namespace], stdout: "/dev/null", stderr: "/dev/null", append: true)
-            {
-                var status: Int32 = 0
-                _ = waitpid(pid, &status, 0)
-            }
+            let deletion = try? ChildProcess(["ip", "netns", "delete", namespace])
+            _ = deletion?.waitForExitBlocking(timeout: .seconds(10))
         }
     }
-}
-
-/// Set once an incarnation's exit has been seen (a task's completion cannot be polled directly).
-final class ExitFlag: Sendable {
-    private let value = Atomic<Bool>(false)
-    var isSet: Bool { value.load(ordering: .acquiring) }
-    func set() { value.store(true, ordering: .releasing) }
 }
 
 /// Why a daemon could not be (re)started.
@@ -71,9 +60,8 @@ actor ManagedDaemon {
     private let pidPath: String
     private let readyText: String
 
-    private var pid: pid_t?
-    private var exitTask: Task<Int32, Never>?
-    private var exitFlag = ExitFlag()
+    /// The running incarnation.
+    private var process: ChildProcess?
     /// How many times it was started.
     private(set) var starts = 0
     /// How many times it was killed.
@@ -89,47 +77,38 @@ actor ManagedDaemon {
     }
 
     /// Whether an incarnation is running (started and not yet seen to exit).
-    var isRunning: Bool { pid != nil }
+    var isRunning: Bool { process != nil }
 
     /// Starts a new incarnation and waits for its readiness line.
     func start(timeout: Duration = .seconds(30)) async throws {
-        guard pid == nil else { return }
+        guard process == nil else { return }
         starts += 1
         let marker = "# chaostest: start #\(starts) of \(name) at \(Logger.timestamp(Logger.systemWallClock()))\n"
         append(marker, to: stdoutPath)
         append(marker, to: stderrPath)
         let offset = fileSize(stdoutPath)
-        let spawned: pid_t
+        let pidPath = self.pidPath
+        let spawned: ChildProcess
         do {
-            spawned = try Subprocess.spawn(argv, stdout: stdoutPath, stderr: stderrPath, append: true)
+            // The pid file goes before the pid is reaped, so the script's trap never kills a reused pid.
+            spawned = try ChildProcess(
+                argv, standardOutput: .file(stdoutPath, append: true), standardError: .file(stderrPath, append: true),
+                onExit: { unlink(pidPath) })
         } catch {
             throw DaemonError(description: error.description)
         }
-        pid = spawned
-        CleanupRegistry.shared.register(pid: spawned, name: name)
-        try? "\(spawned)\n".write(toFile: pidPath, atomically: true, encoding: .utf8)
-        let pidPath = self.pidPath
-        let flag = ExitFlag()
-        let task = Task.detached {
-            let status = await Subprocess.waitForExit(spawned) {
-                CleanupRegistry.shared.forget(pid: spawned)
-                unlink(pidPath)
-            }
-            flag.set()
-            return status
-        }
-        exitTask = task
-        exitFlag = flag
+        process = spawned
+        CleanupRegistry.shared.register(spawned)
+        try? "\(spawned.pid)\n".write(toFile: pidPath, atomically: true, encoding: .utf8)
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
         while clock.now < deadline {
             if readLine(after: offset, containing: readyText) { return }
-            if let exitTask, exitFlag.isSet {
-                let status = await exitTask.value
-                pid = nil
+            if let termination = spawned.termination {
+                forgetProcess()
                 throw DaemonError(
-                    description: "\(name) exited with status \(status) before it was ready; last log lines:\n"
-                        + tail(stderrPath, lines: 15))
+                    description: "\(name) exited with status \(termination.shellStatus) before it was ready; "
+                        + "last log lines:\n" + tail(stderrPath, lines: 15))
             }
             try? await Task.sleep(for: .milliseconds(5))
         }
@@ -139,37 +118,41 @@ actor ManagedDaemon {
     /// SIGKILL, then waits until the process is reaped. Returns false if it was not running.
     @discardableResult
     func kill9() async -> Bool {
-        guard let pid, let exitTask else { return false }
-        Glibc.kill(pid, SIGKILL)
-        _ = await exitTask.value
-        self.pid = nil
-        self.exitTask = nil
+        guard let process else { return false }
+        process.send(SIGKILL)
+        await waitForExit(process)
         kills += 1
         return true
     }
 
     /// SIGTERM (graceful), waiting up to 10 s before falling back to SIGKILL.
     func stop() async {
-        guard let pid, let exitTask else { return }
-        Glibc.kill(pid, SIGTERM)
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: .seconds(10))
-        while clock.now < deadline, !exitFlag.isSet {
-            try? await Task.sleep(for: .milliseconds(20))
+        guard let process else { return }
+        process.send(SIGTERM)
+        if (try? await process.waitForExit(timeout: .seconds(10))) == nil {
+            process.send(SIGKILL)
         }
-        Glibc.kill(pid, SIGKILL)
-        _ = await exitTask.value
-        self.pid = nil
-        self.exitTask = nil
+        await waitForExit(process)
     }
 
-    /// Whether the daemon died on its own (it was running and is no longer); clears the pid.
-    func exitedUnexpectedly() async -> Int32? {
-        guard let exitTask, exitFlag.isSet else { return nil }
-        let status = await exitTask.value
-        pid = nil
-        self.exitTask = nil
-        return status
+    /// Whether the daemon died on its own (it was running and is no longer): its status, and the
+    /// incarnation is forgotten.
+    func exitedUnexpectedly() -> Int32? {
+        guard let termination = process?.termination else { return nil }
+        forgetProcess()
+        return termination.shellStatus
+    }
+
+    /// Waits for a process already sent SIGKILL to be reaped, then forgets it. (Cancelled, it
+    /// forgets it at once: the process dies all the same, and stays a zombie until the tester exits.)
+    private func waitForExit(_ process: ChildProcess) async {
+        _ = try? await process.waitForExit()
+        forgetProcess()
+    }
+
+    private func forgetProcess() {
+        if let process { CleanupRegistry.shared.forget(pid: process.pid) }
+        process = nil
     }
 
     private func readLine(after offset: Int, containing text: String) -> Bool {
@@ -197,5 +180,5 @@ func fileSize(_ path: String) -> Int {
 
 /// The last `lines` lines of a text file.
 func tail(_ path: String, lines: Int) -> String {
-    Subprocess.readText(path).split(separator: "\n").suffix(lines).joined(separator: "\n")
+    ChildProcess.readText(path).split(separator: "\n").suffix(lines).joined(separator: "\n")
 }

@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import Glibc
 import TestSupport
@@ -93,7 +94,7 @@ enum Finale {
             Checker.Inputs(
                 records: records, phoneRuns: phoneRuns, watchRuns: watchRuns ?? [],
                 stubs: harness.stubIDs(), workoutFiles: harness.workoutFileIDs(),
-                phoneLog: Subprocess.readText(harness.phoneLog)))
+                phoneLog: ChildProcess.readText(harness.phoneLog)))
         if watchRuns == nil {
             report.converged = false
             report.notConvergedReason = "could not read the watch's cache (watchctl workouts --json failed)"

@@ -25,7 +25,7 @@ struct GeneratedFilesTests {
             (["phonectl", "session", "end", "some-id", "--f"], "--force"),
             (["phonectl", "tag", "session", "--"], "--socket --help"),
         ])
-    func bashCompletes(words: [String], expected: String) throws {
+    func bashCompletes(words: [String], expected: String) async throws {
         let script =
             sampleTool.bashCompletion() + """
                 complete -p phonectl
@@ -33,15 +33,11 @@ struct GeneratedFilesTests {
                 _phonectl
                 echo "${COMPREPLY[*]}"
                 """
-        let bash = Process()
-        bash.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        bash.arguments = ["bash", "--norc", "-c", script]
-        let output = Pipe()
-        bash.standardOutput = output
-        try ProcessLaunch.serialized { try bash.run() }
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        bash.waitUntilExit()
-        #expect(bash.terminationStatus == 0)
+        let directory = try TemporaryDirectory("completion")
+        let bash = try await CommandResult.run(
+            "/usr/bin/env", ["bash", "--norc", "-c", script], scratch: directory.appending("bash"))
+        #expect(bash.exitCode == 0, "\(bash)")
+        let text = bash.standardOutput
         #expect(text == "complete -F _phonectl phonectl\n\(expected)\n")
     }
 

@@ -38,25 +38,23 @@ private let systemdAnalyze = ["/usr/bin/systemd-analyze", "/bin/systemd-analyze"
     FileManager.default.isExecutableFile(atPath: $0)
 }
 
-/// Runs `systemd-analyze verify` on `units`; returns its exit status and what it printed.
-private func verify(_ units: [String]) throws -> (status: Int32, output: String) {
-    try systemdAnalyze(["verify", "--man=no", "--generators=no"] + units)
+/// Runs `systemd-analyze verify` on `units`; returns its exit status and what it printed. Its output
+/// passes through scratch files in `directory`.
+private func verify(_ units: [String], in directory: TemporaryDirectory) async throws -> (status: Int32, output: String)
+{
+    try await systemdAnalyze(["verify", "--man=no", "--generators=no"] + units, in: directory)
 }
 
-/// Runs `systemd-analyze` with `arguments`; returns its exit status and what it printed.
-private func systemdAnalyze(_ arguments: [String]) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: try #require(systemdAnalyze))
-    process.arguments = arguments
-    // Offline verification: no running manager is needed (or wanted) for this check.
-    process.environment = ProcessInfo.processInfo.environment.merging(["SYSTEMD_LOG_COLOR": "0"]) { $1 }
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try ProcessLaunch.serialized { try process.run() }
-    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    return (process.terminationStatus, output)
+/// Runs `systemd-analyze` with `arguments`; returns its exit status and what it printed (stdout, then
+/// stderr). Its output passes through scratch files in `directory`.
+private func systemdAnalyze(_ arguments: [String], in directory: TemporaryDirectory) async throws
+    -> (status: Int32, output: String)
+{
+    let result = try await CommandResult.run(
+        try #require(systemdAnalyze), arguments,
+        // Offline verification: no running manager is needed (or wanted) for this check.
+        environment: ["SYSTEMD_LOG_COLOR": "0"], scratch: directory.appending("systemd-analyze"))
+    return (result.exitCode, result.standardOutput + result.standardError)
 }
 
 /// Copies the shipped unit `name` into `directory` with its `ExecStart=` binary replaced by the
@@ -88,10 +86,10 @@ struct UnitFileTests {
     @Test(
         "systemd-analyze verify accepts both units without a single warning",
         .enabled(if: systemdAnalyze != nil, "systemd-analyze is not installed: the units are not verified"))
-    func systemdAnalyzeVerify() throws {
+    func systemdAnalyzeVerify() async throws {
         let directory = try TemporaryDirectory("units")
         let units = try Self.names.map { try verifiableCopy(of: $0, in: directory) }
-        let (status, output) = try verify(units)
+        let (status, output) = try await verify(units, in: directory)
         #expect(status == 0, "systemd-analyze verify failed:\n\(output)")
         // verify exits 0 on an unknown key or a bad value ("…, ignoring"); any line naming a unit counts.
         let complaints = output.split(separator: "\n").filter { $0.contains(directory.path) || $0.contains(".service") }
@@ -102,17 +100,17 @@ struct UnitFileTests {
         "the verification is meaningful: a misspelt key, a bad value and a missing binary are each caught",
         .enabled(if: systemdAnalyze != nil, "systemd-analyze is not installed: the units are not verified"),
         arguments: [["WatchdogSecs=10s"], ["RestartSec=soon"]])
-    func verificationCatchesMistakes(_ lines: [String]) throws {
+    func verificationCatchesMistakes(_ lines: [String]) async throws {
         let directory = try TemporaryDirectory("units-bad")
         let unit = try verifiableCopy(of: "phoned", in: directory, appending: lines)
-        let (status, output) = try verify([unit])
+        let (status, output) = try await verify([unit], in: directory)
         #expect(status != 0 || output.contains("phoned.service"), "\(lines) went unnoticed:\n\(output)")
 
         let missing = directory.appending("missing")
         try FileManager.default.createDirectory(atPath: missing, withIntermediateDirectories: true)
         let shipped = try String(contentsOfFile: "\(SourceTree.root)/systemd/phoned.service", encoding: .utf8)
         try Data(shipped.utf8).write(to: URL(fileURLWithPath: "\(missing)/phoned.service"))
-        let unverifiable = try verify(["\(missing)/phoned.service"])
+        let unverifiable = try await verify(["\(missing)/phoned.service"], in: directory)
         #expect(unverifiable.status != 0, "a missing ExecStart binary must fail verify")
     }
 
@@ -120,10 +118,10 @@ struct UnitFileTests {
         "systemd-analyze security rates each unit's exposure 2.0 or better",
         .enabled(if: systemdAnalyze != nil, "systemd-analyze is not installed: the units are not rated"),
         arguments: names)
-    func securityExposure(_ name: String) throws {
+    func securityExposure(_ name: String) async throws {
         let directory = try TemporaryDirectory("units-sec")
         let unit = try verifiableCopy(of: name, in: directory)
-        let (_, output) = try systemdAnalyze(["security", "--offline=yes", "--no-pager", unit])
+        let (_, output) = try await systemdAnalyze(["security", "--offline=yes", "--no-pager", unit], in: directory)
         // "→ Overall exposure level for phoned.service: 1.3 OK 🙂"
         let line = try #require(
             output.split(separator: "\n").last { $0.contains("Overall exposure level") }, "\(output)")

@@ -143,7 +143,13 @@ struct LinkEndpointTests {
         let directory = try TemporaryDirectory("link")
         let phone = try await TestEndpoint(
             role: .phone, state: directory.appending("phone"), key: key, address: .listen(host: "127.0.0.1", port: 0)
-        ) { $0.maximumUnauthenticatedConnections = 2 }
+        ) {
+            $0.maximumUnauthenticatedConnections = 2
+            // Far beyond how long the test takes, so only the cap can close a connection however slowly
+            // a loaded machine runs it: with the default 5 s, `first` and `second` may reach their
+            // deadline before `third` connects, and neither expectation below can hold.
+            $0.handshakeTimeout = .seconds(120)
+        }
         defer { phone.shutdown() }
         let first = try RawLinkClient(port: phone.port!)
         let second = try RawLinkClient(port: phone.port!)
@@ -153,7 +159,7 @@ struct LinkEndpointTests {
         }
         let third = try RawLinkClient(port: phone.port!)
         let frames = try first.readUntilClosed()
-        #expect(frames.contains { if case .error(.tooManyConnections, _) = $0 { true } else { false } })
+        #expect(frames.contains { if case .error(.tooManyConnections, _) = $0 { true } else { false } }, "\(frames)")
         #expect(try await phone.on({ $0.status().handshakingConnections }) == 2)
         _ = (second, third)
     }
