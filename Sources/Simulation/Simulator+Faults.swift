@@ -1,0 +1,61 @@
+import AdminCommands
+import LinkProtocol
+import Nodes
+import SyncEngine
+import WatchEngine
+import WorkoutModel
+
+/// The faults a seed injects: network, disk, processes, clocks and a phone reset.
+extension Simulator {
+
+    func fault() {
+        faults += 1
+        switch world.pick(0...13) {
+        case 12:
+            // A wall clock steps (NTP, a person): up to an hour either way, while running.
+            let side: Side = world.chance(0.5) ? .phone : .watch
+            let step = Duration.seconds(world.pick(-3_600...3_600))
+            world.record(side, "clock steps \(step)")
+            if side == .phone { phone.clockOffset += step } else { watch.clockOffset += step }
+        case 13 where world.chance(0.3):
+            resetPhone()
+        case 0...2:
+            world.network.startBlackhole()
+            world.schedule(after: world.milliseconds(300...6_000), .step(.heal))
+        case 10:
+            world.network.startDropping(towards: world.chance(0.5) ? .phone : .watch)
+            world.schedule(after: world.milliseconds(300...6_000), .step(.heal))
+        case 11:
+            let side: Side = world.chance(0.5) ? .phone : .watch
+            world.record(side, "the next durable write will fail")
+            if side == .phone { phone.failNextWrite = true } else { watch.failNextWrite = true }
+        case 3:
+            world.network.reset()
+        case 4, 5:
+            world.record(.phone, "crash")
+            phone.crash()
+            world.schedule(after: world.milliseconds(100...3_000), .step(.restart(.phone)))
+        case 6, 7:
+            world.record(.watch, "crash")
+            watch.crash()
+            world.schedule(after: world.milliseconds(100...3_000), .step(.restart(.watch)))
+        default:
+            _ = watchctl(.wrist(up: world.chance(0.5)))
+        }
+    }
+
+    /// The phone is wiped (seed 002's reset): a new instance with an empty document directory and
+    /// state. Everything acknowledged before is superseded; the watch must follow the new phone
+    /// wholesale.
+    func resetPhone() {
+        world.record(.phone, "reset: wiped, new instance")
+        phone.crash()
+        resets += 1
+        checker.phoneReset(runsBefore: Set(phone.store.runs.keys).union(watch.store.runs.keys))
+        phone.instance = Self.instance(UInt8(10 + resets % 200))
+        phone.queueID = Self.instance(UInt8(210 + resets % 40))
+        phone.store = PhoneFiles()
+        phone.disk = LinkDisk()
+        world.schedule(after: world.milliseconds(100...2_000), .step(.restart(.phone)))
+    }
+}
