@@ -56,6 +56,9 @@ extension Simulator {
         phone.queueID = Self.instance(UInt8(210 + resets % 40))
         phone.store = PhoneFiles()
         phone.disk = LinkDisk()
+        // A new receiver: the wiped phone never saw what the old one acknowledged, and a transfer
+        // whose acknowledgement was still in flight is rightly delivered to it (seed 1001896).
+        phone.acknowledged = []
         world.schedule(after: world.milliseconds(100...2_000), .step(.restart(.phone)))
     }
 }
