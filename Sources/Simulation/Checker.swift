@@ -77,8 +77,8 @@ struct Checker {
             return ["a process is down at quiescence (phone up: \(phone.isUp), watch up: \(watch.isUp))"]
         }
         // Queues drained.
-        if !watch.disk.pending.isEmpty {
-            found.append("the watch's outbox still holds \(watch.disk.pending.count) transfers")
+        if !watch.disk.outbox.pending.isEmpty {
+            found.append("the watch's outbox still holds \(watch.disk.outbox.pending.count) transfers")
         }
         let undelivered = watchNode.engine.cache.undeliveredEdits
         if !undelivered.isEmpty { found.append("the watch has \(undelivered.count) undelivered edits") }

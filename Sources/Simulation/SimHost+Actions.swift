@@ -64,15 +64,20 @@ extension SimHost {
                 post(Node.reported(.transferNotQueued(payload, reason: "\(error)")))
                 return
             }
-            let sequence = disk.nextSequence
-            disk.nextSequence += 1
-            disk.pending.append((sequence, payload))
-            handleLink(.transferPersisted(sequence: sequence, payload: payload))
+            // Written now, made durable by a group commit 1–5 ms later (`LinkEndpoint`'s outbox
+            // thread); the engine hears of the transfer only then.
+            _ = disk.outbox.append(payload, enqueuedAtMicros: wallNow.microsecondsSinceEpoch)
+            if !syncScheduled {
+                syncScheduled = true
+                let milliseconds = world.pick(1...5)
+                world.schedule(after: .milliseconds(milliseconds), .outboxSynced(side, life: life))
+                onCommitStarted(milliseconds)
+            }
         case .transfersProcessed(let keys):
             acknowledged.formUnion(keys)
             callLink(.transfersProcessed(keys))
         case .cancelTransfer(let sequence, let request):
-            let payload = disk.pending.first { $0.sequence == sequence }?.payload
+            let payload = disk.outbox.pending.first { $0.sequence == sequence }?.payload
             if let error = link.cancellationError(sequence: sequence) {
                 post(
                     Node.reported(
@@ -132,8 +137,7 @@ extension SimHost {
         case .persistTransferMark(let key):
             disk.transferMarks[key.queue] = max(disk.transferMarks[key.queue] ?? 0, key.sequence)
         case .removeTransfers(let sequences, _):
-            let gone = Set(sequences)
-            disk.pending.removeAll { gone.contains($0.sequence) }
+            disk.outbox.resolve(sequences)
         case .persistWatchState(let state):
             disk.watchState = state
         case .sendFileChunk, .removeOutboundFile, .prepareInboundFile, .writeInboundChunk, .verifyInboundFile,

@@ -4,15 +4,15 @@ import Nodes
 import WorkoutModel
 
 /// What survives a crash of one simulated process: the link's state directory. (The node's own
-/// store is the host's `Store`.) Every write here is an atomic replace or a synced append, so it is
-/// either whole or absent at a crash; an action boundary is where the simulator crashes a process.
+/// store is the host's `Store`.) Every write here but the outbox's is an atomic replace with fsync,
+/// so it is whole or absent at a crash, and complete once its action is; the outbox's appends are
+/// synced by a group commit that lands later (`SimOutbox`).
 struct LinkDisk {
     var knownPeer: InstanceID?
     var contextSlot: ContextSlot?
     var receivedContext: ReceivedContext?
     var transferMarks: [InstanceID: UInt64] = [:]
-    var pending: [(sequence: UInt64, payload: [UInt8])] = []
-    var nextSequence: UInt64 = 1
+    var outbox = SimOutbox()
     var clock: Stamp?
     var liveVersion: Int?
     var watchState: WatchState?
@@ -52,6 +52,13 @@ final class SimHost<Node: ShelledNode, Store> {
     var failNextWrite = false
     /// Set when a node kept running after a failed durable write.
     private(set) var keptRunningAfterFailure: String?
+    /// Set when the outbox does not open at a boot.
+    private(set) var outboxRefused: String?
+    /// Whether an `outboxSynced` is scheduled for the appends written since the last one.
+    var syncScheduled = false
+    /// Told when a group commit starts, with the milliseconds until its fdatasync lands (a fault may
+    /// strike in between).
+    var onCommitStarted: (Int) -> Void = { _ in }
     /// Told when the process exits by itself (the simulator restarts it).
     var onExit: (Int32) -> Void = { _ in }
 
@@ -95,19 +102,46 @@ final class SimHost<Node: ShelledNode, Store> {
             configuration: configuration, instance: instance, authenticator: SimAuthenticator(),
             restored: RestoredLinkState(
                 knownPeer: disk.knownPeer, contextSlot: disk.contextSlot, receivedContext: disk.receivedContext,
-                transferMarks: disk.transferMarks, outboxQueue: queueID, pendingTransfers: disk.pending,
-                nextOutboxSequence: disk.nextSequence, watchState: disk.watchState),
+                transferMarks: disk.transferMarks, outboxQueue: queueID, pendingTransfers: disk.outbox.pending,
+                nextOutboxSequence: disk.outbox.nextSequence, watchState: disk.watchState),
             seed: world.random.next())
         before(self)
         handleLink(.started(now: linkNow))
     }
 
-    /// The process dies at an action boundary: memory is gone, the disk stays.
-    func crash() {
+    /// Reads what the disk kept before a boot, as the real start-up does: the outbox opens (cutting a
+    /// torn tail). An outbox the real open would refuse is a violation: only the tail is ever torn.
+    func openDisk() {
+        do throws(TransferSegmentScan.Damage) {
+            if let note = try disk.outbox.open() { world.record(side, "outbox: \(note)") }
+        } catch {
+            outboxRefused = "the \(side)'s outbox does not open: damage at offset \(error.offset): \(error.reason)"
+        }
+    }
+
+    /// The process dies at an action boundary: memory is gone, the disk stays. The group commit in
+    /// flight, if any, had written its records whole or not at all; a power loss (the machine went
+    /// down) keeps any prefix of them, tearing the last record at any byte.
+    func crash(powerLoss: Bool = false) {
         node = nil
         link = nil
         work = []
+        syncScheduled = false
         world.network.hostDied(side)
+        let unsynced = disk.outbox.unsyncedByteCount
+        guard unsynced > 0 else { return }
+        let kept = powerLoss ? world.pick(0...unsynced) : world.chance(0.5) ? unsynced : 0
+        disk.outbox.lose(keepingUnsynced: kept)
+        world.record(side, "outbox: \(kept) of \(unsynced) unsynced bytes reached the disk")
+    }
+
+    /// The group commit's fdatasync landed: the records it holds are persisted.
+    func outboxSynced(life: UInt64) {
+        guard life == self.life, isUp else { return }
+        syncScheduled = false
+        for record in disk.outbox.sync() {
+            handleLink(.transferPersisted(sequence: record.sequence, payload: record.payload))
+        }
     }
 
     // MARK: Events in

@@ -32,16 +32,28 @@ extension Simulator {
         case 3:
             world.network.reset()
         case 4, 5:
-            world.record(.phone, "crash")
-            phone.crash()
-            world.schedule(after: world.milliseconds(100...3_000), .step(.restart(.phone)))
+            crash(.phone)
         case 6, 7:
-            world.record(.watch, "crash")
-            watch.crash()
-            world.schedule(after: world.milliseconds(100...3_000), .step(.restart(.watch)))
+            crash(.watch)
         default:
             _ = watchctl(.wrist(up: world.chance(0.5)))
         }
+    }
+
+    /// One group commit in ten meets a crash or a power loss before its fdatasync lands, so the torn
+    /// last append is exercised: a crash fault alone would rarely land in those milliseconds.
+    func commitStarted(_ side: Side, _ milliseconds: Int) {
+        guard options.faults, world.now < options.activity, world.chance(0.1) else { return }
+        world.schedule(after: world.milliseconds(0...(milliseconds - 1)), .step(.crashDuringCommit(side)))
+    }
+
+    /// A process crashes, or (one time in two) its machine loses power, which also loses what it
+    /// wrote and did not sync; it restarts 0.1–3 s later.
+    func crash(_ side: Side) {
+        let powerLoss = world.chance(0.5)
+        world.record(side, powerLoss ? "power loss" : "crash")
+        if side == .phone { phone.crash(powerLoss: powerLoss) } else { watch.crash(powerLoss: powerLoss) }
+        world.schedule(after: world.milliseconds(100...3_000), .step(.restart(side)))
     }
 
     /// The phone is wiped (seed 002's reset): a new instance with an empty document directory and

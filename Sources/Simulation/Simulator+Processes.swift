@@ -11,6 +11,7 @@ extension Simulator {
 
     func bootPhone() {
         world.record(.phone, "boot")
+        phone.openDisk()
         var engine = SyncEngine(settings: phone.store.settings, policy: .standard, epoch: phone.store.epoch)
         engine.clock = HybridLogicalClock(origin: .phone, highWater: phone.disk.clock)
         let node = PhoneNode(
@@ -28,13 +29,14 @@ extension Simulator {
 
     func bootWatch() {
         world.record(.watch, "boot")
+        watch.openDisk()
         let files = watch.store
         let engine = WatchEngine(
             cache: WatchCache(
                 restoringWorkouts: files.runs.keys.sorted().compactMap { files.runs[$0] },
                 splits: files.splits.keys.sorted().compactMap { files.splits[$0] }),
             session: files.session,
-            queued: watch.disk.pending.compactMap {
+            queued: watch.disk.outbox.pending.compactMap {
                 try? DocumentCoder.decode(WatchToPhoneMessage.self, from: $0.payload)
             },
             clockHighWater: watch.disk.clock, phoneEpochRecord: files.epoch)

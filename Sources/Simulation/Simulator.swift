@@ -95,7 +95,7 @@ package final class Simulator {
         watch.performStore = { host, action in Self.performWatch(host, action) }
         watch.read = { host, _ in
             Reads(
-                outstandingTransfers: host.disk.pending.map {
+                outstandingTransfers: host.disk.outbox.pending.map {
                     OutstandingTransfer(sequence: $0.sequence, bytes: $0.payload.count, ageSeconds: 0, sent: false)
                 })
         }
@@ -107,6 +107,8 @@ package final class Simulator {
         watch.onExit = { [unowned world] _ in
             world.schedule(after: world.milliseconds(100...2_000), .step(.restart(.watch)))
         }
+        phone.onCommitStarted = { [unowned self] milliseconds in commitStarted(.phone, milliseconds) }
+        watch.onCommitStarted = { [unowned self] milliseconds in commitStarted(.watch, milliseconds) }
         world.network.lifeOf = { [unowned phone, unowned watch] side in side == .phone ? phone.life : watch.life }
         // Clocks: each process's wall clock is off by up to two hours, either way.
         phone.clockOffset = .seconds(world.pick(-7_200...7_200))
@@ -134,6 +136,7 @@ package final class Simulator {
             if let failure = phone.keptRunningAfterFailure ?? watch.keptRunningAfterFailure {
                 violations.append(failure)
             }
+            if let refused = phone.outboxRefused ?? watch.outboxRefused { violations.append(refused) }
             if let key = phone.appliedTwice {
                 violations.append("transfer \(key) was delivered to the phone again after it acknowledged it")
             }
@@ -179,6 +182,8 @@ package final class Simulator {
             host(side) { $0.linkTick(life: life) }
         case .endOfTurn(let side, let life):
             host(side) { $0.endOfTurn(life: life) }
+        case .outboxSynced(let side, let life):
+            host(side) { $0.outboxSynced(life: life) }
         case .echo(let run, let life):
             guard phone.life == life else { return false }
             phone.post(.externalChange(.documentChanged(.workout(run))))
@@ -202,6 +207,12 @@ package final class Simulator {
             if !phone.isUp { bootPhone() }
             if !watch.isUp { bootWatch() }
             if watch.isUp, let reply = watchctl(.wrist(up: true)) { _ = reply }
+        case .step(.crashDuringCommit(let side)):
+            let unsynced = side == .phone ? phone.disk.outbox.unsyncedByteCount : watch.disk.outbox.unsyncedByteCount
+            if unsynced > 0, side == .phone ? phone.isUp : watch.isUp {
+                faults += 1
+                crash(side)
+            }
         case .step(.restart(let side)):
             if side == .phone, !phone.isUp { bootPhone() }
             if side == .watch, !watch.isUp { bootWatch() }
@@ -221,6 +232,7 @@ package final class Simulator {
         case .hostTimer(let side, let timer, _): "timer \(timer) at \(side)"
         case .linkTick(let side, _): "link tick at \(side)"
         case .endOfTurn(let side, _): "end of turn at \(side)"
+        case .outboxSynced(let side, _): "outbox synced at \(side)"
         case .echo(let run, _): "watcher echo of \(run.id) version \(run.version)"
         case .step(let step): "step \(step)"
         }
@@ -241,6 +253,7 @@ protocol SimHostProtocol: AnyObject {
     func timerFired(_ timer: NodeTimer, token: UInt64)
     func linkTick(life: UInt64)
     func endOfTurn(life: UInt64)
+    func outboxSynced(life: UInt64)
 }
 
 extension SimHost: SimHostProtocol {}
