@@ -194,4 +194,25 @@ struct WatchEngineColdLaunchTests {
         #expect(actions == [.log("persisted \(report.summary)"), .transferUserInfo(.workoutUpdate(localFile))])
         #expect(engine.cache.workouts[id(100)] == localFile)
     }
+
+    /// Found by the simulator (seed 74 with torn outbox appends, docs/SIMULATION.md): the outbox's
+    /// copies were compared by `updatedAt`, the time of the newest stamp only. Two watch edits made
+    /// while its clock was behind the stamps it had seen share that time and differ in the counter, so
+    /// the older copy in the outbox passed for the newer edit whose transfer a crash lost.
+    @Test("an outbox copy with the same time but an older stamp than the local edit does not stop the re-forward")
+    func reforwardedOverSameTimeOlderCopy() throws {
+        let phoneCopy = try newRun(100)
+        var queuedCopy = phoneCopy
+        try queuedCopy.pause(at: Stamp(time: at(30), counter: 1, origin: .watch))
+        var localFile = queuedCopy
+        try localFile.resume(at: Stamp(time: at(30), counter: 2, origin: .watch))
+        #expect(localFile.updatedAt == queuedCopy.updatedAt && localFile.version > queuedCopy.version)
+        var engine = WatchEngine(
+            cache: WatchCache(restoringWorkouts: [localFile], splits: [twoExerciseSplit()]),
+            queued: [.workoutUpdate(queuedCopy)])
+
+        let actions = engine.handle(.started(lastContext: bytes(context([phoneCopy])), now: at(40)))
+
+        #expect(actions.contains(.transferUserInfo(.workoutUpdate(localFile))), "the newest edit is never sent")
+    }
 }
