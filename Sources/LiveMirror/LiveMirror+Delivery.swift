@@ -122,10 +122,13 @@ extension LiveMirror {
 
     private mutating func receiveEnded(_ marker: LiveEnded, into actions: inout [Action]) {
         let runID = marker.runID
-        if flows[runID] != nil {
+        if let view = flows[runID] {
             covers[runID] = nil
             endedCovers[runID] = marker.order
             actions.append(.log("live: the peer closed run \(runID) (v\(marker.version)); still driving it here"))
+            // The peer shows nothing for the run now: the flow's current frame goes to it again (the
+            // frame, not a new one, as a reachability edge sends it), so it follows the flow open here.
+            if staging[runID] == nil { stageAndSend(.progress(view.basis), into: &actions) }
             return
         }
         if let cover = covers[runID], !marker.order.isNewer(than: cover.basis.order) {

@@ -130,4 +130,21 @@ struct LiveMirrorSimulationTests {
         let cover = try #require(pair.watch.covers[run.id], "the phone drives the run, the watch shows nothing")
         #expect(cover.basis == flow.basis)
     }
+
+    /// Found by the simulator (seed 1006472, docs/SIMULATION.md): both sides drove the run, and the
+    /// watch closed its flow (the phone locked the run for editing, S8). The phone kept driving, and
+    /// the watch showed nothing until the phone's next human action.
+    @Test("when one of two sides driving a run closes its flow, it follows the other's")
+    func closeWhileBothDrive() throws {
+        var pair = Pair()
+        let run = newRun()
+        pair.feed(.watch, .flowOpened(run: run, logID: nil, settings: settings, now: t0))
+        pair.feed(.phone, .flowOpened(run: run, logID: nil, settings: settings, now: at(1)))
+        #expect(pair.watch.flows[run.id]?.basis == pair.phone.flows[run.id]?.basis, "the watch adopted")
+        pair.feed(.watch, .flowClosed(runID: run.id, now: at(2)))
+        let flow = try #require(pair.phone.flows[run.id])
+        #expect(pair.phone.staging.entries.isEmpty && pair.watch.staging.entries.isEmpty)
+        let cover = try #require(pair.watch.covers[run.id], "the phone drives the run, the watch shows nothing")
+        #expect(cover.basis == flow.basis)
+    }
 }
