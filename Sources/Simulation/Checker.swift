@@ -50,6 +50,25 @@ struct Checker {
         supersededRuns.formUnion(edits.keys.map(\.run))
         edits = [:]
         tombstoned = []
+        restoredPhone = false
+    }
+
+    /// Phone instances restored from a backup after a newer phone replaced them (invariant 6).
+    private var restoredInstances: Set<InstanceID> = []
+    /// Whether the phone now is such a restored instance: the watch keeps the newer phone's state,
+    /// so the two do not converge.
+    private var restoredPhone = false
+    /// The phone instance whose state the watch follows (its `phone-epoch.json` sender), and the ones
+    /// it followed before: it never goes back to one of those.
+    private var followedSender: String?
+    private var replacedSenders: Set<String> = []
+
+    /// The phone a reset replaced came back from its backup: what was acknowledged since is gone with
+    /// the newer phone's state, and the watch must never follow the restored one.
+    mutating func phoneRestored(runsBefore: Set<DocumentID>, instance: InstanceID) {
+        phoneReset(runsBefore: runsBefore)
+        restoredInstances.insert(instance)
+        restoredPhone = true
     }
 
     /// After every step: a tombstoned run is never on the phone's disk again, and the contexts the
@@ -58,7 +77,16 @@ struct Checker {
         for run in tombstoned where phone.store.runs[run] != nil {
             return "tombstoned run \(run) is back in the phone's document directory"
         }
-        if let received = watch.disk.receivedContext {
+        if let sender = watch.store.epoch?.sender, sender != followedSender {
+            if replacedSenders.contains(sender) {
+                return "the watch follows phone \(sender) again after a newer phone replaced it (a restored backup won)"
+            }
+            if let followedSender { replacedSenders.insert(followedSender) }
+            followedSender = sender
+        }
+        // A restored instance's generations start again from its backup; the watch's link takes its
+        // contexts (another sender than the last), and the watch refuses them (checked above).
+        if let received = watch.disk.receivedContext, !restoredInstances.contains(received.sender) {
             if let last = appliedGenerations[received.sender], received.generation < last {
                 return
                     "the watch went back from context generation \(last) to \(received.generation) of \(received.sender)"
@@ -82,6 +110,10 @@ struct Checker {
         }
         let undelivered = watchNode.engine.cache.undeliveredEdits
         if !undelivered.isEmpty { found.append("the watch has \(undelivered.count) undelivered edits") }
+        // A restored backup of a replaced phone never wins: the watch keeps the newer phone's state
+        // and refuses the restored one's (after every step: it never follows it again), so nothing
+        // converges, and the watch's edits, made against the newer phone, are vetoed by the old one.
+        if restoredPhone { return [] }
         // A wiped phone that has nothing yet never pushes (a pristine state would wipe the watch):
         // the watch keeps what it has until the phone has state of its own.
         let engine = phoneNode.engine

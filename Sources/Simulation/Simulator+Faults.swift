@@ -5,11 +5,16 @@ import SyncEngine
 import WatchEngine
 import WorkoutModel
 
-/// The faults a seed injects: network, disk, processes, clocks and a phone reset.
+/// The faults a seed injects: network, disk, processes, clocks, a phone reset and a restored backup.
 extension Simulator {
 
     func fault() {
         faults += 1
+        // The person backs the phone up now and then (the latest backup is kept).
+        if world.chance(0.3) {
+            phoneBackup = PhoneBackup(
+                instance: phone.instance, queueID: phone.queueID, store: phone.store, disk: phone.disk)
+        }
         switch world.pick(0...13) {
         case 12:
             // A wall clock steps (NTP, a person): up to an hour either way, while running.
@@ -17,6 +22,8 @@ extension Simulator {
             let step = Duration.seconds(world.pick(-3_600...3_600))
             world.record(side, "clock steps \(step)")
             if side == .phone { phone.clockOffset += step } else { watch.clockOffset += step }
+        case 13 where retiredBackup != nil && world.chance(0.5):
+            restorePhoneBackup()
         case 13 where world.chance(0.3):
             resetPhone()
         case 0...2:
@@ -64,6 +71,11 @@ extension Simulator {
         phone.crash()
         resets += 1
         checker.phoneReset(runsBefore: Set(phone.store.runs.keys).union(watch.store.runs.keys))
+        // The wiped phone's latest backup (or its state now, backed up before the wipe) may come back.
+        retiredBackup =
+            phoneBackup.flatMap { $0.instance == phone.instance ? $0 : nil }
+            ?? PhoneBackup(instance: phone.instance, queueID: phone.queueID, store: phone.store, disk: phone.disk)
+        phoneBackup = nil
         phone.instance = Self.instance(UInt8(10 + resets % 200))
         phone.queueID = Self.instance(UInt8(210 + resets % 40))
         phone.store = PhoneFiles()
@@ -73,4 +85,31 @@ extension Simulator {
         phone.acknowledged = []
         world.schedule(after: world.milliseconds(100...2_000), .step(.restart(.phone)))
     }
+
+    /// The person restores the phone a reset replaced from its older backup: the old instance comes
+    /// back with its old documents, epoch and link state. The watch retired that instance when it
+    /// followed the new one, so it must never follow it again (invariant 6).
+    func restorePhoneBackup() {
+        guard let backup = retiredBackup else { return }
+        retiredBackup = nil
+        world.record(.phone, "restored from an older backup: instance \(backup.instance) again")
+        phone.crash()
+        checker.phoneRestored(
+            runsBefore: Set(phone.store.runs.keys).union(watch.store.runs.keys), instance: backup.instance)
+        phone.instance = backup.instance
+        phone.queueID = backup.queueID
+        phone.store = backup.store
+        phone.disk = backup.disk
+        // The restored state never applied what was acknowledged after its backup.
+        phone.acknowledged = []
+        world.schedule(after: world.milliseconds(100...2_000), .step(.restart(.phone)))
+    }
+}
+
+/// The phone's state at a backup: its instance and its files.
+struct PhoneBackup {
+    var instance: InstanceID
+    var queueID: InstanceID
+    var store: PhoneFiles
+    var disk: LinkDisk
 }

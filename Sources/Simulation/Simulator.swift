@@ -70,6 +70,9 @@ package final class Simulator {
     var operations = 0
     var faults = 0
     var resets = 0
+    /// The phone's latest backup, and the backup of the phone instance the last reset replaced.
+    var phoneBackup: PhoneBackup?
+    var retiredBackup: PhoneBackup?
     private var violations: [String] = []
 
     /// A run that needs more events than this is stuck in a loop (invariant 8).

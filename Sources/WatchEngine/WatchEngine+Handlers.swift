@@ -41,6 +41,16 @@ extension WatchEngine {
         return actions
     }
 
+    /// Whether a newer phone replaced `sender`: its state restored from a backup never wins again.
+    private func isRetired(_ sender: String) -> Bool {
+        #if SIMULATION_MUTATION_RESTORED
+            // (`scripts/simulate --mutations` builds without the rule: a restored backup wins again.)
+            return false
+        #else
+            return retiredSenders.contains(sender)
+        #endif
+    }
+
     /// Decodes and applies context bytes and keeps the context as the phone's copy of its runs. The
     /// cache is untouched when they do not decode or belong to an older phone epoch than the newest
     /// applied (a phone state restored from an older backup never beats a newer one). A newer epoch
@@ -53,7 +63,7 @@ extension WatchEngine {
         _ bytes: [UInt8], sender: String?, into actions: inout [Action]
     ) throws(DocumentError) -> ContextApplyReport {
         let context = try DocumentCoder.decode(ApplicationContext.self, from: bytes)
-        if let sender, retiredSenders.contains(sender) {
+        if let sender, isRetired(sender) {
             throw .malformed(
                 type: "ApplicationContext", field: "epoch",
                 reason:
@@ -65,7 +75,7 @@ extension WatchEngine {
         if let known = phoneEpoch, context.epoch != known {
             let newer = context.epoch.map { $0 > known } ?? false
             let neverSeen =
-                sender.map { $0 != phoneSender && phoneSender != nil && !retiredSenders.contains($0) } ?? false
+                sender.map { $0 != phoneSender && phoneSender != nil && !isRetired($0) } ?? false
             guard let epoch = context.epoch, newer || neverSeen else {
                 throw .malformed(
                     type: "ApplicationContext", field: "epoch",
