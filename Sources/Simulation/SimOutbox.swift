@@ -62,6 +62,9 @@ struct SimOutbox {
     /// Opens the log from its bytes, as a restart does: a torn tail is cut (and described in the
     /// returned note); damage a torn tail does not explain is thrown, as the real open refuses it.
     mutating func open() throws(TransferSegmentScan.Damage) -> String? {
+        // A copy taken while a commit was in flight (a backup) holds bytes no disk kept.
+        unsynced = []
+        unsyncedRecords = []
         let scan = try TransferSegmentScan(synced, firstSequence: firstSequence, isLast: true)
         var note: String?
         if let torn = scan.tornTailOffset {
