@@ -7,7 +7,8 @@ import WorkoutModel
 
 /// The faults a seed injects: network, disk, processes, clocks, a phone reset and a restored backup.
 extension Simulator {
-
+    /// One fault drawn from the seed (a backup of the phone may be taken first); a fault that must end
+    /// schedules its heal or restart.
     func fault() {
         faults += 1
         // The person backs the phone up now and then (the latest backup is kept).
