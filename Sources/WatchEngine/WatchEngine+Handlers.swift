@@ -30,12 +30,12 @@ extension WatchEngine {
     /// Re-forwards every undelivered edit the outbox does not already hold (a message in flight when
     /// the process died is lost, and a transfer refused before activation never reached the outbox;
     /// the phone's `updatedAt` gate makes a duplicate harmless). A queued copy holds the edit when its
-    /// stamp is not older than the cached run's: by stamp, not by `updatedAt`, since edits made while
-    /// the watch's clock was behind share one time and differ only in the counter.
+    /// stamp is not older than the edit's: by stamp, not by `updatedAt`, since edits made while the
+    /// watch's clock was behind share one time and differ only in the counter.
     mutating func forwardUndelivered() -> [Action] {
         var actions: [Action] = []
-        for id in cache.undeliveredEdits.keys.sorted() {
-            guard let run = cache.workouts[id], queuedTransfers[id].map({ $0 < run.version }) ?? true else { continue }
+        for (id, mark) in cache.undeliveredEdits.sorted(by: { $0.key < $1.key }) {
+            guard let run = cache.workouts[id], queuedTransfers[id].map({ $0 < mark }) ?? true else { continue }
             actions += forward(run)
         }
         return actions
@@ -172,7 +172,7 @@ extension WatchEngine {
     mutating func transferCancelled(_ message: WatchToPhoneMessage) -> [Action] {
         guard case .workoutUpdate(let cancelled, _) = message else { return [] }
         if queuedTransfers[cancelled.id] == cancelled.version { queuedTransfers[cancelled.id] = nil }
-        guard cache.undeliveredEdits[cancelled.id] == cancelled.updatedAt else {
+        guard cache.undeliveredEdits[cancelled.id] == cancelled.version else {
             return [.log("cancelled transfer of run \(cancelled.id) was not its newest edit; nothing reverted")]
         }
         cache.clearUndeliveredEdit(cancelled.id)

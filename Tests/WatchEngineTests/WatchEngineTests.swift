@@ -61,7 +61,7 @@ struct WatchEngineTests {
             actions == [
                 .persistWorkout(expected), .sendMessage(MessageToken(rawValue: 1), .workoutUpdate(expected)),
             ])
-        #expect(engine.cache.undeliveredEdits == [id(100): at(5)])
+        #expect(engine.cache.undeliveredEdits.mapValues(\.time) == [id(100): at(5)])
         #expect(engine.handle(.messageDelivered(MessageToken(rawValue: 1))) == [])
         #expect(engine.messagesInFlight.isEmpty)
     }
@@ -214,5 +214,25 @@ struct WatchEngineColdLaunchTests {
         let actions = engine.handle(.started(lastContext: bytes(context([phoneCopy])), now: at(40)))
 
         #expect(actions.contains(.transferUserInfo(.workoutUpdate(localFile))), "the newest edit is never sent")
+    }
+
+    /// The same comparison by `updatedAt` in the cancel: a cancelled older copy with the time of the
+    /// newest edit passed for it, and the run went back to the phone's copy, the newer edit with it.
+    @Test("cancelling the transfer of an older edit with the same time keeps the newer local edit")
+    func cancelOfSameTimeOlderCopyKeepsNewerEdit() throws {
+        let phoneCopy = try newRun(100)
+        var queuedCopy = phoneCopy
+        try queuedCopy.pause(at: Stamp(time: at(30), counter: 1, origin: .watch))
+        var localFile = queuedCopy
+        try localFile.resume(at: Stamp(time: at(30), counter: 2, origin: .watch))
+        var engine = WatchEngine(
+            cache: WatchCache(restoringWorkouts: [localFile], splits: [twoExerciseSplit()]),
+            queued: [.workoutUpdate(queuedCopy)])
+        _ = engine.handle(.started(lastContext: bytes(context([phoneCopy])), now: at(40)))
+
+        _ = engine.handle(.transferCancelled(.workoutUpdate(queuedCopy)))
+
+        #expect(engine.cache.workouts[id(100)] == localFile, "the newer edit was reverted with the older copy")
+        #expect(engine.cache.hasUndeliveredEdit(id(100)))
     }
 }
