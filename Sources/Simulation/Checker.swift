@@ -34,11 +34,15 @@ struct Checker {
         edits[SetKey(run: edit.run, log: edit.log, set: edit.set), default: []].append(edit)
     }
 
-    /// Runs a live flow advanced: completing the set on screen is an edit whose set this checker
-    /// does not track, so their sets are left out of the lost-edit check.
-    private var liveEditedRuns: Set<DocumentID> = []
+    /// Runs whose sets this checker cannot follow, left out of the lost-edit check: a live flow
+    /// advanced them (completing the set on screen is an edit of a set it does not track), or a
+    /// person cancelled a queued transfer of them (that edit gives way to the phone's copy, and which
+    /// acknowledged edits it carried is the watch's business).
+    private var untrackedRuns: Set<DocumentID> = []
 
-    mutating func liveAdvanced(_ run: DocumentID) { liveEditedRuns.insert(run) }
+    mutating func liveAdvanced(_ run: DocumentID) { untrackedRuns.insert(run) }
+
+    mutating func transferCancelled(_ run: DocumentID) { untrackedRuns.insert(run) }
 
     /// Runs from before a phone reset: the new phone never had them, so edits to them (made before
     /// the reset, or on the watch until the new phone's push prunes them) are superseded.
@@ -158,7 +162,7 @@ struct Checker {
         for (key, list) in edits.sorted(by: {
             "\($0.key.run)\($0.key.log)\($0.key.set)" < "\($1.key.run)\($1.key.log)\($1.key.set)"
         }) {
-            guard !tombstoned.contains(key.run), !liveEditedRuns.contains(key.run), Set(list.map(\.side)).count == 1,
+            guard !tombstoned.contains(key.run), !untrackedRuns.contains(key.run), Set(list.map(\.side)).count == 1,
                 let last = list.last
             else { continue }
             guard let run = phone.store.runs[key.run] else {

@@ -108,8 +108,19 @@ extension Simulator {
         case 90..<97:
             let command = liveCommand(on: run)
             if watchctl(.live(command))?.status == .ok, case .advance = command { checker.liveAdvanced(run.id) }
+        case 97..<99 where !watch.disk.outbox.pending.isEmpty:
+            cancelQueuedTransfer()
         default:
             _ = watchctl(.sync)
+        }
+    }
+
+    /// `watchctl queue cancel`: one of the watch's queued transfers, cancelled before it is delivered.
+    private func cancelQueuedTransfer() {
+        guard let queued = world.pick(watch.disk.outbox.pending) else { return }
+        guard watchctl(.cancelTransfer(sequence: queued.sequence))?.status == .ok else { return }
+        if case .workoutUpdate(let run, _) = try? DocumentCoder.decode(WatchToPhoneMessage.self, from: queued.payload) {
+            checker.transferCancelled(run.id)
         }
     }
 
