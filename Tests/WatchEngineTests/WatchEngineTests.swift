@@ -201,15 +201,9 @@ struct WatchEngineColdLaunchTests {
     /// the older copy in the outbox passed for the newer edit whose transfer a crash lost.
     @Test("an outbox copy with the same time but an older stamp than the local edit does not stop the re-forward")
     func reforwardedOverSameTimeOlderCopy() throws {
-        let phoneCopy = try newRun(100)
-        var queuedCopy = phoneCopy
-        try queuedCopy.pause(at: Stamp(time: at(30), counter: 1, origin: .watch))
-        var localFile = queuedCopy
-        try localFile.resume(at: Stamp(time: at(30), counter: 2, origin: .watch))
+        let (phoneCopy, queuedCopy, localFile) = try sameTimeEdits()
         #expect(localFile.updatedAt == queuedCopy.updatedAt && localFile.version > queuedCopy.version)
-        var engine = WatchEngine(
-            cache: WatchCache(restoringWorkouts: [localFile], splits: [twoExerciseSplit()]),
-            queued: [.workoutUpdate(queuedCopy)])
+        var engine = restarted(localFile, queued: queuedCopy)
 
         let actions = engine.handle(.started(lastContext: bytes(context([phoneCopy])), now: at(40)))
 
@@ -220,19 +214,31 @@ struct WatchEngineColdLaunchTests {
     /// newest edit passed for it, and the run went back to the phone's copy, the newer edit with it.
     @Test("cancelling the transfer of an older edit with the same time keeps the newer local edit")
     func cancelOfSameTimeOlderCopyKeepsNewerEdit() throws {
-        let phoneCopy = try newRun(100)
-        var queuedCopy = phoneCopy
-        try queuedCopy.pause(at: Stamp(time: at(30), counter: 1, origin: .watch))
-        var localFile = queuedCopy
-        try localFile.resume(at: Stamp(time: at(30), counter: 2, origin: .watch))
-        var engine = WatchEngine(
-            cache: WatchCache(restoringWorkouts: [localFile], splits: [twoExerciseSplit()]),
-            queued: [.workoutUpdate(queuedCopy)])
+        let (phoneCopy, queuedCopy, localFile) = try sameTimeEdits()
+        var engine = restarted(localFile, queued: queuedCopy)
         _ = engine.handle(.started(lastContext: bytes(context([phoneCopy])), now: at(40)))
 
         _ = engine.handle(.transferCancelled(.workoutUpdate(queuedCopy)))
 
         #expect(engine.cache.workouts[id(100)] == localFile, "the newer edit was reverted with the older copy")
         #expect(engine.cache.hasUndeliveredEdit(id(100)))
+    }
+
+    /// The phone's copy of a run, and two watch edits of it made while the watch's clock was behind:
+    /// one time, counters 1 and 2 (the first still queued, the second the cache's).
+    private func sameTimeEdits() throws -> (WorkoutDocument, WorkoutDocument, WorkoutDocument) {
+        let phoneCopy = try newRun(100)
+        var queuedCopy = phoneCopy
+        try queuedCopy.pause(at: Stamp(time: at(30), counter: 1, origin: .watch))
+        var localFile = queuedCopy
+        try localFile.resume(at: Stamp(time: at(30), counter: 2, origin: .watch))
+        return (phoneCopy, queuedCopy, localFile)
+    }
+
+    /// An engine started from a cache file holding `localFile` and an outbox holding `queued`.
+    private func restarted(_ localFile: WorkoutDocument, queued: WorkoutDocument) -> WatchEngine {
+        WatchEngine(
+            cache: WatchCache(restoringWorkouts: [localFile], splits: [twoExerciseSplit()]),
+            queued: [.workoutUpdate(queued)])
     }
 }
