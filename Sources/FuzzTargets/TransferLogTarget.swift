@@ -1,3 +1,4 @@
+import LinkProtocol
 import LinkRuntime
 
 /// `TransferLog` recovery over any directory contents: queue ID, resolved marks and segments made of

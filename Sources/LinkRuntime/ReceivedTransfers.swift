@@ -1,3 +1,4 @@
+import LinkProtocol
 import Synchronization
 
 /// The receiver's dedup store for `transferUserInfo`: per sender queue ID, the highest sequence

@@ -1,3 +1,5 @@
+import LinkProtocol
+
 /// Which of a queue's sequences are finished with — acknowledged by the receiver or cancelled by
 /// the sender — so the outbox never offers them again.
 ///

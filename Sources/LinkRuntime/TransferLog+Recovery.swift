@@ -1,4 +1,5 @@
 import Glibc
+import LinkProtocol
 import POSIX
 
 /// Opening a log: identity, resolved marks and the scan of every segment.
@@ -137,69 +138,15 @@ extension TransferLog {
         return (queueID, state, notes)
     }
 
-    /// The outcome of scanning one segment's bytes.
-    struct SegmentScan {
-        /// The whole, verified records in order.
-        var records: [TransferRecord] = []
-        /// Length of the prefix those records occupy.
-        var validBytes = 0
-        /// Where a torn tail starts (last segment only); nil when the file ends on a record boundary.
-        var tornTailOffset: Int?
-        /// What was wrong with the first record of the torn tail.
-        var tornTailReason: String?
-    }
-
-    /// Verifies every record in `bytes`, the contents of segment `path`; throws on corruption.
-    static func scanSegment(_ bytes: [UInt8], path: String, firstSequence: UInt64, isLast: Bool) throws -> SegmentScan {
-        var scan = SegmentScan()
-        var expected = firstSequence
-        while scan.validBytes < bytes.count {
-            let offset = scan.validBytes
-            let reason: String
-            switch TransferRecord.decode(bytes, at: offset) {
-            case .record(let record, let length) where record.sequence == expected:
-                scan.records.append(record)
-                scan.validBytes += length
-                expected += 1
-                continue
-            case .record(let record, _):
-                reason = "sequence \(record.sequence) where \(expected) was expected"
-            case .invalid(let invalidReason):
-                reason = invalidReason
-            }
-            guard isLast else {
-                throw TransferLogError.corruptRecord(file: path, offset: offset, reason: reason)
-            }
-            if let later = laterRecord(in: bytes, from: offset, above: expected - 1) {
-                throw TransferLogError.corruptRecord(
-                    file: path, offset: offset,
-                    reason:
-                        "\(reason); a valid record with sequence \(later.sequence) follows at offset \(later.offset)")
-            }
-            scan.tornTailOffset = offset
-            scan.tornTailReason = reason
-            return scan
-        }
-        return scan
-    }
-
-    /// The first offset at or after `start` holding a verifying record with a sequence above
-    /// `lastGood`, searched byte by byte.
-    private static func laterRecord(in bytes: [UInt8], from start: Int, above lastGood: UInt64)
-        -> (offset: Int, sequence: UInt64)?
+    /// Verifies every record in `bytes`, the contents of segment `path` (`TransferSegmentScan`); throws
+    /// `corruptRecord` naming the file on damage a torn tail does not explain.
+    static func scanSegment(_ bytes: [UInt8], path: String, firstSequence: UInt64, isLast: Bool) throws
+        -> TransferSegmentScan
     {
-        var offset = start
-        while bytes.count - offset >= TransferRecord.headerLength {
-            // Cheap filters before the checksum: most offsets fail on sequence or length.
-            let sequence = BigEndian.read(UInt64.self, from: bytes, at: offset + 4)
-            let length = Int(BigEndian.read(UInt32.self, from: bytes, at: offset))
-            if sequence > lastGood, length <= bytes.count - offset - TransferRecord.headerLength,
-                case .record = TransferRecord.decode(bytes, at: offset)
-            {
-                return (offset, sequence)
-            }
-            offset += 1
+        do {
+            return try TransferSegmentScan(bytes, firstSequence: firstSequence, isLast: isLast)
+        } catch {
+            throw TransferLogError.corruptRecord(file: path, offset: error.offset, reason: error.reason)
         }
-        return nil
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import LinkProtocol
 import POSIX
 
 /// The durable FIFO outbox behind `transferUserInfo`: an append-only, segmented log in one directory.

@@ -55,12 +55,19 @@ extension LiveMirror {
         }
     }
 
-    /// A frame from the peer: bump the counter past it, arbitrate against the staged frame (anti-rollback),
-    /// then apply it to the local flow (adopt a later human action) or to the follower cover.
+    /// A frame from the peer: bump the counter past it, arbitrate against a staged frame of the same kind
+    /// (anti-rollback), then apply it to the local flow (adopt a later human action) or to the follower
+    /// cover.
+    ///
+    /// A liveEnded and a progress frame are never arbitrated: they are about different flows. A peer's
+    /// liveEnded closes the peer's flow, never one open here, so the flow's staged frame must still reach
+    /// the peer; and a peer's progress frame is the peer's open flow, which closing the flow here does not
+    /// end, so it shows as a cover. (Arbitrating them left a flow open on one side and nothing on the
+    /// other: the simulator's seed 1000147.)
     mutating func receive(_ message: LiveMessage, now: Timestamp, into actions: inout [Action]) {
         let runID = message.runID
         version = max(version, message.version)
-        if let staged = staging[runID]?.message {
+        if let staged = staging[runID]?.message, Self.isSameKind(staged, message) {
             if message.isNewer(than: staged) {
                 staging.drop(runID)
                 actions.append(
@@ -76,6 +83,14 @@ extension LiveMirror {
             receiveProgress(frame, into: &actions)
         case .ended(let marker):
             receiveEnded(marker, into: &actions)
+        }
+    }
+
+    /// Whether both are progress frames or both are liveEnded markers.
+    private static func isSameKind(_ first: LiveMessage, _ second: LiveMessage) -> Bool {
+        switch (first, second) {
+        case (.progress, .progress), (.ended, .ended): true
+        case (.progress, .ended), (.ended, .progress): false
         }
     }
 
@@ -107,10 +122,13 @@ extension LiveMirror {
 
     private mutating func receiveEnded(_ marker: LiveEnded, into actions: inout [Action]) {
         let runID = marker.runID
-        if flows[runID] != nil {
+        if let view = flows[runID] {
             covers[runID] = nil
             endedCovers[runID] = marker.order
             actions.append(.log("live: the peer closed run \(runID) (v\(marker.version)); still driving it here"))
+            // The peer shows nothing for the run now: the flow's current frame goes to it again (the
+            // frame, not a new one, as a reachability edge sends it), so it follows the flow open here.
+            if staging[runID] == nil { stageAndSend(.progress(view.basis), into: &actions) }
             return
         }
         if let cover = covers[runID], !marker.order.isNewer(than: cover.basis.order) {

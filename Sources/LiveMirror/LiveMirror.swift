@@ -8,7 +8,8 @@ import WorkoutModel
 /// - `idle`: no flow, no cover. → `driving` on `flowOpened`; → `following` on a newer peer frame.
 /// - `driving`: the run's flow is open here (`flows`); human actions mint frames. → `idle` on
 ///   `flowClosed` (sends liveEnded) or `runRemoved`. A newer peer frame is adopted into the flow (both
-///   devices drove the same run: the later human action wins) and keeps it `driving`.
+///   devices drove the same run: the later human action wins) and keeps it `driving`; so does the peer's
+///   liveEnded, which sends the flow's current frame again so the peer follows it.
 /// - `following`: the peer's latest frame is shown as a cover (`covers`), timers run locally from its
 ///   anchor. → `hidden` on `coverDismissed`; → `driving` on `flowOpened`; → `idle` on the peer's
 ///   liveEnded or `runRemoved`.

@@ -34,11 +34,15 @@ struct Checker {
         edits[SetKey(run: edit.run, log: edit.log, set: edit.set), default: []].append(edit)
     }
 
-    /// Runs a live flow advanced: completing the set on screen is an edit whose set this checker
-    /// does not track, so their sets are left out of the lost-edit check.
-    private var liveEditedRuns: Set<DocumentID> = []
+    /// Runs whose sets this checker cannot follow, left out of the lost-edit check: a live flow
+    /// advanced them (completing the set on screen is an edit of a set it does not track), or a
+    /// person cancelled a queued transfer of them (that edit gives way to the phone's copy, and which
+    /// acknowledged edits it carried is the watch's business).
+    private var untrackedRuns: Set<DocumentID> = []
 
-    mutating func liveAdvanced(_ run: DocumentID) { liveEditedRuns.insert(run) }
+    mutating func liveAdvanced(_ run: DocumentID) { untrackedRuns.insert(run) }
+
+    mutating func transferCancelled(_ run: DocumentID) { untrackedRuns.insert(run) }
 
     /// Runs from before a phone reset: the new phone never had them, so edits to them (made before
     /// the reset, or on the watch until the new phone's push prunes them) are superseded.
@@ -50,6 +54,25 @@ struct Checker {
         supersededRuns.formUnion(edits.keys.map(\.run))
         edits = [:]
         tombstoned = []
+        restoredPhone = false
+    }
+
+    /// Phone instances restored from a backup after a newer phone replaced them (invariant 6).
+    private var restoredInstances: Set<InstanceID> = []
+    /// Whether the phone now is such a restored instance: the watch keeps the newer phone's state,
+    /// so the two do not converge.
+    private var restoredPhone = false
+    /// The phone instance whose state the watch follows (its `phone-epoch.json` sender), and the ones
+    /// it followed before: it never goes back to one of those.
+    private var followedSender: String?
+    private var replacedSenders: Set<String> = []
+
+    /// The phone a reset replaced came back from its backup: what was acknowledged since is gone with
+    /// the newer phone's state, and the watch must never follow the restored one.
+    mutating func phoneRestored(runsBefore: Set<DocumentID>, instance: InstanceID) {
+        phoneReset(runsBefore: runsBefore)
+        restoredInstances.insert(instance)
+        restoredPhone = true
     }
 
     /// After every step: a tombstoned run is never on the phone's disk again, and the contexts the
@@ -58,7 +81,16 @@ struct Checker {
         for run in tombstoned where phone.store.runs[run] != nil {
             return "tombstoned run \(run) is back in the phone's document directory"
         }
-        if let received = watch.disk.receivedContext {
+        if let sender = watch.store.epoch?.sender, sender != followedSender {
+            if replacedSenders.contains(sender) {
+                return "the watch follows phone \(sender) again after a newer phone replaced it (a restored backup won)"
+            }
+            if let followedSender { replacedSenders.insert(followedSender) }
+            followedSender = sender
+        }
+        // A restored instance's generations start again from its backup; the watch's link takes its
+        // contexts (another sender than the last), and the watch refuses them (checked above).
+        if let received = watch.disk.receivedContext, !restoredInstances.contains(received.sender) {
             if let last = appliedGenerations[received.sender], received.generation < last {
                 return
                     "the watch went back from context generation \(last) to \(received.generation) of \(received.sender)"
@@ -77,11 +109,15 @@ struct Checker {
             return ["a process is down at quiescence (phone up: \(phone.isUp), watch up: \(watch.isUp))"]
         }
         // Queues drained.
-        if !watch.disk.pending.isEmpty {
-            found.append("the watch's outbox still holds \(watch.disk.pending.count) transfers")
+        if !watch.disk.outbox.pending.isEmpty {
+            found.append("the watch's outbox still holds \(watch.disk.outbox.pending.count) transfers")
         }
         let undelivered = watchNode.engine.cache.undeliveredEdits
         if !undelivered.isEmpty { found.append("the watch has \(undelivered.count) undelivered edits") }
+        // A restored backup of a replaced phone never wins: the watch keeps the newer phone's state
+        // and refuses the restored one's (after every step: it never follows it again), so nothing
+        // converges, and the watch's edits, made against the newer phone, are vetoed by the old one.
+        if restoredPhone { return [] }
         // A wiped phone that has nothing yet never pushes (a pristine state would wipe the watch):
         // the watch keeps what it has until the phone has state of its own.
         let engine = phoneNode.engine
@@ -126,7 +162,7 @@ struct Checker {
         for (key, list) in edits.sorted(by: {
             "\($0.key.run)\($0.key.log)\($0.key.set)" < "\($1.key.run)\($1.key.log)\($1.key.set)"
         }) {
-            guard !tombstoned.contains(key.run), !liveEditedRuns.contains(key.run), Set(list.map(\.side)).count == 1,
+            guard !tombstoned.contains(key.run), !untrackedRuns.contains(key.run), Set(list.map(\.side)).count == 1,
                 let last = list.last
             else { continue }
             guard let run = phone.store.runs[key.run] else {

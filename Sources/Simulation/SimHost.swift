@@ -4,15 +4,15 @@ import Nodes
 import WorkoutModel
 
 /// What survives a crash of one simulated process: the link's state directory. (The node's own
-/// store is the host's `Store`.) Every write here is an atomic replace or a synced append, so it is
-/// either whole or absent at a crash; an action boundary is where the simulator crashes a process.
+/// store is the host's `Store`.) Every write here but the outbox's is an atomic replace with fsync,
+/// so it is whole or absent at a crash, and complete once its action is; the outbox's appends are
+/// synced by a group commit that lands later (`SimOutbox`).
 struct LinkDisk {
     var knownPeer: InstanceID?
     var contextSlot: ContextSlot?
     var receivedContext: ReceivedContext?
     var transferMarks: [InstanceID: UInt64] = [:]
-    var pending: [(sequence: UInt64, payload: [UInt8])] = []
-    var nextSequence: UInt64 = 1
+    var outbox = SimOutbox()
     var clock: Stamp?
     var liveVersion: Int?
     var watchState: WatchState?
@@ -37,21 +37,28 @@ final class SimHost<Node: ShelledNode, Store> {
     private(set) var life: UInt64 = 0
     private var work: [Work] = []
     private var working = false
-    private var messagePurposes: [UInt64: MessagePurpose] = [:]
+    var messagePurposes: [UInt64: MessagePurpose] = [:]
     /// The armed timers: a timer fires only if it is still the one armed under its name.
-    private var armed: [NodeTimer: UInt64] = [:]
-    private var nextMessageID: UInt64 = 1
+    var armed: [NodeTimer: UInt64] = [:]
+    var nextMessageID: UInt64 = 1
     var replies: [AdminRequestID: AdminResponse] = [:]
     /// Set when one event led to an endless chain of work (invariant 8).
     private(set) var runaway: String?
     /// Transfers this side acknowledged as processed, over all its lives (invariant 2).
-    private(set) var acknowledged: Set<TransferKey> = []
+    var acknowledged: Set<TransferKey> = []
     /// A transfer delivered to the node again after it was acknowledged (invariant 2).
-    private(set) var appliedTwice: TransferKey?
+    var appliedTwice: TransferKey?
     /// The next durable write fails (EIO): the node must exit, never retry.
     var failNextWrite = false
     /// Set when a node kept running after a failed durable write.
     private(set) var keptRunningAfterFailure: String?
+    /// Set when the outbox does not open at a boot.
+    private(set) var outboxRefused: String?
+    /// Whether an `outboxSynced` is scheduled for the appends written since the last one.
+    var syncScheduled = false
+    /// Told when a group commit starts, with the milliseconds until its fdatasync lands (a fault may
+    /// strike in between).
+    var onCommitStarted: (Int) -> Void = { _ in }
     /// Told when the process exits by itself (the simulator restarts it).
     var onExit: (Int32) -> Void = { _ in }
 
@@ -78,7 +85,7 @@ final class SimHost<Node: ShelledNode, Store> {
     var isUp: Bool { node != nil }
     /// This process's wall clock now.
     var wallNow: Timestamp { world.epoch.advanced(by: world.now + clockOffset) }
-    private var linkNow: LinkInstant { LinkInstant(world.now - bootedAt) }
+    var linkNow: LinkInstant { LinkInstant(world.now - bootedAt) }
 
     // MARK: Life
 
@@ -95,19 +102,46 @@ final class SimHost<Node: ShelledNode, Store> {
             configuration: configuration, instance: instance, authenticator: SimAuthenticator(),
             restored: RestoredLinkState(
                 knownPeer: disk.knownPeer, contextSlot: disk.contextSlot, receivedContext: disk.receivedContext,
-                transferMarks: disk.transferMarks, outboxQueue: queueID, pendingTransfers: disk.pending,
-                nextOutboxSequence: disk.nextSequence, watchState: disk.watchState),
+                transferMarks: disk.transferMarks, outboxQueue: queueID, pendingTransfers: disk.outbox.pending,
+                nextOutboxSequence: disk.outbox.nextSequence, watchState: disk.watchState),
             seed: world.random.next())
         before(self)
         handleLink(.started(now: linkNow))
     }
 
-    /// The process dies at an action boundary: memory is gone, the disk stays.
-    func crash() {
+    /// Reads what the disk kept before a boot, as the real start-up does: the outbox opens (cutting a
+    /// torn tail). An outbox the real open would refuse is a violation: only the tail is ever torn.
+    func openDisk() {
+        do throws(TransferSegmentScan.Damage) {
+            if let note = try disk.outbox.open() { world.record(side, "outbox: \(note)") }
+        } catch {
+            outboxRefused = "the \(side)'s outbox does not open: damage at offset \(error.offset): \(error.reason)"
+        }
+    }
+
+    /// The process dies at an action boundary: memory is gone, the disk stays. The group commit in
+    /// flight, if any, had written its records whole or not at all; a power loss (the machine went
+    /// down) keeps any prefix of them, tearing the last record at any byte.
+    func crash(powerLoss: Bool = false) {
         node = nil
         link = nil
         work = []
+        syncScheduled = false
         world.network.hostDied(side)
+        let unsynced = disk.outbox.unsyncedByteCount
+        guard unsynced > 0 else { return }
+        let kept = powerLoss ? world.pick(0...unsynced) : world.chance(0.5) ? unsynced : 0
+        disk.outbox.lose(keepingUnsynced: kept)
+        world.record(side, "outbox: \(kept) of \(unsynced) unsynced bytes reached the disk")
+    }
+
+    /// The group commit's fdatasync landed: the records it holds are persisted.
+    func outboxSynced(life: UInt64) {
+        guard life == self.life, isUp else { return }
+        syncScheduled = false
+        for record in disk.outbox.sync() {
+            handleLink(.transferPersisted(sequence: record.sequence, payload: record.payload))
+        }
     }
 
     // MARK: Events in
@@ -207,178 +241,13 @@ final class SimHost<Node: ShelledNode, Store> {
     }
 
     /// Link verbs the node calls are handled at once, as `LinkEndpoint`'s are.
-    private func callLink(_ event: LinkEngine.Event) {
+    func callLink(_ event: LinkEngine.Event) {
         guard var link else { return }
         let actions = link.handle(event)
         self.link = link
         for action in actions where isUp { perform(action) }
     }
 
-    // MARK: The node's shared actions
-
-    private func perform(_ action: NodeAction) {
-        switch action {
-        case .link(let command):
-            perform(command)
-        case .log(let line):
-            world.record(
-                side,
-                "log \(line.component) \(line.message) \(line.fields.map { "\($0.key)=\($0.value)" }.joined(separator: " "))"
-            )
-        case .journal:
-            break
-        case .reply(let request, let response):
-            replies[request] = response
-        case .replyTrace(let request, _):
-            replies[request] = .ok(text: "no events", json: "")
-        case .armTimer(let timer, let at):
-            let token = world.random.next()
-            armed[timer] = token
-            world.schedule(after: max(wallNow.duration(to: at), .zero), .hostTimer(side, timer, token: token))
-        case .cancelTimer(let timer):
-            armed[timer] = nil
-        case .callAtEndOfTurn:
-            world.schedule(after: .zero, .endOfTurn(side, life: life))
-        case .persistLiveVersion(let version):
-            disk.liveVersion = version
-        case .persistClock(let stamp):
-            disk.clock = stamp
-        case .notifyStopping, .closeServices:
-            world.network.hostDied(side)
-        case .exit(let code):
-            world.record(side, "exit \(code)")
-            crash()
-            onExit(code)
-        }
-    }
-
-    private func perform(_ command: LinkCommand) {
-        guard let link else { return }
-        switch command {
-        case .updateContext(let payload, let force):
-            if let error = link.admission(of: .context, bytes: payload.count) {
-                post(Node.reported(.contextRefused(reason: error.description)))
-                return
-            }
-            callLink(.contextUpdated(payload: payload, force: force, now: linkNow))
-            post(Node.reported(.contextQueued(generation: self.link?.currentContextSlot?.generation ?? 0)))
-        case .sendMessage(let payload, let wantsReply, _, let purpose):
-            let id = nextMessageID
-            nextMessageID += 1
-            messagePurposes[id] = purpose
-            handleLink(.messageSent(id: id, payload: payload, wantsReply: wantsReply, now: linkNow))
-        case .answerMessage(let id, let answer):
-            handleLink(.messageAnswered(id: id, answer))
-        case .transferUserInfo(let payload, _):
-            if let error = link.admission(of: .userInfo, bytes: payload.count) {
-                post(Node.reported(.transferNotQueued(payload, reason: "\(error)")))
-                return
-            }
-            let sequence = disk.nextSequence
-            disk.nextSequence += 1
-            disk.pending.append((sequence, payload))
-            handleLink(.transferPersisted(sequence: sequence, payload: payload))
-        case .transfersProcessed(let keys):
-            acknowledged.formUnion(keys)
-            callLink(.transfersProcessed(keys))
-        case .cancelTransfer(let sequence, let request):
-            let payload = disk.pending.first { $0.sequence == sequence }?.payload
-            if let error = link.cancellationError(sequence: sequence) {
-                post(
-                    Node.reported(
-                        .transferCancelEnded(
-                            request, sequence: sequence, .failure(ReadFailure(error.description)), payload: payload)))
-                return
-            }
-            let wasSent = link.outstandingTransfers.contains { $0.sequence == sequence && $0.everSent }
-            handleLink(.transferCancelRequested(sequence: sequence))
-            post(Node.reported(.transferCancelEnded(request, sequence: sequence, .success(wasSent), payload: payload)))
-        case .launch(let payload):
-            handleLink(.launchRequested(payload: payload))
-        case .setAppForeground(let foreground):
-            handleLink(.localAppStateChanged(foreground: foreground))
-        case .sendMessageData(let payload, let wantsReply, let purpose):
-            let id = nextMessageID
-            nextMessageID += 1
-            messagePurposes[id] = purpose
-            handleLink(.messageDataSent(id: id, payload: payload, wantsReply: wantsReply, now: linkNow))
-        case .setWatchState(let state):
-            handleLink(.localWatchStateChanged(state))
-        case .fileProcessed(let key):
-            handleLink(.fileProcessed(key))
-        case .keepReceivedFile:
-            break
-        // The workload sends no complications and no files yet (docs/SIMULATION.md): refused.
-        case .transferComplication(_, let asCurrent, let request):
-            post(
-                Node.reported(
-                    .complicationQueued(request, asCurrent: asCurrent, .failure(ReadFailure("not simulated")))))
-        case .transferFile(_, _, let request):
-            post(Node.reported(.fileQueued(request, .failure(ReadFailure("not simulated")))))
-        case .cancelFile(let sequence, let request):
-            post(Node.reported(.fileCancelEnded(request, sequence: sequence, ReadFailure("not simulated"))))
-        }
-    }
-
-    // MARK: The link engine's actions
-
-    private func perform(_ action: LinkEngine.Action) {
-        switch action {
-        case .send(let connection, let frame):
-            world.network.send(from: side, connection: connection.rawValue, frame.encoded())
-        case .close(let connection, let reason):
-            world.record(side, "close #\(connection.rawValue) \(reason)")
-            world.network.close(from: side, connection: connection.rawValue)
-        case .dial:
-            world.network.dial(from: side)
-        case .scheduleWakeUp(let at):
-            world.schedule(after: max(at.sinceOrigin - linkNow.sinceOrigin, .zero), .linkTick(side, life: life))
-        case .persistPeer(let peer):
-            disk.knownPeer = peer
-        case .persistContextSlot(let slot):
-            disk.contextSlot = slot
-        case .persistReceivedContext(let received):
-            disk.receivedContext = received
-        case .persistTransferMark(let key):
-            disk.transferMarks[key.queue] = max(disk.transferMarks[key.queue] ?? 0, key.sequence)
-        case .removeTransfers(let sequences, _):
-            let gone = Set(sequences)
-            disk.pending.removeAll { gone.contains($0.sequence) }
-        case .persistWatchState(let state):
-            disk.watchState = state
-        case .sendFileChunk, .removeOutboundFile, .prepareInboundFile, .writeInboundChunk, .verifyInboundFile,
-            .deliverInboundFile, .discardInboundFile, .removeComplications:
-            // No files or complications are queued in the simulation yet.
-            world.record(side, "unexpected file action \(action)")
-        case .notify(let notification):
-            if case .userInfoReceived(let key, _) = notification, acknowledged.contains(key) { appliedTwice = key }
-            if case .messageCompleted(let id, let outcome) = notification,
-                let purpose = messagePurposes.removeValue(forKey: id)
-            {
-                post(Node.reported(.messageEnded(purpose, outcome, stillReachable: link?.isReachable ?? false)))
-            }
-            post(Node.linkNotified(notification))
-        case .log(let line):
-            world.record(side, "link \(line)")
-        }
-    }
-
-    /// A timer cancelled, re-armed, of an earlier life, or of a process that is down, does nothing.
-    func timerFired(_ timer: NodeTimer, token: UInt64) {
-        guard isUp, armed[timer] == token else { return }
-        armed[timer] = nil
-        post(Node.reported(.timerFired(timer)))
-    }
-
-    func endOfTurn(life: UInt64) {
-        guard life == self.life, isUp else { return }
-        post(Node.reported(.turnEnded))
-    }
-
-    func linkTick(life: UInt64) {
-        guard life == self.life, isUp else { return }
-        handleLink(.tick(now: linkNow))
-    }
 }
 
 /// The two processes.
@@ -387,23 +256,4 @@ enum Side: String, Sendable {
     case watch
 
     var other: Side { self == .phone ? .watch : .phone }
-}
-
-/// The handshake's proof, made deterministic and cheap for simulation (no cryptography: nothing
-/// here faces an attacker). Both sides share the same pairing key implicitly.
-struct SimAuthenticator: HandshakeAuthenticator {
-    func proof(for transcript: [UInt8]) -> [UInt8] {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        var out: [UInt8] = []
-        for round in 0..<4 {
-            hash ^= UInt64(round)
-            for byte in transcript {
-                hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
-            }
-            withUnsafeBytes(of: hash.littleEndian) { out += $0 }
-        }
-        return out
-    }
-
-    func isValid(_ proof: [UInt8], for transcript: [UInt8]) -> Bool { proof == self.proof(for: transcript) }
 }

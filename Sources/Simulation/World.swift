@@ -25,6 +25,8 @@ final class World {
         case hostTimer(Side, NodeTimer, token: UInt64)
         case linkTick(Side, life: UInt64)
         case endOfTurn(Side, life: UInt64)
+        /// The group commit of a side's outbox appends reached the disk (fdatasync).
+        case outboxSynced(Side, life: UInt64)
         /// The phone's directory watcher reports a file the phone wrote, late (inotify echoes its own
         /// writes; a late one carries an older version than the phone now has).
         case echo(WorkoutDocument, life: UInt64)
@@ -37,6 +39,8 @@ final class World {
         case fault
         case heal
         case restart(Side)
+        /// A crash or power loss while the side's outbox commit is in flight.
+        case crashDuringCommit(Side)
         case quiesce
     }
 

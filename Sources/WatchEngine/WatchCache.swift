@@ -4,7 +4,7 @@ import WorkoutModel
 ///
 /// Workouts and splits are kept by ID; settings and edit locks are whatever the last applied push
 /// said. The one piece of bookkeeping the phone does not send is `undeliveredEdits`: for each run the
-/// watch edited, the `updatedAt` of its newest local edit that no applied push has confirmed yet.
+/// watch edited, the stamp (`version`) of its newest local edit that no applied push has confirmed yet.
 /// A mark is set by every local edit and cleared when a push carries that run with every local
 /// register covered (the phone merged the edit). While a mark stands, a pushed copy is merged into
 /// the local one instead of replacing it (`WatchCacheApplier`).
@@ -13,8 +13,9 @@ package struct WatchCache: Equatable, Sendable {
     package private(set) var splits: [DocumentID: SplitDocument]
     package private(set) var settings: Settings
     package private(set) var editLocks: EditLocks
-    /// Run ID → `updatedAt` of the newest local edit not yet confirmed by an applied push.
-    package private(set) var undeliveredEdits: [DocumentID: Timestamp]
+    /// Run ID → the stamp (`version`) of the newest local edit not yet confirmed by an applied push:
+    /// a stamp, not `updatedAt`, since edits made while the watch's clock is behind share one time.
+    package private(set) var undeliveredEdits: [DocumentID: Stamp]
     /// Runs the last push left out only to fit the context limit: not in the cache, but not gone.
     package private(set) var heldBackRunIDs: Set<DocumentID> = []
 
@@ -30,14 +31,14 @@ package struct WatchCache: Equatable, Sendable {
     /// Rebuilds the cache from the documents found in the watch's cache files at start-up.
     ///
     /// Which of them carry an undelivered local edit is not stored, so every restored run is marked
-    /// undelivered at its own `updatedAt`. That is safe: a push whose copy covers the file clears the
+    /// undelivered at its own `version`. That is safe: a push whose copy covers the file clears the
     /// mark as usual, and one that does not is merged with it, so an unconfirmed edit survives.
     /// Settings and locks come from the persisted context, which the engine re-applies right after.
     package init(restoringWorkouts workouts: some Sequence<WorkoutDocument>, splits: some Sequence<SplitDocument>) {
         self.init()
         for run in workouts {
             self.workouts[run.id] = run
-            undeliveredEdits[run.id] = run.updatedAt
+            undeliveredEdits[run.id] = run.version
         }
         for split in splits {
             self.splits[split.id] = split
@@ -61,7 +62,7 @@ package struct WatchCache: Equatable, Sendable {
     /// Stores a document the watch changed itself and marks the edit undelivered.
     mutating func storeLocalEdit(_ run: WorkoutDocument) {
         workouts[run.id] = run
-        undeliveredEdits[run.id] = run.updatedAt
+        undeliveredEdits[run.id] = run.version
     }
 
     mutating func storePushed(_ run: WorkoutDocument) { workouts[run.id] = run }

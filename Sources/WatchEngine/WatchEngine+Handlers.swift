@@ -29,7 +29,9 @@ extension WatchEngine {
 
     /// Re-forwards every undelivered edit the outbox does not already hold (a message in flight when
     /// the process died is lost, and a transfer refused before activation never reached the outbox;
-    /// the phone's `updatedAt` gate makes a duplicate harmless).
+    /// the phone's `updatedAt` gate makes a duplicate harmless). A queued copy holds the edit when its
+    /// stamp is not older than the edit's: by stamp, not by `updatedAt`, since edits made while the
+    /// watch's clock was behind share one time and differ only in the counter.
     mutating func forwardUndelivered() -> [Action] {
         var actions: [Action] = []
         for (id, mark) in cache.undeliveredEdits.sorted(by: { $0.key < $1.key }) {
@@ -37,6 +39,16 @@ extension WatchEngine {
             actions += forward(run)
         }
         return actions
+    }
+
+    /// Whether a newer phone replaced `sender`: its state restored from a backup never wins again.
+    private func isRetired(_ sender: String) -> Bool {
+        #if SIMULATION_MUTATION_RESTORED
+            // (`scripts/simulate --mutations` builds without the rule: a restored backup wins again.)
+            return false
+        #else
+            return retiredSenders.contains(sender)
+        #endif
     }
 
     /// Decodes and applies context bytes and keeps the context as the phone's copy of its runs. The
@@ -51,7 +63,7 @@ extension WatchEngine {
         _ bytes: [UInt8], sender: String?, into actions: inout [Action]
     ) throws(DocumentError) -> ContextApplyReport {
         let context = try DocumentCoder.decode(ApplicationContext.self, from: bytes)
-        if let sender, retiredSenders.contains(sender) {
+        if let sender, isRetired(sender) {
             throw .malformed(
                 type: "ApplicationContext", field: "epoch",
                 reason:
@@ -63,7 +75,7 @@ extension WatchEngine {
         if let known = phoneEpoch, context.epoch != known {
             let newer = context.epoch.map { $0 > known } ?? false
             let neverSeen =
-                sender.map { $0 != phoneSender && phoneSender != nil && !retiredSenders.contains($0) } ?? false
+                sender.map { $0 != phoneSender && phoneSender != nil && !isRetired($0) } ?? false
             guard let epoch = context.epoch, newer || neverSeen else {
                 throw .malformed(
                     type: "ApplicationContext", field: "epoch",
@@ -159,8 +171,8 @@ extension WatchEngine {
     /// is dropped so the next push replaces it). A newer local edit of the run is left as it is.
     mutating func transferCancelled(_ message: WatchToPhoneMessage) -> [Action] {
         guard case .workoutUpdate(let cancelled, _) = message else { return [] }
-        if queuedTransfers[cancelled.id] == cancelled.updatedAt { queuedTransfers[cancelled.id] = nil }
-        guard cache.undeliveredEdits[cancelled.id] == cancelled.updatedAt else {
+        if queuedTransfers[cancelled.id] == cancelled.version { queuedTransfers[cancelled.id] = nil }
+        guard cache.undeliveredEdits[cancelled.id] == cancelled.version else {
             return [.log("cancelled transfer of run \(cancelled.id) was not its newest edit; nothing reverted")]
         }
         cache.clearUndeliveredEdit(cancelled.id)
@@ -252,6 +264,6 @@ extension WatchEngine {
     }
 
     mutating func noteQueued(_ run: WorkoutDocument) {
-        queuedTransfers[run.id] = max(queuedTransfers[run.id] ?? run.updatedAt, run.updatedAt)
+        queuedTransfers[run.id] = max(queuedTransfers[run.id] ?? run.version, run.version)
     }
 }

@@ -89,10 +89,10 @@ package struct WatchEngine: Sendable {
     package internal(set) var lastSkipped: DocumentError?
     /// Messages sent and not yet reported delivered or failed.
     package internal(set) var messagesInFlight: [MessageToken: WatchToPhoneMessage] = [:]
-    /// Run → `updatedAt` of the newest copy of it handed to the durable outbox and not refused or
+    /// Run → `version` (stamp) of the newest copy of it handed to the durable outbox and not refused or
     /// cancelled since (seeded from the outbox at start-up). An undelivered edit already there is not
     /// queued again at start-up or activation, so the outbox does not grow with restarts.
-    package internal(set) var queuedTransfers: [DocumentID: Timestamp] = [:]
+    package internal(set) var queuedTransfers: [DocumentID: Stamp] = [:]
     /// The last context applied: the phone's own copy of every run it carries, which a cancelled
     /// local edit gives way to.
     package internal(set) var lastContext: ApplicationContext?
@@ -162,7 +162,7 @@ package struct WatchEngine: Sendable {
             return [.log("link activated: forwarding undelivered edits")] + forwardUndelivered()
         case .transferRefused(let message, let reason):
             guard case .workoutUpdate(let run, _) = message else { return [] }
-            if queuedTransfers[run.id] == run.updatedAt { queuedTransfers[run.id] = nil }
+            if queuedTransfers[run.id] == run.version { queuedTransfers[run.id] = nil }
             return [.log("transfer of run \(run.id) refused (\(reason)); forwarded again once the link activates")]
         case .transferCancelled(let message):
             return transferCancelled(message)

@@ -1,3 +1,4 @@
+import LinkProtocol
 import LinkRuntime
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import LinkProtocol
 import LinkRuntime
 import TestSupport
 import Testing

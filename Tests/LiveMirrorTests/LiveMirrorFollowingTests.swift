@@ -101,21 +101,48 @@ struct LiveMirrorFollowingTests {
         #expect(mirror.screen(for: runID, now: at(51))?.phase == .rest)
     }
 
-    @Test("anti-rollback: a delivery the staged frame outranks is ignored, not applied to the follower view")
+    @Test("anti-rollback: a delivery the staged frame outranks is ignored, not applied to the flow")
     func stagedOutranksDelivery() {
+        var mirror = LiveMirror()
+        _ = mirror.handle(.flowOpened(run: run, logID: nil, settings: settings, now: t0))
+        _ = mirror.handle(.countdownSkipped(runID: runID, now: at(2)))
+        let staged = mirror.staging[runID]!.message
+        #expect(staged.version == 2)
+        // Version-collided and earlier: the person here skipped the countdown after the peer's action.
+        let collided = squat(.ready, anchor: at(1), version: 2)
+        #expect(
+            mirror.handle(.messageReceived(.progress(collided), now: at(11)))
+                == [.log("live: ignored \(collided.order) for run \(runID): staged \(staged.order) outranks it")])
+        #expect(mirror.flows[runID]?.basis.order == staged.order)
+        #expect(mirror.covers[runID] == nil)
+        #expect(mirror.staging[runID]?.message == staged)
+    }
+
+    /// Found by the simulator (seed 1000147, docs/SIMULATION.md): a liveEnded and a progress frame were
+    /// arbitrated like two frames of one flow, so a staged liveEnded hid the peer's open flow.
+    @Test("a staged liveEnded does not hide the peer's open flow: its frame shows as a cover")
+    func stagedEndDoesNotHidePeerFlow() {
         var mirror = LiveMirror()
         _ = mirror.handle(.flowOpened(run: run, logID: nil, settings: settings, now: t0))
         _ = mirror.handle(.flowClosed(runID: runID, now: at(10)))
         let staged = mirror.staging[runID]!.message
         #expect(staged == .ended(LiveEnded(runID: runID, version: 2, anchor: at(10))))
-        // Version-collided and earlier: the person here closed the flow after the peer's action.
-        let collided = squat(.work, anchor: at(9), version: 2)
-        #expect(
-            mirror.handle(.messageReceived(.progress(collided), now: at(11)))
-                == [.log("live: ignored \(collided.order) for run \(runID): staged \(staged.order) outranks it")])
-        #expect(mirror.covers[runID] == nil)
-        #expect(mirror.screen(now: at(11)).isEmpty)
+        let peer = squat(.work, anchor: at(9), version: 1)
+        _ = mirror.handle(.messageReceived(.progress(peer), now: at(11)))
+        #expect(mirror.covers[runID]?.basis == peer)
+        #expect(mirror.screen(for: runID, now: at(11))?.phase == .work)
+        #expect(mirror.staging[runID]?.message == staged, "the close still goes to the peer")
+    }
+
+    @Test("a peer's newer liveEnded does not drop the staged frame of a flow still open here")
+    func peerEndKeepsStagedFrame() {
+        var mirror = LiveMirror()
+        _ = mirror.handle(.flowOpened(run: run, logID: nil, settings: settings, now: t0))
+        let staged = mirror.staging[runID]!.message
+        _ = mirror.handle(.messageReceived(.ended(LiveEnded(runID: runID, version: 9, anchor: at(5))), now: at(6)))
+        #expect(mirror.flows[runID] != nil)
         #expect(mirror.staging[runID]?.message == staged)
+        #expect(mirror.handle(.reachabilityChanged(true, now: at(7))) == [.send(staged, attempt: 1)])
     }
 
     @Test("two sides minting the same version after a lost frame agree: the later anchor wins on both")

@@ -109,4 +109,42 @@ struct LiveMirrorSimulationTests {
         let cover = try #require(pair.watch.covers[run.id], "the restarted watch shows nothing")
         #expect(cover.basis.version == pair.phone.flows[run.id]?.basis.version)
     }
+
+    /// Found by the simulator (seed 1000147, docs/SIMULATION.md): the watch, whose clock ran ahead,
+    /// opened and closed the flow while the phone was down; the phone came back with lower versions and
+    /// opened it. At the heal each side arbitrated the other's frame against its own staged one of the
+    /// other kind: the watch ignored the phone's flow, the phone dropped its frame, and the phone drove
+    /// the run with nothing on the watch.
+    @Test("a flow opened on one side while the other closed it shows on both once the link returns")
+    func concurrentOpenAndClose() throws {
+        var pair = Pair()
+        pair.watch = LiveMirror(versionFloor: 900)
+        let run = newRun()
+        pair.setPartitioned(true)
+        pair.feed(.watch, .flowOpened(run: run, logID: nil, settings: settings, now: t0))
+        pair.feed(.watch, .flowClosed(runID: run.id, now: at(1)))
+        pair.feed(.phone, .flowOpened(run: run, logID: nil, settings: settings, now: at(2)))
+        pair.setPartitioned(false)
+        let flow = try #require(pair.phone.flows[run.id])
+        #expect(pair.phone.staging.entries.isEmpty && pair.watch.staging.entries.isEmpty)
+        let cover = try #require(pair.watch.covers[run.id], "the phone drives the run, the watch shows nothing")
+        #expect(cover.basis == flow.basis)
+    }
+
+    /// Found by the simulator (seed 1006472, docs/SIMULATION.md): both sides drove the run, and the
+    /// watch closed its flow (the phone locked the run for editing, S8). The phone kept driving, and
+    /// the watch showed nothing until the phone's next human action.
+    @Test("when one of two sides driving a run closes its flow, it follows the other's")
+    func closeWhileBothDrive() throws {
+        var pair = Pair()
+        let run = newRun()
+        pair.feed(.watch, .flowOpened(run: run, logID: nil, settings: settings, now: t0))
+        pair.feed(.phone, .flowOpened(run: run, logID: nil, settings: settings, now: at(1)))
+        #expect(pair.watch.flows[run.id]?.basis == pair.phone.flows[run.id]?.basis, "the watch adopted")
+        pair.feed(.watch, .flowClosed(runID: run.id, now: at(2)))
+        let flow = try #require(pair.phone.flows[run.id])
+        #expect(pair.phone.staging.entries.isEmpty && pair.watch.staging.entries.isEmpty)
+        let cover = try #require(pair.watch.covers[run.id], "the phone drives the run, the watch shows nothing")
+        #expect(cover.basis == flow.basis)
+    }
 }

@@ -85,7 +85,7 @@ struct WatchCacheApplierTests {
         #expect(merged == (try local.merged(with: phoneCopy)))
         #expect(merged.isPaused)
         #expect(merged.logs[0].sets[0].isDone)
-        #expect(cache.undeliveredEdits == [id(100): at(20)])
+        #expect(cache.undeliveredEdits.mapValues(\.time) == [id(100): at(20)])
     }
 
     @Test(
@@ -154,14 +154,14 @@ struct WatchCacheApplierTests {
         let phoneCopy = try newRun(100)
         let localFile = try phoneCopy.setDoneOnPhone(log: 0, at: at(30))
         var cache = WatchCache(restoringWorkouts: [localFile, try newRun(101, at: at(1))], splits: [])
-        #expect(cache.undeliveredEdits == [id(100): at(30), id(101): at(1)])
+        #expect(cache.undeliveredEdits.mapValues(\.time) == [id(100): at(30), id(101): at(1)])
 
         let report = WatchCacheApplier.apply(context([phoneCopy, try newRun(101, at: at(1))]), to: &cache)
 
         #expect(report.keptLocal == [id(100)])
         #expect(report.confirmedEdits == [id(101)])
         #expect(cache.workouts[id(100)] == localFile)
-        #expect(cache.undeliveredEdits == [id(100): at(30)])
+        #expect(cache.undeliveredEdits.mapValues(\.time) == [id(100): at(30)])
     }
 
     @Test("the active list holds not-started and in-progress runs, oldest start first")

@@ -26,7 +26,7 @@ struct WatchEditorTests {
         #expect(edited == expected)
         #expect(edited.status == .inProgress)
         #expect(cache.workouts[id(100)] == expected)
-        #expect(cache.undeliveredEdits == [id(100): at(10)])
+        #expect(cache.undeliveredEdits.mapValues(\.time) == [id(100): at(10)])
     }
 
     @Test("every edit kind maps to its model mutation")

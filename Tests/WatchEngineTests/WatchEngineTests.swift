@@ -61,7 +61,7 @@ struct WatchEngineTests {
             actions == [
                 .persistWorkout(expected), .sendMessage(MessageToken(rawValue: 1), .workoutUpdate(expected)),
             ])
-        #expect(engine.cache.undeliveredEdits == [id(100): at(5)])
+        #expect(engine.cache.undeliveredEdits.mapValues(\.time) == [id(100): at(5)])
         #expect(engine.handle(.messageDelivered(MessageToken(rawValue: 1))) == [])
         #expect(engine.messagesInFlight.isEmpty)
     }
@@ -193,5 +193,52 @@ struct WatchEngineColdLaunchTests {
         report.keptLocal = [id(100)]
         #expect(actions == [.log("persisted \(report.summary)"), .transferUserInfo(.workoutUpdate(localFile))])
         #expect(engine.cache.workouts[id(100)] == localFile)
+    }
+
+    /// Found by the simulator (seed 74 with torn outbox appends, docs/SIMULATION.md): the outbox's
+    /// copies were compared by `updatedAt`, the time of the newest stamp only. Two watch edits made
+    /// while its clock was behind the stamps it had seen share that time and differ in the counter, so
+    /// the older copy in the outbox passed for the newer edit whose transfer a crash lost.
+    @Test("an outbox copy with the same time but an older stamp than the local edit does not stop the re-forward")
+    func reforwardedOverSameTimeOlderCopy() throws {
+        let (phoneCopy, queuedCopy, localFile) = try sameTimeEdits()
+        #expect(localFile.updatedAt == queuedCopy.updatedAt && localFile.version > queuedCopy.version)
+        var engine = restarted(localFile, queued: queuedCopy)
+
+        let actions = engine.handle(.started(lastContext: bytes(context([phoneCopy])), now: at(40)))
+
+        #expect(actions.contains(.transferUserInfo(.workoutUpdate(localFile))), "the newest edit is never sent")
+    }
+
+    /// The same comparison by `updatedAt` in the cancel: a cancelled older copy with the time of the
+    /// newest edit passed for it, and the run went back to the phone's copy, the newer edit with it.
+    @Test("cancelling the transfer of an older edit with the same time keeps the newer local edit")
+    func cancelOfSameTimeOlderCopyKeepsNewerEdit() throws {
+        let (phoneCopy, queuedCopy, localFile) = try sameTimeEdits()
+        var engine = restarted(localFile, queued: queuedCopy)
+        _ = engine.handle(.started(lastContext: bytes(context([phoneCopy])), now: at(40)))
+
+        _ = engine.handle(.transferCancelled(.workoutUpdate(queuedCopy)))
+
+        #expect(engine.cache.workouts[id(100)] == localFile, "the newer edit was reverted with the older copy")
+        #expect(engine.cache.hasUndeliveredEdit(id(100)))
+    }
+
+    /// The phone's copy of a run, and two watch edits of it made while the watch's clock was behind:
+    /// one time, counters 1 and 2 (the first still queued, the second the cache's).
+    private func sameTimeEdits() throws -> (WorkoutDocument, WorkoutDocument, WorkoutDocument) {
+        let phoneCopy = try newRun(100)
+        var queuedCopy = phoneCopy
+        try queuedCopy.pause(at: Stamp(time: at(30), counter: 1, origin: .watch))
+        var localFile = queuedCopy
+        try localFile.resume(at: Stamp(time: at(30), counter: 2, origin: .watch))
+        return (phoneCopy, queuedCopy, localFile)
+    }
+
+    /// An engine started from a cache file holding `localFile` and an outbox holding `queued`.
+    private func restarted(_ localFile: WorkoutDocument, queued: WorkoutDocument) -> WatchEngine {
+        WatchEngine(
+            cache: WatchCache(restoringWorkouts: [localFile], splits: [twoExerciseSplit()]),
+            queued: [.workoutUpdate(queued)])
     }
 }

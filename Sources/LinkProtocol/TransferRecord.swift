@@ -16,7 +16,7 @@ package struct TransferRecord: Equatable, Sendable {
 
 extension TransferRecord {
     /// Bytes before the payload: length (4), sequence (8), enqueue time (8), checksum (4).
-    static let headerLength = 24
+    package static let headerLength = 24
 
     /// The record as it is written to a segment, all integers big-endian:
     ///
@@ -30,7 +30,7 @@ extension TransferRecord {
     ///
     /// The length is outside the checksum so a reader can find the record's end first; a corrupt
     /// length still fails the check because it selects the wrong payload bytes.
-    func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Self.headerLength + payload.count)
         BigEndian.append(UInt32(payload.count), to: &bytes)
@@ -42,7 +42,7 @@ extension TransferRecord {
     }
 
     /// What `decode` found at an offset.
-    enum Decoded: Equatable {
+    package enum Decoded: Equatable {
         /// A whole record whose checksum verifies, `length` bytes long including the header.
         case record(TransferRecord, length: Int)
         /// No valid record starts here; `reason` says why, for the corruption report.
@@ -50,7 +50,7 @@ extension TransferRecord {
     }
 
     /// Decodes the record starting at `offset` in a segment's contents, checking its checksum.
-    static func decode(_ bytes: [UInt8], at offset: Int) -> Decoded {
+    package static func decode(_ bytes: [UInt8], at offset: Int) -> Decoded {
         let available = bytes.count - offset
         guard available >= headerLength else {
             return .invalid(reason: "short header: \(available) of \(headerLength) bytes")

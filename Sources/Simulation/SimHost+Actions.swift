@@ -1,0 +1,176 @@
+import AdminCommands
+import LinkProtocol
+import Nodes
+import WorkoutModel
+
+/// Carrying out what the node and the link engine decide, as `NodeShell` and `LinkEndpoint` do.
+extension SimHost {
+
+    func perform(_ action: NodeAction) {
+        switch action {
+        case .link(let command):
+            perform(command)
+        case .log(let line):
+            world.record(
+                side,
+                "log \(line.component) \(line.message) \(line.fields.map { "\($0.key)=\($0.value)" }.joined(separator: " "))"
+            )
+        case .journal:
+            break
+        case .reply(let request, let response):
+            replies[request] = response
+        case .replyTrace(let request, _):
+            replies[request] = .ok(text: "no events", json: "")
+        case .armTimer(let timer, let at):
+            let token = world.random.next()
+            armed[timer] = token
+            world.schedule(after: max(wallNow.duration(to: at), .zero), .hostTimer(side, timer, token: token))
+        case .cancelTimer(let timer):
+            armed[timer] = nil
+        case .callAtEndOfTurn:
+            world.schedule(after: .zero, .endOfTurn(side, life: life))
+        case .persistLiveVersion(let version):
+            disk.liveVersion = version
+        case .persistClock(let stamp):
+            disk.clock = stamp
+        case .notifyStopping, .closeServices:
+            world.network.hostDied(side)
+        case .exit(let code):
+            world.record(side, "exit \(code)")
+            crash()
+            onExit(code)
+        }
+    }
+
+    func perform(_ command: LinkCommand) {
+        guard let link else { return }
+        switch command {
+        case .updateContext(let payload, let force):
+            if let error = link.admission(of: .context, bytes: payload.count) {
+                post(Node.reported(.contextRefused(reason: error.description)))
+                return
+            }
+            callLink(.contextUpdated(payload: payload, force: force, now: linkNow))
+            post(Node.reported(.contextQueued(generation: self.link?.currentContextSlot?.generation ?? 0)))
+        case .sendMessage(let payload, let wantsReply, _, let purpose):
+            let id = nextMessageID
+            nextMessageID += 1
+            messagePurposes[id] = purpose
+            handleLink(.messageSent(id: id, payload: payload, wantsReply: wantsReply, now: linkNow))
+        case .answerMessage(let id, let answer):
+            handleLink(.messageAnswered(id: id, answer))
+        case .transferUserInfo(let payload, _):
+            if let error = link.admission(of: .userInfo, bytes: payload.count) {
+                post(Node.reported(.transferNotQueued(payload, reason: "\(error)")))
+                return
+            }
+            // Written now, made durable by a group commit 1–5 ms later (`LinkEndpoint`'s outbox
+            // thread); the engine hears of the transfer only then.
+            _ = disk.outbox.append(payload, enqueuedAtMicros: wallNow.microsecondsSinceEpoch)
+            if !syncScheduled {
+                syncScheduled = true
+                let milliseconds = world.pick(1...5)
+                world.schedule(after: .milliseconds(milliseconds), .outboxSynced(side, life: life))
+                onCommitStarted(milliseconds)
+            }
+        case .transfersProcessed(let keys):
+            acknowledged.formUnion(keys)
+            callLink(.transfersProcessed(keys))
+        case .cancelTransfer(let sequence, let request):
+            let payload = disk.outbox.pending.first { $0.sequence == sequence }?.payload
+            if let error = link.cancellationError(sequence: sequence) {
+                post(
+                    Node.reported(
+                        .transferCancelEnded(
+                            request, sequence: sequence, .failure(ReadFailure(error.description)), payload: payload)))
+                return
+            }
+            let wasSent = link.outstandingTransfers.contains { $0.sequence == sequence && $0.everSent }
+            handleLink(.transferCancelRequested(sequence: sequence))
+            post(Node.reported(.transferCancelEnded(request, sequence: sequence, .success(wasSent), payload: payload)))
+        case .launch(let payload):
+            handleLink(.launchRequested(payload: payload))
+        case .setAppForeground(let foreground):
+            handleLink(.localAppStateChanged(foreground: foreground))
+        case .sendMessageData(let payload, let wantsReply, let purpose):
+            let id = nextMessageID
+            nextMessageID += 1
+            messagePurposes[id] = purpose
+            handleLink(.messageDataSent(id: id, payload: payload, wantsReply: wantsReply, now: linkNow))
+        case .setWatchState(let state):
+            handleLink(.localWatchStateChanged(state))
+        case .fileProcessed(let key):
+            handleLink(.fileProcessed(key))
+        case .keepReceivedFile:
+            break
+        // The workload sends no complications and no files yet (docs/SIMULATION.md): refused.
+        case .transferComplication(_, let asCurrent, let request):
+            post(
+                Node.reported(
+                    .complicationQueued(request, asCurrent: asCurrent, .failure(ReadFailure("not simulated")))))
+        case .transferFile(_, _, let request):
+            post(Node.reported(.fileQueued(request, .failure(ReadFailure("not simulated")))))
+        case .cancelFile(let sequence, let request):
+            post(Node.reported(.fileCancelEnded(request, sequence: sequence, ReadFailure("not simulated"))))
+        }
+    }
+
+    // MARK: The link engine's actions
+
+    func perform(_ action: LinkEngine.Action) {
+        switch action {
+        case .send(let connection, let frame):
+            world.network.send(from: side, connection: connection.rawValue, frame.encoded())
+        case .close(let connection, let reason):
+            world.record(side, "close #\(connection.rawValue) \(reason)")
+            world.network.close(from: side, connection: connection.rawValue)
+        case .dial:
+            world.network.dial(from: side)
+        case .scheduleWakeUp(let at):
+            world.schedule(after: max(at.sinceOrigin - linkNow.sinceOrigin, .zero), .linkTick(side, life: life))
+        case .persistPeer(let peer):
+            disk.knownPeer = peer
+        case .persistContextSlot(let slot):
+            disk.contextSlot = slot
+        case .persistReceivedContext(let received):
+            disk.receivedContext = received
+        case .persistTransferMark(let key):
+            disk.transferMarks[key.queue] = max(disk.transferMarks[key.queue] ?? 0, key.sequence)
+        case .removeTransfers(let sequences, _):
+            disk.outbox.resolve(sequences)
+        case .persistWatchState(let state):
+            disk.watchState = state
+        case .sendFileChunk, .removeOutboundFile, .prepareInboundFile, .writeInboundChunk, .verifyInboundFile,
+            .deliverInboundFile, .discardInboundFile, .removeComplications:
+            // No files or complications are queued in the simulation yet.
+            world.record(side, "unexpected file action \(action)")
+        case .notify(let notification):
+            if case .userInfoReceived(let key, _) = notification, acknowledged.contains(key) { appliedTwice = key }
+            if case .messageCompleted(let id, let outcome) = notification,
+                let purpose = messagePurposes.removeValue(forKey: id)
+            {
+                post(Node.reported(.messageEnded(purpose, outcome, stillReachable: link?.isReachable ?? false)))
+            }
+            post(Node.linkNotified(notification))
+        case .log(let line):
+            world.record(side, "link \(line)")
+        }
+    }
+
+    /// A timer cancelled, re-armed, of an earlier life, or of a process that is down, does nothing.
+    func timerFired(_ timer: NodeTimer, token: UInt64) {
+        guard isUp, armed[timer] == token else { return }
+        armed[timer] = nil
+        post(Node.reported(.timerFired(timer)))
+    }
+
+    func endOfTurn(life: UInt64) {
+        guard life == self.life, isUp else { return }
+        post(Node.reported(.turnEnded))
+    }
+
+    func linkTick(life: UInt64) {
+        guard life == self.life, isUp else { return }
+        handleLink(.tick(now: linkNow))
+    }
+}

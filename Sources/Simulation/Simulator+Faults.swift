@@ -1,0 +1,116 @@
+import AdminCommands
+import LinkProtocol
+import Nodes
+import SyncEngine
+import WatchEngine
+import WorkoutModel
+
+/// The faults a seed injects: network, disk, processes, clocks, a phone reset and a restored backup.
+extension Simulator {
+    /// One fault drawn from the seed (a backup of the phone may be taken first); a fault that must end
+    /// schedules its heal or restart.
+    func fault() {
+        faults += 1
+        // The person backs the phone up now and then (the latest backup is kept).
+        if world.chance(0.3) {
+            phoneBackup = PhoneBackup(
+                instance: phone.instance, queueID: phone.queueID, store: phone.store, disk: phone.disk)
+        }
+        switch world.pick(0...13) {
+        case 12:
+            // A wall clock steps (NTP, a person): up to an hour either way, while running.
+            let side: Side = world.chance(0.5) ? .phone : .watch
+            let step = Duration.seconds(world.pick(-3_600...3_600))
+            world.record(side, "clock steps \(step)")
+            if side == .phone { phone.clockOffset += step } else { watch.clockOffset += step }
+        case 13 where retiredBackup != nil && world.chance(0.5):
+            restorePhoneBackup()
+        case 13 where world.chance(0.3):
+            resetPhone()
+        case 0...2:
+            world.network.startBlackhole()
+            world.schedule(after: world.milliseconds(300...6_000), .step(.heal))
+        case 10:
+            world.network.startDropping(towards: world.chance(0.5) ? .phone : .watch)
+            world.schedule(after: world.milliseconds(300...6_000), .step(.heal))
+        case 11:
+            let side: Side = world.chance(0.5) ? .phone : .watch
+            world.record(side, "the next durable write will fail")
+            if side == .phone { phone.failNextWrite = true } else { watch.failNextWrite = true }
+        case 3:
+            world.network.reset()
+        case 4, 5:
+            crash(.phone)
+        case 6, 7:
+            crash(.watch)
+        default:
+            _ = watchctl(.wrist(up: world.chance(0.5)))
+        }
+    }
+
+    /// One group commit in ten meets a crash or a power loss before its fdatasync lands, so the torn
+    /// last append is exercised: a crash fault alone would rarely land in those milliseconds.
+    func commitStarted(_ side: Side, _ milliseconds: Int) {
+        guard options.faults, world.now < options.activity, world.chance(0.1) else { return }
+        world.schedule(after: world.milliseconds(0...(milliseconds - 1)), .step(.crashDuringCommit(side)))
+    }
+
+    /// A process crashes, or (one time in two) its machine loses power, which also loses what it
+    /// wrote and did not sync; it restarts 0.1–3 s later.
+    func crash(_ side: Side) {
+        let powerLoss = world.chance(0.5)
+        world.record(side, powerLoss ? "power loss" : "crash")
+        if side == .phone { phone.crash(powerLoss: powerLoss) } else { watch.crash(powerLoss: powerLoss) }
+        world.schedule(after: world.milliseconds(100...3_000), .step(.restart(side)))
+    }
+
+    /// The phone is wiped (seed 002's reset): a new instance with an empty document directory and
+    /// state. Everything acknowledged before is superseded; the watch must follow the new phone
+    /// wholesale.
+    func resetPhone() {
+        world.record(.phone, "reset: wiped, new instance")
+        phone.crash()
+        resets += 1
+        checker.phoneReset(runsBefore: Set(phone.store.runs.keys).union(watch.store.runs.keys))
+        // The wiped phone's latest backup (or its state now, backed up before the wipe) may come back.
+        retiredBackup =
+            phoneBackup.flatMap { $0.instance == phone.instance ? $0 : nil }
+            ?? PhoneBackup(instance: phone.instance, queueID: phone.queueID, store: phone.store, disk: phone.disk)
+        phoneBackup = nil
+        phone.instance = Self.instance(UInt8(10 + resets % 200))
+        phone.queueID = Self.instance(UInt8(210 + resets % 40))
+        phone.store = PhoneFiles()
+        phone.disk = LinkDisk()
+        // A new receiver: the wiped phone never saw what the old one acknowledged, and a transfer
+        // whose acknowledgement was still in flight is rightly delivered to it (seed 1001896).
+        phone.acknowledged = []
+        world.schedule(after: world.milliseconds(100...2_000), .step(.restart(.phone)))
+    }
+
+    /// The person restores the phone a reset replaced from its older backup: the old instance comes
+    /// back with its old documents, epoch and link state. The watch retired that instance when it
+    /// followed the new one, so it must never follow it again (invariant 6).
+    func restorePhoneBackup() {
+        guard let backup = retiredBackup else { return }
+        retiredBackup = nil
+        world.record(.phone, "restored from an older backup: instance \(backup.instance) again")
+        phone.crash()
+        checker.phoneRestored(
+            runsBefore: Set(phone.store.runs.keys).union(watch.store.runs.keys), instance: backup.instance)
+        phone.instance = backup.instance
+        phone.queueID = backup.queueID
+        phone.store = backup.store
+        phone.disk = backup.disk
+        // The restored state never applied what was acknowledged after its backup.
+        phone.acknowledged = []
+        world.schedule(after: world.milliseconds(100...2_000), .step(.restart(.phone)))
+    }
+}
+
+/// The phone's state at a backup: its instance and its files.
+struct PhoneBackup {
+    var instance: InstanceID
+    var queueID: InstanceID
+    var store: PhoneFiles
+    var disk: LinkDisk
+}

@@ -1,0 +1,89 @@
+import AdminCommands
+import LinkProtocol
+import Nodes
+import SyncEngine
+import WatchEngine
+import WorkoutModel
+
+/// Starting each process from what its disk kept, and carrying out its node's store actions on
+/// the simulated disk.
+extension Simulator {
+
+    func bootPhone() {
+        world.record(.phone, "boot")
+        phone.openDisk()
+        var engine = SyncEngine(settings: phone.store.settings, policy: .standard, epoch: phone.store.epoch)
+        engine.clock = HybridLogicalClock(origin: .phone, highWater: phone.disk.clock)
+        let node = PhoneNode(
+            engine: engine, live: LiveDriver(now: phone.wallNow, persistedVersion: phone.disk.liveVersion))
+        phone.boot(node, configuration: LinkConfiguration(role: .phone)) { host in
+            host.post(.started(lastContext: host.disk.contextSlot?.payload))
+            let files = host.store
+            for id in files.tombstones.keys.sorted() { host.post(.documentScanned(.tombstone(files.tombstones[id]!))) }
+            for id in files.splits.keys.sorted() { host.post(.documentScanned(.split(files.splits[id]!))) }
+            for id in files.runs.keys.sorted() { host.post(.documentScanned(.workout(files.runs[id]!))) }
+            host.post(.gatherFinished("\(files.runs.count) runs", skipped: []))
+        }
+        phone.post(.linkStarted(activated: phone.link?.isActivated ?? false))
+    }
+
+    func bootWatch() {
+        world.record(.watch, "boot")
+        watch.openDisk()
+        let files = watch.store
+        let engine = WatchEngine(
+            cache: WatchCache(
+                restoringWorkouts: files.runs.keys.sorted().compactMap { files.runs[$0] },
+                splits: files.splits.keys.sorted().compactMap { files.splits[$0] }),
+            session: files.session,
+            queued: watch.disk.outbox.pending.compactMap {
+                try? DocumentCoder.decode(WatchToPhoneMessage.self, from: $0.payload)
+            },
+            clockHighWater: watch.disk.clock, phoneEpochRecord: files.epoch)
+        let node = WatchNode(
+            engine: engine, live: LiveDriver(now: watch.wallNow, persistedVersion: watch.disk.liveVersion))
+        watch.boot(node, configuration: LinkConfiguration(role: .watch)) { host in
+            host.post(.started(lastContext: host.disk.receivedContext?.payload, skippedCacheFiles: []))
+        }
+    }
+
+    static func performPhone(_ host: SimHost<PhoneNode, PhoneFiles>, _ action: PhoneNode.Action) {
+        switch action {
+        case .store(.writeSplit(let split)): host.store.splits[split.id] = split
+        case .store(.removeSplitFile(let id)): host.store.splits[id] = nil
+        case .store(.writeWorkout(let run)):
+            host.store.runs[run.id] = run
+            host.world.schedule(after: host.world.milliseconds(0...2_000), .echo(run, life: host.life))
+        case .store(.removeWorkoutFile(let id, _)): host.store.runs[id] = nil
+        case .store(.writeTombstone(let stub)): host.store.tombstones[stub.id] = stub
+        case .store(.persistSettings(let settings)): host.store.settings = settings
+        case .store(.persistEpoch(let epoch)): host.store.epoch = epoch
+        case .store(.persistComplicationBudget), .store(.writeSamples), .store(.removeSamples), .store(.moveSamples):
+            // No exports or complications in the workload yet (docs/SIMULATION.md).
+            break
+        case .loadRuns(let wanted):
+            var reads = Reads()
+            for id in wanted.keys {
+                reads.documents[id] = host.store.runs[id].map { .success($0) } ?? .failure(ReadFailure("no such file"))
+            }
+            host.post(.runsLoaded(reads))
+        case .rescan:
+            host.post(.rescanFinished(.success([])))
+        case .node:
+            break
+        }
+    }
+
+    static func performWatch(_ host: SimHost<WatchNode, WatchFiles>, _ action: WatchNode.Action) {
+        switch action {
+        case .store(.persistWorkout(let run)): host.store.runs[run.id] = run
+        case .store(.deleteWorkout(let id)): host.store.runs[id] = nil
+        case .store(.persistSplit(let split)): host.store.splits[split.id] = split
+        case .store(.deleteSplit(let id)): host.store.splits[id] = nil
+        case .store(.persistPhoneEpoch(let record)): host.store.epoch = record
+        case .store(.persistSession(let record)): host.store.session = record
+        case .store(.persistComplication): break
+        case .node: break
+        }
+    }
+}

@@ -1,0 +1,154 @@
+import AdminCommands
+import LinkProtocol
+import Nodes
+import SyncEngine
+import WatchEngine
+import WorkoutModel
+
+/// The workload: person operations on both sides, sent as the admin CLIs send them.
+extension Simulator {
+
+    func phonectl(_ command: PhoneCommand) -> AdminResponse? {
+        guard phone.isUp, let link = phone.link else { return nil }
+        lastRequest += 1
+        let request = AdminRequestID(lastRequest)
+        var bytes: [UInt8] = []
+        while bytes.count < 16 { withUnsafeBytes(of: world.random.next()) { bytes += $0 } }
+        phone.post(.admin(request, command, freshID: DocumentID(bytes: bytes), facts: facts(phone.instance, link)))
+        let reply = phone.replies.removeValue(forKey: request)
+        world.record(.phone, "admin \(command) → \(reply?.status.rawValue ?? "none") \(reply?.message ?? "")")
+        return reply
+    }
+
+    func watchctl(_ command: WatchCommand) -> AdminResponse? {
+        guard watch.isUp, let link = watch.link else { return nil }
+        lastRequest += 1
+        let request = AdminRequestID(lastRequest)
+        watch.post(.admin(request, command, facts: facts(watch.instance, link)))
+        let reply = watch.replies.removeValue(forKey: request)
+        world.record(.watch, "admin \(command) → \(reply?.status.rawValue ?? "none") \(reply?.message ?? "")")
+        return reply
+    }
+
+    private func facts(_ instance: InstanceID, _ link: LinkEngine) -> ShellFacts {
+        ShellFacts(
+            link: LinkStatus(
+                role: link.configuration.role, instance: instance, activated: link.isActivated,
+                reachable: link.isReachable, linked: link.isLinked, peer: link.peerInstance,
+                watchAppForeground: link.watchAppForeground, contextGenerationSent: link.currentContextSlot?.generation,
+                contextGenerationAcknowledged: link.currentContextSlot?.acknowledgedGeneration,
+                contextGenerationReceived: link.lastReceivedContext?.generation,
+                contextSender: link.lastReceivedContext?.sender, outboxDepth: link.outstandingTransfers.count,
+                handshakingConnections: 0),
+            uptimeSeconds: 0, journalCounts: [:])
+    }
+
+    // MARK: The workload
+
+    func operate() {
+        operations += 1
+        if world.chance(0.55) { operatePhone() } else { operateWatch() }
+    }
+
+    private func operatePhone() {
+        guard let engine = phone.node?.engine else { return }
+        let active = engine.index.activeIDs.sorted()
+        let roll = world.pick(0...99)
+        if engine.splits.isEmpty || roll < 4 {
+            let exercises = (0..<world.pick(1...3)).map { index in
+                ExerciseTemplate(
+                    name: "E\(index)", equipment: "barbell", targetSets: world.pick(1...3), targetReps: 5,
+                    targetWeight: Double(world.pick(0...10) * 5))
+            }
+            _ = phonectl(.createSplit(name: "S\(operations)", exercises: exercises))
+            return
+        }
+        if active.count < 2 || roll < 12, let split = world.pick(engine.splits.keys.sorted()) {
+            _ = phonectl(.start(split: split, endingOthers: world.chance(0.2)))
+            return
+        }
+        guard let runID = world.pick(active), let run = engine.run(runID) else { return }
+        switch roll {
+        case 12..<60:
+            setOperation(on: run, side: .phone, undo: world.chance(0.2))
+        case 60..<66:
+            _ = phonectl(world.chance(0.5) ? .pause(run: runID) : .resume(run: runID))
+        case 66..<72:
+            _ = phonectl(.end(run: runID))
+        case 72..<77:
+            if phonectl(.discard(run: runID))?.status == .ok { checker.tombstoned.insert(runID) }
+        case 77..<82:
+            _ = phonectl(.lockWorkout(id: runID))
+        case 82..<90:
+            _ = phonectl(.unlockWorkout)
+        case 90..<94:
+            _ = phonectl(.set(.skip(run: runID, exercise: world.pick(1...run.logs.count))))
+        case 94..<98:
+            let command = liveCommand(on: run)
+            if phonectl(.live(command))?.status == .ok, case .advance = command { checker.liveAdvanced(run.id) }
+        default:
+            _ = phonectl(.push)
+        }
+        if let tombstones = phone.node?.engine.tombstones.keys { checker.tombstoned.formUnion(tombstones) }
+    }
+
+    private func operateWatch() {
+        guard let cache = watch.node?.engine.cache else { return }
+        let active = cache.workouts.values.filter(\.status.isActive).map(\.id).sorted()
+        guard let runID = world.pick(active), let run = cache.workouts[runID] else { return }
+        switch world.pick(0...99) {
+        case 0..<70:
+            setOperation(on: run, side: .watch, undo: world.chance(0.2))
+        case 70..<80:
+            _ = watchctl(world.chance(0.5) ? .pause(run: runID) : .resume(run: runID))
+        case 80..<86:
+            _ = watchctl(.set(.skip(run: runID, exercise: world.pick(1...run.logs.count))))
+        case 86..<90:
+            _ = watchctl(.startSession(run: runID))
+        case 90..<97:
+            let command = liveCommand(on: run)
+            if watchctl(.live(command))?.status == .ok, case .advance = command { checker.liveAdvanced(run.id) }
+        case 97..<99 where !watch.disk.outbox.pending.isEmpty:
+            cancelQueuedTransfer()
+        default:
+            _ = watchctl(.sync)
+        }
+    }
+
+    /// `watchctl queue cancel`: one of the watch's queued transfers, cancelled before it is delivered.
+    private func cancelQueuedTransfer() {
+        guard let queued = world.pick(watch.disk.outbox.pending) else { return }
+        guard watchctl(.cancelTransfer(sequence: queued.sequence))?.status == .ok else { return }
+        if case .workoutUpdate(let run, _) = try? DocumentCoder.decode(WatchToPhoneMessage.self, from: queued.payload) {
+            checker.transferCancelled(run.id)
+        }
+    }
+
+    /// A live-flow verb on `run`: mostly advancing, sometimes opening or closing.
+    private func liveCommand(on run: WorkoutDocument) -> LiveCommand {
+        switch world.pick(0...9) {
+        case 0...2: .open(run: run.id, exercise: run.logs.isEmpty ? nil : world.pick(1...run.logs.count))
+        case 3...8: .advance(run: run.id, reps: nil, weight: nil)
+        default: .close(run: run.id)
+        }
+    }
+
+    /// Completes or undoes one set; an acknowledged one is remembered for the final check.
+    private func setOperation(on run: WorkoutDocument, side: Side, undo: Bool) {
+        guard !run.logs.isEmpty else { return }
+        let exercise = world.pick(1...run.logs.count)
+        let log = run.logs[exercise - 1]
+        guard !log.sets.isEmpty else { return }
+        let set = world.pick(1...log.sets.count)
+        let reps = world.pick(1...12)
+        let weight = Double(world.pick(0...20)) * 2.5
+        let command: SetCommand =
+            undo
+            ? .undo(run: run.id, exercise: exercise, set: set)
+            : .complete(run: run.id, exercise: exercise, set: set, reps: reps, weight: weight)
+        let reply = side == .phone ? phonectl(.set(command)) : watchctl(.set(command))
+        guard reply?.status == .ok else { return }
+        checker.acknowledged(
+            SetEdit(run: run.id, log: log.id, set: set - 1, done: !undo, reps: reps, weight: weight, side: side))
+    }
+}
