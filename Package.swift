@@ -205,7 +205,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "TestSupport", "WorkoutModel", "DaemonRuntime", "AdminCommands", "ArgumentParsing", "Nodes",
-                "LinkProtocol",
+                "LinkProtocol", "POSIX",
             ],
             swiftSettings: swiftSettings
         ),

@@ -25,7 +25,7 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     private let notifier: SystemdNotifier
     private let startedAt = ContinuousClock.now
     private var timers: [NodeTimer: TimerID] = [:]
-    private var responders: [AdminRequestID: (AdminResponse) -> Void] = [:]
+    private var responders: [AdminRequestID: AdminResponder] = [:]
     private var lastRequest: UInt64 = 0
     private var queue: [Node.Event] = []
     private var draining = false
@@ -77,7 +77,7 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     /// Serves one admin request: numbers it and hands the node the event `make` builds with the
     /// facts a status shows; the node's reply goes to `respond`.
     package func admin(
-        respond: @escaping (AdminResponse) -> Void, _ make: (AdminRequestID, ShellFacts) -> Node.Event
+        respond: AdminResponder, _ make: (AdminRequestID, ShellFacts) -> Node.Event
     ) {
         lastRequest += 1
         let request = AdminRequestID(lastRequest)
@@ -150,6 +150,12 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
                 Self.level(line.level), line.message, fields: line.fields.map { ($0.key, $0.value) })
         case .journal(let entry):
             link.journal?.record(entry.kind, cause: entry.cause, run: entry.run, detail: entry.detail)
+        case .reply(let request, let response) where response.more == true:
+            // A chunk: the node hears when the client has taken it, to send the next, or has gone.
+            responders[request]?.chunk(response) { [unowned self] open in
+                if !open { responders[request] = nil }
+                report(.replyTaken(request, clientGone: !open))
+            }
         case .reply(let request, let response):
             responders.removeValue(forKey: request)?(response)
         case .replyTrace(let request, let query):
