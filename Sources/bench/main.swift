@@ -4,9 +4,11 @@
 import Foundation
 import Glibc
 import TestSupport
+import WorkoutModel
 
 let usage = """
     Usage: bench [--quick] [--json] [--only LIST] [--sqlite-helper PATH] [--keep] [--journal-off]
+           bench --generate COUNT DIR
 
     Runs the benchmark suite (scripts/bench builds everything and calls this).
       --quick               about 2 minutes: fewer repetitions and smaller sizes (the table says which)
@@ -17,6 +19,8 @@ let usage = """
       --sqlite-helper PATH  the compiled scripts/bench-sqlite.c (figure 1's SQLite peer)
       --keep                keep the temporary directory (daemon logs, generated documents)
       --journal-off         run the daemons with the event journal off (docs/TRACE.md's cost figure)
+      --generate COUNT DIR  only write the figures' generated history of COUNT runs into the document
+                            directory DIR (for experiments by hand) and say how long it took
     Progress goes to stderr; the table (or JSON) to stdout.
     """
 
@@ -37,6 +41,22 @@ while let argument = arguments.popFirst() {
             exit(64)
         }
         options.only = Set(list.split(separator: ",").compactMap { Int($0) })
+    case "--generate":
+        guard let count = arguments.popFirst().flatMap({ Int($0) }), count > 0, let root = arguments.popFirst() else {
+            FileHandle.standardError.write(Data("Error: --generate needs a run count and a directory\n\(usage)\n".utf8))
+            exit(64)
+        }
+        let started = monotonicSeconds()
+        do {
+            try FileManager.default.createDirectory(
+                atPath: (root as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try History.write(count: count, to: root, now: Timestamp(secondsSinceEpoch: Date().timeIntervalSince1970))
+        } catch {
+            FileHandle.standardError.write(Data("bench --generate failed: \(error)\n".utf8))
+            exit(1)
+        }
+        print("generated \(count) runs in \(Report.format(monotonicSeconds() - started)) s into \(root)")
+        exit(0)
     case "--sqlite-helper":
         guard let path = arguments.popFirst() else {
             FileHandle.standardError.write(Data("Error: --sqlite-helper needs a path\n\(usage)\n".utf8))
