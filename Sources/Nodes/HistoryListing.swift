@@ -21,6 +21,10 @@ struct HistoryListing: Sendable {
     /// One reply in progress.
     struct Reply: Sendable {
         var keys: [Key]
+        /// Whether `keys` is in order yet: a page without a limit is sorted after its first chunk
+        /// went (that chunk holds its smallest keys, found without sorting), so the first line does
+        /// not wait for a sort of the whole history.
+        var isSorted: Bool
         /// How many keys the chunks sent so far covered.
         var position = 0
         /// How many runs they listed (keys of runs deleted meanwhile are skipped).
@@ -39,10 +43,11 @@ struct HistoryListing: Sendable {
 
     private(set) var replies: [AdminRequestID: Reply] = [:]
 
-    /// The page's keys: runs started at or after `since`, after the run `after`, at most `limit`.
+    /// The page's keys: runs started at or after `since`, after the run `after`, at most `limit`;
+    /// sorted only when a limit cuts them (else `next` sorts them once the first chunk went).
     static func page(
         _ index: RunIndex, limit: Int?, after: DocumentID?, since: Timestamp?
-    ) throws(OperationError) -> [Key] {
+    ) throws(OperationError) -> (keys: [Key], isSorted: Bool) {
         var floor: Key?
         if let after {
             guard let anchor = index.summaries[after] else { throw .unknownRun(after) }
@@ -54,16 +59,35 @@ struct HistoryListing: Sendable {
             if let floor, key <= floor { continue }
             keys.append(key)
         }
+        guard let limit else { return (keys, false) }
         keys.sort()
-        if let limit, limit < keys.count { keys.removeSubrange(limit...) }
-        return keys
+        if limit < keys.count { keys.removeSubrange(limit...) }
+        return (keys, true)
+    }
+
+    /// The `count` smallest of `keys`, in order, in one pass (no sort of the whole).
+    static func smallest(_ count: Int, of keys: [Key]) -> [Key] {
+        var kept: [Key] = []
+        kept.reserveCapacity(count + 1)
+        for key in keys where kept.count < count || key < kept[kept.count - 1] {
+            var low = 0
+            var high = kept.count
+            while low < high {
+                let middle = (low + high) / 2
+                if kept[middle] < key { low = middle + 1 } else { high = middle }
+            }
+            kept.insert(key, at: low)
+            if kept.count > count { kept.removeLast() }
+        }
+        return kept
     }
 
     /// Starts `request`'s reply; returns its first response (the only one when the page fits).
     mutating func start(
-        _ request: AdminRequestID, keys: [Key], json: Bool, runs: ([Key]) throws -> [WorkoutDocument]
+        _ request: AdminRequestID, page: (keys: [Key], isSorted: Bool), json: Bool,
+        runs: ([Key]) throws -> [WorkoutDocument]
     ) throws -> AdminResponse {
-        var reply = Reply(keys: keys, json: json)
+        var reply = Reply(keys: page.keys, isSorted: page.isSorted, json: json)
         let response = try Self.next(&reply, runs: runs)
         if !reply.isFinished { replies[request] = reply }
         return response
@@ -74,22 +98,17 @@ struct HistoryListing: Sendable {
     mutating func next(
         _ request: AdminRequestID, clientGone: Bool, runs: ([Key]) throws -> [WorkoutDocument]
     ) throws -> AdminResponse? {
-        guard var reply = replies[request] else { return nil }
-        guard !clientGone else {
-            replies[request] = nil
-            return nil
-        }
-        let response: AdminResponse
+        // Taken out while it is worked on, so sorting its keys copies nothing.
+        guard var reply = replies.removeValue(forKey: request), !clientGone else { return nil }
         do {
-            response = try Self.next(&reply, runs: runs)
+            let response = try Self.next(&reply, runs: runs)
+            if !reply.isFinished { replies[request] = reply }
+            return response
         } catch let needs as NeedsReads {
+            // The same reply (its keys perhaps sorted now) goes on once the shell has read the runs.
+            replies[request] = reply
             throw needs
-        } catch {
-            replies[request] = nil
-            throw error
         }
-        replies[request] = reply.isFinished ? nil : reply
-        return response
     }
 
     /// Builds the next chunk of `reply` from its runs (`runs` reads them: it may throw `NeedsReads`
@@ -97,7 +116,18 @@ struct HistoryListing: Sendable {
     private static func next(_ reply: inout Reply, runs: ([Key]) throws -> [WorkoutDocument]) throws -> AdminResponse {
         let size = reply.position == 0 ? firstChunkRuns : chunkRuns
         let end = min(reply.position + size, reply.keys.count)
-        let documents = try runs(Array(reply.keys[reply.position..<end]))
+        let chunk: [Key]
+        if reply.isSorted {
+            chunk = Array(reply.keys[reply.position..<end])
+        } else if reply.position == 0 {
+            chunk = smallest(size, of: reply.keys)
+        } else {
+            // After the first chunk: its keys are the smallest, so the sorted keys go on after them.
+            reply.keys.sort()
+            reply.isSorted = true
+            chunk = Array(reply.keys[reply.position..<end])
+        }
+        let documents = try runs(chunk)
         let isFirst = reply.position == 0
         let wasListed = reply.listed
         reply.position = end

@@ -229,9 +229,9 @@ extension PhoneNode {
         reads: Reads
     ) throws(NeedsReads) -> AdminResponse {
         do {
-            let keys = try HistoryListing.page(
+            let page = try HistoryListing.page(
                 engine.index, limit: limit, after: after, since: try Self.since(since, now: now))
-            return try history.start(request, keys: keys, json: json) { [engine] in
+            return try history.start(request, page: page, json: json) { [engine] in
                 try Self.historyRuns($0, engine: engine, reads: reads)
             }
         } catch let needs as NeedsReads {

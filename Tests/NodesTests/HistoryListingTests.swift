@@ -103,6 +103,18 @@ struct HistoryListingTests {
         #expect(late.responses.isEmpty && late.asked == 0)
     }
 
+    @Test("--limit cuts the page in start order: 40 of 300 in a chunk of 32 and a last one of 8")
+    func limitedPage() throws {
+        var (phone, files) = try Self.phone(runs: 300)
+        let ordered = files.values.sorted { ($0.startedAt, $0.id) < ($1.startedAt, $1.id) }
+        let first = try Self.replies(&phone, Self.workouts(json: false, limit: 40), files: files)
+        let last = try Self.replies(&phone, .reported(.replyTaken(Self.request, clientGone: false)), files: files)
+        #expect(first.asked == 32 && last.asked == 8)
+        #expect(last.responses.first?.more == nil)
+        let text = (first.responses + last.responses).compactMap(\.text).joined()
+        #expect(text.split(separator: "\n").map { String($0.prefix(36)) } == ordered.prefix(40).map(\.id.rawValue))
+    }
+
     @Test("--json: the chunks' pieces make one JSON array of the documents, in start order")
     func jsonPiecesMakeOneArray() throws {
         var (phone, files) = try Self.phone(runs: 40)
