@@ -221,6 +221,7 @@ package struct SyncEngine: Sendable {
             summarized(summaries)
         case .gatherFinished(let now):
             isGathered = true
+            index.releaseSpareCapacity()
             for (id, startedAt) in orphanedLiveFiles {
                 actions.append(.removeWorkoutFile(id, startedAt: startedAt))
                 actions.append(.log("removed live file of tombstoned run \(id)"))

@@ -124,6 +124,14 @@ package struct RunIndex: Sendable, Equatable {
         }
     }
 
+    /// Gives back the completed list's spare capacity: after a scan's batches it can be nearly as
+    /// large again as the list (a batch appended to a list a merge had sized exactly doubles it),
+    /// 24 bytes a run that would stay resident.
+    package mutating func releaseSpareCapacity() {
+        guard completed.capacity > completed.count + completed.count / 16 else { return }
+        completed = completed.withUnsafeBufferPointer { Array($0) }
+    }
+
     /// Forgets a run (deleted, or its file vanished).
     package mutating func remove(_ id: DocumentID) {
         guard let old = summaries.removeValue(forKey: id) else { return }
