@@ -21,6 +21,8 @@ let usage = """
       --journal-off         run the daemons with the event journal off (docs/TRACE.md's cost figure)
       --generate COUNT DIR  only write the figures' generated history of COUNT runs into the document
                             directory DIR (for experiments by hand) and say how long it took
+      --read-decode DIR     only run figure 3's plain peer (read and decode every run file of the
+                            document directory DIR) and print its wall and CPU seconds
     Progress goes to stderr; the table (or JSON) to stdout.
     """
 
@@ -56,6 +58,25 @@ while let argument = arguments.popFirst() {
             exit(1)
         }
         print("generated \(count) runs in \(Report.format(monotonicSeconds() - started)) s into \(root)")
+        exit(0)
+    case "--read-decode":
+        guard let root = arguments.popFirst() else {
+            FileHandle.standardError.write(Data("Error: --read-decode needs a directory\n\(usage)\n".utf8))
+            exit(64)
+        }
+        let started = monotonicSeconds()
+        do {
+            let count = try History.readAndDecode(root: root)
+            var usage = rusage()
+            getrusage(RUSAGE_SELF.rawValue, &usage)
+            let cpu = [usage.ru_utime, usage.ru_stime].reduce(0.0) { $0 + Double($1.tv_sec) + Double($1.tv_usec) / 1e6 }
+            print(
+                "read and decoded \(count) runs in \(Report.format(monotonicSeconds() - started)) s, "
+                    + "\(Report.format(cpu)) s of CPU")
+        } catch {
+            FileHandle.standardError.write(Data("bench --read-decode failed: \(error)\n".utf8))
+            exit(1)
+        }
         exit(0)
     case "--sqlite-helper":
         guard let path = arguments.popFirst() else {
