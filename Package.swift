@@ -210,7 +210,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "TestSupport", "WorkoutModel", "DaemonRuntime", "AdminCommands", "ArgumentParsing", "Nodes",
-                "LinkProtocol", "AdminClient",
+                "LinkProtocol", "AdminClient", "POSIX",
             ],
             swiftSettings: swiftSettings
         ),

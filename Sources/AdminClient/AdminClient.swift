@@ -24,11 +24,12 @@ package enum AdminClientError: Error, Equatable, Sendable, CustomStringConvertib
     }
 }
 
-/// The CLI side of the admin socket: one blocking request, one response.
+/// The CLI side of the admin socket: one blocking request, one response (whole, or in chunks).
 ///
 /// Blocking like `UnixSocketClient`, which it uses: call it from a CLI's main thread only.
 package enum AdminClient {
-    /// Sends `command` to the daemon at `path` and returns its response, whatever its status.
+    /// Sends `command` to the daemon at `path` and returns its response, whatever its status; a
+    /// chunked reply is returned whole (its pieces concatenated).
     package static func send(
         path: String, command: some AdminCommand, timeout: Duration = .seconds(10)
     ) throws(AdminClientError) -> AdminResponse {
@@ -36,14 +37,18 @@ package enum AdminClient {
     }
 
     /// Sends the encoded request `body` (see `AdminWire`) and returns the daemon's response.
+    ///
+    /// Each chunk of a chunked reply (`more`) goes to `onChunk` as it arrives when one is given —
+    /// and then the returned response is only the last one, which says how the reply ended — else
+    /// into the returned response. `timeout` bounds each wait for the daemon's next bytes, so a long
+    /// reply that keeps coming never times out.
     package static func send(
-        path: String, request body: [UInt8], timeout: Duration = .seconds(10)
+        path: String, request body: [UInt8], timeout: Duration = .seconds(10),
+        onChunk: ((AdminResponse) -> Void)? = nil
     ) throws(AdminClientError) -> AdminResponse {
-        let reply: [UInt8]
+        var reader = ReplyReader(onChunk: onChunk)
         do {
-            // No cap on the reply: a daemon's answer (a long history, say) must arrive whole.
-            reply = try UnixSocketClient.request(
-                path: path, bytes: body, timeout: timeout, maximumResponseBytes: Int.max)
+            try UnixSocketClient.stream(path: path, bytes: body, idleTimeout: timeout) { reader.take($0) }
         } catch {
             switch error {
             case .daemonUnreachable(let path): throw .daemonUnreachable(path: path)
@@ -51,11 +56,68 @@ package enum AdminClient {
             default: throw .transport(error)
             }
         }
-        do {
-            return try JSONDecoder().decode(AdminResponse.self, from: Data(reply))
-        } catch {
-            let detail = reply.isEmpty ? "the connection closed without a reply" : AdminWire.describe(error)
-            throw .malformedResponse(path: path, detail: detail)
+        guard let reply = reader.finish() else {
+            throw .malformedResponse(path: path, detail: reader.failure ?? "no reply")
         }
+        return reply
+    }
+}
+
+/// Splits a reply into its newline-terminated `AdminResponse`s and puts a chunked one together.
+private struct ReplyReader {
+    let onChunk: ((AdminResponse) -> Void)?
+    var line: [UInt8] = []
+    var reply: AdminResponse?
+    var ended = false
+    var failure: String?
+
+    /// Takes the next bytes; false once the reply cannot be used (then `finish` says why).
+    mutating func take(_ piece: ArraySlice<UInt8>) -> Bool {
+        for byte in piece {
+            guard byte == 0x0A else {
+                line.append(byte)
+                continue
+            }
+            guard !ended else {
+                failure = "bytes after the last response"
+                return false
+            }
+            guard accept(line) else { return false }
+            line = []
+        }
+        return true
+    }
+
+    /// The reply; nil when there is none, and then `failure` says why.
+    mutating func finish() -> AdminResponse? {
+        // A reply without its trailing newline (a daemon cut off mid-line fails to decode here).
+        if failure == nil, !line.isEmpty, !ended { _ = accept(line) }
+        guard failure == nil else { return nil }
+        guard let reply, ended else {
+            failure =
+                reply == nil && line.isEmpty
+                ? "the connection closed without a reply" : "the connection closed before the reply ended"
+            return nil
+        }
+        return reply
+    }
+
+    private mutating func accept(_ line: [UInt8]) -> Bool {
+        let response: AdminResponse
+        do {
+            response = try JSONDecoder().decode(AdminResponse.self, from: Data(line))
+        } catch {
+            failure = AdminWire.describe(error)
+            return false
+        }
+        ended = response.more != true
+        if !ended, let onChunk {
+            onChunk(response)
+        } else if reply == nil {
+            reply = response
+        } else {
+            reply?.append(response)
+        }
+        return true
     }
 }

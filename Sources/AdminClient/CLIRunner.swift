@@ -116,8 +116,8 @@ package struct CLIRunner: Sendable {
     package let defaultSocketPath: String?
     /// Reads the admin socket's path from the daemon's config file (strictly, as the daemon would).
     package let adminSocketFromConfig: @Sendable (String) throws -> String
-    /// How long to wait for the daemon's answer: long enough for a whole long history on a busy
-    /// machine (a dead daemon is seen at once: its socket refuses or closes).
+    /// How long to wait for the daemon's answer, or for the next piece of a chunked one: long enough
+    /// for a slow verb on a busy machine (a dead daemon is seen at once: its socket refuses or closes).
     package let timeout: Duration
     /// The CLI's parser (and validation): arguments without the program name → outcome.
     package let parse: @Sendable ([String]) -> CLIParseOutcome
@@ -137,7 +137,11 @@ package struct CLIRunner: Sendable {
     }
 
     /// Parses `arguments` (without the program name), sends the request and reports the outcome.
-    package func run(_ arguments: [String], environment: [String: String]) -> Outcome {
+    /// With `output`, the pieces of a chunked reply (a long history) go there as they arrive, and the
+    /// outcome's `standardOutput` holds only what came last; without it, everything is in the outcome.
+    package func run(
+        _ arguments: [String], environment: [String: String], output: ((String) -> Void)? = nil
+    ) -> Outcome {
         let invocation: CLIInvocation
         switch parse(arguments) {
         case .help(let text):
@@ -158,7 +162,10 @@ package struct CLIRunner: Sendable {
 
         let response: AdminResponse
         do {
-            response = try AdminClient.send(path: socketPath, request: invocation.request, timeout: timeout)
+            let json = invocation.json
+            response = try AdminClient.send(
+                path: socketPath, request: invocation.request, timeout: timeout,
+                onChunk: output.map { write in { chunk in write((json ? chunk.json : chunk.text) ?? "") } })
         } catch {
             return Outcome(exitCode: exitCode(for: error), standardError: "Error: \(explain(error))\n")
         }
@@ -181,7 +188,7 @@ package struct CLIRunner: Sendable {
         if case .command(let invocation) = parse(arguments), let follow = invocation.follow {
             exit(runFollowing(invocation, follow, environment: environment))
         }
-        let outcome = run(arguments, environment: environment)
+        let outcome = run(arguments, environment: environment) { Self.write($0, to: 1) }
         Self.write(outcome.standardOutput, to: 1)
         Self.write(outcome.standardError, to: 2)
         exit(outcome.exitCode)

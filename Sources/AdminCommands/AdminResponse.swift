@@ -3,7 +3,10 @@ import WorkoutModel
 
 /// A daemon's answer to one `AdminCommand`: the typed envelope of every reply.
 ///
-/// Wire format: one JSON object, e.g. `{"status":"ok","text":"link: up\n","json":"{\"link\":\"up\"}"}`.
+/// Wire format: one JSON object and a newline, e.g.
+/// `{"status":"ok","text":"link: up\n","json":"{\"link\":\"up\"}"}`. A long reply to a client that
+/// asked for it in chunks is several: each chunk has `more: true` and the last one has none; the
+/// reply is the chunks' `text` (and `json`) concatenated in order (docs/PROTOCOL.md, "Admin socket").
 package struct AdminResponse: Codable, Sendable, Equatable {
     /// How the daemon disposed of the request.
     package enum Status: String, Codable, Sendable {
@@ -24,7 +27,11 @@ package struct AdminResponse: Codable, Sendable, Equatable {
     /// Human-readable output, printed to stdout without `--json`.
     package var text: String?
     /// Machine-readable output — a complete JSON document as a string — printed with `--json`.
+    /// In a chunked reply, each chunk's is a piece of that document.
     package var json: String?
+    /// True on every chunk of a chunked reply but the last (always `ok`); nil on a whole reply and on
+    /// a chunked reply's last response, which says how it ended.
+    package var more: Bool?
 
     /// A response with every field given.
     package init(status: Status, message: String? = nil, text: String? = nil, json: String? = nil) {
@@ -32,6 +39,23 @@ package struct AdminResponse: Codable, Sendable, Equatable {
         self.message = message
         self.text = text
         self.json = json
+    }
+
+    /// One chunk of a reply still being produced: its text and JSON pieces, more to follow.
+    package static func chunk(text: String, json: String) -> AdminResponse {
+        var response = AdminResponse(status: .ok, text: text, json: json)
+        response.more = true
+        return response
+    }
+
+    /// Appends the next response of a chunked reply: its pieces are added and its status and message
+    /// taken (the last one says how the reply ended).
+    package mutating func append(_ next: AdminResponse) {
+        status = next.status
+        message = next.message
+        more = next.more
+        if let piece = next.text { text = (text ?? "") + piece }
+        if let piece = next.json { json = (json ?? "") + piece }
     }
 
     /// Success with human and (optionally) machine output.

@@ -1,4 +1,5 @@
 import ArgumentParsing
+import Trace
 import WorkoutModel
 
 /// phonectl's grammar: every verb, its arguments and options. Parsing is pure; a parse becomes a
@@ -24,10 +25,20 @@ package enum PhoneCommands {
             CommandSpec(name: "splits", abstract: "List every split.", flags: [json]),
             CommandSpec(
                 name: "workouts", abstract: "List active and recent runs (--all: every run in history).",
+                discussion: """
+                    Ordered by start. The whole history streams: lines are printed as phoned reads the
+                    runs, a few hundred at a time, so the first arrives at once and neither side holds
+                    the whole list.
+                    """,
                 options: [
                     OptionSpec("limit", help: "List at most this many runs (a page).", valueName: "count"),
                     OptionSpec(
                         "after", help: "Start after this run ID (the last one of the previous page).", valueName: "id"),
+                    OptionSpec(
+                        "since",
+                        help:
+                            "Only runs started at or after this: an age (90s, 5m, 2h, 1d) or a UTC time (2026-12-01T01:02:03Z).",
+                        valueName: "when"),
                 ],
                 flags: [FlagSpec("all", help: "Include the whole history."), json]),
             CommandSpec(
@@ -130,7 +141,10 @@ package enum PhoneCommand: AdminCommand {
     case status
     case splits
     /// `json`: only the form the CLI prints is built (a long history is costly to encode twice).
-    case workouts(all: Bool, limit: Int?, after: DocumentID?, json: Bool)
+    /// `since`: as typed (an age is relative to phoned's clock when it answers). `streamed`: the
+    /// client takes a reply in chunks (docs/PROTOCOL.md, "Admin socket"); nil from a client that
+    /// predates them, which is answered whole.
+    case workouts(all: Bool, limit: Int?, after: DocumentID?, since: String?, json: Bool, streamed: Bool?)
     case show(id: DocumentID)
     case createSplit(name: String, exercises: [ExerciseTemplate])
     /// nil fields stay as they are.
@@ -172,9 +186,14 @@ package enum PhoneCommand: AdminCommand {
         case ["workouts"]:
             let limit = try command.optionalInteger("limit")
             if let limit, limit < 1 { throw UsageError("--limit must be at least 1, got \(limit)") }
+            let since = command.optionalString("since")
+            if let since, TraceTime.parseBound(since, now: 0) == nil {
+                throw UsageError(
+                    "--since must be an age (90s, 5m, 2h, 1d) or a UTC time (2026-12-01T01:02:03Z), got \(since)")
+            }
             self = .workouts(
-                all: command.flag("all"), limit: limit, after: try command.optionalDocumentID("after"),
-                json: command.flag("json"))
+                all: command.flag("all"), limit: limit, after: try command.optionalDocumentID("after"), since: since,
+                json: command.flag("json"), streamed: true)
         case ["show"]: self = .show(id: try command.documentID("id"))
         case ["split", "create"]:
             self = .createSplit(name: try command.string("name"), exercises: try Self.exercises(command))

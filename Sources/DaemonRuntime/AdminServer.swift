@@ -9,7 +9,11 @@ import POSIX
 ///
 /// Per connection: bytes are collected until the client half-closes (`onEndOfInput`); the request
 /// is decoded by `AdminWire.decode` and handed to the handler on the loop; the encoded `AdminResponse` is written
-/// and the connection closed after the flush, whatever its size. Limits, each answered with an `error` response:
+/// and the connection closed after the flush, whatever its size. A handler may first send chunks
+/// (`AdminResponder.chunk`: responses with `more`, docs/PROTOCOL.md "Admin socket"), each written as it
+/// comes; it is told when the client has taken one (what is queued for it has drained below
+/// `chunkLowWaterBytes`) or is gone, so a long reply is produced only as fast as it is read and
+/// never sits whole in memory. Limits, each answered with an `error` response:
 /// - a request over `maximumRequestBytes` (default 1 MiB) is refused as soon as it crosses the cap,
 ///   without buffering the rest;
 /// - a request that is not a JSON `Command` is refused with the decoder's reason;
@@ -23,8 +27,14 @@ package final class AdminServer<Command: AdminCommand>: @unchecked Sendable {
     // (`listener`, `handler`) is used only on the loop thread (checked with `preconditionInLoop()`);
     // Sendable only lets `loop.submit` hand the server back to the task that created it.
 
-    /// Answers a request asynchronously: call `respond` exactly once, on the loop, when done.
-    package typealias AsyncHandler = (Command, _ respond: @escaping (AdminResponse) -> Void) -> Void
+    /// Answers a request asynchronously: call `respond` exactly once, on the loop, when done (after
+    /// any number of `respond.chunk`s).
+    package typealias AsyncHandler = (Command, _ respond: AdminResponder) -> Void
+
+    /// A chunk's sender is told to go on once no more than this is queued for the client.
+    package static var chunkLowWaterBytes: Int { 256 * 1024 }
+    /// How often a sender waiting for the client is checked on.
+    static var drainCheckInterval: Duration { .milliseconds(2) }
 
     /// The default cap on one request's size: 1 MiB.
     package static var defaultMaximumRequestBytes: Int { 1024 * 1024 }
@@ -98,15 +108,47 @@ package final class AdminServer<Command: AdminCommand>: @unchecked Sendable {
             let bytes = response.encoded
             // A response is ours and already whole in memory: the write buffer's cap (meant for
             // peers that stop reading) must never truncate it.
-            connection.maximumBufferedWriteBytes = max(connection.maximumBufferedWriteBytes, bytes.count)
+            connection.maximumBufferedWriteBytes = max(
+                connection.maximumBufferedWriteBytes, connection.bufferedWriteBytes + bytes.count)
             connection.write(bytes)
             connection.closeAfterFlush()
+        }
+
+        // Never called back from inside `chunk`: the sender is still carrying out its actions.
+        func scheduleSoon(_ work: @escaping () -> Void) { _ = loop.scheduleTimer(after: .zero, work) }
+        // The sender of the chunk in flight, told once the client has taken it (true) or is gone.
+        var waiting: ((Bool) -> Void)?
+        func chunk(_ response: AdminResponse, then next: @escaping (Bool) -> Void) {
+            guard !answered, !connection.isClosed else { return scheduleSoon { next(false) } }
+            var piece = response
+            piece.more = true
+            let bytes = piece.encoded
+            connection.maximumBufferedWriteBytes = max(
+                connection.maximumBufferedWriteBytes, connection.bufferedWriteBytes + bytes.count)
+            connection.write(bytes)
+            waiting = next
+            awaitDrain()
+        }
+        func awaitDrain() {
+            guard let next = waiting else { return }
+            if connection.isClosed {
+                waiting = nil
+                scheduleSoon { next(false) }
+            } else if connection.bufferedWriteBytes <= Self.chunkLowWaterBytes {
+                waiting = nil
+                scheduleSoon { next(true) }
+            } else {
+                _ = loop.scheduleTimer(after: Self.drainCheckInterval) { awaitDrain() }
+            }
         }
 
         let timer = loop.scheduleTimer(after: requestTimeout) { [requestTimeout] in
             answer(.error("the request was not completed within \(requestTimeout); send it and close the write side"))
         }
-        connection.onClose = { [loop] _ in loop.cancelTimer(timer) }
+        connection.onClose = { [loop] _ in
+            loop.cancelTimer(timer)
+            awaitDrain()
+        }
         connection.onRead = { bytes in
             guard !answered else { return }
             request += bytes
@@ -124,10 +166,42 @@ package final class AdminServer<Command: AdminCommand>: @unchecked Sendable {
             case .failure(let error): return answer(.error(error.description))
             }
             request = []
-            handler(decoded) { response in
-                loop.preconditionInLoop()
-                answer(response)
-            }
+            handler(
+                decoded,
+                AdminResponder(
+                    finish: { response in
+                        loop.preconditionInLoop()
+                        answer(response)
+                    },
+                    chunk: { response, next in
+                        loop.preconditionInLoop()
+                        chunk(response, then: next)
+                    }))
         }
+    }
+}
+
+/// How an admin handler answers one request: `respond(response)` once, the reply or its last part,
+/// after any number of `chunk`s. Loop-only.
+package struct AdminResponder {
+    private let finish: (AdminResponse) -> Void
+    private let sendChunk: (AdminResponse, @escaping (Bool) -> Void) -> Void
+
+    /// A responder that hands the final response to `finish` and chunks to `chunk`.
+    package init(
+        finish: @escaping (AdminResponse) -> Void,
+        chunk: @escaping (AdminResponse, @escaping (Bool) -> Void) -> Void
+    ) {
+        self.finish = finish
+        sendChunk = chunk
+    }
+
+    /// Sends the reply (or, after chunks, its last part) and ends the exchange.
+    package func callAsFunction(_ response: AdminResponse) { finish(response) }
+
+    /// Sends one chunk of the reply (sent with `more`, whatever `response` says) and calls `next`
+    /// on the loop once the client has taken it (true: send the next) or has gone (false: stop).
+    package func chunk(_ response: AdminResponse, then next: @escaping (Bool) -> Void) {
+        sendChunk(response, next)
     }
 }

@@ -20,6 +20,12 @@ extension NodeShell {
                 Self.level(line.level), line.message, fields: line.fields.map { ($0.key, $0.value) })
         case .journal(let entry):
             link.journal?.record(entry.kind, cause: entry.cause, run: entry.run, detail: entry.detail)
+        case .reply(let request, let response) where response.more == true:
+            // A chunk: the node hears when the client has taken it, to send the next, or has gone.
+            responders[request]?.chunk(response) { [unowned self] open in
+                if !open { responders[request] = nil }
+                report(.replyTaken(request, clientGone: !open))
+            }
         case .reply(let request, let response):
             responders.removeValue(forKey: request)?(response)
         case .replyTrace(let request, let query):

@@ -32,7 +32,7 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     let notifier: SystemdNotifier
     private let startedAt = ContinuousClock.now
     var timers: [NodeTimer: TimerID] = [:]
-    var responders: [AdminRequestID: (AdminResponse) -> Void] = [:]
+    var responders: [AdminRequestID: AdminResponder] = [:]
     private var lastRequest: UInt64 = 0
     private var queue: [Node.Event] = []
     private var draining = false
@@ -111,7 +111,7 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     /// Serves one admin request: numbers it and hands the node the event `make` builds with the
     /// facts a status shows; the node's reply goes to `respond`.
     package func admin(
-        respond: @escaping (AdminResponse) -> Void, _ make: (AdminRequestID, ShellFacts) -> Node.Event
+        respond: AdminResponder, _ make: (AdminRequestID, ShellFacts) -> Node.Event
     ) {
         lastRequest += 1
         let request = AdminRequestID(lastRequest)

@@ -10,7 +10,8 @@ package enum NodeAction: Equatable, Sendable {
     case link(LinkCommand)
     case log(LogLine)
     case journal(JournalEntry)
-    /// The answer to admin request N (the shell writes it to that request's connection).
+    /// The answer to admin request N (the shell writes it to that request's connection). A response
+    /// with `more` is one chunk of it: the shell feeds `.replyTaken` once the client has taken it.
     case reply(AdminRequestID, AdminResponse)
     /// `trace`: the shell reads its journal with the query and replies with what it selects.
     case replyTrace(AdminRequestID, TraceQuery)
@@ -47,6 +48,9 @@ package enum ShellReport: Sendable {
     case fileQueued(AdminRequestID, Result<OutboundFile, ReadFailure>)
     /// A `.cancelFile` ended: nil when cancelled, else why not.
     case fileCancelEnded(AdminRequestID, sequence: UInt64, ReadFailure?)
+    /// The client of admin request N has taken the reply's last chunk (little is left queued for it),
+    /// or has gone (`clientGone`: the rest of the reply is not wanted).
+    case replyTaken(AdminRequestID, clientGone: Bool)
 }
 
 /// What a node asks of its link endpoint (docs/PROTOCOL.md's channels).

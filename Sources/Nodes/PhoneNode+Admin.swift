@@ -1,6 +1,7 @@
 import AdminCommands
 import LiveMirror
 import SyncEngine
+import Trace
 import WorkoutModel
 
 extension PhoneNode {
@@ -23,6 +24,13 @@ extension PhoneNode {
             return
         case .file(let file):
             out.node(try fileTransfers.serve(file, request: request, reads: reads))
+            return
+        case .workouts(all: true, let limit, let after, let since, let json, streamed: true):
+            out.node(
+                .reply(
+                    request,
+                    try startHistory(
+                        request, limit: limit, after: after, since: since, json: json, now: now, reads: reads)))
             return
         default:
             break
@@ -53,8 +61,8 @@ extension PhoneNode {
                     .joined(separator: ", ")
             }
             return .output(text: AdminOutcome.lines(text, empty: "no splits"), json: AdminOutcome.json(splits))
-        case .workouts(let all, let limit, let after, let json):
-            return try workouts(all: all, limit: limit, after: after, json: json, now: now, reads: reads)
+        case .workouts(let all, let limit, let after, let since, let json, _):
+            return try workouts(all: all, limit: limit, after: after, since: since, json: json, now: now, reads: reads)
         case .show(let id):
             if let split = engine.splits[id] {
                 return .output(
@@ -214,11 +222,78 @@ extension PhoneNode {
         return run
     }
 
-    /// The runs `workouts` lists, ordered by (start, ID): what the push carries now (active and
+    /// `workouts --all` for a client that takes chunks: the page's first response (its only one when
+    /// it fits in a chunk); `HistoryListing` keeps the rest of the reply.
+    private mutating func startHistory(
+        _ request: AdminRequestID, limit: Int?, after: DocumentID?, since: String?, json: Bool, now: Timestamp,
+        reads: Reads
+    ) throws(NeedsReads) -> AdminResponse {
+        do {
+            let page = try HistoryListing.page(
+                engine.index, limit: limit, after: after, since: try Self.since(since, now: now))
+            return try history.start(request, page: page, json: json) { [engine] in
+                try Self.historyRuns($0, engine: engine, reads: reads)
+            }
+        } catch let needs as NeedsReads {
+            throw needs
+        } catch {
+            return AdminOutcome.refused("\(error)").response
+        }
+    }
+
+    /// The next chunk of a history reply whose client took the last one (none once it has gone).
+    mutating func continueHistory(
+        _ request: AdminRequestID, clientGone: Bool, reads: Reads, into out: inout Output
+    ) throws(NeedsReads) {
+        let response: AdminResponse?
+        do {
+            response = try history.next(request, clientGone: clientGone) { [engine] in
+                try Self.historyRuns($0, engine: engine, reads: reads)
+            }
+        } catch let needs as NeedsReads {
+            throw needs
+        } catch {
+            response = AdminOutcome.refused("\(error)").response
+        }
+        if let response { out.node(.reply(request, response)) }
+    }
+
+    /// The documents of a history chunk, in its order: the working set's copy, else the file's; runs
+    /// no longer in the index (deleted since the listing began) are left out.
+    private static func historyRuns(
+        _ keys: [HistoryListing.Key], engine: SyncEngine, reads: Reads
+    ) throws -> [WorkoutDocument] {
+        var missing: [DocumentID: Timestamp] = [:]
+        for key in keys where engine.needsDocument(key.id) && reads.documents[key.id] == nil {
+            missing[key.id] = engine.index.summaries[key.id]?.startedAt
+        }
+        if !missing.isEmpty { throw NeedsReads(documents: missing) }
+        return try keys.compactMap { key in
+            guard engine.index.summaries[key.id] != nil else { return nil }
+            if let run = engine.run(key.id) { return run }
+            do {
+                return try reads.documents[key.id]?.get()
+            } catch {
+                throw OperationError.invalid("run \(key.id) could not be read: \(error)")
+            }
+        }
+    }
+
+    /// `--since` at `now`: runs started at or after it (the CLI checked the form).
+    private static func since(_ text: String?, now: Timestamp) throws(OperationError) -> Timestamp? {
+        guard let text else { return nil }
+        guard let micros = TraceTime.parseBound(text, now: now.microsecondsSinceEpoch) else {
+            throw .invalid("--since must be an age (90s, 5m, 2h, 1d) or a UTC time, got \(text)")
+        }
+        return Timestamp(microsecondsSinceEpoch: micros)
+    }
+
+    /// The runs `workouts` lists whole, ordered by (start, ID): what the push carries now (active and
     /// recent, fitted to the context limit — whether or not a push ever went), or with `all` the whole
-    /// history; `after` and `limit` cut one page of it.
+    /// history (for a client that takes no chunks, at most `HistoryListing.wholeReplyMaximumRuns`);
+    /// `since`, `after` and `limit` cut one page of it.
     private func workouts(
-        all: Bool, limit: Int?, after: DocumentID?, json: Bool, now: Timestamp, reads: Reads
+        all: Bool, limit: Int?, after: DocumentID?, since: String?, json: Bool, now: Timestamp, reads: Reads
     ) throws -> AdminOutcome {
         let index = engine.index
         var carried: [WorkoutDocument] = []
@@ -238,11 +313,18 @@ extension PhoneNode {
         let known = Dictionary(uniqueKeysWithValues: carried.map { ($0.id, $0) })
         let ids = all ? Array(index.summaries.keys) : carried.map(\.id)
         var summaries = ids.compactMap { index.summaries[$0] }.sorted { ($0.startedAt, $0.id) < ($1.startedAt, $1.id) }
+        if let floor = try Self.since(since, now: now) { summaries.removeAll { $0.startedAt < floor } }
         if let after {
             guard let anchor = index.summaries[after] else { throw OperationError.unknownRun(after) }
             summaries.removeAll { ($0.startedAt, $0.id) <= (anchor.startedAt, anchor.id) }
         }
         if let limit { summaries = Array(summaries.prefix(limit)) }
+        if summaries.count > HistoryListing.wholeReplyMaximumRuns {
+            return .refused(
+                "\(summaries.count) runs are more than one whole reply carries "
+                    + "(\(HistoryListing.wholeReplyMaximumRuns)): page with --limit and --after, "
+                    + "or use a phonectl that streams the history")
+        }
         let unread = summaries.filter { known[$0.id] == nil && engine.needsDocument($0.id) }
         let fromDisk = try reads.workouts(unread.map { ($0.id, $0.startedAt) })
         let runs = try summaries.map { summary in
@@ -250,10 +332,14 @@ extension PhoneNode {
         }
         // Only the form the CLI prints: a long history is costly to encode twice.
         guard !json else { return .output(text: "", json: AdminOutcome.json(runs)) }
-        let text = runs.map { run in
-            "\(run.id)  \(run.status.rawValue)  \(run.splitName)  sets \(run.logs.flatMap(\.sets).filter(\.isDone).count)/\(run.totalSetCount)  started \(run.startedAt)"
-        }
-        return .output(text: AdminOutcome.lines(text, empty: all ? "no runs" : "no active or recent runs"), json: "")
+        return .output(
+            text: AdminOutcome.lines(runs.map(Self.line), empty: all ? "no runs" : "no active or recent runs"),
+            json: "")
+    }
+
+    /// A run as `workouts` lists it: ID, status, split, sets done, start.
+    static func line(_ run: WorkoutDocument) -> String {
+        "\(run.id)  \(run.status.rawValue)  \(run.splitName)  sets \(run.logs.flatMap(\.sets).filter(\.isDone).count)/\(run.totalSetCount)  started \(run.startedAt)"
     }
 
     /// `status`, from the node's state and the shell's facts.

@@ -28,6 +28,8 @@ package struct PhoneNode: Sendable {
     var lastWatchState = WatchState.installed
     package internal(set) var dataMessages = DataMessages()
     package internal(set) var fileTransfers = FileTransfers()
+    /// `workouts --all` replies being sent a chunk at a time.
+    var history = HistoryListing()
     /// Today's spending of the complication budget (`<state>/complication-budget.json`).
     package internal(set) var complicationBudget: ComplicationBudget
     /// `remainingComplicationUserInfoTransfers` at the start of a day (phoned's `complicationTransfersPerDay`).
@@ -219,6 +221,8 @@ package struct PhoneNode: Sendable {
             out.node(fileTransfers.queued(request, result))
         case .reported(.fileCancelEnded(let request, let sequence, let failure)):
             out.node(fileTransfers.cancelEnded(request, sequence: sequence, failure))
+        case .reported(.replyTaken(let request, let clientGone)):
+            try continueHistory(request, clientGone: clientGone, reads: reads, into: &out)
         case .reported(.transferNotQueued), .reported(.transferCancelEnded):
             // The phone's only transfers are complications (answered above); it cancels none.
             break

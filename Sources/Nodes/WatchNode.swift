@@ -135,8 +135,9 @@ package struct WatchNode: Sendable {
         case .reported(.timerFired(.shutdown)):
             out.node(.exit(code: 0))
         case .reported(.timerFired(.push)), .reported(.turnEnded), .reported(.contextQueued),
-            .reported(.contextRefused), .reported(.complicationQueued):
-            // The watch pushes no context, sends no complications and keeps no batches.
+            .reported(.contextRefused), .reported(.complicationQueued), .reported(.replyTaken):
+            // The watch pushes no context, sends no complications, keeps no batches and answers
+            // every admin request whole.
             break
         case .admin(let request, let command, let facts):
             try admin(request, command, facts: facts, now: now, reads: reads, into: &out)

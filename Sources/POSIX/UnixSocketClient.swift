@@ -18,9 +18,37 @@ package enum UnixSocketClient {
         path: String, bytes: [UInt8], timeout: Duration = .seconds(10),
         maximumResponseBytes: Int = defaultMaximumResponseBytes
     ) throws(SocketError) -> [UInt8] {
+        var response: [UInt8] = []
+        try exchange(path: path, bytes: bytes, timeout: timeout, idle: false) { piece in
+            response.append(contentsOf: piece)
+            return response.count <= maximumResponseBytes
+        }
+        guard response.count <= maximumResponseBytes else {
+            throw .responseTooLarge(path: path, maximumBytes: maximumResponseBytes)
+        }
+        return response
+    }
+
+    /// Like `request`, but hands the reply to `receive` as it arrives, in pieces of any size, until
+    /// the daemon closes or `receive` returns false; `idleTimeout` bounds each wait rather than the
+    /// whole exchange, so a long reply that keeps coming (a daemon streaming a history) never times
+    /// out, and a daemon that stops sending does.
+    package static func stream(
+        path: String, bytes: [UInt8], idleTimeout: Duration = .seconds(10),
+        _ receive: (ArraySlice<UInt8>) -> Bool
+    ) throws(SocketError) {
+        try exchange(path: path, bytes: bytes, timeout: idleTimeout, idle: true, receive)
+    }
+
+    /// Connects, sends, half-closes and hands every piece of the reply to `receive` until the daemon
+    /// closes or `receive` returns false. `timeout` bounds the whole exchange, or with `idle` each
+    /// wait for the socket.
+    private static func exchange(
+        path: String, bytes: [UInt8], timeout: Duration, idle: Bool, _ receive: (ArraySlice<UInt8>) -> Bool
+    ) throws(SocketError) {
         let address = try SocketAddress(unixPath: path)
         let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
+        var deadline = clock.now.advanced(by: timeout)
         let socket = try SocketDescriptor.open(family: AF_UNIX, nonBlocking: true)
         defer { socket.close() }
 
@@ -69,16 +97,13 @@ package enum UnixSocketClient {
             throw .systemCall(call: "shutdown (\(path))", errno: errno)
         }
 
-        var response: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             let count = chunk.withUnsafeMutableBytes { recv(socket.rawValue, $0.baseAddress, $0.count, 0) }
-            if count == 0 { return response }
+            if count == 0 { return }
             if count > 0 {
-                response.append(contentsOf: chunk[0..<count])
-                guard response.count <= maximumResponseBytes else {
-                    throw .responseTooLarge(path: path, maximumBytes: maximumResponseBytes)
-                }
+                guard receive(chunk[0..<count]) else { return }
+                if idle { deadline = clock.now.advanced(by: timeout) }
                 continue
             }
             let error = errno

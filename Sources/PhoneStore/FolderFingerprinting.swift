@@ -1,5 +1,7 @@
+import Dispatch
 import Glibc
 import POSIX
+import Synchronization
 import WorkoutModel
 
 extension DocumentDirectory {
@@ -15,11 +17,11 @@ extension DocumentDirectory {
             throw .listFailed(path: path, SystemCallError(call: "opendir", errno: errno, path: path))
         }
         defer { closedir(stream) }
-        let descriptor = dirfd(stream)
-        var count = 0
-        var newest = Int64.min
-        var newestChange = Int64.min
-        var digest: UInt64 = 0
+        // The names first (NUL-terminated, end to end), then their `lstat`s on every core: at a
+        // million runs the `lstat`s are most of a restart, and each costs a lookup in a folder of
+        // thousands of entries.
+        var names: [CChar] = []
+        var starts: [Int] = []
         while true {
             errno = 0
             guard let entry = readdir(stream) else {
@@ -28,43 +30,60 @@ extension DocumentDirectory {
                 }
                 break
             }
-            var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-            let isDotEntry = withUnsafeBytes(of: entry.pointee.d_name) { raw -> Bool in
+            withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 let name = raw.prefix { $0 != 0 }
-                if name.elementsEqual([UInt8(ascii: ".")])
-                    || name.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")])
-                {
-                    return true
-                }
-                for byte in name { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
-                return false
+                guard
+                    !name.elementsEqual([UInt8(ascii: ".")])
+                        && !name.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")])
+                else { return }
+                starts.append(names.count)
+                names.append(contentsOf: name.map { CChar(bitPattern: $0) })
+                names.append(0)
             }
-            if isDotEntry { continue }
-            var status = stat()
-            let found = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) {
-                    fstatat(descriptor, $0, &status, AT_SYMLINK_NOFOLLOW)
-                }
-            }
-            // Gone since it was listed: the folder changed, and the next fingerprint will say so.
-            guard found == 0 else { continue }
-            let modified = Int64(status.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(status.st_mtim.tv_nsec)
-            let changed = Int64(status.st_ctim.tv_sec) &* 1_000_000_000 &+ Int64(status.st_ctim.tv_nsec)
-            for value in [
-                UInt64(truncatingIfNeeded: status.st_size), UInt64(status.st_ino),
-                UInt64(bitPattern: modified), UInt64(bitPattern: changed), UInt64(status.st_mode),
-            ] {
-                hash = Self.mixed(hash ^ value)
-            }
-            // A sum of per-entry hashes does not depend on the listing's order.
-            digest &+= hash
-            count += 1
-            newest = max(newest, modified)
-            newestChange = max(newestChange, modified, changed)
         }
+        let descriptor = dirfd(stream)
+        let chunkCount = min(starts.count, max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) * 4)
+        let parts = FingerprintParts(count: chunkCount)
+        let (listed, offsets) = (names, starts)
+        DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
+            var part = FingerprintParts.Part()
+            listed.withUnsafeBufferPointer { buffer in
+                for index in stride(from: chunk, to: offsets.count, by: chunkCount) {
+                    part.add(Self.entryFingerprint(descriptor, buffer.baseAddress! + offsets[index]))
+                }
+            }
+            parts.store(part, at: chunk)
+        }
+        let whole = parts.combined
         let fingerprint = FolderFingerprint(
-            entryCount: count, newestModificationNanoseconds: count == 0 ? 0 : newest, digest: digest)
-        return (fingerprint, newestChange)
+            entryCount: whole.count, newestModificationNanoseconds: whole.count == 0 ? 0 : whole.newest,
+            digest: whole.digest)
+        return (fingerprint, whole.newestChange)
+    }
+
+    /// One entry's part of its folder's fingerprint: its hash (name, size, inode, times, mode), its
+    /// modification time and the newer of its modification and change times; nil when it is gone
+    /// since it was listed (the folder changed, and the next fingerprint will say so).
+    private static func entryFingerprint(
+        _ descriptor: Int32, _ name: UnsafePointer<CChar>
+    ) -> (hash: UInt64, modified: Int64, changed: Int64)? {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        var byte = name
+        while byte.pointee != 0 {
+            hash = (hash ^ UInt64(UInt8(bitPattern: byte.pointee))) &* 0x100_0000_01B3
+            byte += 1
+        }
+        var status = stat()
+        guard fstatat(descriptor, name, &status, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+        let modified = Int64(status.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(status.st_mtim.tv_nsec)
+        let changed = Int64(status.st_ctim.tv_sec) &* 1_000_000_000 &+ Int64(status.st_ctim.tv_nsec)
+        for value in [
+            UInt64(truncatingIfNeeded: status.st_size), UInt64(status.st_ino),
+            UInt64(bitPattern: modified), UInt64(bitPattern: changed), UInt64(status.st_mode),
+        ] {
+            hash = mixed(hash ^ value)
+        }
+        return (hash, modified, max(modified, changed))
     }
 
     /// SplitMix64's finaliser: every input bit moves about half the output bits.
@@ -73,5 +92,43 @@ extension DocumentDirectory {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+}
+
+/// The partial fingerprints of a folder's entries, one per concurrent chunk, each in its own slot.
+private final class FingerprintParts: Sendable {
+    /// What a chunk of entries adds to the fingerprint; parts combine in any order.
+    struct Part {
+        var count = 0
+        var newest = Int64.min
+        var newestChange = Int64.min
+        // A sum of per-entry hashes does not depend on the listing's order.
+        var digest: UInt64 = 0
+
+        mutating func add(_ entry: (hash: UInt64, modified: Int64, changed: Int64)?) {
+            guard let entry else { return }
+            count += 1
+            newest = max(newest, entry.modified)
+            newestChange = max(newestChange, entry.changed)
+            digest &+= entry.hash
+        }
+    }
+
+    private let slots: Mutex<[Part]>
+
+    init(count: Int) { slots = Mutex(Array(repeating: Part(), count: count)) }
+
+    func store(_ part: Part, at index: Int) { slots.withLock { $0[index] = part } }
+
+    /// Every part added together (read after the chunks are done).
+    var combined: Part {
+        slots.withLock { parts in
+            parts.reduce(into: Part()) { whole, part in
+                whole.count += part.count
+                whole.newest = max(whole.newest, part.newest)
+                whole.newestChange = max(whole.newestChange, part.newestChange)
+                whole.digest &+= part.digest
+            }
+        }
     }
 }

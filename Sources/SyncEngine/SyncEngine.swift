@@ -218,9 +218,10 @@ package struct SyncEngine: Sendable {
         case .documentScanned(let document, let now):
             scanned(document, now: now, into: &actions)
         case .summariesScanned(let summaries, _):
-            for summary in summaries { summarized(summary) }
+            summarized(summaries)
         case .gatherFinished(let now):
             isGathered = true
+            index.releaseSpareCapacity()
             for (id, startedAt) in orphanedLiveFiles {
                 actions.append(.removeWorkoutFile(id, startedAt: startedAt))
                 actions.append(.log("removed live file of tombstoned run \(id)"))
@@ -323,16 +324,25 @@ package struct SyncEngine: Sendable {
         }
     }
 
-    /// A run of the initial scan known by its summary only: like a scanned run, without its document.
-    private mutating func summarized(_ summary: RunIndex.RunSummary) {
-        clock.observe(summary.version)
-        if tombstones[summary.id] != nil || pendingDeletes[summary.id] != nil {
-            orphanedLiveFiles.append((summary.id, summary.startedAt))
-            return
+    /// Runs of the initial scan known by their summary only (a month folder at a time): like scanned
+    /// runs, without their documents; indexed in one batch.
+    private mutating func summarized(_ summaries: [RunIndex.RunSummary]) {
+        var kept: [RunIndex.RunSummary] = []
+        kept.reserveCapacity(summaries.count)
+        // Tombstones, pending deletes, held removals and documents are few while the scan runs: a
+        // run is looked up in them only when they hold anything.
+        let mayBeDeleted = !tombstones.isEmpty || !pendingDeletes.isEmpty
+        for summary in summaries {
+            clock.observe(summary.version)
+            if mayBeDeleted, tombstones[summary.id] != nil || pendingDeletes[summary.id] != nil {
+                orphanedLiveFiles.append((summary.id, summary.startedAt))
+                continue
+            }
+            if !heldRemovals.isEmpty { heldRemovals[summary.id] = nil }
+            if !documents.isEmpty { documents[summary.id] = nil }
+            kept.append(summary)
         }
-        heldRemovals[summary.id] = nil
-        index.upsert(summary)
-        documents[summary.id] = nil
+        index.upsert(contentsOf: kept)
     }
 
     private mutating func externalChange(_ change: ExternalChange, now: Timestamp, into actions: inout [Action]) {

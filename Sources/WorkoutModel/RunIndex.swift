@@ -80,12 +80,69 @@ package struct RunIndex: Sendable, Equatable {
         }
     }
 
+    /// Adds or replaces many runs' summaries at once — a month folder of the start-up scan — with the
+    /// same result as `upsert` of each in turn: one hash lookup a run, and the batch's completed runs
+    /// sorted and merged into the completed list once (appended when they all end after it, as the
+    /// folders of a scan, read oldest month first, mostly do) instead of inserted one by one, each
+    /// moving the list's tail (at a million runs that was most of a restart).
+    package mutating func upsert(contentsOf batch: [RunSummary]) {
+        summaries.reserveCapacity(summaries.count + batch.count)
+        var added: [CompletedKey] = []
+        added.reserveCapacity(batch.count)
+        for summary in batch {
+            if let old = summaries.updateValue(summary, forKey: summary.id) {
+                unplace(old)
+                // A run listed twice in one batch: its earlier place is in `added`, not yet merged.
+                added.removeAll { $0.id == summary.id }
+            }
+            if let endedAt = summary.endedAt, !summary.status.isActive {
+                added.append(CompletedKey(endedAt: endedAt, id: summary.id))
+            } else {
+                activeIDs.insert(summary.id)
+            }
+        }
+        added.sort()
+        guard let first = added.first else { return }
+        if let last = completed.last, first < last {
+            var merged: [CompletedKey] = []
+            merged.reserveCapacity(completed.count + added.count)
+            var (old, new) = (0, 0)
+            while old < completed.count, new < added.count {
+                if completed[old] < added[new] {
+                    merged.append(completed[old])
+                    old += 1
+                } else {
+                    merged.append(added[new])
+                    new += 1
+                }
+            }
+            merged += completed[old...]
+            merged += added[new...]
+            completed = merged
+        } else {
+            completed += added
+        }
+    }
+
+    /// Gives back the completed list's spare capacity: after a scan's batches it can be nearly as
+    /// large again as the list (a batch appended to a list a merge had sized exactly doubles it),
+    /// 24 bytes a run that would stay resident.
+    package mutating func releaseSpareCapacity() {
+        guard completed.capacity > completed.count + completed.count / 16 else { return }
+        completed = completed.withUnsafeBufferPointer { Array($0) }
+    }
+
     /// Forgets a run (deleted, or its file vanished).
     package mutating func remove(_ id: DocumentID) {
         guard let old = summaries.removeValue(forKey: id) else { return }
-        activeIDs.remove(id)
+        unplace(old)
+    }
+
+    /// Takes a run that left `summaries` out of the active set or the completed list.
+    private mutating func unplace(_ old: RunSummary) {
+        activeIDs.remove(old.id)
         if let endedAt = old.endedAt {
-            let key = CompletedKey(endedAt: endedAt, id: id)
+            let key = CompletedKey(endedAt: endedAt, id: old.id)
             let index = insertionPoint(of: key)
             if index < completed.count, completed[index] == key { completed.remove(at: index) }
         }

@@ -12,8 +12,20 @@ extension BenchSuite {
         try FileManager.default.createDirectory(
             atPath: scratch.appending("history-\(count)"), withIntermediateDirectories: true)
         let seconds = try timed { try History.write(count: count, to: root, now: now) }
+        generationSeconds[count] = seconds
         Progress.say("  generated \(count) runs in \(Report.format(seconds)) s")
         return root
+    }
+
+    /// The run index phoned wrote for the generated history of `count` runs, kept by figure 3.
+    func keptRunIndex(_ count: Int) -> String { scratch.appending("run-index-\(count)") }
+
+    /// Puts figure 3's run index for `count` runs in a new phoned's `state` directory, so it starts
+    /// as a restart does rather than decoding every file (minutes at 1M). Without one it starts cold.
+    func seedRunIndex(_ count: Int, state: String) throws {
+        guard FileManager.default.fileExists(atPath: keptRunIndex(count)) else { return }
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: keptRunIndex(count), toPath: "\(state)/run-index")
     }
 
     /// Figures 3 and 6: phoned's cold start over 1k/10k/100k runs next to a plain read-and-decode of
@@ -40,10 +52,10 @@ extension BenchSuite {
                     Progress.say("  \(count) runs, repetition \(repetition)/\(plan.repetitions)")
                     let starts = try coldStart(documents: documents, runs: count, check: repetition == 1)
                     ready.append(starts.first)
-                    restart.append(starts.restart)
+                    restart.append(starts.restarts[0].seconds)
                     rss.append(starts.memory.rss / 1_048_576)
                     peak.append(starts.memory.peak / 1_048_576)
-                    restartPeak.append(starts.restartPeak / 1_048_576)
+                    restartPeak.append(starts.restarts[0].peak / 1_048_576)
                     var decoded = 0
                     plain.append(try timed { decoded = try History.readAndDecode(root: documents) })
                     guard decoded == count else {
@@ -68,6 +80,7 @@ extension BenchSuite {
                     section, "phoned peak RSS (VmHWM) at ready after restart, \(label) runs", restartPeak, unit: "MiB")
                 if count == largest { phonedMemory = (rss, peak) }
             }
+            if let million = plan.millionRuns { try millionRunStarts(section, runs: million, now: now) }
         }
         if wants(6) {
             let section = "6. memory"
@@ -115,16 +128,69 @@ extension BenchSuite {
                 watchRSS,
                 unit: "MiB")
             report.measurement(section, "watchd peak RSS (VmHWM), full cache", watchPeak, unit: "MiB")
+            if let million = plan.millionRuns {
+                let documents = try history(million, now: now)
+                var rss: [Double] = []
+                var peak: [Double] = []
+                Progress.say("  1M runs linked to watchd (started with figure 3's run index when there is one)")
+                let pair = try DaemonPair(
+                    root: scratch.appending("memory-million"), binaries: binaries, documents: documents)
+                defer {
+                    pair.stop()
+                    try? FileManager.default.removeItem(atPath: pair.root)
+                }
+                try seedRunIndex(million, state: pair.phone.state)
+                let phoned = try pair.startPhoned()
+                try phoned.waitUntilReady(timeout: 3_600)
+                try pair.startWatchd().waitUntilReady()
+                try pair.waitUntilLinked()
+                let expected = History.pushedRuns(count: million)
+                try Admin.waitFor(pair.watch.admin, "a full cache on the watch (\(expected) runs)") {
+                    $0.int("workouts") == expected && $0.int("contextGenerationApplied") > 0
+                }
+                let memory = try phoned.memory()
+                rss.append(memory.rss / 1_048_576)
+                peak.append(memory.peak / 1_048_576)
+                report.measurement(
+                    section, "phoned RSS, 1M runs, linked, push sent", rss, unit: "MiB", target: .atMost(64))
+                report.measurement(section, "phoned peak RSS (VmHWM), 1M runs", peak, unit: "MiB")
+            }
         }
+    }
+
+    /// Figure 3 at a million runs: the history's generation (once per bench run), phoned's first
+    /// start over it (once: it writes the run index, kept for figures 6 and 8), then restarts.
+    private func millionRunStarts(_ section: String, runs: Int, now: Timestamp) throws {
+        let documents = try history(runs, now: now)
+        if let seconds = generationSeconds[runs] {
+            report.measurement(section, "generating the 1M-run history (once per bench run)", [seconds], unit: "s")
+        }
+        Progress.say("  1M runs: one first start, then \(plan.slowRepetitions) restarts")
+        let starts = try coldStart(documents: documents, runs: runs, check: true, restarts: plan.slowRepetitions)
+        report.measurement(section, "phoned first start (no run index), 1M runs", [starts.first], unit: "s")
+        report.measurement(
+            section, "phoned peak RSS (VmHWM) at ready, first start, 1M runs", [starts.memory.peak / 1_048_576],
+            unit: "MiB")
+        report.measurement(
+            section, "phoned restart to ready (run index, unchanged), 1M runs", starts.restarts.map(\.seconds),
+            unit: "s", target: .atMost(2))
+        report.measurement(
+            section, "phoned RSS at ready after restart, 1M runs", starts.restarts.map { $0.rss / 1_048_576 },
+            unit: "MiB")
+        report.measurement(
+            section, "phoned peak RSS (VmHWM) at ready after restart, 1M runs",
+            starts.restarts.map { $0.peak / 1_048_576 }, unit: "MiB")
     }
 
     /// One cold start: a phoned start without a run index (state directory with an instance ID and a
     /// known peer, so the link is activated and the first push is built before the readiness line)
-    /// over `documents`; then, once it has written its run index, a stop and a restart over the
-    /// unchanged directory.
+    /// over `documents`; then, once it has written its run index (a copy is kept for figures 6 and 8),
+    /// a stop and `restarts` restarts over the unchanged directory.
     private func coldStart(
-        documents: String, runs: Int, check: Bool
-    ) throws -> (first: Double, memory: (rss: Double, peak: Double), restart: Double, restartPeak: Double) {
+        documents: String, runs: Int, check: Bool, restarts: Int = 1
+    ) throws -> (
+        first: Double, memory: (rss: Double, peak: Double), restarts: [(seconds: Double, rss: Double, peak: Double)]
+    ) {
         let root = scratch.appending("coldstart")
         try? FileManager.default.removeItem(atPath: root)
         let files = DaemonFiles(root: root)
@@ -137,23 +203,30 @@ extension BenchSuite {
         try History.writeFile(Array(hex().utf8), to: "\(files.state)/link/peer")
         let phoned = try RunningDaemon(name: "phoned", executable: "\(binaries)/phoned", files: files)
         defer { phoned.stop() }
-        let seconds = try phoned.waitUntilReady()
+        let seconds = try phoned.waitUntilReady(timeout: 3_600)
         let memory = try phoned.memory()
         if check { try checkStarted(files, runs: runs) }
         // The index is written on the loop right after the readiness line.
         let index = "\(files.state)/run-index"
-        let deadline = monotonicSeconds() + 60
+        let deadline = monotonicSeconds() + 600
         while !FileManager.default.fileExists(atPath: index) {
             guard monotonicSeconds() < deadline else { throw BenchError("phoned wrote no run index at \(index)") }
             usleep(2_000)
         }
         phoned.stop()
-        let restarted = try RunningDaemon(name: "phoned", executable: "\(binaries)/phoned", files: files)
-        defer { restarted.stop() }
-        let restartSeconds = try restarted.waitUntilReady()
-        let restartMemory = try restarted.memory()
-        if check { try checkStarted(files, runs: runs) }
-        return (seconds, memory, restartSeconds, restartMemory.peak)
+        if !FileManager.default.fileExists(atPath: keptRunIndex(runs)) {
+            try FileManager.default.copyItem(atPath: index, toPath: keptRunIndex(runs))
+        }
+        var restartFigures: [(seconds: Double, rss: Double, peak: Double)] = []
+        for _ in 0..<restarts {
+            let restarted = try RunningDaemon(name: "phoned", executable: "\(binaries)/phoned", files: files)
+            defer { restarted.stop() }
+            let restartSeconds = try restarted.waitUntilReady()
+            let restartMemory = try restarted.memory()
+            if check { try checkStarted(files, runs: runs) }
+            restartFigures.append((restartSeconds, restartMemory.rss, restartMemory.peak))
+        }
+        return (seconds, memory, restartFigures)
     }
 
     private func checkStarted(_ files: DaemonFiles, runs: Int) throws {

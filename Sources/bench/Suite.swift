@@ -26,15 +26,20 @@ struct Plan {
     /// Drain and memory repeat less: a drain repetition takes about a minute at 10,000 transfers,
     /// and resident memory hardly varies between runs.
     var slowRepetitions: Int
+    /// Figures 3, 6 and 8 at a million runs (full mode only): the history is generated once, phoned
+    /// started once without a run index (minutes), then restarted with it.
+    var millionRuns: Int?
 
     static let full = Plan(
         repetitions: 5, payloadSizes: [1024, 16384], singleProducerCount: 1500, multiProducerCount: 6000,
         roundTripEdits: 1000, coldStartSizes: [1_000, 10_000, 100_000], pushSizes: [1_000, 100_000],
-        pushesPerRepetition: 200, operationsPerRepetition: 200, drainTransfers: 10_000, slowRepetitions: 3)
+        pushesPerRepetition: 200, operationsPerRepetition: 200, drainTransfers: 10_000, slowRepetitions: 3,
+        millionRuns: 1_000_000)
     static let quick = Plan(
         repetitions: 3, payloadSizes: [1024, 16384], singleProducerCount: 500, multiProducerCount: 2000,
         roundTripEdits: 1000, coldStartSizes: [1_000, 10_000], pushSizes: [1_000, 100_000],
-        pushesPerRepetition: 100, operationsPerRepetition: 100, drainTransfers: 1_000, slowRepetitions: 3)
+        pushesPerRepetition: 100, operationsPerRepetition: 100, drainTransfers: 1_000, slowRepetitions: 3,
+        millionRuns: nil)
 }
 
 final class BenchSuite {
@@ -44,6 +49,8 @@ final class BenchSuite {
     let scratch: TemporaryDirectory
     /// Where phoned and watchd are: next to this executable (the same build).
     let binaries: String
+    /// Seconds each generated history took to write, by run count (`history(_:now:)`).
+    var generationSeconds: [Int: Double] = [:]
 
     init(options: BenchOptions) throws {
         self.options = options
@@ -64,7 +71,8 @@ final class BenchSuite {
         if wants(4) { try pushCost() }
         if wants(5) { try drain() }
         if wants(7) { try personOperation() }
-        if wants(8) { try detection() }
+        if wants(8) { try historyQuery() }
+        if wants(9) { try detection() }
         if options.keep {
             let kept = scratch.path + "-kept"
             try? FileManager.default.moveItem(atPath: scratch.path, toPath: kept)

@@ -1,7 +1,9 @@
+import AdminCommands
 import Foundation
 import Glibc
 import LinkProtocol
 import Nodes
+import POSIX
 import TestSupport
 import Testing
 import WorkoutModel
@@ -10,7 +12,9 @@ import WorkoutModel
 /// admin transport, against the real daemons.
 @Suite("phone defects")
 struct PhoneDefectsTests {
-    @Test("a long history arrives whole: workouts --all (text and --json) with 2,250 runs, and paged")
+    @Test(
+        "a long history streams: workouts --all (text and --json) with 2,250 runs in chunks, paged, --since; an old request whole"
+    )
     func largeAdminResponsesArriveWhole() async throws {
         let system = try SyncSystem("big")
         try await system.startPhoned()
@@ -51,6 +55,31 @@ struct PhoneDefectsTests {
         #expect(paged.map(\.id) == all.map(\.id))
         let unknown = try await system.phonectl("workouts", "--all", "--after", UUID().uuidString)
         #expect(unknown.exitCode == 1 && unknown.standardOutput.isEmpty, "\(unknown)")
+
+        // On the wire phonectl's reply is chunks: many response lines, all but the last with more.
+        let streamed = PhoneCommand.workouts(all: true, limit: nil, after: nil, since: nil, json: false, streamed: true)
+        let chunked = try Self.responses(system.phoneSocket, AdminWire.encode(streamed))
+        #expect(chunked.count > 2 && chunked.dropLast().allSatisfy { $0.more == true } && chunked.last?.more == nil)
+        #expect(chunked.compactMap(\.text).joined().split(separator: "\n").count == 2_251)
+        // An older phonectl's request (no "since", no "streamed") is answered whole, in one response.
+        let old = try Self.responses(
+            system.phoneSocket, Array(#"{"workouts":{"after":null,"all":true,"json":false}}"#.utf8))
+        #expect(old.count == 1 && old.first?.status == .ok)
+        #expect(old.first?.text?.split(separator: "\n").count == 2_251)
+        // --since: every run here started when the template did, a moment ago.
+        let today = try await system.phonectl("workouts", "--all", "--since", "1d").succeeded().standardOutput
+        #expect(today.split(separator: "\n").count == 2_251)
+        let later = template.startedAt.advanced(by: .seconds(1)).iso8601
+        #expect(try await system.phone("workouts", "--all", "--since", later) == "no runs")
+        let bad = try await system.phonectl("workouts", "--all", "--since", "yesterday")
+        #expect(bad.exitCode == 1 && bad.standardError.contains("--since must be an age"), "\(bad)")
+    }
+
+    /// The response lines of one raw admin exchange.
+    static func responses(_ socket: String, _ request: [UInt8]) throws -> [AdminResponse] {
+        let raw = try UnixSocketClient.request(
+            path: socket, bytes: request, timeout: .seconds(60), maximumResponseBytes: .max)
+        return try raw.split(separator: 0x0A).map { try JSONDecoder().decode(AdminResponse.self, from: Data($0)) }
     }
 
     @Test("a push over the context limit is fitted: 500 active runs, and a split made afterwards reaches the watch")
