@@ -7,14 +7,14 @@ import TestSupport
 import WorkoutModel
 
 extension BenchSuite {
-    /// Figure 8: how long each side takes to notice a blackholed link (no FIN, no RST: only the
+    /// Figure 9: how long each side takes to notice a blackholed link (no FIN, no RST: only the
     /// heartbeats' silence tells; the defaults, 500 ms × 4 missed, promise about 2 s), once on a
     /// quiet machine and once loaded as a parallel `swift test` run loads it: two threads spinning
     /// on the two cores, one rewriting and fsyncing a 4 MiB file (so every fsync is slow), and
     /// phone edits back to back (each a document write and a push). The pair talks through a
     /// `FaultProxy`; the time runs from the blackhole until the slower side's status says unlinked.
     func detection() throws {
-        let section = "8. blackhole detection (heartbeats only, defaults: 500 ms × 4 missed)"
+        let section = "9. blackhole detection (heartbeats only, defaults: 500 ms × 4 missed)"
         Progress.say("[\(section)]")
         var quiet: [Double] = []
         var loaded: [Double] = []
