@@ -62,8 +62,6 @@ extension NodeShell {
             link.stop()
             if let watchdogTimer { loop.cancelTimer(watchdogTimer) }
         case .exit(let code):
-            // A state write in progress finishes first (what waits behind it is redone after a restart).
-            link.finishStateWrites()
             exit(code)
         }
     }

@@ -14,13 +14,6 @@ import WorkoutModel
 /// journal, admin replies, timers, the clock and live-version files, systemd, exit. The daemon adds
 /// its own store: `read` and `performStore`. A failed durable action stops the rest of its list and
 /// is reported to the node, which exits.
-///
-/// The node's store writes (documents, cache files) run on an I/O thread, so the loop never waits on
-/// their fsyncs: heartbeats, admin requests and new events are served meanwhile. Actions keep their
-/// order — whatever follows a write (an acknowledgement, a push) waits until the write is done, and
-/// so does every later action list — except a list of nothing but replies, logs and journal entries
-/// (a `status`), which touches no state a write could change and runs at once. Before the store is
-/// read for the node, every waiting action is carried out, so a read sees every earlier write.
 package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     // @unchecked: after `init`, every member is used only on `loop`'s thread.
     package private(set) var node: Node
@@ -37,25 +30,13 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     private var queue: [Node.Event] = []
     private var draining = false
     var watchdogTimer: TimerID?
-    /// Actions not carried out yet, in order: the first waits for the write on the I/O thread.
-    private var waiting: [Node.Action] = []
-    private var waitingStart = 0
-    /// The store writes handed to the I/O thread and not reported back yet.
-    private var writing: IOWrite?
     /// A failed durable action, fed to the node before any other waiting event.
     private var failure: Node.Event?
-    private let io = DispatchQueue(label: "node-store-io")
 
     /// Reads the documents or listings the node asked for (the daemon's store).
     package var read: (NeedsReads) -> Reads = { _ in Reads() }
     /// Carries out one of the node's own actions (its store's writes); throws when a durable one failed.
-    /// Called on the I/O thread for the actions `Node.isStoreWrite` names, on the loop for the rest.
     package var performStore: @Sendable (Node.Action) throws -> Void = { _ in }
-    /// A test-only pause before each round of store writes on the I/O thread (a slow disk), from
-    /// `WATCHSYNC_TEST_STORE_DELAY_MS`.
-    package var storeDelaySeconds: Double =
-        ProcessInfo.processInfo.environment["WATCHSYNC_TEST_STORE_DELAY_MS"].flatMap { Double($0) }.map { $0 / 1000 }
-        ?? 0
     /// Stops the daemon's own services (the admin socket, phoned's watcher).
     package var closeServices: () -> Void = {}
     /// phoned's listening port, for status.
@@ -141,8 +122,6 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
                 actions = try node.handle(event, now: .current, reads: reads)
                 break
             } catch {
-                // A read must see every write decided before it.
-                guard finishWaiting() else { return }
                 let more = read(error)
                 reads.documents.merge(more.documents) { _, new in new }
                 if let listing = more.outstandingTransfers { reads.outstandingTransfers = listing }
@@ -156,97 +135,22 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
                 if error.outstandingTransfers, reads.outstandingTransfers == nil { reads.outstandingTransfers = [] }
             }
         }
-        if writing != nil || waitingStart < waiting.count, actions.allSatisfy(Self.touchesNoState) {
-            for case .some(let shared) in actions.map(Node.nodeAction) { try? perform(shared) }
-            return
-        }
-        waiting.append(contentsOf: actions)
-        carryOutWaiting()
-    }
-
-    /// Replies, logs and journal entries: they may run ahead of a write in progress.
-    private static func touchesNoState(_ action: Node.Action) -> Bool {
-        switch Node.nodeAction(action) {
-        case .reply, .replyTrace, .log, .journal: true
-        default: false
-        }
-    }
-
-    /// Carries out the waiting actions in order on the loop until the next store writes, which go to
-    /// the I/O thread together (the actions after them wait for them).
-    private func carryOutWaiting() {
-        while writing == nil, waitingStart < waiting.count {
-            let action = waiting[waitingStart]
-            if Node.isStoreWrite(action) {
-                var writes: [Node.Action] = []
-                while waitingStart < waiting.count, Node.isStoreWrite(waiting[waitingStart]) {
-                    writes.append(waiting[waitingStart])
-                    waitingStart += 1
-                }
-                let write = IOWrite()
-                writing = write
-                io.async { [performStore, storeDelaySeconds, loop, writes] in
-                    if storeDelaySeconds > 0 { Thread.sleep(forTimeInterval: storeDelaySeconds) }
-                    write.finish(Result { for action in writes { try performStore(action) } })
-                    loop.execute { [weak self] in self?.written(write) }
-                }
-                return
-            }
-            waitingStart += 1
+        for action in actions {
             do {
-                if let shared = Node.nodeAction(action) { try perform(shared) } else { try performStore(action) }
+                if let shared = Node.nodeAction(action) {
+                    try perform(shared)
+                } else {
+                    try performStore(action)
+                }
             } catch {
-                failed(error)
+                // Nothing after a failed durable write may run (an acknowledgement least of all).
+                failure = Node.reported(.durableWriteFailed(reason: "\(error)"))
                 return
             }
         }
-        if waitingStart == waiting.count {
-            waiting.removeAll(keepingCapacity: true)
-            waitingStart = 0
-        }
-    }
-
-    /// The I/O thread is done with `write` (or a read already waited for it).
-    private func written(_ write: IOWrite) {
-        guard writing === write, let result = write.result else { return }
-        writing = nil
-        if case .failure(let error) = result {
-            failed(error)
-        } else {
-            carryOutWaiting()
-        }
-        if failure != nil { drain() }
-    }
-
-    /// Carries out every waiting action now, waiting on the loop for the writes; false when a
-    /// durable one failed (the failure is the node's next event).
-    private func finishWaiting() -> Bool {
-        while true {
-            if let write = writing {
-                io.sync {}
-                written(write)
-                if failure != nil { return false }
-            }
-            guard writing == nil, waitingStart < waiting.count else { return failure == nil }
-            carryOutWaiting()
-        }
-    }
-
-    /// Nothing after a failed durable action may run (an acknowledgement least of all).
-    private func failed(_ error: any Error) {
-        waiting.removeAll()
-        waitingStart = 0
-        failure = Node.reported(.durableWriteFailed(reason: "\(error)"))
     }
 
     func report(_ report: ShellReport) {
         post(Node.reported(report))
     }
-}
-
-/// One round of store writes on the I/O thread, and how it ended.
-private final class IOWrite: @unchecked Sendable {
-    // @unchecked: `result` is written on the I/O thread before the loop is told, or read after `io.sync`.
-    private(set) var result: Result<Void, any Error>?
-    func finish(_ result: Result<Void, any Error>) { self.result = result }
 }

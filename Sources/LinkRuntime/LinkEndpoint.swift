@@ -7,10 +7,8 @@ import Trace
 /// The endpoint is the engine's shell: it listens (phone) or dials (watch), feeds socket bytes,
 /// closes and timer expiry into the engine, and carries out the engine's actions in order: frames
 /// are written, `persist…` actions are written durably before the next action runs, notifications
-/// go to `onNotification`. The state writes (`persist…`, marks, acknowledged transfers) run on one
-/// state thread, so the loop never waits on their fsyncs: the actions after a write, and every later
-/// action, wait for it in order. The `transferUserInfo` appends run on one outbox thread, batched so
-/// concurrent producers share one `fdatasync` (group commit).
+/// go to `onNotification`. Everything but `transferUserInfo`'s fsync runs on the loop thread; the
+/// appends run on one outbox thread, batched so concurrent producers share one `fdatasync` (group commit).
 ///
 /// Loop-only API: `start`, `updateApplicationContext`, `sendMessage`, `answerMessage`,
 /// `transferUserInfo`, `transferProcessed`, `cancelTransfer`, `launch`, `setAppForeground`,
@@ -50,12 +48,6 @@ package final class LinkEndpoint: @unchecked Sendable {
     let outboxQueue = DispatchQueue(label: "link.outbox")
     var appendsWaiting: [WaitingAppend] = []
     var appendInFlight = false
-    /// Runs the state writes, one round at a time; the actions after a round wait in `actionsWaiting`.
-    let stateQueue = DispatchQueue(label: "link.state")
-    var actionsWaiting: [LinkEngine.Action] = []
-    var nextWaiting = 0
-    var stateWriteInFlight = false
-    var carryingOut = false
     /// How long a dial may take before it counts as failed (a partition drops SYNs silently).
     package var connectTimeout: Duration = .seconds(1)
 
@@ -123,8 +115,7 @@ package final class LinkEndpoint: @unchecked Sendable {
 
     // MARK: App API (loop-only)
 
-    /// `updateApplicationContext`: replaces the context slot (persisted on the state thread before the
-    /// context goes out).
+    /// `updateApplicationContext`: replaces the context slot (persisted before this returns).
     ///
     /// Handled at once even from inside a notification (as `transfersProcessed`), so `status()` names
     /// the generation this update was given when the call returns: phoned records its push under that
@@ -327,7 +318,7 @@ package final class LinkEndpoint: @unchecked Sendable {
             }
         case .persistPeer, .persistContextSlot, .persistReceivedContext, .persistTransferMark, .removeTransfers,
             .removeComplications, .persistWatchState:
-            // State writes: `carryOut` hands them to the state thread.
+            // State writes: `carryOut` makes them durable before the next action.
             break
         case .sendFileChunk(let connection, let key, let offset, let length):
             do {
@@ -397,7 +388,7 @@ package final class LinkEndpoint: @unchecked Sendable {
         }
     }
 
-    private func durably(_ what: String, _ write: () throws -> Void) {
+    func durably(_ what: String, _ write: () throws -> Void) {
         do {
             try write()
         } catch {

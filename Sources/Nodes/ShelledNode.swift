@@ -12,16 +12,10 @@ package protocol ShelledNode: Sendable {
     static func nodeAction(_ action: Action) -> NodeAction?
     /// The event for a link notification.
     static func linkNotified(_ notification: LinkNotification) -> Event
-    /// Whether `action` only writes the node's own store (documents, cache files): the shell may
-    /// carry it out off the loop, with the actions after it waiting for it.
-    static func isStoreWrite(_ action: Action) -> Bool
 }
 
 extension PhoneNode: ShelledNode {
     package static func reported(_ report: ShellReport) -> Event { .reported(report) }
-    package static func isStoreWrite(_ action: Action) -> Bool {
-        if case .store = action { true } else { false }
-    }
     package static func linkNotified(_ notification: LinkNotification) -> Event { .link(notification) }
 
     package static func nodeAction(_ action: Action) -> NodeAction? {
@@ -32,9 +26,6 @@ extension PhoneNode: ShelledNode {
 
 extension WatchNode: ShelledNode {
     package static func reported(_ report: ShellReport) -> Event { .reported(report) }
-    package static func isStoreWrite(_ action: Action) -> Bool {
-        if case .store = action { true } else { false }
-    }
     package static func linkNotified(_ notification: LinkNotification) -> Event { .link(notification) }
 
     package static func nodeAction(_ action: Action) -> NodeAction? {
