@@ -96,3 +96,10 @@ extension LinkEndpoint {
         }
     }
 }
+
+extension [UInt8] {
+    /// Lowercase hex, as `InstanceID` prints (a queue ID is 16 bytes like an instance ID).
+    fileprivate var hexString: String {
+        map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+    }
+}

@@ -396,10 +396,3 @@ package final class LinkEndpoint: @unchecked Sendable {
         }
     }
 }
-
-extension [UInt8] {
-    /// Lowercase hex, as `InstanceID` prints (a queue ID is 16 bytes like an instance ID).
-    var hexString: String {
-        map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
-    }
-}

@@ -1,19 +1,11 @@
 import Foundation
 import Glibc
+import LinkProtocol
 import PhoneStore
 import WorkoutModel
 
-/// A deterministic generator (SplitMix64), so every run generates the same history shape.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+/// LinkProtocol's seeded SplitMix64, so every run generates the same history shape.
+extension SplitMix64 {
     mutating func documentID() -> DocumentID {
         DocumentID(bytes: (0..<16).map { _ in UInt8.random(in: 0...255, using: &self) })
     }
@@ -27,7 +19,7 @@ enum History {
 
     /// The split every generated run snapshots: 4 exercises × 3 sets (a run file is about 2.5 KB).
     static func split(now: Timestamp) -> SplitDocument {
-        var generator = SplitMix64(state: 7)
+        var generator = SplitMix64(seed: 7)
         return SplitDocument(
             id: generator.documentID(), name: "Bench day",
             exercises: [
@@ -47,7 +39,7 @@ enum History {
     /// Calls `body` with each of `count` runs, oldest first.
     static func forEachRun(count: Int, now: Timestamp, _ body: (WorkoutDocument) throws -> Void) throws {
         let split = split(now: now)
-        var generator = SplitMix64(state: 42)
+        var generator = SplitMix64(seed: 42)
         let active = min(count, activeRuns)
         let recent = min(count - active, recentRuns)
         let old = count - active - recent

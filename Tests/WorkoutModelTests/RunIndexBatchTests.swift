@@ -1,24 +1,13 @@
+import LinkProtocol
 import Testing
 import WorkoutModel
 
 /// `RunIndex.upsert(contentsOf:)`, the start-up scan's bulk insert, against one `upsert` at a time.
 @Suite("RunIndex: a batch of summaries indexes exactly as one upsert at a time")
 struct RunIndexBatchTests {
-    /// SplitMix64: seeded, so a failing seed replays.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// A summary of run `number` (IDs repeat across and within batches), active or completed, with an
     /// end anywhere in a day so batches overlap the completed list in every way.
-    static func summary(_ number: Int, _ random: inout Generator) -> RunIndex.RunSummary {
+    static func summary(_ number: Int, _ random: inout SplitMix64) -> RunIndex.RunSummary {
         let id = DocumentID(bytes: Array(repeating: 0x33, count: 15) + [UInt8(number)])
         let start = Timestamp(
             microsecondsSinceEpoch: 1_700_000_000_000_000 + Int64.random(in: 0..<86_400_000_000, using: &random))
@@ -32,7 +21,7 @@ struct RunIndexBatchTests {
 
     @Test("batches with repeats, out-of-order ends, active and completed runs", arguments: 0..<200)
     func batchEqualsOneAtATime(seed: UInt64) {
-        var random = Generator(state: seed)
+        var random = SplitMix64(seed: seed)
         var batched = RunIndex()
         var single = RunIndex()
         for _ in 0..<Int.random(in: 1...6, using: &random) {
