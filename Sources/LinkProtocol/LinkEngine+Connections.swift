@@ -28,43 +28,71 @@ struct AwaitingReply: Sendable {
     var bytes: Int
 }
 
-/// The watch's redial schedule: capped exponential backoff with jitter.
-struct RedialState: Sendable, Equatable {
-    /// Consecutive failed attempts since the last established link.
-    var failures = 0
-    /// When to dial next; nil while a dial is in flight or the link is up.
-    var nextDialAt: LinkInstant?
-    var dialInFlight = false
+/// The link, or on the watch the dialling towards one: one state at a time, so a link that is up
+/// cannot also have a redial due or a dial in flight (the simulator's seed 17 found a redial
+/// deadline left set beside a live connection, waking the engine in a loop).
+enum LinkState: Sendable {
+    /// No authenticated connection. `failures` counts the dials and connections that failed since the
+    /// last link, for the backoff; the phone listens and stays `idle`.
+    case down(DialState, failures: Int)
+    /// One authenticated connection carries every channel.
+    case up(EstablishedLink)
+}
+
+/// The watch's redial schedule while the link is down: capped exponential backoff with jitter.
+enum DialState: Sendable, Equatable {
+    /// No dial pending: a handshake is under way, or nothing has asked for one.
+    case idle
+    /// A dial is in flight; `connectionOpened` or `dialFailed` ends it.
+    case dialling
+    /// The next dial is due at this instant (a `tick` at or after it starts it).
+    case due(LinkInstant)
 }
 
 extension LinkEngine {
+    /// The established link, if any.
+    var link: EstablishedLink? {
+        if case .up(let current) = state { current } else { nil }
+    }
+
+    /// Changes the established link in place; nil (and nothing) when the link is down.
+    @discardableResult
+    mutating func withLink<Value>(_ body: (inout EstablishedLink) -> Value) -> Value? {
+        guard case .up(var current) = state else { return nil }
+        // Parks the state while `current` is changed, so its buffered bytes are not copied.
+        state = .down(.idle, failures: 0)
+        defer { state = .up(current) }
+        return body(&current)
+    }
+
     // MARK: Dialing (watch)
 
     mutating func startDial(into actions: inout [Action]) {
-        guard !redial.dialInFlight, link == nil, handshaking.isEmpty else { return }
-        redial.dialInFlight = true
-        redial.nextDialAt = nil
+        guard case .down(let dial, let failures) = state, dial != .dialling, handshaking.isEmpty else { return }
+        state = .down(.dialling, failures: failures)
         actions.append(.dial)
     }
 
     mutating func dialFailed(reason: String, now: LinkInstant, into actions: inout [Action]) {
-        redial.dialInFlight = false
+        guard case .down(let dial, let failures) = state else { return }
+        if dial == .dialling { state = .down(.idle, failures: failures) }
         // Logged once per outage, not once per attempt: a phone that is down for an hour would
         // otherwise fill the log with one line a second.
-        if redial.failures == 0 { actions.append(.log("dial failed: \(reason); retrying with backoff")) }
+        if failures == 0 { actions.append(.log("dial failed: \(reason); retrying with backoff")) }
         scheduleRedial(now: now)
     }
 
     /// Next delay: `initial × 2^failures`, capped, then a uniform jitter in [½·delay, delay].
     mutating func scheduleRedial(now: LinkInstant) {
-        guard configuration.role == .watch, link == nil, handshaking.isEmpty, !redial.dialInFlight else { return }
-        let exponent = min(redial.failures, 20)
+        guard configuration.role == .watch, case .down(let dial, let failures) = state, dial != .dialling,
+            handshaking.isEmpty
+        else { return }
+        let exponent = min(failures, 20)
         var delay = configuration.initialRedialDelay * (1 << exponent)
         if delay > configuration.maximumRedialDelay { delay = configuration.maximumRedialDelay }
         let micros = max(Int64(1), delay.wholeMicrosecondsForLink)
         let jittered = micros / 2 + Int64(random.next() % UInt64(micros / 2 + 1))
-        redial.failures += 1
-        redial.nextDialAt = now.advanced(by: .microseconds(jittered))
+        state = .down(.due(now.advanced(by: .microseconds(jittered))), failures: failures + 1)
     }
 
     // MARK: Connections
@@ -76,7 +104,9 @@ extension LinkEngine {
     mutating func connectionOpened(
         _ connection: ConnectionID, nonce: [UInt8], source: String?, now: LinkInstant, into actions: inout [Action]
     ) {
-        if configuration.role == .watch { redial.dialInFlight = false }
+        if configuration.role == .watch, case .down(.dialling, let failures) = state {
+            state = .down(.idle, failures: failures)
+        }
         if let source,
             handshaking.values.lazy.filter({ $0.source == source }).count
                 >= configuration.maximumUnauthenticatedConnectionsPerAddress
@@ -127,7 +157,7 @@ extension LinkEngine {
 
     /// Drops the link's per-connection state; messages in flight fail, transfers will be resent.
     mutating func linkLost(reason: String, now: LinkInstant, into actions: inout [Action]) {
-        link = nil
+        state = .down(.idle, failures: 0)
         actions.append(.notify(.linkLost(reason: reason)))
         actions.append(.log("link lost: \(reason)"))
         for id in awaitingReply.keys.sorted() {
@@ -149,7 +179,7 @@ extension LinkEngine {
             handshaking[connection] = pending
             drainHandshake(connection, now: now, into: &actions)
         } else if link?.connection == connection {
-            link?.decoder.feed(bytes)
+            withLink { $0.decoder.feed(bytes) }
             drainLink(now: now, into: &actions)
         }
     }
@@ -213,10 +243,10 @@ extension LinkEngine {
             actions.append(.close(old.connection, reason: "replaced by \(connection)"))
             linkLost(reason: "replaced by a newer connection", now: now, into: &actions)
         }
-        redial = RedialState()
-        link = EstablishedLink(
-            connection: connection, peer: peer, decoder: decoder, lastHeardAt: now,
-            nextPingAt: now.advanced(by: configuration.heartbeatInterval), peerAppForeground: false)
+        state = .up(
+            EstablishedLink(
+                connection: connection, peer: peer, decoder: decoder, lastHeardAt: now,
+                nextPingAt: now.advanced(by: configuration.heartbeatInterval), peerAppForeground: false))
         if knownPeer == nil { actions.append(.notify(.activated(peer: peer))) }
         if knownPeer != peer {
             knownPeer = peer
@@ -243,20 +273,20 @@ extension LinkEngine {
 
     /// Handles every complete frame buffered on the link.
     mutating func drainLink(now: LinkInstant, into actions: inout [Action]) {
-        while var current = link {
-            let frame: LinkFrame?
-            do {
-                frame = try current.decoder.nextFrame()
-            } catch {
-                link = current
-                refuse(current.connection, error, into: &actions)
+        while let next = withLink({ current in
+            current.lastHeardAt = now
+            return Result { () throws(FrameError) in try current.decoder.nextFrame() }
+        }) {
+            switch next {
+            case .failure(let error):
+                if let current = link { refuse(current.connection, error, into: &actions) }
                 linkLost(reason: "protocol error: \(error)", now: now, into: &actions)
                 return
+            case .success(nil):
+                return
+            case .success(let frame?):
+                linkFrameReceived(frame, now: now, into: &actions)
             }
-            current.lastHeardAt = now
-            link = current
-            guard let frame else { return }
-            linkFrameReceived(frame, now: now, into: &actions)
         }
     }
 
@@ -294,7 +324,7 @@ extension LinkEngine {
         case .appState(let state) where role == .phone:
             let foreground = state == .foreground
             guard link?.peerAppForeground != foreground else { return }
-            link?.peerAppForeground = foreground
+            withLink { $0.peerAppForeground = foreground }
             actions.append(.notify(.peerAppStateChanged(foreground: foreground)))
         case .context(let generation, let sender, let payload) where role == .watch:
             contextReceived(generation: generation, sender: sender, payload: payload, into: &actions)
@@ -361,14 +391,12 @@ extension LinkEngine {
                 pingInFlight = (nextPingToken, now)
                 nextPingToken += 1
                 let nextPing = now.advanced(by: configuration.heartbeatInterval)
-                link?.nextPingAt = nextPing
+                withLink { $0.nextPingAt = nextPing }
             }
         }
         expireMessages(now: now, into: &actions)
-        if let dialAt = redial.nextDialAt, dialAt <= now {
-            // A connection that came up meanwhile makes the redial moot: a deadline left in the past
-            // would wake the engine at once, forever.
-            redial.nextDialAt = nil
+        if case .down(.due(let dialAt), let failures) = state, dialAt <= now {
+            state = .down(.idle, failures: failures)
             startDial(into: &actions)
         }
     }

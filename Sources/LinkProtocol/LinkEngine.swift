@@ -109,12 +109,14 @@ package struct LinkEngine: Sendable {
     let authenticator: any HandshakeAuthenticator
 
     var knownPeer: InstanceID?
+    /// Connections still in their handshake (the phone may have several, even while linked: a
+    /// redialling watch's new connection replaces the link once it authenticates).
     var handshaking: [ConnectionID: PendingConnection] = [:]
-    var link: EstablishedLink?
+    /// The link, or the dialling towards one: see `LinkState`.
+    var state = LinkState.down(.idle, failures: 0)
     var localAppForeground = true
     /// The watch's own state (watch) or the last state the watch reported (phone).
     var watchState: WatchState
-    var redial = RedialState()
     var contextSlot: ContextSlot?
     var receivedContext: ReceivedContext?
     var awaitingReply: [UInt64: AwaitingReply] = [:]
@@ -337,7 +339,7 @@ package struct LinkEngine: Sendable {
             deadlines.append(link.lastHeardAt.advanced(by: configuration.peerSilenceLimit))
         }
         deadlines.append(contentsOf: awaitingReply.values.map(\.deadline))
-        if let redialAt = redial.nextDialAt { deadlines.append(redialAt) }
+        if case .down(.due(let redialAt), _) = state { deadlines.append(redialAt) }
         let earliest = deadlines.min()
         if let earliest, earliest != scheduledWakeUp {
             scheduledWakeUp = earliest
