@@ -193,7 +193,7 @@ extension LinkEngine {
     /// Completes a send exactly once; a reply for a message that already timed out is dropped.
     mutating func completeMessage(id: UInt64, _ outcome: MessageOutcome, into actions: inout [Action]) {
         guard awaitingReply.removeValue(forKey: id) != nil else {
-            actions.append(.log("dropped late answer to message \(id)"))
+            actions.append(.log(.lateAnswerDropped(messageID: id)))
             return
         }
         actions.append(.notify(.messageCompleted(id: id, outcome)))
@@ -283,12 +283,12 @@ extension LinkEngine {
 
     mutating func cancelTransfer(sequence: UInt64, into actions: inout [Action]) {
         guard let transfer = outbox.pending.first(where: { $0.sequence == sequence }) else {
-            actions.append(.log("cancel of unknown transfer \(sequence) ignored"))
+            actions.append(.log(.unknownTransferCancelIgnored(sequence: sequence)))
             return
         }
         // Anything not acknowledged can be cancelled; one already sent may have been delivered, and
         // then the receiver keeps it (its high-water mark acknowledges a late copy without delivering).
-        if transfer.everSent { actions.append(.log("transfer \(sequence) cancelled after it was sent")) }
+        if transfer.everSent { actions.append(.log(.transferCancelledAfterSending(sequence: sequence))) }
         _ = outbox.remove(sequence: sequence)
         actions.append(.removeTransfers(sequences: [sequence], cancelled: true))
         actions.append(.notify(.transferFailed(sequence: sequence, .transferCancelled)))
@@ -304,7 +304,7 @@ extension LinkEngine {
     mutating func launchRequested(_ payload: [UInt8], into actions: inout [Action]) {
         guard configuration.role == .phone, let current = link, watchState.sendRefusal == nil else {
             actions.append(.notify(.launchDropped))
-            actions.append(.log("launch dropped: \(watchState.sendRefusal?.description ?? "the watch is not linked")"))
+            actions.append(.log(.launchDropped(reason: watchState.sendRefusal)))
             return
         }
         actions.append(.send(current.connection, .launch(payload: payload)))

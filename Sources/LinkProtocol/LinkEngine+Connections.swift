@@ -78,7 +78,7 @@ extension LinkEngine {
         if dial == .dialling { state = .down(.idle, failures: failures) }
         // Logged once per outage, not once per attempt: a phone that is down for an hour would
         // otherwise fill the log with one line a second.
-        if failures == 0 { actions.append(.log("dial failed: \(reason); retrying with backoff")) }
+        if failures == 0 { actions.append(.log(.dialFailed(reason: reason))) }
         scheduleRedial(now: now)
     }
 
@@ -159,7 +159,7 @@ extension LinkEngine {
     mutating func linkLost(reason: String, now: LinkInstant, into actions: inout [Action]) {
         state = .down(.idle, failures: 0)
         actions.append(.notify(.linkLost(reason: reason)))
-        actions.append(.log("link lost: \(reason)"))
+        actions.append(.log(.linkLost(reason: reason)))
         for id in awaitingReply.keys.sorted() {
             actions.append(.notify(.messageCompleted(id: id, .failed(.deliveryFailed(reason: "link lost: \(reason)")))))
         }
@@ -223,7 +223,7 @@ extension LinkEngine {
             case .close(let code, let message):
                 handshaking[connection] = nil
                 actions.append(.close(connection, reason: "handshake failed (\(code)): \(message)"))
-                actions.append(.log("handshake on \(connection) failed (\(code)): \(message)"))
+                actions.append(.log(.handshakeFailed(connection, code: code, message: message)))
                 scheduleRedial(now: now)
             case .authenticated(let peer):
                 guard let pending = handshaking.removeValue(forKey: connection) else { continue }
@@ -259,7 +259,7 @@ extension LinkEngine {
             }
         }
         actions.append(.notify(.linkEstablished(peer: peer)))
-        actions.append(.log("link established on \(connection) with \(configuration.role.counterpart) \(peer)"))
+        actions.append(.log(.linkEstablished(connection, peerRole: configuration.role.counterpart, peer: peer)))
         if configuration.role == .watch {
             actions.append(.send(connection, .appState(localAppForeground ? .foreground : .background)))
             actions.append(.send(connection, .watchState(watchState)))
@@ -294,7 +294,7 @@ extension LinkEngine {
     private func refuse(_ connection: ConnectionID, _ error: FrameError, into actions: inout [Action]) {
         actions.append(.send(connection, .error(code: error.linkErrorCode, reason: "\(error)")))
         actions.append(.close(connection, reason: "\(error)"))
-        actions.append(.log("closing \(connection): \(error)"))
+        actions.append(.log(.connectionRefused(connection, error: error)))
     }
 
     /// A peer frame that is not allowed here: error frame, close, link lost.

@@ -95,7 +95,7 @@ extension LinkEngine {
     /// holds of it (told now if the file is on the wire).
     mutating func cancelFile(sequence: UInt64, into actions: inout [Action]) {
         guard var outbox = files, let index = outbox.pending.firstIndex(where: { $0.sequence == sequence }) else {
-            actions.append(.log("cancel of unknown file transfer \(sequence) ignored"))
+            actions.append(.log(.unknownFileCancelIgnored(sequence: sequence)))
             return
         }
         let file = outbox.pending.remove(at: index)

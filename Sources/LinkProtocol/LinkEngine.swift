@@ -94,7 +94,7 @@ package struct LinkEngine: Sendable {
         /// Keep the watch state (the watch's own, or the last the watch reported) durably.
         case persistWatchState(WatchState)
         case notify(LinkNotification)
-        case log(String)
+        case log(LinkDiagnostic)
     }
 
     /// Which channel an admission check is for.

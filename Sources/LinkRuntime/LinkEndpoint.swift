@@ -366,8 +366,8 @@ package final class LinkEndpoint: @unchecked Sendable {
                 waiter(outcome)
             }
             onNotification(notification)
-        case .log(let line):
-            log(line)
+        case .log(let diagnostic):
+            log(diagnostic.description)
         }
     }
 

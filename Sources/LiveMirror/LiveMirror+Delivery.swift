@@ -20,20 +20,13 @@ extension LiveMirror {
     ) {
         guard staging.isStaged(runID, version: version) else { return }
         guard stillReachable, isReachable else {
-            actions.append(
-                .log("live: send of v\(version) for run \(runID) failed; staged until the peer is reachable"))
+            actions.append(.log(.sendFailedStaged(run: runID, version: version)))
             return
         }
         if let due = staging.scheduleRetry(runID, now: now), let used = staging[runID]?.retriesUsed {
-            actions.append(
-                .log(
-                    "live: send of v\(version) for run \(runID) failed; retry \(used) of \(LiveStaging.maximumRetries) "
-                        + "at \(due)"))
+            actions.append(.log(.sendFailedRetrying(run: runID, version: version, retry: used, at: due)))
         } else {
-            actions.append(
-                .log(
-                    "live: gave up on v\(version) for run \(runID) after \(LiveStaging.maximumRetries) retries; "
-                        + "durable repair is the safety net"))
+            actions.append(.log(.sendGivenUp(run: runID, version: version)))
         }
     }
 
@@ -70,11 +63,9 @@ extension LiveMirror {
         if let staged = staging[runID]?.message, Self.isSameKind(staged, message) {
             if message.isNewer(than: staged) {
                 staging.drop(runID)
-                actions.append(
-                    .log("live: dropped staged \(staged.order) for run \(runID): the peer is ahead (\(message.order))"))
+                actions.append(.log(.stagedDropped(run: runID, staged: staged.order, peer: message.order)))
             } else if staged.isNewer(than: message) {
-                actions.append(
-                    .log("live: ignored \(message.order) for run \(runID): staged \(staged.order) outranks it"))
+                actions.append(.log(.outrankedByStaged(run: runID, received: message.order, staged: staged.order)))
                 return
             }
         }
@@ -98,26 +89,24 @@ extension LiveMirror {
         let runID = frame.runID
         if let view = flows[runID] {
             guard frame.order.isNewer(than: view.basis.order) else {
-                actions.append(
-                    .log("live: ignored stale \(frame.order) for run \(runID): driving at \(view.basis.order)"))
+                actions.append(.log(.staleWhileDriving(run: runID, received: frame.order, driving: view.basis.order)))
                 return
             }
             flows[runID] = LiveRunView(frame)
-            actions.append(.log("live: run \(runID) open here adopted the peer's \(Self.summary(frame))"))
+            actions.append(.log(.adoptedWhileOpen(run: runID, frame)))
             return
         }
         if let ended = endedCovers[runID], !frame.order.isNewer(than: ended) {
-            actions.append(.log("live: ignored stale \(frame.order) for run \(runID): the peer ended it at \(ended)"))
+            actions.append(.log(.staleAfterEnd(run: runID, received: frame.order, ended: ended)))
             return
         }
         if let cover = covers[runID], !frame.order.isNewer(than: cover.basis.order) {
-            actions.append(.log("live: ignored stale \(frame.order) for run \(runID): following \(cover.basis.order)"))
+            actions.append(.log(.staleWhileFollowing(run: runID, received: frame.order, following: cover.basis.order)))
             return
         }
         endedCovers[runID] = nil
         covers[runID] = LiveRunView(frame)
-        let shown = dismissed.contains(runID) ? " (cover dismissed)" : ""
-        actions.append(.log("live: following run \(runID): \(Self.summary(frame))\(shown)"))
+        actions.append(.log(.following(run: runID, frame, coverDismissed: dismissed.contains(runID))))
     }
 
     private mutating func receiveEnded(_ marker: LiveEnded, into actions: inout [Action]) {
@@ -125,7 +114,7 @@ extension LiveMirror {
         if let view = flows[runID] {
             covers[runID] = nil
             endedCovers[runID] = marker.order
-            actions.append(.log("live: the peer closed run \(runID) (v\(marker.version)); still driving it here"))
+            actions.append(.log(.peerClosedWhileDriving(run: runID, version: marker.version)))
             // The peer shows nothing for the run now: the flow's current frame goes to it again (the
             // frame, not a new one, as a reachability edge sends it), so it follows the flow open here.
             if staging[runID] == nil { stageAndSend(.progress(view.basis), into: &actions) }
@@ -133,7 +122,7 @@ extension LiveMirror {
         }
         if let cover = covers[runID], !marker.order.isNewer(than: cover.basis.order) {
             actions.append(
-                .log("live: ignored stale end \(marker.order) for run \(runID): following \(cover.basis.order)"))
+                .log(.staleEndWhileFollowing(run: runID, received: marker.order, following: cover.basis.order)))
             return
         }
         if let ended = endedCovers[runID], !marker.order.isNewer(than: ended) {
@@ -142,6 +131,6 @@ extension LiveMirror {
         covers[runID] = nil
         dismissed.remove(runID)
         endedCovers[runID] = marker.order
-        actions.append(.log("live: the peer closed run \(runID) (v\(marker.version)); cover dropped"))
+        actions.append(.log(.peerClosed(run: runID, version: marker.version)))
     }
 }

@@ -24,7 +24,7 @@ extension LiveMirror {
         let start = Self.firstUnfinishedSet(of: log, in: run) ?? log.sets.count
         let flow = RunFlow.opening(setCount: log.sets.count, timings: LiveTimings(settings), at: start, now: now)
         let frame = publish(runID: run.id, logID: log.id, exerciseName: log.exerciseName, flow: flow, into: &actions)
-        actions.append(.log("live: driving run \(run.id): \(Self.summary(frame))"))
+        actions.append(.log(.driving(run: run.id, frame)))
     }
 
     /// Applies a human action to an open flow and broadcasts the result, or refuses it.
@@ -44,7 +44,7 @@ extension LiveMirror {
         let frame = publish(
             runID: runID, logID: view.basis.logID, exerciseName: view.basis.exerciseName, flow: view.flow,
             into: &actions)
-        actions.append(.log("live: run \(runID): \(Self.summary(frame))"))
+        actions.append(.log(.moved(run: runID, frame)))
     }
 
     /// Closes the run's flow here and broadcasts liveEnded (which replaces whatever is staged).
@@ -56,7 +56,7 @@ extension LiveMirror {
         covers[runID] = nil
         version += 1
         stageAndSend(.ended(LiveEnded(runID: runID, version: version, anchor: now)), into: &actions)
-        actions.append(.log("live: closed run \(runID) (v\(version))"))
+        actions.append(.log(.closed(run: runID, version: version)))
     }
 
     /// Stamps the flow's state with the next version, records it as the flow's basis, stages and sends it.
@@ -82,14 +82,22 @@ extension LiveMirror {
         }
         for runID in flows.keys.sorted() {
             if let crossed = flows[runID]?.flow.advance(to: now), crossed > 0, let view = flows[runID] {
-                actions.append(.log(Self.crossingLine(runID, view, crossed: crossed, role: .driving)))
+                actions.append(
+                    .log(
+                        .crossed(
+                            run: runID, view.flow.position, setCount: view.flow.setCount, role: .driving,
+                            crossed: crossed)))
             }
         }
         for runID in covers.keys.sorted() {
             if let crossed = covers[runID]?.flow.advance(to: now), crossed > 0, isCoverShown(runID),
                 let view = covers[runID]
             {
-                actions.append(.log(Self.crossingLine(runID, view, crossed: crossed, role: .following)))
+                actions.append(
+                    .log(
+                        .crossed(
+                            run: runID, view.flow.position, setCount: view.flow.setCount, role: .following,
+                            crossed: crossed)))
             }
         }
     }
@@ -112,11 +120,8 @@ extension LiveMirror {
             let firstUnfinished = Self.firstUnfinishedSet(of: log, in: run)
             guard view.flow.jumpForward(toFirstUnfinishedSet: firstUnfinished, at: now) else { continue }
             if role == .driving { flows[run.id] = view } else { covers[run.id] = view }
-            let position = view.flow.position
             actions.append(
-                .log(
-                    "live: run \(run.id) repaired forward to \(position.phase), set \(position.setIndex + 1) of "
-                        + "\(view.flow.setCount) (\(role.rawValue)) from the absorbed document"))
+                .log(.repairedForward(run: run.id, view.flow.position, setCount: view.flow.setCount, role: role)))
         }
     }
 
@@ -128,7 +133,7 @@ extension LiveMirror {
         staging.drop(runID)
         dismissed.remove(runID)
         endedCovers[runID] = nil
-        if known { actions.append(.log("live: run \(runID) removed: flow, cover and staged frame forgotten")) }
+        if known { actions.append(.log(.removed(run: runID))) }
     }
 
     /// The first set of `log` that is not done, or nil when the log is resolved, fully done, or the run
@@ -136,19 +141,5 @@ extension LiveMirror {
     static func firstUnfinishedSet(of log: ExerciseLog, in run: WorkoutDocument) -> Int? {
         guard run.status != .completed, !log.isResolved else { return nil }
         return log.sets.firstIndex(where: { !$0.isDone })
-    }
-
-    /// `Squat: ready, set 1 of 3 (v8)`.
-    static func summary(_ frame: LiveProgress) -> String {
-        "\(frame.exerciseName): \(frame.phase), set \(frame.setIndex + 1) of \(frame.setCount) (v\(frame.version))"
-    }
-
-    private static func crossingLine(_ runID: DocumentID, _ view: LiveRunView, crossed: Int, role: LiveScreen.Role)
-        -> String
-    {
-        let position = view.flow.position
-        let hops = crossed == 1 ? "" : ", caught up \(crossed) boundaries"
-        return "live: run \(runID) now \(position.phase), set \(position.setIndex + 1) of \(view.flow.setCount) "
-            + "(\(role.rawValue)\(hops))"
     }
 }

@@ -80,7 +80,7 @@ package struct LiveMirror: Sendable {
         case scheduleWakeUp(at: Timestamp)
         /// Tell the person their action was refused; nothing changed.
         case refused(runID: DocumentID, LiveRefusal)
-        case log(String)
+        case log(LiveDiagnostic)
     }
 
     /// Runs whose flow is open here (driving), by run ID.
@@ -131,14 +131,14 @@ package struct LiveMirror: Sendable {
             closeFlow(runID, now: now, into: &actions)
         case .coverDismissed(let runID):
             dismissed.insert(runID)
-            actions.append(.log("live: cover for run \(runID) dismissed"))
+            actions.append(.log(.coverDismissed(run: runID)))
         case .messageReceived(let message, let now):
             receive(message, now: now, into: &actions)
         case .payloadReceived(let bytes, let now):
             do throws(DocumentError) {
                 receive(try LiveMessage.decode(bytes), now: now, into: &actions)
             } catch {
-                actions.append(.log("live: ignored an undecodable message: \(error)"))
+                actions.append(.log(.undecodableMessage(error)))
             }
         case .sendSucceeded(let runID, let version):
             if staging.isStaged(runID, version: version) { staging.drop(runID) }

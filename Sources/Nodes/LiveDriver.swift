@@ -47,7 +47,7 @@ package struct LiveDriver: Sendable {
             case .refused(_, let refusal):
                 refusals.append(refusal)
             case .log(let line):
-                actions.append(.log(LogLine(.info, "live", line)))
+                actions.append(.log(LogLine(.info, "live", line.description)))
             }
         }
         if mirror.version > persistedVersion {

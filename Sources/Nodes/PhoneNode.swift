@@ -456,7 +456,7 @@ package struct PhoneNode: Sendable {
             case .persistEpoch(let epoch):
                 out.actions.append(.store(.persistEpoch(epoch)))
             case .log(let line):
-                out.log(.info, "sync", line)
+                out.log(.info, "sync", line.description)
             }
         }
         // The clock's high-water mark, when an edit or an ingest moved it: a restart never stamps

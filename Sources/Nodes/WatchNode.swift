@@ -284,7 +284,7 @@ package struct WatchNode: Sendable {
             case .editRefused(_, let refused):
                 refusal = refused
             case .log(let line):
-                out.log(.info, "watch", line)
+                out.log(.info, "watch", line.description)
             }
         }
         // The clock's high-water mark, when an edit moved it: a restart must never stamp below it.

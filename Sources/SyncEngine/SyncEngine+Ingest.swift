@@ -23,18 +23,15 @@ extension SyncEngine {
         let outcome: IngestOutcome
         if let madeAgainst, madeAgainst != epoch {
             outcome = .vetoedEpoch
-            actions.append(
-                .log(
-                    "ingest \(incoming.id): vetoed, made against phone epoch \(madeAgainst), this phone's is "
-                        + "\(epoch.map(\.description) ?? "(none)"); re-pushing"))
+            actions.append(.log(.ingestVetoedEpoch(run: incoming.id, madeAgainst: madeAgainst, current: epoch)))
             push(now: now, force: true, reason: "epoch veto", into: &actions)
         } else if tombstones[incoming.id] != nil {
             outcome = .vetoedTombstoned
-            actions.append(.log("ingest \(incoming.id): vetoed, the run is deleted (tombstone); re-pushing"))
+            actions.append(.log(.ingestVetoedTombstone(run: incoming.id)))
             push(now: now, force: true, reason: "tombstone veto", into: &actions)
         } else if pendingDeletes[incoming.id] != nil {
             outcome = .vetoedPendingDelete
-            actions.append(.log("ingest \(incoming.id): vetoed, the run's delete is in flight; re-pushing"))
+            actions.append(.log(.ingestVetoedPendingDelete(run: incoming.id)))
             push(now: now, force: true, reason: "pending-delete veto", into: &actions)
         } else {
             clock.observe(incoming)
@@ -48,23 +45,22 @@ extension SyncEngine {
                 merged = try known.map { known throws(MergeError) in try known.merged(with: incoming) } ?? incoming
             } catch {
                 ingestCounts[.refused, default: 0] += 1
-                actions.append(.log("ingest \(incoming.id): refused, \(error); re-pushing"))
+                actions.append(.log(.ingestRefused(run: incoming.id, error)))
                 push(now: now, force: true, reason: "refused update", into: &actions)
                 return (.refused, actions)
             }
             if merged == known {
                 outcome = .unchanged
                 if incoming == merged {
-                    actions.append(
-                        .log("ingest \(incoming.id): unchanged (duplicate or echo, version \(merged.version))"))
+                    actions.append(.log(.ingestDuplicate(run: incoming.id, version: merged.version)))
                 } else {
-                    actions.append(.log("ingest \(incoming.id): unchanged (the watch's copy is behind); re-pushing"))
+                    actions.append(.log(.ingestWatchBehind(run: incoming.id)))
                     push(now: now, force: false, reason: "watch behind", into: &actions)
                 }
             } else {
                 outcome = .merged
                 write(merged, now: now, deferring: deferring, into: &actions)
-                let line = "ingest \(merged.id): merged (\(merged.status.rawValue), version \(merged.version))"
+                let line = SyncDiagnostic.ingestMerged(run: merged.id, status: merged.status, version: merged.version)
                 if deferring && deferredWrites[merged.id] != nil {
                     deferredLogs.append(line)
                 } else {

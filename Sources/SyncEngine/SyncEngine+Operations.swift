@@ -96,7 +96,7 @@ extension SyncEngine {
         let stamper: EditStamper
         let deferredWrites: [DocumentID: WorkoutDocument]
         let deferredOrder: [DocumentID]
-        let deferredLogs: [String]
+        let deferredLogs: [SyncDiagnostic]
         let replaced: [(DocumentID, WorkoutDocument?)]
 
         init(_ engine: SyncEngine) {
@@ -207,7 +207,7 @@ extension SyncEngine {
         case .clearHistory:
             let completed = index.completedIDs
             for id in completed { delete(id, now: now, into: &actions) }
-            actions.append(.log("clear history: tombstoned \(completed.count) completed runs"))
+            actions.append(.log(.historyCleared(tombstoned: completed.count)))
         case .setSettings(let newSettings):
             do {
                 try newSettings.validate()

@@ -25,7 +25,7 @@ extension SyncEngine {
             return
         }
         guard !isPristine else {
-            actions.append(.log("push skipped (\(reason)): pristine state is never pushed"))
+            actions.append(.log(.pushSkippedPristine(reason: reason)))
             return
         }
         let awaited = awaitedRuns()
@@ -65,12 +65,11 @@ extension SyncEngine {
         retryAt = nil
         recordAwaitingAck(context)
         actions.append(.pushContext(context, force: force))
-        var line = "push (\(reason))\(force ? ", forced" : ""): "
-        line += "\(context.splits.count) splits, \(context.workouts.count) runs"
-        if let heldBack = context.heldBackRunIDs {
-            line += "; \(heldBack.count) runs held back to fit \(policy.maximumBytes) bytes"
-        }
-        actions.append(.log(line))
+        actions.append(
+            .log(
+                .pushed(
+                    reason: reason, forced: force, splits: context.splits.count, runs: context.workouts.count,
+                    heldBack: context.heldBackRunIDs?.count, maximumBytes: policy.maximumBytes)))
     }
 
     /// The push as it would go now (what the watch should hold); `load` supplies runs the working

@@ -39,7 +39,7 @@ package struct SyncEngine: Sendable {
         case persistSettings(Settings)
         /// Persist the phone epoch in the state directory; fed back to `init` at start-up.
         case persistEpoch(Timestamp)
-        case log(String)
+        case log(SyncDiagnostic)
     }
 
     /// A document found by the scan, an external change or an on-demand load.
@@ -159,7 +159,7 @@ package struct SyncEngine: Sendable {
     var deferredOrder: [DocumentID] = []
     /// The `merged` lines of those ingests: logged after the writes, so a merged line always means
     /// the document is on disk (a kill before the batch's end leaves neither).
-    var deferredLogs: [String] = []
+    var deferredLogs: [SyncDiagnostic] = []
     /// Runs the watch may hold as active (active in the last push it acknowledged or in a push since):
     /// once completed they ride every push until the watch has seen them completed, so its session
     /// ends with finish-and-save, never as a discard. The shell seeds it at start-up from the last
@@ -224,12 +224,12 @@ package struct SyncEngine: Sendable {
             index.releaseSpareCapacity()
             for (id, startedAt) in orphanedLiveFiles {
                 actions.append(.removeWorkoutFile(id, startedAt: startedAt))
-                actions.append(.log("removed live file of tombstoned run \(id)"))
+                actions.append(.log(.orphanedLiveFileRemoved(run: id)))
             }
             orphanedLiveFiles = []
             for id in orphanedSplitFiles {
                 actions.append(.removeSplitFile(id))
-                actions.append(.log("removed split file of tombstoned split \(id)"))
+                actions.append(.log(.orphanedSplitFileRemoved(split: id)))
             }
             orphanedSplitFiles = []
             // A state without an epoch, or one with nothing in it (its documents wiped), starts a new
@@ -239,12 +239,10 @@ package struct SyncEngine: Sendable {
                 let started = epoch.map { max(now, $0.advanced(by: .microseconds(1))) } ?? now
                 epoch = started
                 actions.append(.persistEpoch(started))
-                actions.append(.log("phone epoch \(started) started"))
+                actions.append(.log(.epochStarted(started)))
             }
             actions.append(
-                .log(
-                    "initial gather finished: \(splits.count) splits, \(index.count) runs, \(tombstones.count) tombstones"
-                ))
+                .log(.gatherFinished(splits: splits.count, runs: index.count, tombstones: tombstones.count)))
             // Active runs are always in the working set (operations that end them all rely on it);
             // those known only by summary are loaded now, by the push when it goes.
             if !isLinkActivated {
@@ -276,7 +274,7 @@ package struct SyncEngine: Sendable {
             pushFailure = reason
             retryAt = now.advanced(by: Self.pushRetryInterval)
             if let last = pushesAwaitingAck.last, last.generation == nil { pushesAwaitingAck.removeLast() }
-            actions.append(.log("push not sent (\(reason)); retrying in \(Self.pushRetryInterval)"))
+            actions.append(.log(.pushNotSent(reason: reason, retryIn: Self.pushRetryInterval)))
         case .contextAcknowledged(let generation, let now):
             contextAcknowledged(generation, now: now, into: &actions)
         case .tick(let now):
@@ -350,10 +348,10 @@ package struct SyncEngine: Sendable {
         case .documentChanged(.workout(let run)):
             // A file of the run is back (its new month folder, or rewritten in place): not a vanish.
             if heldRemovals.removeValue(forKey: run.id) != nil {
-                actions.append(.log("run \(run.id) has a file again: its earlier removal was a move"))
+                actions.append(.log(.runFileBack(run.id)))
             }
             if tombstones[run.id] != nil || pendingDeletes[run.id] != nil {
-                actions.append(.log("external copy of deleted run \(run.id) ignored; live file removed"))
+                actions.append(.log(.externalCopyOfDeletedRunIgnored(run.id)))
                 actions.append(.removeWorkoutFile(run.id, startedAt: run.startedAt))
                 return
             }
@@ -365,12 +363,12 @@ package struct SyncEngine: Sendable {
             #endif
             clock.observe(run)
             cache(run, now: now)
-            actions.append(.log("external change: run \(run.id)"))
+            actions.append(.log(.externalRun(run.id)))
         case .documentChanged(.split(let split)):
             guard tombstones[split.id] == nil else { return }
             if let known = splits[split.id], split.updatedAt <= known.updatedAt { return }
             splits[split.id] = split
-            actions.append(.log("external change: split \(split.id)"))
+            actions.append(.log(.externalSplit(split.id)))
         case .documentChanged(.tombstone(let stub)):
             guard tombstones[stub.id] == nil else { return }
             tombstones[stub.id] = stub
@@ -380,25 +378,21 @@ package struct SyncEngine: Sendable {
                 actions.append(.removeWorkoutFile(stub.id, startedAt: summary.startedAt))
             }
             if splits.removeValue(forKey: stub.id) != nil { actions.append(.removeSplitFile(stub.id)) }
-            actions.append(.log("external delete: stub for \(stub.id)"))
+            actions.append(.log(.externalDelete(stub.id)))
         case .workoutRemoved(let id, let year, let month):
             guard let summary = index.summaries[id] else { return }
             guard summary.startedAt.yearAndMonth == (year, month) else {
-                actions.append(
-                    .log("old file of run \(id) in \(year)/\(month) removed; the run lives in its new folder"))
+                actions.append(.log(.oldFolderFileRemoved(run: id, year: year, month: month)))
                 return
             }
             guard heldRemovals[id] == nil else { return }
             heldRemovals[id] = now.advanced(by: Self.removalGrace)
-            actions.append(
-                .log(
-                    "live file of run \(id) vanished without a stub: dropped in \(Self.removalGrace) "
-                        + "unless a file of it appears"))
+            actions.append(.log(.liveFileVanished(run: id, grace: Self.removalGrace)))
             // Nothing changed for the watch yet: the run stays in the push until the grace ends.
             return
         case .splitRemoved(let id):
             guard splits.removeValue(forKey: id) != nil else { return }
-            actions.append(.log("split file \(id) vanished: dropped from the cache"))
+            actions.append(.log(.splitFileVanished(id)))
         }
         push(now: now, force: false, reason: "external change", into: &actions)
     }
@@ -445,7 +439,7 @@ package struct SyncEngine: Sendable {
         let expired = heldRemovals.filter { $0.value <= now }.keys.sorted()
         for id in expired {
             forget(run: id)
-            actions.append(.log("live file of run \(id) vanished without a stub: dropped from the cache, not deleted"))
+            actions.append(.log(.vanishedRunDropped(id)))
         }
         return !expired.isEmpty
     }
@@ -467,7 +461,7 @@ package struct SyncEngine: Sendable {
         }
         for id in unreadable where index.summaries[id] != nil {
             forget(run: id)
-            actions.append(.log("run \(id) could not be loaded: dropped from the cache, not deleted"))
+            actions.append(.log(.unloadableRunDropped(id)))
         }
         // A load for an operation pushes nothing (the operation that follows does).
         guard let pending = pendingPush else { return }

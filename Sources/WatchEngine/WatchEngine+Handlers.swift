@@ -11,9 +11,9 @@ extension WatchEngine {
         if let lastContext {
             do throws(DocumentError) {
                 report = try applyContext(lastContext, sender: nil, into: &actions)
-                actions.append(.log("persisted \(report.summary)"))
+                actions.append(.log(.contextApplied(report, restored: true)))
             } catch {
-                actions.append(.log("persisted context skipped: \(error)"))
+                actions.append(.log(.persistedContextSkipped(error)))
             }
         }
         let (saved, sessionSteps) = reconcileSession(source: .restoredContext, now: now)
@@ -21,7 +21,7 @@ extension WatchEngine {
         actions += forwardUndelivered()
         actions += sessionSteps
         if isReachable {
-            actions.append(.log("requesting a sync: no context received since start"))
+            actions.append(.log(.requestingSync))
             actions += send(.requestSync)
         }
         return actions
@@ -83,9 +83,7 @@ extension WatchEngine {
                         + "the newest this watch has applied (a phone state restored from an older backup?)")
             }
             actions.append(
-                .log(
-                    "phone epoch \(epoch) replaces \(known) (a reset phone\(newer ? "" : " whose clock is behind")): "
-                        + "\(cache.undeliveredEdits.count) undelivered edits of the old epoch dropped"))
+                .log(.epochReplaced(new: epoch, old: known, newer: newer, droppedEdits: cache.undeliveredEdits.count)))
             cache.dropUndeliveredEdits()
             queuedTransfers = [:]
             replacedSender = true
@@ -116,12 +114,12 @@ extension WatchEngine {
             report = try applyContext(bytes, sender: sender, into: &epochSteps)
         } catch {
             lastSkipped = error
-            return [.log("context skipped (no upsert, no prune): \(error)")]
+            return [.log(.contextSkipped(error))]
         }
         lastSkipped = nil
         receivedContextSinceStart = true
         let (saved, sessionSteps) = reconcileSession(source: .receivedContext, now: now)
-        var actions: [Action] = epochSteps + [.log(report.summary)]
+        var actions: [Action] = epochSteps + [.log(.contextApplied(report, restored: false))]
         actions += fileActions(for: report, alsoWriting: saved.map(\.id))
         for run in saved { actions += forward(run) }
         return actions + sessionSteps
@@ -155,13 +153,13 @@ extension WatchEngine {
     /// requestSync is best effort and is not retried (reachability regained asks again).
     mutating func messageSendFailed(_ token: MessageToken, reason: String) -> [Action] {
         guard let message = messagesInFlight.removeValue(forKey: token) else {
-            return [.log("message \(token) failure ignored: no such message in flight")]
+            return [.log(.unknownMessageFailureIgnored(token))]
         }
         guard case .workoutUpdate(let run, _) = message else {
-            return [.log("requestSync \(token) failed (\(reason)); not retried")]
+            return [.log(.requestSyncFailed(token, reason: reason))]
         }
         return [
-            .log("workout update \(token) for run \(run.id) failed (\(reason)); falling back to transferUserInfo"),
+            .log(.updateFellBackToTransfer(token, run: run.id, reason: reason)),
             transfer(run),
         ]
     }
@@ -173,16 +171,16 @@ extension WatchEngine {
         guard case .workoutUpdate(let cancelled, _) = message else { return [] }
         if queuedTransfers[cancelled.id] == cancelled.version { queuedTransfers[cancelled.id] = nil }
         guard cache.undeliveredEdits[cancelled.id] == cancelled.version else {
-            return [.log("cancelled transfer of run \(cancelled.id) was not its newest edit; nothing reverted")]
+            return [.log(.cancelledTransferNotNewest(run: cancelled.id))]
         }
         cache.clearUndeliveredEdit(cancelled.id)
         guard let phoneCopy = lastContext?.workouts.first(where: { $0.id == cancelled.id }) else {
-            return [.log("cancelled edit of run \(cancelled.id) dropped; the next push brings the phone's copy")]
+            return [.log(.cancelledEditDropped(run: cancelled.id))]
         }
         cache.storePushed(phoneCopy)
         return [
             .persistWorkout(phoneCopy),
-            .log("cancelled edit of run \(cancelled.id) reverted to the phone's copy (\(phoneCopy.updatedAt))"),
+            .log(.cancelledEditReverted(run: cancelled.id, to: phoneCopy.updatedAt)),
         ]
     }
 
@@ -199,7 +197,7 @@ extension WatchEngine {
                 if let run = editor.recordMetrics(metrics, onRun: runID, in: &cache, at: metrics.recordedAt) {
                     saved.append(run)
                 } else {
-                    actions.append(.log("session metrics for run \(runID) not recorded: the run is gone"))
+                    actions.append(.log(.sessionMetricsNotRecorded(run: runID)))
                 }
             case .persistSession(let record):
                 actions.append(.persistSession(record))

@@ -72,7 +72,7 @@ package struct WatchEngine: Sendable {
         case transferUserInfo(WatchToPhoneMessage)
         /// Tell the person the edit was refused; the cache did not change.
         case editRefused(runID: DocumentID, EditRefusal)
-        case log(String)
+        case log(WatchDiagnostic)
     }
 
     package internal(set) var cache: WatchCache
@@ -132,7 +132,7 @@ package struct WatchEngine: Sendable {
             let regained = reachable && !isReachable
             isReachable = reachable
             guard regained, !receivedContextSinceStart else { return [] }
-            return [.log("requesting a sync: no context received since start")] + send(.requestSync)
+            return [.log(.requestingSync)] + send(.requestSync)
         case .contextReceived(let bytes, let now):
             return contextReceived(bytes, now: now)
         case .contextReceivedFrom(let sender, let bytes, let now):
@@ -142,7 +142,7 @@ package struct WatchEngine: Sendable {
             do throws(DocumentError) {
                 request = try DocumentCoder.decode(WorkoutLaunchRequest.self, from: payload)
             } catch {
-                return [.log("launch request ignored: \(error)")]
+                return [.log(.launchRequestIgnored(error))]
             }
             return startSession(runID: request.runID, origin: .phoneLaunch, now: now)
         case .sessionStartRequested(let runID, let now):
@@ -159,11 +159,11 @@ package struct WatchEngine: Sendable {
         case .sessionCleared:
             return sessionActions(coordinator.handle(.cleared))
         case .linkActivated:
-            return [.log("link activated: forwarding undelivered edits")] + forwardUndelivered()
+            return [.log(.forwardingUndelivered)] + forwardUndelivered()
         case .transferRefused(let message, let reason):
             guard case .workoutUpdate(let run, _) = message else { return [] }
             if queuedTransfers[run.id] == run.version { queuedTransfers[run.id] = nil }
-            return [.log("transfer of run \(run.id) refused (\(reason)); forwarded again once the link activates")]
+            return [.log(.transferRefused(run: run.id, reason: reason))]
         case .transferCancelled(let message):
             return transferCancelled(message)
         }

@@ -42,7 +42,7 @@ package struct WorkoutSessionCoordinator: Equatable, Sendable {
         case saveMetrics(runID: DocumentID, SessionMetrics)
         /// Write the record durably; it is fed back to `init` at start-up.
         case persistSession(SessionRecord)
-        case log(String)
+        case log(WatchDiagnostic)
     }
 
     /// Why the cache changed.
@@ -76,13 +76,13 @@ package struct WorkoutSessionCoordinator: Equatable, Sendable {
             return reconcile(with: cache, source: source, now: now)
         case .endedBySystem(let failure, let now):
             guard case .running(let session) = state else {
-                return [.log("session: system end (\(failure)) ignored: no session is running")]
+                return [.log(.systemEndIgnored(failure: failure))]
             }
             return end(session, outcome: .systemFailure(reason: failure), at: now, before: [])
         case .cleared:
             guard case .ended = state else { return [] }
             state = .idle
-            return [.persistSession(SessionRecord(state)), .log("session: cleared")]
+            return [.persistSession(SessionRecord(state)), .log(.sessionCleared)]
         }
     }
 
@@ -95,16 +95,15 @@ package struct WorkoutSessionCoordinator: Equatable, Sendable {
         runID: DocumentID, origin: SessionOrigin, cache: WatchCache, now: Timestamp
     ) -> [Action] {
         if case .running(let session) = state, session.runID == runID {
-            return [.log("session: start for run \(runID) ignored: already running for run \(runID)")]
+            return [.log(.sessionStartIgnored(run: runID, refusal: "already running for run \(runID)"))]
         }
         if let refusal = startRefusal(runID: runID, origin: origin, cache: cache) {
-            return [.log("session: start for run \(runID) ignored: \(refusal)")]
+            return [.log(.sessionStartIgnored(run: runID, refusal: refusal))]
         }
         let run = cache.workouts[runID]
         let session = RunningSession(runID: runID, startedAt: now, origin: origin, runSeen: run != nil)
         state = .running(session)
-        let note = run == nil ? " (run not in the cache yet)" : ""
-        return [.persistSession(SessionRecord(state)), .log("session: running for run \(runID)\(note)")]
+        return [.persistSession(SessionRecord(state)), .log(.sessionRunning(run: runID, runInCache: run != nil))]
     }
 
     /// Why a start for the run would be refused now, or nil when it would start (or already runs) one;
@@ -146,15 +145,6 @@ package struct WorkoutSessionCoordinator: Equatable, Sendable {
         _ session: RunningSession, outcome: SessionOutcome, at now: Timestamp, before: [Action]
     ) -> [Action] {
         state = .ended(EndedSession(runID: session.runID, startedAt: session.startedAt, endedAt: now, outcome: outcome))
-        let why: String
-        switch outcome {
-        case .finishedAndSaved(let metrics):
-            why =
-                "finished and saved (\(metrics.setsCompleted) sets, volume \(metrics.totalVolume), "
-                + "active \(metrics.activeSeconds) s)"
-        case .discarded: why = "discarded: the run is no longer on the phone"
-        case .systemFailure(let reason): why = "ended by the system: \(reason)"
-        }
-        return before + [.persistSession(SessionRecord(state)), .log("session: run \(session.runID) \(why)")]
+        return before + [.persistSession(SessionRecord(state)), .log(.sessionEnded(run: session.runID, outcome))]
     }
 }

@@ -15,7 +15,7 @@ struct LiveMirrorDrivingTests {
         #expect(
             actions == [
                 .send(.progress(frame), attempt: 1),
-                .log("live: driving run \(runID): Squat: ready, set 2 of 3 (v1)"),
+                .log(.driving(run: runID, frame)),
                 .scheduleWakeUp(at: at(5)),
             ])
         #expect(mirror.screen(for: runID, now: at(2))?.remainingSeconds == 3)
@@ -42,32 +42,39 @@ struct LiveMirrorDrivingTests {
         var mirror = reachableMirror()
         _ = mirror.handle(.flowOpened(run: run, logID: nil, settings: settings, now: t0))
         _ = mirror.handle(.sendSucceeded(runID: runID, version: 1))
-        #expect(mirror.handle(.tick(now: at(5))) == [.log("live: run \(runID) now work, set 1 of 3 (driving)")])
+        #expect(
+            mirror.handle(.tick(now: at(5)))
+                == [
+                    .log(
+                        .crossed(
+                            run: runID, LivePosition(phase: .work, setIndex: 0, anchor: at(5)), setCount: 3,
+                            role: .driving, crossed: 1))
+                ])
         #expect(
             mirror.handle(.setCompleted(runID: runID, now: at(20)))
                 == [
                     .send(.progress(squat(.rest, set: 0, anchor: at(20), version: 2)), attempt: 1),
-                    .log("live: run \(runID): Squat: rest, set 1 of 3 (v2)"),
+                    .log(.moved(run: runID, squat(.rest, set: 0, anchor: at(20), version: 2))),
                     .scheduleWakeUp(at: at(110)),
                 ])
         #expect(
             mirror.handle(.restSkipped(runID: runID, now: at(30)))
                 == [
                     .send(.progress(squat(.ready, set: 1, anchor: at(30), version: 3)), attempt: 1),
-                    .log("live: run \(runID): Squat: ready, set 2 of 3 (v3)"),
+                    .log(.moved(run: runID, squat(.ready, set: 1, anchor: at(30), version: 3))),
                     .scheduleWakeUp(at: at(35)),
                 ])
         #expect(
             mirror.handle(.countdownSkipped(runID: runID, now: at(31)))
                 == [
                     .send(.progress(squat(.work, set: 1, anchor: at(31), version: 4)), attempt: 1),
-                    .log("live: run \(runID): Squat: work, set 2 of 3 (v4)"),
+                    .log(.moved(run: runID, squat(.work, set: 1, anchor: at(31), version: 4))),
                 ])
         #expect(
             mirror.handle(.flowClosed(runID: runID, now: at(40)))
                 == [
                     .send(.ended(LiveEnded(runID: runID, version: 5, anchor: at(40))), attempt: 1),
-                    .log("live: closed run \(runID) (v5)"),
+                    .log(.closed(run: runID, version: 5)),
                 ])
         #expect(mirror.screen(now: at(41)).isEmpty)
     }
@@ -118,7 +125,7 @@ struct LiveMirrorDrivingTests {
         var mirror = LiveMirror()
         #expect(
             mirror.handle(.flowOpened(run: run, logID: nil, settings: settings, now: t0))
-                == [.log("live: driving run \(runID): Squat: ready, set 1 of 3 (v1)"), .scheduleWakeUp(at: at(5))])
+                == [.log(.driving(run: runID, squat(.ready, anchor: t0, version: 1))), .scheduleWakeUp(at: at(5))])
         _ = mirror.handle(.countdownSkipped(runID: runID, now: at(2)))
         #expect(mirror.staging[runID]?.message == .progress(squat(.work, anchor: at(2), version: 2)))
         _ = mirror.handle(.flowClosed(runID: runID, now: at(3)))
@@ -184,7 +191,7 @@ struct LiveMirrorDrivingTests {
             #expect(
                 mirror.handle(.sendFailed(runID: runID, version: 2, stillReachable: true, now: now))
                     == [
-                        .log("live: send of v2 for run \(runID) failed; retry \(retry + 1) of 5 at \(due)"),
+                        .log(.sendFailedRetrying(run: runID, version: 2, retry: retry + 1, at: due)),
                         .scheduleWakeUp(at: due),
                     ])
             // An early wake-up sends nothing and asks again for the same instant.
@@ -195,7 +202,7 @@ struct LiveMirrorDrivingTests {
         }
         #expect(
             mirror.handle(.sendFailed(runID: runID, version: 2, stillReachable: true, now: now))
-                == [.log("live: gave up on v2 for run \(runID) after 5 retries; durable repair is the safety net")])
+                == [.log(.sendGivenUp(run: runID, version: 2))])
         #expect(mirror.handle(.tick(now: now.advanced(by: .seconds(60)))) == [])
         // Still staged: a reachability edge re-sends it (an edge is not a retry).
         #expect(mirror.handle(.reachabilityChanged(false, now: now)) == [])
@@ -208,7 +215,7 @@ struct LiveMirrorDrivingTests {
         _ = mirror.handle(.flowOpened(run: run, logID: nil, settings: settings, now: t0))
         #expect(
             mirror.handle(.sendFailed(runID: runID, version: 1, stillReachable: false, now: t0))
-                == [.log("live: send of v1 for run \(runID) failed; staged until the peer is reachable")])
+                == [.log(.sendFailedStaged(run: runID, version: 1))])
         _ = mirror.handle(.countdownSkipped(runID: runID, now: at(1)))
         _ = mirror.handle(.sendFailed(runID: runID, version: 2, stillReachable: true, now: at(1)))
         #expect(mirror.staging[runID]?.retryAt == atMs(1_250))
@@ -248,7 +255,7 @@ struct LiveMirrorDrivingTests {
         #expect(sends.allSatisfy { $0.0 == .phone })
         #expect(sends.map(\.1.version) == Array(1...8))
         // The run crossed plenty of boundaries meanwhile, on both sides.
-        let crossings = pair.trace.filter { if case .log(let line) = $0.1 { line.contains(" now ") } else { false } }
+        let crossings = pair.trace.filter { if case .log(.crossed) = $0.1 { true } else { false } }
         #expect(crossings.count >= 16)
     }
 }

@@ -15,7 +15,7 @@ struct LiveMirrorFollowingTests {
         #expect(
             mirror.handle(.messageReceived(.progress(frame), now: at(21)))
                 == [
-                    .log("live: following run \(runID): Squat: rest, set 1 of 3 (v3)"),
+                    .log(.following(run: runID, frame, coverDismissed: false)),
                     .scheduleWakeUp(at: atMs(110_500)),
                 ])
         let screen = mirror.screen(for: runID, now: atMs(62_000))
@@ -37,7 +37,7 @@ struct LiveMirrorFollowingTests {
         var mirror = reachableMirror()
         _ = mirror.handle(.messageReceived(.progress(squat(.work, version: 1)), now: t0))
         #expect(mirror.screen(now: at(1)).map(\.role) == [.following])
-        #expect(mirror.handle(.coverDismissed(runID: runID)) == [.log("live: cover for run \(runID) dismissed")])
+        #expect(mirror.handle(.coverDismissed(runID: runID)) == [.log(.coverDismissed(run: runID))])
         #expect(mirror.screen(now: at(1)).isEmpty)
         // Newer frames keep the hidden cover current without showing it.
         _ = mirror.handle(.messageReceived(.progress(squat(.rest, anchor: at(2), version: 2)), now: at(2)))
@@ -59,11 +59,11 @@ struct LiveMirrorFollowingTests {
         let end = LiveEnded(runID: runID, version: 3, anchor: at(9))
         #expect(
             mirror.handle(.messageReceived(.ended(end), now: at(9)))
-                == [.log("live: the peer closed run \(runID) (v3); cover dropped")])
+                == [.log(.peerClosed(run: runID, version: 3))])
         let late = squat(.rest, anchor: at(8), version: 2)
         #expect(
             mirror.handle(.messageReceived(.progress(late), now: at(10)))
-                == [.log("live: ignored stale \(late.order) for run \(runID): the peer ended it at \(end.order)")])
+                == [.log(.staleAfterEnd(run: runID, received: late.order, ended: end.order))])
         #expect(mirror.screen(now: at(10)).isEmpty)
     }
 
@@ -75,7 +75,7 @@ struct LiveMirrorFollowingTests {
         let older = squat(.work, anchor: at(5), version: 4)
         #expect(
             mirror.handle(.messageReceived(.progress(older), now: at(21)))
-                == [.log("live: ignored stale \(older.order) for run \(runID): following \(current.order)")])
+                == [.log(.staleWhileFollowing(run: runID, received: older.order, following: current.order))])
         #expect(mirror.handle(.messageReceived(.progress(current), now: at(21))).count == 1)
         #expect(mirror.screen(for: runID, now: at(22))?.phase == .rest)
     }
@@ -91,8 +91,8 @@ struct LiveMirrorFollowingTests {
         #expect(
             mirror.handle(.messageReceived(.progress(peer), now: at(50)))
                 == [
-                    .log("live: dropped staged \(staged.order) for run \(runID): the peer is ahead (\(peer.order))"),
-                    .log("live: run \(runID) open here adopted the peer's Squat: rest, set 2 of 3 (v5)"),
+                    .log(.stagedDropped(run: runID, staged: staged.order, peer: peer.order)),
+                    .log(.adoptedWhileOpen(run: runID, peer)),
                     .scheduleWakeUp(at: at(140)),
                 ])
         // The dropped frame is never sent; the edge sends the open flow's current frame, which is the
@@ -112,7 +112,7 @@ struct LiveMirrorFollowingTests {
         let collided = squat(.ready, anchor: at(1), version: 2)
         #expect(
             mirror.handle(.messageReceived(.progress(collided), now: at(11)))
-                == [.log("live: ignored \(collided.order) for run \(runID): staged \(staged.order) outranks it")])
+                == [.log(.outrankedByStaged(run: runID, received: collided.order, staged: staged.order))])
         #expect(mirror.flows[runID]?.basis.order == staged.order)
         #expect(mirror.covers[runID] == nil)
         #expect(mirror.staging[runID]?.message == staged)
@@ -178,8 +178,9 @@ struct LiveMirrorFollowingTests {
             mirror.handle(.documentAbsorbed(run.withSetsDone(2), now: at(60)))
                 == [
                     .log(
-                        "live: run \(runID) repaired forward to work, set 3 of 3 (following) from the absorbed document"
-                    )
+                        .repairedForward(
+                            run: runID, LivePosition(phase: .work, setIndex: 2, anchor: at(60)), setCount: 3,
+                            role: .following))
                 ])
         let screen = mirror.screen(for: runID, now: at(61))
         #expect(screen?.phase == .work)
@@ -233,7 +234,12 @@ struct LiveMirrorFollowingTests {
         #expect(onTimeCrossings == 3)
         #expect(
             asleep.handle(.tick(now: instant))
-                == [.log("live: run \(runID) now work, set 2 of 3 (following, caught up 2 boundaries)")])
+                == [
+                    .log(
+                        .crossed(
+                            run: runID, LivePosition(phase: .work, setIndex: 1, anchor: atMs(115_250)), setCount: 3,
+                            role: .following, crossed: 2))
+                ])
         #expect(asleep.screen(now: instant) == onTime.screen(now: instant))
         #expect(asleep.covers == onTime.covers)
         #expect(asleep.screen(for: runID, now: instant)?.phaseAnchor == atMs(115_250))
@@ -247,7 +253,7 @@ struct LiveMirrorFollowingTests {
         var mirror = reachableMirror()
         let bad = mirror.handle(.payloadReceived(Array("{}".utf8), now: t0))
         #expect(bad.count == 1)
-        if case .log(let line) = bad.first { #expect(line.hasPrefix("live: ignored an undecodable message: ")) }
+        #expect(bad.first.map { if case .log(.undecodableMessage) = $0 { true } else { false } } == true)
         let frame = squat(.work, anchor: t0, version: 4)
         _ = mirror.handle(.payloadReceived(LiveMessage.progress(frame).encoded(), now: t0))
         #expect(mirror.covers[runID]?.basis == frame)
@@ -260,7 +266,7 @@ struct LiveMirrorFollowingTests {
         _ = mirror.handle(.flowOpened(run: run, logID: nil, settings: settings, now: t0))
         #expect(
             mirror.handle(.runRemoved(runID: runID))
-                == [.log("live: run \(runID) removed: flow, cover and staged frame forgotten")])
+                == [.log(.removed(run: runID))])
         #expect(mirror.staging.entries.isEmpty)
         #expect(mirror.handle(.reachabilityChanged(true, now: at(1))) == [])
         #expect(mirror.handle(.runRemoved(runID: runID)) == [])

@@ -177,7 +177,7 @@ struct PushTests {
         _ = empty.handle(.linkActivated(now: t0))
         let actions = empty.handle(.gatherFinished(now: t0))
         #expect(pushes(actions).isEmpty)
-        #expect(actions.contains { if case .log(let text) = $0 { text.contains("pristine") } else { false } })
+        #expect(actions.contains { if case .log(.pushSkippedPristine) = $0 { true } else { false } })
     }
 
     @Test("every trigger pushes; a push equal in value to the last is skipped unless forced")
@@ -385,6 +385,12 @@ struct ExternalChangeTests {
 
 @Suite("SyncEngine: a burst of input is one push and one write per run")
 struct BatchTests {
+    /// Whether `action` logs a push of `runs` runs and one split, for `reason`.
+    static func isPush(_ action: SyncEngine.Action, reason: String, forced: Bool, runs: Int) -> Bool {
+        guard case .log(.pushed(reason, forced, splits: 1, runs, heldBack: nil, _)) = action else { return false }
+        return true
+    }
+
     private func engineWithRun() throws -> (SyncEngine, WorkoutDocument) {
         var engine = try readyEngine()
         let started = try engine.perform(.startRun(splitID: id(1), runID: id(100), endingOthers: false), now: at(1))
@@ -404,7 +410,7 @@ struct BatchTests {
             #expect(outcome == .merged)
             #expect(writtenRuns(actions).isEmpty && pushes(actions).isEmpty, "\(actions)")
             // Its merged line waits for the write too: a kill before the batch's end leaves neither.
-            #expect(!actions.contains { if case .log(let line) = $0 { line.contains(": merged (") } else { false } })
+            #expect(!actions.contains { if case .log(.ingestMerged) = $0 { true } else { false } })
             #expect(engine.run(run.id) == run, "the engine answers from the batch's copy")
         }
         let ended = engine.handle(.batchEnded(now: at(20)))
@@ -414,12 +420,12 @@ struct BatchTests {
         #expect(pushed.count == 1)
         #expect(pushed.first?.0.workouts == [run])
         #expect(pushed.first?.1 == false)
-        #expect(ended.contains(.log("push (watch update, batch of 5): 1 splits, 1 runs")))
+        #expect(ended.contains { Self.isPush($0, reason: "watch update, batch of 5", forced: false, runs: 1) })
         // The write comes before the merged lines (five, one per ingest) and the push.
         let writeAt = try #require(ended.firstIndex { if case .writeWorkout = $0 { true } else { false } })
         let pushAt = try #require(ended.firstIndex { if case .pushContext = $0 { true } else { false } })
         let mergedAt = ended.indices.filter {
-            if case .log(let line) = ended[$0] { line.contains(": merged (") } else { false }
+            if case .log(.ingestMerged) = ended[$0] { true } else { false }
         }
         #expect(mergedAt.count == 5)
         #expect(writeAt < pushAt && mergedAt.allSatisfy { $0 > writeAt })
@@ -458,6 +464,6 @@ struct BatchTests {
         #expect(pushes(engine.handle(.requestSyncReceived(now: at(4)))).isEmpty)
         let ended = engine.handle(.batchEnded(now: at(5)))
         #expect(pushes(ended).map(\.1) == [true])
-        #expect(ended.contains(.log("push (watch update, batch of 2), forced: 1 splits, 1 runs")))
+        #expect(ended.contains { Self.isPush($0, reason: "watch update, batch of 2", forced: true, runs: 1) })
     }
 }

@@ -34,9 +34,7 @@ struct WatchEngineSessionTests {
             runID: id(100), startedAt: at(1), endedAt: now, outcome: .finishedAndSaved(metrics: metrics))
         return [
             .persistSession(SessionRecord(.ended(ended))),
-            .log(
-                "session: run \(id(100)) finished and saved (\(metrics.setsCompleted) sets, "
-                    + "volume \(metrics.totalVolume), active \(metrics.activeSeconds) s)"),
+            .log(.sessionEnded(run: id(100), .finishedAndSaved(metrics: metrics))),
         ]
     }
 
@@ -47,15 +45,17 @@ struct WatchEngineSessionTests {
         _ = engine.handle(.contextReceived(bytes(context([try newRun(100)])), now: t0))
         #expect(
             engine.handle(.launchReceived(payload: launch, now: at(1)))
-                == [.persistSession(SessionRecord(runningState)), .log("session: running for run \(id(100))")])
+                == [
+                    .persistSession(SessionRecord(runningState)), .log(.sessionRunning(run: id(100), runInCache: true)),
+                ])
         #expect(
             engine.handle(.launchReceived(payload: launch, now: at(2)))
-                == [.log("session: start for run \(id(100)) ignored: already running for run \(id(100))")])
+                == [.log(.sessionStartIgnored(run: id(100), refusal: "already running for run \(id(100))"))])
         #expect(engine.session == runningState)
         let error = DocumentError.malformed(type: "WorkoutLaunchRequest", field: "runID", reason: "missing")
         #expect(
             engine.handle(.launchReceived(payload: Array(#"{"schemaVersion":1}"#.utf8), now: at(3)))
-                == [.log("launch request ignored: \(error)")])
+                == [.log(.launchRequestIgnored(error))])
     }
 
     @Test("S4: the phone completes the run while the watch app is in the background → finish and save, sent once")
@@ -72,7 +72,7 @@ struct WatchEngineSessionTests {
         #expect(
             actions
                 == [
-                    .log(report.summary), .persistWorkout(saved),
+                    .log(.contextApplied(report, restored: false)), .persistWorkout(saved),
                     .sendMessage(MessageToken(rawValue: 1), .workoutUpdate(saved)),
                 ] + finished(metrics, at: at(130)))
         #expect(saved.metrics?.setsCompleted == 3)
@@ -82,10 +82,10 @@ struct WatchEngineSessionTests {
         let echo = engine.handle(.contextReceived(bytes(context([saved])), now: at(131)))
         var echoReport = ContextApplyReport()
         echoReport.confirmedEdits = [id(100)]
-        #expect(echo == [.log(echoReport.summary)])
+        #expect(echo == [.log(.contextApplied(echoReport, restored: false))])
         #expect(
             engine.handle(.contextReceived(bytes(context([saved])), now: at(132))) == [
-                .log(ContextApplyReport().summary)
+                .log(.contextApplied(ContextApplyReport(), restored: false))
             ])
     }
 
@@ -104,7 +104,10 @@ struct WatchEngineSessionTests {
         report.upsertedWorkouts = [id(100)]
         #expect(
             actions
-                == [.log(report.summary), .persistWorkout(saved), .transferUserInfo(.workoutUpdate(saved))]
+                == [
+                    .log(.contextApplied(report, restored: false)), .persistWorkout(saved),
+                    .transferUserInfo(.workoutUpdate(saved)),
+                ]
                 + finished(metrics, at: at(95)))
     }
 
@@ -117,8 +120,9 @@ struct WatchEngineSessionTests {
         let ended = EndedSession(runID: id(100), startedAt: at(1), endedAt: at(20), outcome: .discarded)
         #expect(
             actions == [
-                .log(report.summary), .deleteWorkout(id(100)), .persistSession(SessionRecord(.ended(ended))),
-                .log("session: run \(id(100)) discarded: the run is no longer on the phone"),
+                .log(.contextApplied(report, restored: false)), .deleteWorkout(id(100)),
+                .persistSession(SessionRecord(.ended(ended))),
+                .log(.sessionEnded(run: id(100), .discarded)),
             ])
         #expect(engine.messagesInFlight.isEmpty)
     }
@@ -132,9 +136,9 @@ struct WatchEngineSessionTests {
             engine.handle(.sessionEndedBySystem(failure: "stopped", now: at(7)))
                 == [
                     .persistSession(SessionRecord(.ended(ended))),
-                    .log("session: run \(id(100)) ended by the system: stopped"),
+                    .log(.sessionEnded(run: id(100), .systemFailure(reason: "stopped"))),
                 ])
-        #expect(engine.handle(.sessionCleared) == [.persistSession(SessionRecord(.idle)), .log("session: cleared")])
+        #expect(engine.handle(.sessionCleared) == [.persistSession(SessionRecord(.idle)), .log(.sessionCleared)])
         #expect(engine.session == .idle)
     }
 
@@ -169,7 +173,7 @@ struct WatchEngineSessionTests {
             engine.handle(.launchReceived(payload: launch, now: at(1)))
                 == [
                     .persistSession(SessionRecord(unseen)),
-                    .log("session: running for run \(id(100)) (run not in the cache yet)"),
+                    .log(.sessionRunning(run: id(100), runInCache: false)),
                 ])
 
         let run = try newRun(100)
@@ -179,7 +183,7 @@ struct WatchEngineSessionTests {
         report.upsertedSplits = [id(1)]
         #expect(
             actions == [
-                .log(report.summary), .persistWorkout(run), .persistSplit(twoExerciseSplit()),
+                .log(.contextApplied(report, restored: false)), .persistWorkout(run), .persistSplit(twoExerciseSplit()),
                 .persistSession(SessionRecord(runningState)),
             ])
     }
@@ -202,7 +206,7 @@ struct WatchEngineSessionTests {
         #expect(
             actions
                 == [
-                    .log("persisted \(report.summary)"), .persistWorkout(saved),
+                    .log(.contextApplied(report, restored: true)), .persistWorkout(saved),
                     .transferUserInfo(.workoutUpdate(saved)),
                 ]
                 + finished(metrics, at: at(500)))
@@ -221,9 +225,9 @@ struct WatchEngineSessionTests {
         let ended = EndedSession(runID: id(100), startedAt: at(1), endedAt: at(500), outcome: .discarded)
         #expect(
             actions == [
-                .log("persisted \(report.summary)"), .deleteWorkout(id(100)),
+                .log(.contextApplied(report, restored: true)), .deleteWorkout(id(100)),
                 .persistSession(SessionRecord(.ended(ended))),
-                .log("session: run \(id(100)) discarded: the run is no longer on the phone"),
+                .log(.sessionEnded(run: id(100), .discarded)),
             ])
     }
 
@@ -236,7 +240,7 @@ struct WatchEngineSessionTests {
         report.upsertedSplits = [id(1)]
         #expect(
             engine.handle(.started(lastContext: bytes(context([])), now: at(5)))
-                == [.log("persisted \(report.summary)"), .persistSplit(twoExerciseSplit())])
+                == [.log(.contextApplied(report, restored: true)), .persistSplit(twoExerciseSplit())])
         #expect(engine.session == unseen)
     }
 }

@@ -30,7 +30,8 @@ struct WatchEngineTests {
         report.upsertedSplits = [id(2)]
         #expect(
             actions == [
-                .log(report.summary), .persistWorkout(changed), .deleteWorkout(id(101)), .persistSplit(split2),
+                .log(.contextApplied(report, restored: false)), .persistWorkout(changed), .deleteWorkout(id(101)),
+                .persistSplit(split2),
             ])
         #expect(engine.lastApplied == report)
     }
@@ -43,7 +44,7 @@ struct WatchEngineTests {
         future.schemaVersion = 9
         let actions = engine.handle(.contextReceived(bytes(future), now: at(1)))
         let error = DocumentError.unsupportedSchemaVersion(type: "ApplicationContext", found: 9, supported: 1)
-        #expect(actions == [.log("context skipped (no upsert, no prune): \(error)")])
+        #expect(actions == [.log(.contextSkipped(error))])
         #expect(engine.cache == before)
         #expect(engine.lastSkipped == error)
     }
@@ -86,14 +87,13 @@ struct WatchEngineTests {
         let actions = engine.handle(.messageSendFailed(MessageToken(rawValue: 1), reason: "peer unreachable"))
         #expect(
             actions == [
-                .log(
-                    "workout update #1 for run \(id(100)) failed (peer unreachable); falling back to transferUserInfo"),
+                .log(.updateFellBackToTransfer(MessageToken(rawValue: 1), run: id(100), reason: "peer unreachable")),
                 .transferUserInfo(.workoutUpdate(paused)),
             ])
         #expect(engine.messagesInFlight.keys.sorted() == [MessageToken(rawValue: 2)])
         #expect(
             engine.handle(.messageSendFailed(MessageToken(rawValue: 1), reason: "again"))
-                == [.log("message #1 failure ignored: no such message in flight")])
+                == [.log(.unknownMessageFailureIgnored(MessageToken(rawValue: 1)))])
     }
 
     @Test(
@@ -120,7 +120,7 @@ struct WatchEngineTests {
         let actions = engine.handle(.contextReceived(bytes(context([local])), now: at(6)))
         var report = ContextApplyReport()
         report.confirmedEdits = [id(100)]
-        #expect(actions == [.log(report.summary)])
+        #expect(actions == [.log(.contextApplied(report, restored: false))])
         #expect(engine.cache.undeliveredEdits.isEmpty)
     }
 }
@@ -136,19 +136,21 @@ struct WatchEngineColdLaunchTests {
         report.upsertedWorkouts = [id(100)]
         report.upsertedSplits = [id(1)]
         #expect(
-            started == [.log("persisted \(report.summary)"), .persistWorkout(run), .persistSplit(twoExerciseSplit())])
+            started == [
+                .log(.contextApplied(report, restored: true)), .persistWorkout(run), .persistSplit(twoExerciseSplit()),
+            ])
         #expect(engine.cache.activeRuns == [run])
 
         #expect(
             engine.handle(.reachabilityChanged(true))
                 == [
-                    .log("requesting a sync: no context received since start"),
+                    .log(.requestingSync),
                     .sendMessage(MessageToken(rawValue: 1), .requestSync),
                 ])
         // A failed requestSync is best effort: logged, not retried, no transfer.
         #expect(
             engine.handle(.messageSendFailed(MessageToken(rawValue: 1), reason: "timeout"))
-                == [.log("requestSync #1 failed (timeout); not retried")])
+                == [.log(.requestSyncFailed(MessageToken(rawValue: 1), reason: "timeout"))])
     }
 
     @Test("reachability regained asks again only while no context has been received since start")
@@ -161,7 +163,7 @@ struct WatchEngineColdLaunchTests {
         #expect(
             engine.handle(.reachabilityChanged(true))
                 == [
-                    .log("requesting a sync: no context received since start"),
+                    .log(.requestingSync),
                     .sendMessage(MessageToken(rawValue: 2), .requestSync),
                 ])
         _ = engine.handle(.contextReceived(bytes(context([])), now: at(1)))
@@ -176,7 +178,7 @@ struct WatchEngineColdLaunchTests {
         let actions = engine.handle(.started(lastContext: Array("{}".utf8), now: t0))
         let error = DocumentError.malformed(type: "ApplicationContext", field: "schemaVersion", reason: "missing")
         // Unconfirmed restored runs are re-forwarded: the phone's updatedAt gate ignores an echo.
-        #expect(actions == [.log("persisted context skipped: \(error)"), .transferUserInfo(.workoutUpdate(run))])
+        #expect(actions == [.log(.persistedContextSkipped(error)), .transferUserInfo(.workoutUpdate(run))])
         #expect(engine.cache.workouts == [id(100): run])
     }
 
@@ -191,7 +193,8 @@ struct WatchEngineColdLaunchTests {
 
         var report = ContextApplyReport()
         report.keptLocal = [id(100)]
-        #expect(actions == [.log("persisted \(report.summary)"), .transferUserInfo(.workoutUpdate(localFile))])
+        #expect(
+            actions == [.log(.contextApplied(report, restored: true)), .transferUserInfo(.workoutUpdate(localFile))])
         #expect(engine.cache.workouts[id(100)] == localFile)
     }
 

@@ -21,7 +21,10 @@ struct WorkoutSessionCoordinatorTests {
         let actions = coordinator.handle(
             .startRequested(runID: id(100), origin: .phoneLaunch, cache: cache([try newRun()]), now: at(1)))
         #expect(coordinator.state == running())
-        #expect(actions == [.persistSession(SessionRecord(running())), .log("session: running for run \(id(100))")])
+        #expect(
+            actions == [
+                .persistSession(SessionRecord(running())), .log(.sessionRunning(run: id(100), runInCache: true)),
+            ])
     }
 
     @Test("a second start while running is ignored and logged")
@@ -30,7 +33,7 @@ struct WorkoutSessionCoordinatorTests {
         let cache = cache([try newRun(), try newRun(101)])
         _ = coordinator.handle(.startRequested(runID: id(100), origin: .phoneLaunch, cache: cache, now: at(1)))
         let again = coordinator.handle(.startRequested(runID: id(101), origin: .watch, cache: cache, now: at(2)))
-        #expect(again == [.log("session: start for run \(id(101)) ignored: already running for run \(id(100))")])
+        #expect(again == [.log(.sessionStartIgnored(run: id(101), refusal: "already running for run \(id(100))"))])
         #expect(coordinator.state == running())
     }
 
@@ -40,10 +43,10 @@ struct WorkoutSessionCoordinatorTests {
         let cache = cache([try newRun().completedOnPhone(at: at(5))])
         #expect(
             coordinator.handle(.startRequested(runID: id(100), origin: .phoneLaunch, cache: cache, now: at(6)))
-                == [.log("session: start for run \(id(100)) ignored: the run is completed")])
+                == [.log(.sessionStartIgnored(run: id(100), refusal: "the run is completed"))])
         #expect(
             coordinator.handle(.startRequested(runID: id(7), origin: .watch, cache: cache, now: at(6)))
-                == [.log("session: start for run \(id(7)) ignored: no such run on this watch")])
+                == [.log(.sessionStartIgnored(run: id(7), refusal: "no such run on this watch"))])
         #expect(coordinator.state == .idle)
     }
 
@@ -55,7 +58,7 @@ struct WorkoutSessionCoordinatorTests {
         #expect(
             start == [
                 .persistSession(SessionRecord(running(seen: false))),
-                .log("session: running for run \(id(100)) (run not in the cache yet)"),
+                .log(.sessionRunning(run: id(100), runInCache: false)),
             ])
         // The re-applied persisted context and local edits of other runs cannot show the run is gone.
         #expect(coordinator.handle(.cacheChanged(cache([]), source: .restoredContext, now: at(2))) == [])
@@ -76,7 +79,7 @@ struct WorkoutSessionCoordinatorTests {
         #expect(
             actions == [
                 .persistSession(SessionRecord(.ended(ended))),
-                .log("session: run \(id(100)) discarded: the run is no longer on the phone"),
+                .log(.sessionEnded(run: id(100), .discarded)),
             ])
     }
 
@@ -133,12 +136,12 @@ struct WorkoutSessionCoordinatorTests {
         #expect(
             actions == [
                 .persistSession(SessionRecord(.ended(ended))),
-                .log("session: run \(id(100)) ended by the system: heart-rate sensor lost"),
+                .log(.sessionEnded(run: id(100), .systemFailure(reason: "heart-rate sensor lost"))),
             ])
         #expect(
             coordinator.handle(.endedBySystem(failure: "again", now: at(6)))
-                == [.log("session: system end (again) ignored: no session is running")])
-        #expect(coordinator.handle(.cleared) == [.persistSession(SessionRecord(.idle)), .log("session: cleared")])
+                == [.log(.systemEndIgnored(failure: "again"))])
+        #expect(coordinator.handle(.cleared) == [.persistSession(SessionRecord(.idle)), .log(.sessionCleared)])
         #expect(coordinator.state == .idle)
         #expect(coordinator.handle(.cleared) == [])
     }

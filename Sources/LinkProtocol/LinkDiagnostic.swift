@@ -1,0 +1,36 @@
+/// What the link engine reports for the log. Typed, so tests assert what happened rather than its
+/// wording; `description` is the line the shell logs.
+package enum LinkDiagnostic: Equatable, Sendable, CustomStringConvertible {
+    /// The watch's dial failed (logged once per outage).
+    case dialFailed(reason: String)
+    case linkEstablished(ConnectionID, peerRole: LinkRole, peer: InstanceID)
+    case linkLost(reason: String)
+    case handshakeFailed(ConnectionID, code: LinkErrorCode, message: String)
+    /// A connection sent bytes that are not a frame; it is refused and closed.
+    case connectionRefused(ConnectionID, error: FrameError)
+    /// The answer to a message that had already timed out or failed.
+    case lateAnswerDropped(messageID: UInt64)
+    case unknownTransferCancelIgnored(sequence: UInt64)
+    case unknownFileCancelIgnored(sequence: UInt64)
+    /// A transfer was cancelled after it went on the wire (the receiver may keep it).
+    case transferCancelledAfterSending(sequence: UInt64)
+    /// `reason` is the watch state that refuses sends, nil when the watch is not linked.
+    case launchDropped(reason: LinkError?)
+
+    package var description: String {
+        switch self {
+        case .dialFailed(let reason): "dial failed: \(reason); retrying with backoff"
+        case .linkEstablished(let connection, let role, let peer):
+            "link established on \(connection) with \(role) \(peer)"
+        case .linkLost(let reason): "link lost: \(reason)"
+        case .handshakeFailed(let connection, let code, let message):
+            "handshake on \(connection) failed (\(code)): \(message)"
+        case .connectionRefused(let connection, let error): "closing \(connection): \(error)"
+        case .lateAnswerDropped(let id): "dropped late answer to message \(id)"
+        case .unknownTransferCancelIgnored(let sequence): "cancel of unknown transfer \(sequence) ignored"
+        case .unknownFileCancelIgnored(let sequence): "cancel of unknown file transfer \(sequence) ignored"
+        case .transferCancelledAfterSending(let sequence): "transfer \(sequence) cancelled after it was sent"
+        case .launchDropped(let reason): "launch dropped: \(reason?.description ?? "the watch is not linked")"
+        }
+    }
+}

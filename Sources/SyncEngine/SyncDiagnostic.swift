@@ -1,0 +1,72 @@
+import WorkoutModel
+
+/// What the SyncEngine reports for the log. Typed, so tests assert what happened rather than its
+/// wording; `description` is the line the shell logs.
+package enum SyncDiagnostic: Equatable, Sendable, CustomStringConvertible {
+    case gatherFinished(splits: Int, runs: Int, tombstones: Int)
+    case epochStarted(Timestamp)
+    case orphanedLiveFileRemoved(run: DocumentID)
+    case orphanedSplitFileRemoved(split: DocumentID)
+    /// `runs` were sent, `heldBack` (when the push hit the size bound, `maximumBytes`) were not.
+    case pushed(reason: String, forced: Bool, splits: Int, runs: Int, heldBack: Int?, maximumBytes: Int)
+    case pushSkippedPristine(reason: String)
+    case pushNotSent(reason: String, retryIn: Duration)
+    case ingestVetoedEpoch(run: DocumentID, madeAgainst: Timestamp, current: Timestamp?)
+    case ingestVetoedTombstone(run: DocumentID)
+    case ingestVetoedPendingDelete(run: DocumentID)
+    case ingestRefused(run: DocumentID, MergeError)
+    case ingestDuplicate(run: DocumentID, version: Stamp)
+    case ingestWatchBehind(run: DocumentID)
+    case ingestMerged(run: DocumentID, status: WorkoutStatus, version: Stamp)
+    case historyCleared(tombstoned: Int)
+    case externalRun(DocumentID)
+    case externalSplit(DocumentID)
+    case externalDelete(DocumentID)
+    /// A file of a run whose removal was held turned up again: the removal was a move.
+    case runFileBack(DocumentID)
+    case externalCopyOfDeletedRunIgnored(DocumentID)
+    case oldFolderFileRemoved(run: DocumentID, year: Int, month: Int)
+    case liveFileVanished(run: DocumentID, grace: Duration)
+    case vanishedRunDropped(DocumentID)
+    case splitFileVanished(DocumentID)
+    case unloadableRunDropped(DocumentID)
+
+    package var description: String {
+        switch self {
+        case .gatherFinished(let splits, let runs, let tombstones):
+            "initial gather finished: \(splits) splits, \(runs) runs, \(tombstones) tombstones"
+        case .epochStarted(let epoch): "phone epoch \(epoch) started"
+        case .orphanedLiveFileRemoved(let run): "removed live file of tombstoned run \(run)"
+        case .orphanedSplitFileRemoved(let split): "removed split file of tombstoned split \(split)"
+        case .pushed(let reason, let forced, let splits, let runs, let heldBack, let maximumBytes):
+            "push (\(reason))\(forced ? ", forced" : ""): \(splits) splits, \(runs) runs"
+                + (heldBack.map { "; \($0) runs held back to fit \(maximumBytes) bytes" } ?? "")
+        case .pushSkippedPristine(let reason): "push skipped (\(reason)): pristine state is never pushed"
+        case .pushNotSent(let reason, let retryIn): "push not sent (\(reason)); retrying in \(retryIn)"
+        case .ingestVetoedEpoch(let run, let madeAgainst, let current):
+            "ingest \(run): vetoed, made against phone epoch \(madeAgainst), this phone's is "
+                + "\(current.map(\.description) ?? "(none)"); re-pushing"
+        case .ingestVetoedTombstone(let run): "ingest \(run): vetoed, the run is deleted (tombstone); re-pushing"
+        case .ingestVetoedPendingDelete(let run): "ingest \(run): vetoed, the run's delete is in flight; re-pushing"
+        case .ingestRefused(let run, let error): "ingest \(run): refused, \(error); re-pushing"
+        case .ingestDuplicate(let run, let version): "ingest \(run): unchanged (duplicate or echo, version \(version))"
+        case .ingestWatchBehind(let run): "ingest \(run): unchanged (the watch's copy is behind); re-pushing"
+        case .ingestMerged(let run, let status, let version):
+            "ingest \(run): merged (\(status.rawValue), version \(version))"
+        case .historyCleared(let count): "clear history: tombstoned \(count) completed runs"
+        case .externalRun(let run): "external change: run \(run)"
+        case .externalSplit(let split): "external change: split \(split)"
+        case .externalDelete(let id): "external delete: stub for \(id)"
+        case .runFileBack(let run): "run \(run) has a file again: its earlier removal was a move"
+        case .externalCopyOfDeletedRunIgnored(let run): "external copy of deleted run \(run) ignored; live file removed"
+        case .oldFolderFileRemoved(let run, let year, let month):
+            "old file of run \(run) in \(year)/\(month) removed; the run lives in its new folder"
+        case .liveFileVanished(let run, let grace):
+            "live file of run \(run) vanished without a stub: dropped in \(grace) unless a file of it appears"
+        case .vanishedRunDropped(let run):
+            "live file of run \(run) vanished without a stub: dropped from the cache, not deleted"
+        case .splitFileVanished(let split): "split file \(split) vanished: dropped from the cache"
+        case .unloadableRunDropped(let run): "run \(run) could not be loaded: dropped from the cache, not deleted"
+        }
+    }
+}
