@@ -59,34 +59,33 @@ package final class FileTransferStore: Sendable {
         let copy = try FileDescriptor(opening: dataPath, flags: O_WRONLY | O_CREAT | O_TRUNC)
         var hash = SHA256()
         var size = 0
-        switch source {
-        case .bytes(let bytes):
-            try copy.write(bytes, at: 0)
-            hash.update(bytes)
-            size = bytes.count
-        case .file(let sourcePath):
-            let input: FileDescriptor
-            do {
-                input = try FileDescriptor(opening: sourcePath, flags: O_RDONLY)
-            } catch {
-                try? FileManager.default.removeItem(atPath: dataPath)
-                throw LinkError.fileAccessDenied(reason: "\(error)")
-            }
-            while true {
-                let chunk: [UInt8]
-                do {
-                    chunk = try input.read(count: 1 << 20, at: size)
-                } catch {
-                    try? FileManager.default.removeItem(atPath: dataPath)
-                    throw LinkError.fileAccessDenied(reason: "\(error)")
+        do {
+            switch source {
+            case .bytes(let bytes):
+                try copy.write(bytes, at: 0)
+                hash.update(bytes)
+                size = bytes.count
+            case .file(let sourcePath):
+                // The file as it was when sent: a source that grows meanwhile is cut at that size.
+                let (input, length) = try Self.openSource(sourcePath)
+                while size < length {
+                    let chunk: [UInt8]
+                    do {
+                        chunk = try input.read(count: min(1 << 20, length - size), at: size)
+                    } catch {
+                        throw LinkError.fileAccessDenied(reason: "\(error)")
+                    }
+                    if chunk.isEmpty { break }
+                    try copy.write(chunk, at: size)
+                    hash.update(chunk)
+                    size += chunk.count
                 }
-                if chunk.isEmpty { break }
-                try copy.write(chunk, at: size)
-                hash.update(chunk)
-                size += chunk.count
             }
+            try copy.dataSync()
+        } catch {
+            try? FileManager.default.removeItem(atPath: dataPath)
+            throw error
         }
-        try copy.dataSync()
         let file = OutboundFile(sequence: sequence, size: UInt64(size), digest: hash.finish(), metadata: metadata)
         var record: [UInt8] = []
         BigEndian.append(file.size, to: &record)
@@ -95,6 +94,21 @@ package final class FileTransferStore: Sendable {
         try AtomicFile.write(record, to: path(sequence, "record"))
         try writeLastSequence(sequence)
         return file
+    }
+
+    /// Opens a file to send: only a regular file, and without blocking (a FIFO would wait for a
+    /// writer forever, holding the outbox thread; a device such as `/dev/zero` never ends).
+    private static func openSource(_ path: String) throws -> (FileDescriptor, size: Int) {
+        let input: FileDescriptor
+        let status: (isRegularFile: Bool, size: Int)
+        do {
+            input = try FileDescriptor(opening: path, flags: O_RDONLY | O_NONBLOCK)
+            status = try input.status()
+        } catch {
+            throw LinkError.fileAccessDenied(reason: "\(error)")
+        }
+        guard status.isRegularFile else { throw LinkError.fileAccessDenied(reason: "\(path) is not a regular file") }
+        return (input, status.size)
     }
 
     /// The files not yet done, oldest first.

@@ -84,6 +84,13 @@ package final class FileDescriptor: Sendable {
         guard fsync(rawValue) == 0 else { throw SystemCallError.last("fsync", path: path) }
     }
 
+    /// Whether the descriptor is a regular file, and its size in bytes (`fstat`).
+    package func status() throws -> (isRegularFile: Bool, size: Int) {
+        var info = stat()
+        guard fstat(rawValue, &info) == 0 else { throw SystemCallError.last("fstat", path: path) }
+        return (info.st_mode & S_IFMT == S_IFREG, Int(info.st_size))
+    }
+
     /// Cuts the file to `length` bytes.
     package func truncate(to length: Int) throws {
         guard ftruncate(rawValue, off_t(length)) == 0 else { throw SystemCallError.last("ftruncate", path: path) }

@@ -44,6 +44,27 @@ struct FileTransferStoreTests {
         #expect(try store.pending().isEmpty)
     }
 
+    @Test(
+        "only a regular file is sent: a device, a FIFO or a directory is fileAccessDenied at once and leaves nothing",
+        arguments: ["/dev/null", "/dev/zero", "fifo", "directory"])
+    func notRegular(source: String) throws {
+        let directory = try TemporaryDirectory("fstore")
+        let store = try Self.open(directory)
+        var path = source
+        if source == "fifo" {
+            path = directory.appending("fifo")
+            #expect(mkfifo(path, 0o600) == 0)  // opened without O_NONBLOCK, this waits for a writer forever
+        } else if source == "directory" {
+            path = directory.path
+        }
+        #expect(throws: LinkError.self) { try store.enqueue(.file(path: path), metadata: "{}") }
+        #expect(try store.pending().isEmpty)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.appending("link/files/out")).filter {
+                $0.hasSuffix(".data")
+            }.isEmpty)
+    }
+
     @Test("a partial grows chunk by chunk, is cut back on prepare, hashes whole, moves to the inbox and is discarded")
     func arriving() throws {
         let directory = try TemporaryDirectory("fstore")
