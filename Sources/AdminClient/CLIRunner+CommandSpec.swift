@@ -21,7 +21,11 @@ extension CLIRunner {
                 return .usageError(message: message, usage: usage)
             case .command(let parsed):
                 let command: Command
-                do throws(UsageError) { command = try Command(parsed) } catch { return .invalidValue(error.message) }
+                do throws(UsageError) {
+                    command = try Command(parsed)
+                } catch {
+                    return .usageError(message: error.message, usage: spec.usageLine(path: parsed.path) ?? "")
+                }
                 var invocation = CLIInvocation(
                     command: command, socket: parsed.optionalString(Self.socketOption),
                     config: parsed.optionalString(Self.configOption), json: parsed.flag(Self.jsonFlag),

@@ -10,11 +10,9 @@ import Trace
 package enum CLIParseOutcome: Sendable, Equatable {
     /// Help was asked for (or a group was invoked alone): printed to stdout, exit 0.
     case help(String)
-    /// The command line is wrong: `Error:`/`Usage:` on stderr, exit 64.
+    /// The command line is wrong, or a value in it does not convert (not a UUID, say): `Error:`/`Usage:`
+    /// on stderr, exit 64, without asking the daemon.
     case usageError(message: String, usage: String)
-    /// The grammar matched but a value does not convert (not a UUID, say): `Error:` on stderr, exit 1
-    /// as a daemon refusal would, without asking the daemon.
-    case invalidValue(String)
     /// A runnable command.
     case command(CLIInvocation)
 }
@@ -148,8 +146,6 @@ package struct CLIRunner: Sendable {
             return Outcome(exitCode: Self.exitSuccess, standardOutput: text)
         case .usageError(let message, let usage):
             return usageFailure(message, usage: usage)
-        case .invalidValue(let message):
-            return Outcome(exitCode: Self.exitRefused, standardError: "Error: \(message)\n")
         case .command(let command):
             invocation = command
         }

@@ -10,6 +10,11 @@ package protocol AdminCommand: Codable, Sendable, Equatable {
     /// NAME:SETSxREPS@WEIGHT…): the CLI reports it without asking the daemon.
     init(_ parsed: ParsedCommand) throws(UsageError)
 
+    /// Checks what the type alone cannot (`--limit` at least 1, a payload's size, a bound that
+    /// parses): the CLI's parse ends with it, and `AdminWire.decode` runs it on every request, so a
+    /// request written by hand is held to what the CLI would have sent.
+    func validate() throws(UsageError)
+
     /// The `trace` verb both CLIs have (the enum case), which `trace --follow` sends again each round.
     static func trace(_ query: TraceQuery) -> Self
 }
@@ -35,11 +40,18 @@ package enum AdminWire {
     package static func decode<Command: AdminCommand>(
         _ bytes: [UInt8], as type: Command.Type = Command.self
     ) -> Result<Command, AdminRequestError> {
+        let command: Command
         do {
-            return .success(try JSONDecoder().decode(Command.self, from: Data(bytes)))
+            command = try JSONDecoder().decode(Command.self, from: Data(bytes))
         } catch {
             return .failure(AdminRequestError(description: "malformed admin request: \(describe(error))"))
         }
+        do throws(UsageError) {
+            try command.validate()
+        } catch {
+            return .failure(AdminRequestError(description: "invalid admin request: \(error.message)"))
+        }
+        return .success(command)
     }
 
     /// A decoding error's explanation without Swift type names where possible.

@@ -51,18 +51,23 @@ package enum DataCommand: Codable, Sendable, Equatable {
             } else {
                 bytes = Array(payload.utf8)
             }
-            guard bytes.count <= Self.maximumArgumentBytes else {
-                throw UsageError("payload of \(bytes.count) bytes is over \(Self.maximumArgumentBytes)")
-            }
-            let count = try command.optionalInteger("count") ?? 1
-            guard (1...Self.maximumCount).contains(count) else {
-                throw UsageError("--count must be from 1 to \(Self.maximumCount), got \(count)")
-            }
-            self = .send(bytes: bytes, wantsReply: command.flag("reply"), count: count)
+            self = .send(
+                bytes: bytes, wantsReply: command.flag("reply"), count: try command.optionalInteger("count") ?? 1)
         case ["data", "received"]:
             self = .received
         default:
             throw UsageError.unknownCommand(command.path)
+        }
+        try validate()
+    }
+
+    package func validate() throws(UsageError) {
+        guard case .send(let bytes, _, let count) = self else { return }
+        guard bytes.count <= Self.maximumArgumentBytes else {
+            throw UsageError("payload of \(bytes.count) bytes is over \(Self.maximumArgumentBytes)")
+        }
+        guard (1...Self.maximumCount).contains(count) else {
+            throw UsageError("--count must be from 1 to \(Self.maximumCount), got \(count)")
         }
     }
 

@@ -37,11 +37,7 @@ package enum FileCommand: Codable, Sendable, Equatable {
     init(_ command: ParsedCommand) throws(UsageError) {
         switch command.path {
         case ["file", "send"]:
-            let path = try command.string("path")
-            guard path.hasPrefix("/") else {
-                throw UsageError("give the file as an absolute path (the daemon opens it): \(path)")
-            }
-            self = .send(path: path, metadata: command.optionalString("metadata") ?? "{}")
+            self = .send(path: try command.string("path"), metadata: command.optionalString("metadata") ?? "{}")
         case ["file", "list"]: self = .list
         case ["file", "cancel"]:
             let text = try command.string("sequence")
@@ -49,6 +45,13 @@ package enum FileCommand: Codable, Sendable, Equatable {
             self = .cancel(sequence: sequence)
         case ["file", "received"]: self = .received
         default: throw UsageError.unknownCommand(command.path)
+        }
+        try validate()
+    }
+
+    package func validate() throws(UsageError) {
+        if case .send(let path, _) = self, !path.hasPrefix("/") {
+            throw UsageError("give the file as an absolute path (the daemon opens it): \(path)")
         }
     }
 }

@@ -184,15 +184,9 @@ package enum PhoneCommand: AdminCommand {
         case ["metrics"]: self = .metrics
         case ["splits"]: self = .splits
         case ["workouts"]:
-            let limit = try command.optionalInteger("limit")
-            if let limit, limit < 1 { throw UsageError("--limit must be at least 1, got \(limit)") }
-            let since = command.optionalString("since")
-            if let since, TraceTime.parseBound(since, now: 0) == nil {
-                throw UsageError(
-                    "--since must be an age (90s, 5m, 2h, 1d) or a UTC time (2026-12-01T01:02:03Z), got \(since)")
-            }
             self = .workouts(
-                all: command.flag("all"), limit: limit, after: try command.optionalDocumentID("after"), since: since,
+                all: command.flag("all"), limit: try command.optionalInteger("limit"),
+                after: try command.optionalDocumentID("after"), since: command.optionalString("since"),
                 json: command.flag("json"), streamed: true)
         case ["show"]: self = .show(id: try command.documentID("id"))
         case ["split", "create"]:
@@ -230,14 +224,26 @@ package enum PhoneCommand: AdminCommand {
         case let path where path.first == "live": self = .live(try LiveCommand(command))
         case let path where path.first == "data": self = .data(try DataCommand(command))
         case let path where path.first == "file": self = .file(try FileCommand(command))
-        case ["complication", "push"]:
-            let text = try command.string("text")
+        case ["complication", "push"]: self = .pushComplication(text: try command.string("text"))
+        case ["complication", "show"]: self = .showComplication
+        default: throw UsageError.unknownCommand(command.path)
+        }
+        try validate()
+    }
+
+    package func validate() throws(UsageError) {
+        switch self {
+        case .workouts(_, let limit, _, let since, _, _):
+            if let limit, limit < 1 { throw UsageError("--limit must be at least 1, got \(limit)") }
+            try TraceQuery.checkBound("since", since)
+        case .pushComplication(let text):
             guard text.utf8.count <= ComplicationPayload.maximumTextBytes else {
                 throw UsageError("text of \(text.utf8.count) bytes is over \(ComplicationPayload.maximumTextBytes)")
             }
-            self = .pushComplication(text: text)
-        case ["complication", "show"]: self = .showComplication
-        default: throw UsageError.unknownCommand(command.path)
+        case .trace(let query): try query.validate()
+        case .data(let data): try data.validate()
+        case .file(let file): try file.validate()
+        default: break
         }
     }
 

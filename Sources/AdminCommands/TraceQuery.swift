@@ -54,22 +54,30 @@ package struct TraceQuery: Codable, Sendable, Equatable {
     }
 
     package init(_ command: ParsedCommand) throws(UsageError) {
-        for name in ["since", "until"] {
-            if let text = command.optionalString(name), TraceTime.parseBound(text, now: 0) == nil {
-                throw UsageError(
-                    "--\(name) must be an age (90s, 5m, 2h, 1d) or a UTC time (2026-12-01T01:02:03Z), got \(text)")
-            }
-        }
         self.init(
             since: command.optionalString("since"), until: command.optionalString("until"),
             run: try command.optionalDocumentID("run"), json: command.flag("json"), follow: command.flag("follow"))
+        try validate()
+    }
+
+    package func validate() throws(UsageError) {
+        try Self.checkBound("since", since)
+        try Self.checkBound("until", until)
+    }
+
+    /// A `--since`/`--until` value must be an age or a UTC time.
+    static func checkBound(_ name: String, _ text: String?) throws(UsageError) {
+        if let text, TraceTime.parseBound(text, now: 0) == nil {
+            throw UsageError(
+                "--\(name) must be an age (90s, 5m, 2h, 1d) or a UTC time (2026-12-01T01:02:03Z), got \(text)")
+        }
     }
 
     /// The filter this query means at `now` (microseconds since the Unix epoch).
     package func filter(now: Int64) -> TraceFilter {
         let since = since.flatMap { TraceTime.parseBound($0, now: now) }
         return TraceFilter(
-            since: after.map { max($0 + 1, since ?? .min) } ?? since,
+            since: after.map { max($0 == .max ? .max : $0 + 1, since ?? .min) } ?? since,
             until: until.flatMap { TraceTime.parseBound($0, now: now) }, run: run?.description)
     }
 }

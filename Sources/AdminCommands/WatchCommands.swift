@@ -170,4 +170,13 @@ package enum WatchCommand: AdminCommand {
         default: throw UsageError.unknownCommand(command.path)
         }
     }
+
+    package func validate() throws(UsageError) {
+        switch self {
+        case .trace(let query): try query.validate()
+        case .data(let data): try data.validate()
+        case .file(let file): try file.validate()
+        default: break
+        }
+    }
 }

@@ -20,7 +20,10 @@ package enum TraceTime {
         if let unit = text.last, let scale = ["s": 1, "m": 60, "h": 3600, "d": 86_400][unit],
             let count = Int64(text.dropLast()), count >= 0
         {
-            return now - count * Int64(scale) * 1_000_000
+            // An age beyond the representable past means "since ever" (never an overflow trap).
+            let (micros, overflow) = count.multipliedReportingOverflow(by: Int64(scale) * 1_000_000)
+            let (bound, underflow) = now.subtractingReportingOverflow(micros)
+            return overflow || underflow ? .min : bound
         }
         return parseISO8601(text)
     }

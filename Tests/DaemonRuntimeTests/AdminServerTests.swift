@@ -26,6 +26,8 @@ enum StubCommand: AdminCommand {
         default: self = .tag(documents: parsed.strings("documents"))
         }
     }
+
+    func validate() {}
 }
 
 /// Starts an `AdminServer` at `path` on `loop` answering with `handler`.

@@ -1,3 +1,5 @@
+import AdminClient
+import AdminCommands
 import Foundation
 import Glibc
 import TestSupport
@@ -66,10 +68,11 @@ struct AdminCLITests {
         let refused = try await system.phonectl("start", unknownSplit)
         #expect(refused.exitCode == 1, "\(refused)")
         #expect(refused.standardError.contains("no split \(unknownSplit)"), "\(refused)")
+        // 64: a value the CLI cannot convert is a usage error, found before phoned is asked.
         let notUUID = try await system.phonectl("discard", "not-a-uuid")
-        #expect(notUUID.exitCode == 1, "\(notUUID)")
+        #expect(notUUID.exitCode == 64 && notUUID.standardError.contains("Usage:"), "\(notUUID)")
         let badExercise = try await system.phonectl("split", "create", "--name", "X", "-e", "Squat-3x5")
-        #expect(badExercise.exitCode == 1, "\(badExercise)")
+        #expect(badExercise.exitCode == 64, "\(badExercise)")
         #expect(badExercise.standardError.contains("NAME:SETSxREPS@WEIGHT"), "\(badExercise)")
         let split = try await system.createSplit("Legs", ["Squat:2x5@100:barbell"])
         let run = try await system.startRun(split)
@@ -79,6 +82,18 @@ struct AdminCLITests {
         #expect(twice.standardError.contains("deleted"), "\(twice)")
         let after = try await system.phoneStatus()
         #expect(after.splits == 1 && after.activeRuns == 0 && after.tombstones == 1)
+
+        // A request written by hand is held to what phonectl would send: each of these once killed phoned.
+        for (request, status) in [
+            (#"{"workouts":{"all":true,"json":false,"limit":-5,"streamed":true}}"#, AdminResponse.Status.error),
+            (#"{"data":{"_0":{"send":{"bytes":[1],"count":-9223372036854775808,"wantsReply":false}}}}"#, .error),
+            (#"{"trace":{"_0":{"follow":false,"json":false,"since":"9999999999999999d"}}}"#, .ok),
+            (#"{"workouts":{"all":true,"json":false,"since":"9999999999999999d","streamed":false}}"#, .ok),
+        ] {
+            let response = try AdminClient.send(path: system.phoneSocket, request: Array(request.utf8))
+            #expect(response.status == status, "\(request): \(response)")
+        }
+        #expect(try await system.phoneStatus().tombstones == 1, "phoned is still up")
 
         // 69 again: the socket file is left behind by a kill -9, but nobody listens.
         try await system.killPhoned()

@@ -41,7 +41,7 @@ struct DataMessageTests {
         let tooLarge = try await system.phonectl("data", "send", String(repeating: "x", count: 65_537))
         #expect(tooLarge.exitCode == 1 && tooLarge.standardError.contains("payloadTooLarge"), "\(tooLarge)")
         let notHex = try await system.phonectl("data", "send", "--hex", "0g")
-        #expect(notHex.exitCode == 1 && notHex.standardError.contains("not hex"), "\(notHex)")
+        #expect(notHex.exitCode == 64 && notHex.standardError.contains("not hex"), "\(notHex)")
 
         _ = try await system.watch("wrist", "down")
         try await system.waitForPhoneStatus("the watch app is in the background") { !$0.reachable }

@@ -213,6 +213,6 @@ struct FileTransferTests {
             badMetadata.exitCode == 1 && badMetadata.standardError.contains("payloadUnsupportedTypes"), "\(badMetadata)"
         )
         let relative = try await system.watchctl("file", "send", "small.bin")
-        #expect(relative.exitCode == 1 && relative.standardError.contains("absolute path"), "\(relative)")
+        #expect(relative.exitCode == 64 && relative.standardError.contains("absolute path"), "\(relative)")
     }
 }

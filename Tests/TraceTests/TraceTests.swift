@@ -55,6 +55,9 @@ struct TraceTimeTests {
         #expect(TraceTime.parseBound("5m", now: now) == now - 300_000_000)
         #expect(TraceTime.parseBound("1h", now: now) == now - 3_600_000_000)
         #expect(TraceTime.parseBound("2026-12-01T01:02:03Z", now: now) == 1_796_086_923_000_000)
+        // An age past what 64 bits of microseconds hold means "since ever": it once trapped the daemon.
+        #expect(TraceTime.parseBound("9999999999999999d", now: now) == .min)
+        #expect(TraceTime.parseBound("9223372036854775807s", now: -1) == .min)
     }
 
     @Test("the run filter keeps the run's events and every event sharing a causal id with them")
