@@ -82,6 +82,9 @@ struct FileTraffic: Sendable {
     /// Waits (up to `deadline`) until neither sender has a file outstanding, then checks each
     /// direction against what its receiver kept.
     static func check(_ sent: [SentFile], harness: Harness, deadline: Duration) async -> [FileFigures] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try? encoder.encode(sent).write(to: URL(fileURLWithPath: "\(harness.work)/files.json"))
         func outstanding(_ direction: FileDirection) async -> Int? {
             let arguments = ["file", "list", "--json"]
             let result =
