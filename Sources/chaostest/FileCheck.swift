@@ -47,6 +47,8 @@ struct FileObservation: Sendable {
     var inbox: [String]
     /// Files still in the sender's `file list` when the checks ran.
     var outstanding: Int
+    /// Files queued but not yet finished when the sender's link dropped.
+    var acrossDrops = 0
 }
 
 /// One direction's file figures; every count but the informational ones must be zero to pass.
@@ -67,8 +69,10 @@ struct FileFigures: Codable, Sendable {
     /// Files that no attempted send could have produced.
     var unknown = 0
     var leftInInbox = 0
-    /// Informational: still outstanding at the sender when checked, and `file received` entries cross-checked.
+    /// Informational: still outstanding at the sender when checked, in flight when a link dropped,
+    /// and `file received` entries cross-checked.
     var outstanding = 0
+    var acrossDrops = 0
     var listed = 0
     var problems: [String] = []
 
@@ -78,7 +82,8 @@ struct FileFigures: Codable, Sendable {
         "files \(direction.label): \(attempted) attempted, \(acknowledged) acknowledged "
             + "(\(String(format: "%.1f", Double(acknowledgedBytes) / 1_048_576)) MiB), \(delivered) delivered, "
             + "\(lost) lost, \(duplicates) duplicates, \(corrupt) corrupt, \(unknown) unknown, "
-            + "\(leftInInbox) left in the inbox; \(listed) cross-checked with `file received`"
+            + "\(leftInInbox) left in the inbox; \(acrossDrops) in flight across a link drop, "
+            + "\(listed) cross-checked with `file received`"
     }
 
     mutating func problem(_ text: String) {
@@ -102,7 +107,8 @@ enum FileChecker {
     static func metadata(_ id: String) -> String { #"{"chaosFile":"\#(id)"}"# }
 
     static func check(_ direction: FileDirection, sent: [SentFile], observed: FileObservation) -> FileFigures {
-        var figures = FileFigures(direction: direction, outstanding: observed.outstanding)
+        var figures = FileFigures(
+            direction: direction, outstanding: observed.outstanding, acrossDrops: observed.acrossDrops)
         let attempts = sent.filter { $0.direction == direction }
         figures.attempted = attempts.count
         let acknowledged = attempts.filter { $0.outcome == .acknowledged }
@@ -133,7 +139,8 @@ enum FileChecker {
         }
         for (id, found) in copies.sorted(by: { $0.key < $1.key }) where found.count > 1 {
             figures.duplicates += found.count - 1
-            figures.problem("duplicate: \(id) arrived \(found.count) times (\(found.map(\.name).joined(separator: ", ")))")
+            figures.problem(
+                "duplicate: \(id) arrived \(found.count) times (\(found.map(\.name).joined(separator: ", ")))")
         }
         for file in acknowledged {
             let found = copies[file.id] ?? []
@@ -153,7 +160,9 @@ enum FileChecker {
         for transfer in observed.dropped { figures.problem("transfer \(transfer) was dropped by the receiver") }
         crossCheck(observed, possible: possible, into: &figures)
         figures.leftInInbox = observed.inbox.count
-        if !observed.inbox.isEmpty { figures.problem("left in the inbox: \(observed.inbox.sorted().joined(separator: ", "))") }
+        if !observed.inbox.isEmpty {
+            figures.problem("left in the inbox: \(observed.inbox.sorted().joined(separator: ", "))")
+        }
         return figures
     }
 
@@ -168,18 +177,16 @@ enum FileChecker {
         let stored = Dictionary(observed.stored.map { ("received-files/\($0.name)", $0) }) { first, _ in first }
         for entry in listing {
             figures.listed += 1
-            let named = (try? JSONSerialization.jsonObject(with: Data(entry.metadata.utf8)) as? [String: Any])?[
-                "chaosFile"] as? String
-            guard let named, let expected = possible[named], let path = entry.storedAs,
-                stored[path]?.id == named, entry.bytes == UInt64(expected.bytes)
-            else {
-                figures.corrupt += 1
-                figures.problem(
-                    "corrupt: `file received` lists \(entry.transfer) (\(entry.metadata), \(entry.bytes) bytes) as "
-                        + "\(entry.storedAs ?? "dropped"), which holds \(entry.storedAs.flatMap { stored[$0]?.id } ?? "nothing of ours")"
-                )
+            let metadata = try? JSONSerialization.jsonObject(with: Data(entry.metadata.utf8)) as? [String: Any]
+            let named = metadata?["chaosFile"] as? String
+            let holds = entry.storedAs.flatMap { stored[$0]?.id }
+            if let named, holds == named, let expected = possible[named], entry.bytes == UInt64(expected.bytes) {
                 continue
             }
+            figures.corrupt += 1
+            figures.problem(
+                "corrupt: `file received` lists \(entry.transfer) (\(entry.metadata), \(entry.bytes) bytes) as "
+                    + "\(entry.storedAs ?? "dropped"), which holds \(holds ?? "nothing of ours")")
         }
     }
 }

@@ -35,8 +35,9 @@ struct FileTraffic: Sendable {
                 direction == .phoneToWatch ? await harness.phonectl(arguments) : await harness.watchctl(arguments)
             file.outcome = EditOutcome(result)
             if file.outcome == .acknowledged {
-                file.sequence = (try? JSONDecoder().decode(
-                    AdminReply.FileQueued.self, from: Data(result.standardOutput.utf8)))?.sequence
+                file.sequence =
+                    (try? JSONDecoder().decode(
+                        AdminReply.FileQueued.self, from: Data(result.standardOutput.utf8)))?.sequence
             } else {
                 file.detail = result.transcript
             }
@@ -133,6 +134,29 @@ struct FileTraffic: Sendable {
         let inbox = (try? FileManager.default.contentsOfDirectory(atPath: "\(state)/inbox")) ?? []
         return FileObservation(
             stored: stored, deliveries: deliveries, dropped: dropped, listing: listing,
-            inbox: inbox.filter { !$0.hasPrefix(".") }, outstanding: outstanding)
+            inbox: inbox.filter { !$0.hasPrefix(".") }, outstanding: outstanding,
+            acrossDrops: acrossDrops(
+                senderLog: ChildProcess.readText(toWatch ? harness.phoneLog : harness.watchLog),
+                unlinked: toWatch ? "watch unlinked" : "phone unlinked"))
+    }
+
+    /// How many files the sender's log shows queued and not yet finished when its link dropped.
+    static func acrossDrops(senderLog: String, unlinked: String) -> Int {
+        var queued: [String: String] = [:]
+        var spans: [(String, String)] = []
+        var drops: [String] = []
+        for line in senderLog.split(separator: "\n") where line.contains("component=file") || line.contains(unlinked) {
+            guard let time = Checker.field("ts", in: line) else { continue }
+            let sequence = Checker.field("sequence", in: line) ?? ""
+            if line.contains("msg=\"file queued\"") {
+                queued[sequence] = time
+            } else if line.contains("msg=\"file transfer finished\""), let start = queued.removeValue(forKey: sequence)
+            {
+                spans.append((start, time))
+            } else if line.contains("msg=\"\(unlinked)\"") {
+                drops.append(time)
+            }
+        }
+        return spans.filter { span in drops.contains { span.0 < $0 && $0 < span.1 } }.count
     }
 }
