@@ -31,8 +31,7 @@ struct FileTraffic: Sendable {
                 continue
             }
             let arguments = ["file", "send", path, "--metadata", FileChecker.metadata(id), "--json"]
-            let result =
-                direction == .phoneToWatch ? await harness.phonectl(arguments) : await harness.watchctl(arguments)
+            let result = await harness.ends(direction).sender.cli(arguments)
             file.outcome = EditOutcome(result)
             if file.outcome == .acknowledged {
                 file.sequence =
@@ -87,9 +86,7 @@ struct FileTraffic: Sendable {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try? encoder.encode(sent).write(to: URL(fileURLWithPath: "\(harness.work)/files.json"))
         func outstanding(_ direction: FileDirection) async -> Int? {
-            let arguments = ["file", "list", "--json"]
-            let result =
-                direction == .phoneToWatch ? await harness.phonectl(arguments) : await harness.watchctl(arguments)
+            let result = await harness.ends(direction).sender.cli(["file", "list", "--json"])
             guard result.status == 0 else { return nil }
             return (try? JSONDecoder().decode([AdminReply.FileProgress].self, from: Data(result.standardOutput.utf8)))?
                 .count
@@ -110,8 +107,8 @@ struct FileTraffic: Sendable {
     private static func observe(_ direction: FileDirection, harness: Harness, outstanding: Int) async
         -> FileObservation
     {
-        let toWatch = direction == .phoneToWatch
-        let state = toWatch ? harness.watchStateDirectory : harness.phoneStateDirectory
+        let (sender, receiver) = harness.ends(direction)
+        let state = receiver.state
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "\(state)/received-files")) ?? []
         let stored = names.filter { !$0.hasPrefix(".") }.sorted().compactMap { name -> StoredFile? in
             guard let data = FileManager.default.contents(atPath: "\(state)/received-files/\(name)") else { return nil }
@@ -120,14 +117,13 @@ struct FileTraffic: Sendable {
         }
         var deliveries: [String] = []
         var dropped: [String] = []
-        for line in ChildProcess.readText(toWatch ? harness.watchLog : harness.phoneLog).split(separator: "\n")
+        for line in ChildProcess.readText(receiver.log).split(separator: "\n")
         where line.contains("msg=\"file received\"") {
             guard let transfer = Checker.field("transfer", in: line) else { continue }
             deliveries.append(transfer)
             if Checker.field("storedAs", in: line) == "-" { dropped.append(transfer) }
         }
-        let arguments = ["file", "received", "--json"]
-        let result = toWatch ? await harness.watchctl(arguments) : await harness.phonectl(arguments)
+        let result = await receiver.cli(["file", "received", "--json"])
         let listing =
             result.status == 0
             ? try? JSONDecoder().decode([AdminReply.FileReceived].self, from: Data(result.standardOutput.utf8)) : nil
@@ -135,9 +131,7 @@ struct FileTraffic: Sendable {
         return FileObservation(
             stored: stored, deliveries: deliveries, dropped: dropped, listing: listing,
             inbox: inbox.filter { !$0.hasPrefix(".") }, outstanding: outstanding,
-            acrossDrops: acrossDrops(
-                senderLog: ChildProcess.readText(toWatch ? harness.phoneLog : harness.watchLog),
-                unlinked: toWatch ? "watch unlinked" : "phone unlinked"))
+            acrossDrops: acrossDrops(senderLog: ChildProcess.readText(sender.log), unlinked: sender.unlinkedText))
     }
 
     /// How many files the sender's log shows queued and not yet finished when its link dropped.
@@ -158,5 +152,25 @@ struct FileTraffic: Sendable {
             }
         }
         return spans.filter { span in drops.contains { span.0 < $0 && $0 < span.1 } }.count
+    }
+}
+
+/// One daemon as a file sender or receiver: its CLI, state directory and log.
+struct FileEnd: Sendable {
+    var cli: @Sendable ([String]) async -> CommandResult
+    var state: String
+    var log: String
+    /// What its log says when it sees the link drop.
+    var unlinkedText: String
+}
+
+extension Harness {
+    /// The sending and the receiving end of `direction`.
+    func ends(_ direction: FileDirection) -> (sender: FileEnd, receiver: FileEnd) {
+        let phone = FileEnd(
+            cli: { await phonectl($0) }, state: phoneStateDirectory, log: phoneLog, unlinkedText: "watch unlinked")
+        let watch = FileEnd(
+            cli: { await watchctl($0) }, state: watchStateDirectory, log: watchLog, unlinkedText: "phone unlinked")
+        return direction == .phoneToWatch ? (phone, watch) : (watch, phone)
     }
 }
