@@ -63,6 +63,12 @@ struct FileCheckerTests {
         #expect(figures.duplicates == 2)  // files[0] twice, transfer Q/7 handed over twice
         #expect(figures.corrupt == 3)  // files[0]'s copy at 9 and files[2] are misfiled, files[1] changed
         #expect(figures.delivered == 2 && !figures.passed)  // files[0] and files[2]: their bytes are intact
+        // The run fails (exit 1) on it, like on a lost edit.
+        var report = Report(test: "partition", mode: "quick", seed: 1, workDirectory: "")
+        report.converged = true
+        #expect(report.passed)
+        report.files = [figures]
+        #expect(!report.passed && report.summary.contains("files 4 acknowledged, 2 delivered, 1 lost, 2 duplicates"))
     }
 
     @Test("a file nobody sent, or whose send was refused, is unknown; an indeterminate send may arrive or not")
