@@ -120,7 +120,7 @@ let package = Package(
             name: "chaostest",
             dependencies: [
                 "ChildProcesses", "TestSupport", "WorkoutModel", "DaemonRuntime", "DaemonConfiguration", "Nodes",
-                "LinkProtocol",
+                "LinkProtocol", "LinkRuntime", "AdminCommands",
             ],
             swiftSettings: swiftSettings),
         // scripts/bench: our figures next to the machine's limits and SQLite, in one run.

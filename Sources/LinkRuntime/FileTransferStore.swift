@@ -250,22 +250,22 @@ package final class FileTransferStore: Sendable {
 }
 
 /// SHA-256 through libcrypto's EVP interface, fed in pieces.
-struct SHA256 {
+package struct SHA256 {
     private let context: OpaquePointer
 
-    init() {
+    package init() {
         // EVP_MD_CTX_new fails only when memory is exhausted; nothing sensible can go on then.
         guard let context = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new: out of memory") }
         EVP_DigestInit_ex(context, EVP_sha256(), nil)
         self.context = context
     }
 
-    mutating func update(_ bytes: [UInt8]) {
+    package mutating func update(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { _ = EVP_DigestUpdate(context, $0.baseAddress, $0.count) }
     }
 
     /// The digest; the hasher is spent.
-    func finish() -> [UInt8] {
+    package func finish() -> [UInt8] {
         var output = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 0
         EVP_DigestFinal_ex(context, &output, &length)

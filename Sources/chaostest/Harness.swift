@@ -61,6 +61,8 @@ struct Harness: Sendable {
     let phoneSocket: String
     let watchSocket: String
     let documentsDirectory: String
+    let phoneStateDirectory: String
+    let watchStateDirectory: String
     let scratch: String
 
     /// Writes the key and both configs. `listen` is phoned's link address, `dial` the address
@@ -77,6 +79,8 @@ struct Harness: Sendable {
         }
         scratch = "\(work)/scratch"
         documentsDirectory = "\(work)/documents"
+        phoneStateDirectory = "\(work)/phone-state"
+        watchStateDirectory = "\(work)/watch-state"
         phoneSocket = "\(work)/phoned.sock"
         watchSocket = "\(work)/watchd.sock"
         let key = "\(work)/pairing.key"
@@ -94,14 +98,14 @@ struct Harness: Sendable {
         }
         var phoneConfig = PhonedConfiguration.defaults
         phoneConfig.documentsDirectory = documentsDirectory
-        phoneConfig.stateDirectory = "\(work)/phone-state"
+        phoneConfig.stateDirectory = phoneStateDirectory
         phoneConfig.listen = listenAddress
         phoneConfig.pairingKeyFile = key
         phoneConfig.adminSocket = phoneSocket
         phoneConfig.recentRunsLimit = 3
         var watchConfig = WatchdConfiguration.defaults
         watchConfig.cacheDirectory = "\(work)/watch-cache"
-        watchConfig.stateDirectory = "\(work)/watch-state"
+        watchConfig.stateDirectory = watchStateDirectory
         watchConfig.phoneAddress = dialAddress
         watchConfig.pairingKeyFile = key
         watchConfig.adminSocket = watchSocket

@@ -118,9 +118,11 @@ enum CommandLineParser {
         partition  Runs phoned and watchd in two network namespaces joined by a veth pair
                    (10.231.0.1/30 and .2, inside the namespaces only). Cycles of partition (the link
                    taken down in one namespace, or, when iptables is present, a one-way DROP) and heal,
-                   with seeded random durations, while edits flow on both sides. Reports dead-peer
-                   detection, reconnect and convergence times. Quick: 20 cycles. Soak: 200. Needs root
-                   and `ip netns`; without them it prints "skipped: ..." and exits 0.
+                   with seeded random durations, while edits flow on both sides and files stream
+                   both ways (`file send`, 64 B to 1 MiB, a seeded 3-8 s apart; quick: at most 24
+                   each way). Reports dead-peer detection, reconnect and convergence times, and the
+                   files delivered. Quick: 20 cycles. Soak: 200. Needs root and `ip netns`; without
+                   them it prints "skipped: ..." and exits 0.
 
         The workload. The phone creates two splits: "watch" (8 exercises x 10 sets) and "phone"
         (4 x 5). It starts runs of "watch" for the watch and runs of "phone" for itself. The watch
@@ -156,6 +158,11 @@ enum CommandLineParser {
           converged        after the last restart/heal, within a deadline and with nobody acting:
                            `watchctl workouts --json` equals `phonectl workouts --json` by value,
                            both sides are linked, the watch's outbox is empty and no edit is undelivered.
+          files            (partition) each way: a file whose `file send` exited 0 must be in the
+                           receiver's received-files/ exactly once with the size and SHA-256 sent
+                           (else lost, duplicate or corrupt), handed to its app once (its log's
+                           "file received" lines), and listed by `file received --json` with its own
+                           metadata; no file nobody sent (unknown), nothing left in the inbox.
           detection        from the link going down until `status --json` shows linked=false (per side).
           reconnect        from the heal until both sides show linked=true.
           convergence      from the heal until every watch edit acknowledged before the heal is on the

@@ -152,6 +152,13 @@ enum PartitionTest {
         let workload = try await Workload.prepare(harness: harness, ledger: ledger, stop: stop, seed: options.seed)
         let watchStream = Task { await workload.runWatchStream() }
         let phoneStream = Task { await workload.runPhoneStream() }
+        // Quick runs stay under the 32 files `file received` lists, so its listing covers every one.
+        let files = FileTraffic(harness: harness, stop: stop, seed: options.seed, limit: options.soak ? nil : 24)
+        let fileStreams = Task {
+            async let toWatch = files.run(.phoneToWatch)
+            async let toPhone = files.run(.watchToPhone)
+            return await toWatch + toPhone
+        }
 
         var random = SeededGenerator(seed: options.seed, stream: 4)
         let cycles = options.cycles ?? (options.soak ? 200 : 20)
@@ -180,13 +187,14 @@ enum PartitionTest {
             }
         } catch {
             stop.set()
-            _ = await (watchStream.value, phoneStream.value)
+            _ = await (watchStream.value, phoneStream.value, fileStreams.value)
             throw error
         }
         stop.set()
-        _ = await (watchStream.value, phoneStream.value)
+        let (_, _, sent) = await (watchStream.value, phoneStream.value, fileStreams.value)
         progress.say("streams stopped after \(cycles) cycles; waiting for convergence")
         await Finale.finish(harness: harness, ledger: ledger, report: &report, deadline: .seconds(60))
+        report.files = await FileTraffic.check(sent, harness: harness, deadline: .seconds(60))
         await harness.stopBoth()
         await lab.destroy()
         report.durationSeconds = (clock.now - began).seconds

@@ -37,6 +37,8 @@ struct Report: Codable, Sendable {
     var cycles: [CycleTiming] = []
     var dropCyclesNote: String?
     var checks = CheckResult()
+    /// Per direction, when the test streamed files.
+    var files: [FileFigures] = []
     var converged = false
     var finalConvergenceSeconds: Double?
     var notConvergedReason: String?
@@ -44,7 +46,8 @@ struct Report: Codable, Sendable {
     var skipped: String?
 
     var passed: Bool {
-        skipped != nil || (checks.passed && converged && crashes.isEmpty && cyclesNotConverged == 0)
+        skipped != nil
+            || (checks.passed && files.allSatisfy(\.passed) && converged && crashes.isEmpty && cyclesNotConverged == 0)
     }
 
     var cyclesNotConverged: Int { cycles.filter { $0.convergenceSeconds == nil }.count }
@@ -63,6 +66,12 @@ struct Report: Codable, Sendable {
         ]
         if c.phantom > 0 { parts.append("\(c.phantom) phantom") }
         if c.finalStateUnread { parts.append("could not read the phone's final state") }
+        if !files.isEmpty {
+            func total(_ figure: KeyPath<FileFigures, Int>) -> Int { files.reduce(0) { $0 + $1[keyPath: figure] } }
+            parts.append(
+                "files \(total(\.acknowledged)) acknowledged, \(total(\.delivered)) delivered, \(total(\.lost)) lost, "
+                    + "\(total(\.duplicates)) duplicates, \(total(\.corrupt)) corrupt, \(total(\.unknown)) unknown")
+        }
         if !crashes.isEmpty { parts.append("\(crashes.count) crashes") }
         if test == "partition" {
             parts.append(
@@ -95,6 +104,7 @@ struct Report: Codable, Sendable {
             "checks: \(c.lost) lost, \(c.appliedTwice) applied twice, \(c.outOfOrder) out of order, "
                 + "\(c.resurrected) resurrected, \(c.phantom) phantom",
         ]
+        lines += files.map(\.line)
         if !cycles.isEmpty {
             let detected = cycles.filter { $0.phoneDetectionSeconds != nil || $0.watchDetectionSeconds != nil }.count
             lines.append(
@@ -112,7 +122,7 @@ struct Report: Codable, Sendable {
             lines.append("  reconnect:         " + stats(cycles.compactMap(\.reconnectLogSeconds)))
         }
         for crash in crashes { lines.append("crash: \(crash)") }
-        for problem in c.problems { lines.append("  \(problem)") }
+        for problem in c.problems + files.flatMap(\.problems) { lines.append("  \(problem)") }
         if converged {
             lines.append("final convergence after \(format(finalConvergenceSeconds))")
         } else {
