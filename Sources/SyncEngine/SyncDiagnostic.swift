@@ -8,7 +8,10 @@ package enum SyncDiagnostic: Equatable, Sendable, CustomStringConvertible {
     case orphanedLiveFileRemoved(run: DocumentID)
     case orphanedSplitFileRemoved(split: DocumentID)
     /// `runs` were sent, `heldBack` (when the push hit the size bound, `maximumBytes`) were not.
-    case pushed(reason: String, forced: Bool, splits: Int, runs: Int, heldBack: Int?, maximumBytes: Int)
+    /// `splitsHeldBack` splits did not fit either (the watch does not show them).
+    case pushed(
+        reason: String, forced: Bool, splits: Int, runs: Int, heldBack: Int?, maximumBytes: Int, splitsHeldBack: Int = 0
+    )
     case pushSkippedPristine(reason: String)
     case pushNotSent(reason: String, retryIn: Duration)
     case ingestVetoedEpoch(run: DocumentID, madeAgainst: Timestamp, current: Timestamp?)
@@ -38,9 +41,10 @@ package enum SyncDiagnostic: Equatable, Sendable, CustomStringConvertible {
         case .epochStarted(let epoch): "phone epoch \(epoch) started"
         case .orphanedLiveFileRemoved(let run): "removed live file of tombstoned run \(run)"
         case .orphanedSplitFileRemoved(let split): "removed split file of tombstoned split \(split)"
-        case .pushed(let reason, let forced, let splits, let runs, let heldBack, let maximumBytes):
+        case .pushed(let reason, let forced, let splits, let runs, let heldBack, let maximumBytes, let splitsHeldBack):
             "push (\(reason))\(forced ? ", forced" : ""): \(splits) splits, \(runs) runs"
                 + (heldBack.map { "; \($0) runs held back to fit \(maximumBytes) bytes" } ?? "")
+                + (splitsHeldBack > 0 ? "; \(splitsHeldBack) splits held back to fit \(maximumBytes) bytes" : "")
         case .pushSkippedPristine(let reason): "push skipped (\(reason)): pristine state is never pushed"
         case .pushNotSent(let reason, let retryIn): "push not sent (\(reason)); retrying in \(retryIn)"
         case .ingestVetoedEpoch(let run, let madeAgainst, let current):

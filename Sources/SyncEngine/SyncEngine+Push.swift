@@ -69,7 +69,8 @@ extension SyncEngine {
             .log(
                 .pushed(
                     reason: reason, forced: force, splits: context.splits.count, runs: context.workouts.count,
-                    heldBack: context.heldBackRunIDs?.count, maximumBytes: policy.maximumBytes)))
+                    heldBack: context.heldBackRunIDs?.count, maximumBytes: policy.maximumBytes,
+                    splitsHeldBack: splits.count - context.splits.count)))
     }
 
     /// The push as it would go now (what the watch should hold); `load` supplies runs the working

@@ -46,8 +46,11 @@ package struct ApplicationContext: VersionedDocument {
     /// The push fits `policy.maximumBytes` by this rule: when everything does not fit, runs are
     /// taken in priority order — active runs most recently updated first, then `awaited` runs, then
     /// the other completed ones newest end first — each while it still fits (the first that does not
-    /// ends the selection). Active and awaited runs left out are named in `heldBackRunIDs`. Only when
-    /// the splits, settings and those IDs alone are too large does the result still exceed the limit.
+    /// ends the selection). Active and awaited runs left out are named in `heldBackRunIDs`. Before the
+    /// runs, splits are taken most recently updated first, each while the splits stay within half the
+    /// limit (one that does not is skipped; the watch does not show it): a set of splits too large to
+    /// send once blocked every push for good. Only when the settings, locks and those IDs alone are
+    /// too large does the result still exceed the limit.
     package static func build(
         splits: some Sequence<SplitDocument>, index: RunIndex, run: (DocumentID) -> WorkoutDocument?,
         settings: Settings, editLocks: EditLocks, now: Timestamp, policy: PushPolicy = .standard,
@@ -73,11 +76,22 @@ package struct ApplicationContext: VersionedDocument {
         let priority =
             live.filter(\.isActive).sorted { ($0.updatedAt, $0.id) > ($1.updatedAt, $1.id) }
             + runs.filter { !$0.isActive }.sorted { rank($0) > rank($1) }
-        // Room is kept for every live run's ID, and a comma per run: the result can only be smaller.
+        // Room is kept for every live run's ID, and a comma per run or split: the result can only be smaller.
         var frame = context
         frame.workouts = []
+        frame.splits = []
         frame.heldBackRunIDs = live.map(\.id)
         var used = DocumentCoder.encodeCompact(frame).count
+        var splitBytes = 0
+        var keptSplits: Set<DocumentID> = []
+        for split in context.splits.sorted(by: { ($0.updatedAt, $0.id) > ($1.updatedAt, $1.id) }) {
+            let size = DocumentCoder.encodeCompact(split).count + 1
+            guard splitBytes + size <= policy.maximumBytes / 2 else { continue }
+            splitBytes += size
+            keptSplits.insert(split.id)
+        }
+        context.splits = context.splits.filter { keptSplits.contains($0.id) }
+        used += splitBytes
         var chosen: Set<DocumentID> = []
         for candidate in priority {
             let size = encodedSize(candidate) + 1

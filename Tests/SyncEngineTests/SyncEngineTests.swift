@@ -387,7 +387,9 @@ struct ExternalChangeTests {
 struct BatchTests {
     /// Whether `action` logs a push of `runs` runs and one split, for `reason`.
     static func isPush(_ action: SyncEngine.Action, reason: String, forced: Bool, runs: Int) -> Bool {
-        guard case .log(.pushed(reason, forced, splits: 1, runs, heldBack: nil, _)) = action else { return false }
+        guard case .log(.pushed(reason, forced, splits: 1, runs, heldBack: nil, _, splitsHeldBack: 0)) = action else {
+            return false
+        }
         return true
     }
 

@@ -127,6 +127,36 @@ struct ApplicationContextTests {
         #expect(DocumentCoder.encodeCompact(context).count <= policy.maximumBytes)
     }
 
+    @Test(
+        "splits too large to send together are fitted too: the newest within half the limit, and the active run rides")
+    func fitSplits() throws {
+        let policy = PushPolicy(recentLimit: 25, recentWindow: .seconds(86_400), maximumBytes: 64 * 1_024)
+        let active = try startedRun(7, at: at(10))
+        // 40 splits of about 2 KB (80 KB in all), and one of 100 KB that could never fit.
+        var splits = (0..<40).map { n in
+            var split = twoExerciseSplit(100 + n)
+            split.name = String(repeating: "n", count: 2_000)
+            split.updatedAt = at(n)
+            return split
+        }
+        var huge = twoExerciseSplit(999)
+        huge.name = String(repeating: "h", count: 100_000)
+        huge.updatedAt = at(1_000)
+        splits.append(huge)
+        let context = ApplicationContext.build(
+            splits: splits, index: RunIndex([RunIndex.RunSummary(active)]), run: { $0 == active.id ? active : nil },
+            settings: Settings(), editLocks: EditLocks(), now: at(20), policy: policy)
+        #expect(DocumentCoder.encodeCompact(context).count <= policy.maximumBytes)
+        #expect(context.workouts == [active] && context.heldBackRunIDs == nil)
+        let kept = Set(context.splits.map(\.id))
+        #expect(!kept.contains(huge.id))
+        #expect(kept.count > 10 && kept.count < 40, "\(kept.count) splits kept")
+        // The newest that fit, in ID order as always.
+        let newest = splits.dropLast().sorted { $0.updatedAt > $1.updatedAt }.prefix(kept.count).map(\.id)
+        #expect(kept == Set(newest))
+        #expect(context.splits.map(\.id) == context.splits.map(\.id).sorted())
+    }
+
     @Test("the index follows upserts and removals of completed runs")
     func indexMaintenance() throws {
         var index = RunIndex()
