@@ -259,7 +259,7 @@ package final class EventLoop: @unchecked Sendable {
                 // Only EINTR/ENOMEM are possible with arguments we built ourselves; both are transient.
                 precondition(
                     error == EINTR || error == ENOMEM,
-                    "poll failed on event loop \(name): \(SocketError.describe(error))")
+                    "poll failed on event loop \(name): \(Errno.describe(error))")
                 continue
             }
             if pollSet[0].revents != 0 { drainWakeDescriptor() }
