@@ -87,7 +87,7 @@ let package = Package(
             name: "phoned",
             dependencies: [
                 "AdminCommands", "SyncEngine", "PhoneStore", "DaemonRuntime", "LinkRuntime", "LiveMirror",
-                "DaemonConfiguration", "Trace",
+                "DaemonConfiguration", "POSIX", "Trace",
             ],
             swiftSettings: swiftSettings
         ),
@@ -99,7 +99,7 @@ let package = Package(
             name: "watchd",
             dependencies: [
                 "AdminCommands", "WatchEngine", "WatchStore", "DaemonRuntime", "ArgumentParsing", "LinkRuntime",
-                "LiveMirror", "DaemonConfiguration",
+                "LiveMirror", "DaemonConfiguration", "POSIX",
             ],
             swiftSettings: swiftSettings
         ),
@@ -128,14 +128,16 @@ let package = Package(
             name: "bench",
             dependencies: [
                 "LinkRuntime", "SyncEngine", "PhoneStore", "WorkoutModel", "TestSupport", "DaemonRuntime",
-                "AdminCommands", "AdminClient", "DaemonConfiguration",
+                "AdminCommands", "AdminClient", "DaemonConfiguration", "POSIX",
             ],
             swiftSettings: swiftSettings),
         // Test-only: manual clock, temporary directories, free ports, spawning daemons (their config
         // files written from DaemonRuntime's key declarations).
         .target(
             name: "TestSupport",
-            dependencies: ["ChildProcesses", "LinkRuntime", "WorkoutModel", "DaemonRuntime", "DaemonConfiguration"],
+            dependencies: [
+                "ChildProcesses", "LinkRuntime", "WorkoutModel", "DaemonRuntime", "DaemonConfiguration", "POSIX",
+            ],
             swiftSettings: swiftSettings),
         // The fuzz targets' entry points and properties, shared by scripts/fuzz's libFuzzer harnesses and
         // the corpus replay in FuzzCorpusTests (docs/FUZZING.md).

@@ -1,7 +1,5 @@
 import DaemonConfiguration
 import Foundation
-import Glibc
-import LinkRuntime
 import POSIX
 
 /// What `DaemonLauncher` runs: a daemon whose whole life happens on one event loop.
@@ -58,7 +56,7 @@ package enum DaemonLauncher {
             fail("\(error)", status: 78)
         }
         let signals = SignalWatcher(loop: daemon.loop) { signal in
-            guard signal != SIGHUP else {
+            guard signal != SignalWatcher.hangUp else {
                 logger.notice("SIGHUP ignored: \(name) re-reads nothing at run time; restart it to apply changes")
                 return
             }
@@ -75,9 +73,7 @@ package enum DaemonLauncher {
             }
         }
         // The main thread has nothing left to do; the loop and signal threads carry on.
-        while true {
-            withExtendedLifetime(signals) { _ = pause() }
-        }
+        signals.waitForever()
     }
 
     /// Carries out an engine's actions in order. A failed durable write stops the daemon (exit 75):

@@ -1,7 +1,6 @@
-import Foundation
-import Glibc
 import LinkProtocol
 import LinkRuntime
+import POSIX
 
 extension LinkEndpoint {
     /// A daemon's endpoint: its state directory (created with a fresh instance ID when new), the
@@ -14,7 +13,7 @@ extension LinkEndpoint {
         let state = try LinkStateDirectory(root: stateDirectory) { try SecureRandom.bytes(count: 16) }
         let endpoint = try LinkEndpoint(
             configuration: configuration, state: state, pairingKey: try PairingKeyFile.load(pairingKeyFile),
-            address: address, loop: loop, seed: UInt64(truncatingIfNeeded: getpid()))
+            address: address, loop: loop, seed: UInt64(truncatingIfNeeded: CurrentProcess.id))
         // Kept with the file turned off (0): it still counts events for `metrics`.
         endpoint.journal = EventJournal(
             stateDirectory: stateDirectory, role: configuration.role, instance: state.instance,

@@ -1,6 +1,5 @@
-import Foundation
+import Dispatch
 import Glibc
-import POSIX
 import Synchronization
 
 /// Identifies a timer armed with `EventLoop.scheduleTimer(after:_:)`, for `cancelTimer(_:)`.
