@@ -76,7 +76,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
         // I/O: the daemons' config files — each key declared once (name, type, default, doc line).
-        .target(name: "DaemonConfiguration", dependencies: ["LinkProtocol", "POSIX"], swiftSettings: swiftSettings),
+        .target(name: "DaemonConfiguration", dependencies: ["POSIX"], swiftSettings: swiftSettings),
         // I/O: what an admin CLI is — parse argv with its grammar, send the typed command over the
         // daemon's Unix socket, print the reply. No link runtime, no libcrypto.
         .target(

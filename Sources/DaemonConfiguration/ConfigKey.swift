@@ -1,5 +1,3 @@
-import LinkProtocol
-
 /// One configuration key, declared once: its name, the form its value takes (which checks it and
 /// gives the docs' Type column), its default and its doc line. Loading, defaults, the tables in
 /// docs/OPERATIONS.md (`--print-config-table`) and the test harnesses' config writers all read
@@ -228,17 +226,5 @@ package struct LinkSettings: Sendable, Equatable {
             ),
         ]
         return keys.map { $0.within(field) }
-    }
-
-    /// The link engine's configuration for `role` with these settings (the rest at its defaults).
-    package func configuration(role: LinkRole) -> LinkConfiguration {
-        var configuration = LinkConfiguration(role: role)
-        configuration.heartbeatInterval = heartbeatInterval
-        configuration.missedHeartbeatsBeforeUnreachable = missedHeartbeats
-        configuration.handshakeTimeout = handshakeTimeout
-        configuration.messageReplyTimeout = messageReplyTimeout
-        configuration.maximumFrameLength = maximumFrameBytes
-        configuration.maximumInboxBytes = fileInboxQuotaBytes
-        return configuration
     }
 }

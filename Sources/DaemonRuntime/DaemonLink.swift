@@ -1,3 +1,4 @@
+import DaemonConfiguration
 import LinkProtocol
 import LinkRuntime
 import POSIX
@@ -37,5 +38,19 @@ extension SystemdNotifier {
         let first = arm()
         timer(first)
         return first
+    }
+}
+
+extension LinkSettings {
+    /// The link engine's configuration for `role` with these settings (the rest at its defaults).
+    package func configuration(role: LinkRole) -> LinkConfiguration {
+        var configuration = LinkConfiguration(role: role)
+        configuration.heartbeatInterval = heartbeatInterval
+        configuration.missedHeartbeatsBeforeUnreachable = missedHeartbeats
+        configuration.handshakeTimeout = handshakeTimeout
+        configuration.messageReplyTimeout = messageReplyTimeout
+        configuration.maximumFrameLength = maximumFrameBytes
+        configuration.maximumInboxBytes = fileInboxQuotaBytes
+        return configuration
     }
 }
