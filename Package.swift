@@ -19,10 +19,11 @@ let package = Package(
         .target(name: "Trace", swiftSettings: swiftSettings),
         // System libcrypto (HMAC-SHA256, CSPRNG, constant-time compare); see README "System libraries".
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        // I/O: the system-call layer both daemons and the CLIs share — file descriptors, socket
-        // addresses and sockets, their errors, the admin CLIs' blocking Unix-socket client.
+        // I/O: the system-call layer, the only module importing Glibc — the event loop and its sockets,
+        // files and fsync, directory listing, inotify, signals, threads, clocks, their errors, and the
+        // admin CLIs' blocking Unix-socket client.
         .target(name: "POSIX", swiftSettings: swiftSettings),
-        // I/O: the event loop, connections, the durable outbox and slot files, pairing-key crypto.
+        // I/O: the link endpoint on POSIX's event loop, the durable outbox and slot files, pairing-key crypto.
         .target(
             name: "LinkRuntime",
             dependencies: ["LinkProtocol", "COpenSSL", "POSIX", "Trace"],
@@ -67,7 +68,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .executableTarget(name: "simulate", dependencies: ["Simulation"], swiftSettings: swiftSettings),
         // I/O: what both daemons need around their engines — structured logs, systemd notify and
-        // watchdog, signals, the admin Unix socket's server, the launch sequence.
+        // watchdog, the admin Unix socket's server, the launch sequence (config, signals, readiness).
         .target(
             name: "DaemonRuntime",
             dependencies: [
