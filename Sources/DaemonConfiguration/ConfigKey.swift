@@ -175,6 +175,15 @@ extension ConfigRecord {
         Dictionary(uniqueKeysWithValues: Self.keys.map { ($0.name, $0.write(self).json) })
     }
 
+    /// The value of the key named `name` as loaded, for scripts (`--print-config`): a string — a
+    /// path, already absolute, or an address — as is, anything else as JSON; nil for an unknown name.
+    package func value(of name: String) -> String? {
+        guard let key = Self.keys.first(where: { $0.name == name }) else { return nil }
+        let value = key.write(self)
+        if case .string(let text) = value { return text }
+        return value.json
+    }
+
     /// The file holding every key, one per line in declaration order.
     package var fileText: String {
         let lines = Self.keys.map { "  \(JSONValue.string($0.name).json): \($0.write(self).json)" }

@@ -13,7 +13,8 @@ package protocol LaunchedDaemon: AnyObject, Sendable {
 }
 
 /// The `main` both daemons share: `--config FILE` / `--help` / `--print-config-table` (the
-/// Markdown table docs/OPERATIONS.md shows), strict config loading (exit 78 on a bad file, naming
+/// Markdown table docs/OPERATIONS.md shows) / `--print-config KEY` (one value as loaded, for
+/// scripts that must find a daemon's files without parsing its config), strict config loading (exit 78 on a bad file, naming
 /// the key), signals taken with `sigwait` (SIGTERM/SIGINT stop gracefully and exit
 /// 0; SIGHUP is logged and ignored), the readiness line on stdout, then the loop runs forever.
 package enum DaemonLauncher {
@@ -25,6 +26,7 @@ package enum DaemonLauncher {
         // Before any thread exists (see SignalWatcher): every thread inherits the block.
         SignalWatcher.block()
         var configPath = defaultConfig
+        var printedKey: String?
         var arguments = CommandLine.arguments.dropFirst()
         while let argument = arguments.popFirst() {
             switch argument {
@@ -37,6 +39,9 @@ package enum DaemonLauncher {
             case "--print-config-table":
                 print(Configuration.markdownTable)
                 exit(0)
+            case "--print-config":
+                guard let key = arguments.popFirst() else { fail("--print-config needs a key\n\(usage)", status: 64) }
+                printedKey = key
             default:
                 fail("unknown argument \(argument)\n\(usage)", status: 64)
             }
@@ -46,6 +51,13 @@ package enum DaemonLauncher {
             configuration = try Configuration.load(path: configPath)
         } catch {
             fail("\(error)", status: 78)
+        }
+        if let printedKey {
+            guard let value = configuration.value(of: printedKey) else {
+                fail("--print-config: \(name) has no config key \"\(printedKey)\"", status: 64)
+            }
+            print(value)
+            exit(0)
         }
         ignoreSIGPIPE()
         let logger = Logger(component: name, minimumLevel: logLevel(configuration))
