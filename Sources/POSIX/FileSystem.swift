@@ -1,7 +1,7 @@
 import Glibc
 
-/// Operations on paths — renaming, removing, creating, listing, syncing a directory — each failure
-/// reported as a `SystemCallError` naming the path.
+/// Operations on paths — renaming, removing, creating, listing, reading a regular file whole — each
+/// failure reported as a `SystemCallError` naming the path.
 package enum FileSystem {
     /// `rename(2)`: moves `source` over `target` atomically (same file system); errors name `target`.
     package static func rename(_ source: String, to target: String) throws(SystemCallError) {

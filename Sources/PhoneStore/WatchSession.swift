@@ -2,8 +2,8 @@ import POSIX
 import SyncEngine
 import WorkoutModel
 
-/// The watcher thread's state: the inotify descriptor, which folder each watch stands for, and the
-/// read loop that turns inotify events into the owner's reports.
+/// The watcher thread's state: the inotify instance, which folder each watch stands for, and what
+/// each event means for the layout, reported to the owner.
 ///
 /// Confined to one thread at a time (not `Sendable`): `DirectoryWatcher.init` sets up the initial
 /// watches, then hands the session to the watcher thread, which alone uses it until it exits.
