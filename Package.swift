@@ -19,10 +19,11 @@ let package = Package(
         .target(name: "Trace", swiftSettings: swiftSettings),
         // System libcrypto (HMAC-SHA256, CSPRNG, constant-time compare); see README "System libraries".
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        // I/O: the system-call layer both daemons and the CLIs share — file descriptors, socket
-        // addresses and sockets, their errors, the admin CLIs' blocking Unix-socket client.
+        // I/O: the system-call layer, the only module importing Glibc — the event loop and its sockets,
+        // files and fsync, directory listing, inotify, signals, threads, clocks, their errors, and the
+        // admin CLIs' blocking Unix-socket client.
         .target(name: "POSIX", swiftSettings: swiftSettings),
-        // I/O: the event loop, connections, the durable outbox and slot files, pairing-key crypto.
+        // I/O: the link endpoint on POSIX's event loop, the durable outbox and slot files, pairing-key crypto.
         .target(
             name: "LinkRuntime",
             dependencies: ["LinkProtocol", "COpenSSL", "POSIX", "Trace"],
@@ -67,7 +68,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .executableTarget(name: "simulate", dependencies: ["Simulation"], swiftSettings: swiftSettings),
         // I/O: what both daemons need around their engines — structured logs, systemd notify and
-        // watchdog, signals, the admin Unix socket's server, the launch sequence.
+        // watchdog, the admin Unix socket's server, the launch sequence (config, signals, readiness).
         .target(
             name: "DaemonRuntime",
             dependencies: [
@@ -76,7 +77,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
         // I/O: the daemons' config files — each key declared once (name, type, default, doc line).
-        .target(name: "DaemonConfiguration", dependencies: ["LinkProtocol", "POSIX"], swiftSettings: swiftSettings),
+        .target(name: "DaemonConfiguration", dependencies: ["POSIX"], swiftSettings: swiftSettings),
         // I/O: what an admin CLI is — parse argv with its grammar, send the typed command over the
         // daemon's Unix socket, print the reply. No link runtime, no libcrypto.
         .target(
@@ -87,7 +88,7 @@ let package = Package(
             name: "phoned",
             dependencies: [
                 "AdminCommands", "SyncEngine", "PhoneStore", "DaemonRuntime", "LinkRuntime", "LiveMirror",
-                "DaemonConfiguration", "Trace",
+                "DaemonConfiguration", "POSIX", "Trace",
             ],
             swiftSettings: swiftSettings
         ),
@@ -99,7 +100,7 @@ let package = Package(
             name: "watchd",
             dependencies: [
                 "AdminCommands", "WatchEngine", "WatchStore", "DaemonRuntime", "ArgumentParsing", "LinkRuntime",
-                "LiveMirror", "DaemonConfiguration",
+                "LiveMirror", "DaemonConfiguration", "POSIX",
             ],
             swiftSettings: swiftSettings
         ),
@@ -128,14 +129,16 @@ let package = Package(
             name: "bench",
             dependencies: [
                 "LinkRuntime", "SyncEngine", "PhoneStore", "WorkoutModel", "TestSupport", "DaemonRuntime",
-                "AdminCommands", "AdminClient", "DaemonConfiguration",
+                "AdminCommands", "AdminClient", "DaemonConfiguration", "POSIX",
             ],
             swiftSettings: swiftSettings),
         // Test-only: manual clock, temporary directories, free ports, spawning daemons (their config
         // files written from DaemonRuntime's key declarations).
         .target(
             name: "TestSupport",
-            dependencies: ["ChildProcesses", "LinkRuntime", "WorkoutModel", "DaemonRuntime", "DaemonConfiguration"],
+            dependencies: [
+                "ChildProcesses", "LinkRuntime", "WorkoutModel", "DaemonRuntime", "DaemonConfiguration", "POSIX",
+            ],
             swiftSettings: swiftSettings),
         // The fuzz targets' entry points and properties, shared by scripts/fuzz's libFuzzer harnesses and
         // the corpus replay in FuzzCorpusTests (docs/FUZZING.md).

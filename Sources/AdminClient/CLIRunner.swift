@@ -1,6 +1,6 @@
 import AdminCommands
 import Foundation
-import Glibc
+import POSIX
 import Trace
 
 /// What a CLI's argument parser made of its command line, in terms `CLIRunner` understands.
@@ -184,9 +184,9 @@ package struct CLIRunner: Sendable {
         if case .command(let invocation) = parse(arguments), let follow = invocation.follow {
             exit(runFollowing(invocation, follow, environment: environment))
         }
-        let outcome = run(arguments, environment: environment) { Self.write($0, to: 1) }
-        Self.write(outcome.standardOutput, to: 1)
-        Self.write(outcome.standardError, to: 2)
+        let outcome = run(arguments, environment: environment) { StandardStream.output.write($0) }
+        StandardStream.output.write(outcome.standardOutput)
+        StandardStream.error.write(outcome.standardError)
         exit(outcome.exitCode)
     }
 
@@ -199,7 +199,7 @@ package struct CLIRunner: Sendable {
         switch resolveSocket(invocation, environment: environment) {
         case .success(let path): socketPath = path
         case .failure(let outcome):
-            Self.write(outcome.standardError, to: 2)
+            StandardStream.error.write(outcome.standardError)
             return outcome.exitCode
         }
         var after: Int64?
@@ -208,11 +208,11 @@ package struct CLIRunner: Sendable {
             do {
                 response = try AdminClient.send(path: socketPath, request: follow(after), timeout: timeout)
             } catch {
-                Self.write("Error: \(explain(error))\n", to: 2)
+                StandardStream.error.write("Error: \(explain(error))\n")
                 return exitCode(for: error)
             }
             guard response.status == .ok else {
-                Self.write("Error: \(response.message ?? "\(daemonName) refused the request")\n", to: 2)
+                StandardStream.error.write("Error: \(response.message ?? "\(daemonName) refused the request")\n")
                 return Self.exitRefused
             }
             var output = ""
@@ -221,8 +221,8 @@ package struct CLIRunner: Sendable {
                 output += (invocation.json ? String(line) : event.humanLine) + "\n"
                 after = max(after ?? event.wall, event.wall)
             }
-            Self.write(output, to: 1)
-            usleep(500_000)
+            StandardStream.output.write(output)
+            SystemClock.sleep(for: .milliseconds(500))
         }
     }
 
@@ -258,8 +258,7 @@ package struct CLIRunner: Sendable {
     private func explain(_ error: AdminClientError) -> String {
         switch error {
         case .daemonUnreachable(let path):
-            var status = stat()
-            let exists = lstat(path, &status) == 0
+            let exists = (try? FileStatus(of: path, followingLinks: false)) != nil
             return exists
                 ? "\(daemonName) is not running (nothing is listening on \(path))"
                 : "\(daemonName) is not running (no socket at \(path))"
@@ -284,20 +283,5 @@ package struct CLIRunner: Sendable {
     private static func line(_ text: String?) -> String {
         guard let text, !text.isEmpty else { return "" }
         return text.hasSuffix("\n") ? text : text + "\n"
-    }
-
-    private static func write(_ text: String, to descriptor: Int32) {
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
-            if written > 0 {
-                offset += written
-            } else if written < 0, errno == EINTR {
-                continue
-            } else {
-                return  // the reader went away (a closed pipe); nothing more can be shown
-            }
-        }
     }
 }

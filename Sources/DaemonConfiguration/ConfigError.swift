@@ -1,4 +1,4 @@
-import Glibc
+import POSIX
 
 /// Why a daemon's configuration file was refused. Every case names the file, and the key where
 /// there is one, so the message alone tells an operator what to fix.
@@ -23,7 +23,7 @@ package enum ConfigError: Error, Equatable, Sendable, CustomStringConvertible {
         case .missingFile(let path):
             return "config file \(path) does not exist"
         case .unreadable(let path, let code):
-            return "config file \(path) cannot be read: \(String(cString: strerror(code))) (errno \(code))"
+            return "config file \(path) cannot be read: \(Errno.describe(code))"
         case .notJSON(let path, let detail):
             return "config file \(path) is not valid JSON: \(detail)"
         case .notAnObject(let path):

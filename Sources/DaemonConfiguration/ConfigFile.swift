@@ -1,5 +1,5 @@
 import Foundation
-import Glibc
+import POSIX
 
 /// A strict JSON configuration file: one object whose keys must all be known, read through the
 /// keys' declarations (`ConfigKey`, `ConfigRecord.load`), which name the key, the file and the
@@ -66,27 +66,17 @@ package struct ConfigFile: Sendable {
 
     /// The bytes of the file, with errors naming it.
     private static func readWholeFile(_ path: String) throws(ConfigError) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw errno == ENOENT ? .missingFile(path: path) : .unreadable(path: path, errno: errno)
-        }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count == 0 { return bytes }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .unreadable(path: path, errno: errno)
-            }
-            bytes += chunk[0..<count]
+        let bytes: [UInt8]
+        do {
             // A configuration file is a few hundred bytes; refusing huge ones keeps a mistaken path
             // (a log file, a device) from being slurped.
-            guard bytes.count <= 1024 * 1024 else {
-                throw .notJSON(path: path, detail: "the file is larger than 1 MiB")
-            }
+            bytes = try FileDescriptor(opening: path).readToEnd(limit: 1024 * 1024, chunkBytes: 16 * 1024)
+        } catch {
+            throw error.errno == Errno.noSuchFile
+                ? .missingFile(path: path) : .unreadable(path: path, errno: error.errno)
         }
+        guard bytes.count <= 1024 * 1024 else { throw .notJSON(path: path, detail: "the file is larger than 1 MiB") }
+        return bytes
     }
 
     /// The decoder's own explanation, without Swift's type names where it offers one.

@@ -1,5 +1,3 @@
-import LinkProtocol
-
 /// One configuration key, declared once: its name, the form its value takes (which checks it and
 /// gives the docs' Type column), its default and its doc line. Loading, defaults, the tables in
 /// docs/OPERATIONS.md (`--print-config-table`) and the test harnesses' config writers all read
@@ -177,6 +175,15 @@ extension ConfigRecord {
         Dictionary(uniqueKeysWithValues: Self.keys.map { ($0.name, $0.write(self).json) })
     }
 
+    /// The value of the key named `name` as loaded, for scripts (`--print-config`): a string — a
+    /// path, already absolute, or an address — as is, anything else as JSON; nil for an unknown name.
+    package func value(of name: String) -> String? {
+        guard let key = Self.keys.first(where: { $0.name == name }) else { return nil }
+        let value = key.write(self)
+        if case .string(let text) = value { return text }
+        return value.json
+    }
+
     /// The file holding every key, one per line in declaration order.
     package var fileText: String {
         let lines = Self.keys.map { "  \(JSONValue.string($0.name).json): \($0.write(self).json)" }
@@ -228,17 +235,5 @@ package struct LinkSettings: Sendable, Equatable {
             ),
         ]
         return keys.map { $0.within(field) }
-    }
-
-    /// The link engine's configuration for `role` with these settings (the rest at its defaults).
-    package func configuration(role: LinkRole) -> LinkConfiguration {
-        var configuration = LinkConfiguration(role: role)
-        configuration.heartbeatInterval = heartbeatInterval
-        configuration.missedHeartbeatsBeforeUnreachable = missedHeartbeats
-        configuration.handshakeTimeout = handshakeTimeout
-        configuration.messageReplyTimeout = messageReplyTimeout
-        configuration.maximumFrameLength = maximumFrameBytes
-        configuration.maximumInboxBytes = fileInboxQuotaBytes
-        return configuration
     }
 }

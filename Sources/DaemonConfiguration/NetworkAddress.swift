@@ -1,4 +1,3 @@
-import Glibc
 import POSIX
 
 /// A TCP endpoint as configured: `127.0.0.1:7420`, `localhost:0`, `[::1]:7420`.
@@ -27,12 +26,12 @@ package struct NetworkAddress: Sendable, Hashable, CustomStringConvertible {
             guard let close = text.firstIndex(of: "]"), text[close...].hasPrefix("]:") else { return nil }
             hostPart = text[text.index(after: text.startIndex)..<close]
             portPart = text[text.index(close, offsetBy: 2)...]
-            guard Self.isIPv6(String(hostPart)) else { return nil }
+            guard SocketAddress.isIPv6(String(hostPart)) else { return nil }
         } else {
             guard let colon = text.lastIndex(of: ":") else { return nil }
             hostPart = text[..<colon]
             portPart = text[text.index(after: colon)...]
-            guard hostPart == "localhost" || Self.isIPv4(String(hostPart)) else { return nil }
+            guard hostPart == "localhost" || SocketAddress.isIPv4(String(hostPart)) else { return nil }
         }
         guard !portPart.isEmpty, portPart.count <= 5, portPart.allSatisfy({ $0.isASCII && $0.isNumber }),
             let port = UInt16(portPart)
@@ -44,15 +43,5 @@ package struct NetworkAddress: Sendable, Hashable, CustomStringConvertible {
     /// `127.0.0.1:7420` or `[::1]:7420`.
     package var description: String {
         host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-    }
-
-    private static func isIPv4(_ text: String) -> Bool {
-        var address = in_addr()
-        return inet_pton(AF_INET, text, &address) == 1
-    }
-
-    private static func isIPv6(_ text: String) -> Bool {
-        var address = in6_addr()
-        return inet_pton(AF_INET6, text, &address) == 1
     }
 }

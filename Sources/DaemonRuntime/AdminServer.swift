@@ -1,7 +1,5 @@
 import AdminCommands
 import Foundation
-import Glibc
-import LinkRuntime
 import POSIX
 
 /// A daemon's admin endpoint: a Unix-domain socket (mode 0600 — only the daemon's user may connect)

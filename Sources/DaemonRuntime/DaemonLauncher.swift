@@ -1,7 +1,5 @@
 import DaemonConfiguration
 import Foundation
-import Glibc
-import LinkRuntime
 import POSIX
 
 /// What `DaemonLauncher` runs: a daemon whose whole life happens on one event loop.
@@ -15,7 +13,8 @@ package protocol LaunchedDaemon: AnyObject, Sendable {
 }
 
 /// The `main` both daemons share: `--config FILE` / `--help` / `--print-config-table` (the
-/// Markdown table docs/OPERATIONS.md shows), strict config loading (exit 78 on a bad file, naming
+/// Markdown table docs/OPERATIONS.md shows) / `--print-config KEY` (one value as loaded, for
+/// scripts that must find a daemon's files without parsing its config), strict config loading (exit 78 on a bad file, naming
 /// the key), signals taken with `sigwait` (SIGTERM/SIGINT stop gracefully and exit
 /// 0; SIGHUP is logged and ignored), the readiness line on stdout, then the loop runs forever.
 package enum DaemonLauncher {
@@ -27,6 +26,7 @@ package enum DaemonLauncher {
         // Before any thread exists (see SignalWatcher): every thread inherits the block.
         SignalWatcher.block()
         var configPath = defaultConfig
+        var printedKey: String?
         var arguments = CommandLine.arguments.dropFirst()
         while let argument = arguments.popFirst() {
             switch argument {
@@ -39,6 +39,9 @@ package enum DaemonLauncher {
             case "--print-config-table":
                 print(Configuration.markdownTable)
                 exit(0)
+            case "--print-config":
+                guard let key = arguments.popFirst() else { fail("--print-config needs a key\n\(usage)", status: 64) }
+                printedKey = key
             default:
                 fail("unknown argument \(argument)\n\(usage)", status: 64)
             }
@@ -49,6 +52,13 @@ package enum DaemonLauncher {
         } catch {
             fail("\(error)", status: 78)
         }
+        if let printedKey {
+            guard let value = configuration.value(of: printedKey) else {
+                fail("--print-config: \(name) has no config key \"\(printedKey)\"", status: 64)
+            }
+            print(value)
+            exit(0)
+        }
         ignoreSIGPIPE()
         let logger = Logger(component: name, minimumLevel: logLevel(configuration))
         let daemon: Daemon
@@ -58,7 +68,7 @@ package enum DaemonLauncher {
             fail("\(error)", status: 78)
         }
         let signals = SignalWatcher(loop: daemon.loop) { signal in
-            guard signal != SIGHUP else {
+            guard signal != SignalWatcher.hangUp else {
                 logger.notice("SIGHUP ignored: \(name) re-reads nothing at run time; restart it to apply changes")
                 return
             }
@@ -75,9 +85,7 @@ package enum DaemonLauncher {
             }
         }
         // The main thread has nothing left to do; the loop and signal threads carry on.
-        while true {
-            withExtendedLifetime(signals) { _ = pause() }
-        }
+        signals.waitForever()
     }
 
     /// Carries out an engine's actions in order. A failed durable write stops the daemon (exit 75):

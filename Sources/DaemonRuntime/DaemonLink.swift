@@ -1,7 +1,7 @@
-import Foundation
-import Glibc
+import DaemonConfiguration
 import LinkProtocol
 import LinkRuntime
+import POSIX
 
 extension LinkEndpoint {
     /// A daemon's endpoint: its state directory (created with a fresh instance ID when new), the
@@ -14,7 +14,7 @@ extension LinkEndpoint {
         let state = try LinkStateDirectory(root: stateDirectory) { try SecureRandom.bytes(count: 16) }
         let endpoint = try LinkEndpoint(
             configuration: configuration, state: state, pairingKey: try PairingKeyFile.load(pairingKeyFile),
-            address: address, loop: loop, seed: UInt64(truncatingIfNeeded: getpid()))
+            address: address, loop: loop, seed: UInt64(truncatingIfNeeded: CurrentProcess.id))
         // Kept with the file turned off (0): it still counts events for `metrics`.
         endpoint.journal = EventJournal(
             stateDirectory: stateDirectory, role: configuration.role, instance: state.instance,
@@ -38,5 +38,19 @@ extension SystemdNotifier {
         let first = arm()
         timer(first)
         return first
+    }
+}
+
+extension LinkSettings {
+    /// The link engine's configuration for `role` with these settings (the rest at its defaults).
+    package func configuration(role: LinkRole) -> LinkConfiguration {
+        var configuration = LinkConfiguration(role: role)
+        configuration.heartbeatInterval = heartbeatInterval
+        configuration.missedHeartbeatsBeforeUnreachable = missedHeartbeats
+        configuration.handshakeTimeout = handshakeTimeout
+        configuration.messageReplyTimeout = messageReplyTimeout
+        configuration.maximumFrameLength = maximumFrameBytes
+        configuration.maximumInboxBytes = fileInboxQuotaBytes
+        return configuration
     }
 }

@@ -1,6 +1,7 @@
 import DaemonConfiguration
-import Glibc
+import POSIX
 import Synchronization
+import Trace
 
 /// Structured logging: one logfmt line per event, by default on stderr (where journald picks it up).
 ///
@@ -123,17 +124,7 @@ package struct Logger: Sendable {
     /// `2026-11-29T20:31:01.123Z` for `time` since the Unix epoch.
     package static func timestamp(_ time: Duration) -> String {
         let (seconds, attoseconds) = time.components
-        var wholeSeconds = time_t(seconds)
-        var parts = tm()
-        gmtime_r(&wholeSeconds, &parts)
-        func padded(_ value: Int32, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
-        }
-        let milliseconds = Int32(attoseconds / 1_000_000_000_000_000)
-        return "\(padded(parts.tm_year + 1900, 4))-\(padded(parts.tm_mon + 1, 2))-\(padded(parts.tm_mday, 2))"
-            + "T\(padded(parts.tm_hour, 2)):\(padded(parts.tm_min, 2)):\(padded(parts.tm_sec, 2))"
-            + ".\(padded(milliseconds, 3))Z"
+        return TraceTime.iso8601(micros: seconds * 1_000_000 + attoseconds / 1_000_000_000_000)
     }
 
     /// `value` as is when it is a bare token, else in double quotes with `\`, `"` and control characters escaped.
@@ -170,26 +161,11 @@ package struct Logger: Sendable {
 
     /// Writes `line` and a newline to stderr in one `write` where possible (retrying short writes).
     package static let writeToStandardError: @Sendable (String) -> Void = { line in
-        let bytes = Array((line + "\n").utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(2, $0.baseAddress! + offset, $0.count - offset) }
-            if written > 0 {
-                offset += written
-            } else if written < 0, errno == EINTR {
-                continue
-            } else {
-                return  // stderr is gone; there is nowhere left to report that
-            }
-        }
+        StandardStream.error.write(line + "\n")
     }
 
     /// The real-time clock (`CLOCK_REALTIME`) as time since the Unix epoch.
-    package static let systemWallClock: @Sendable () -> Duration = {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return .seconds(now.tv_sec) + .nanoseconds(now.tv_nsec)
-    }
+    package static let systemWallClock: @Sendable () -> Duration = { SystemClock.realTime() }
 }
 
 /// The state every logger derived from one `Logger.init` shares.

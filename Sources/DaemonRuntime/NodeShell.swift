@@ -4,6 +4,7 @@ import Foundation
 import LinkProtocol
 import LinkRuntime
 import Nodes
+import POSIX
 import Trace
 import WorkoutModel
 

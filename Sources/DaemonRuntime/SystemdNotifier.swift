@@ -1,5 +1,3 @@
-import Glibc
-import LinkRuntime
 import POSIX
 
 /// Tells systemd about the daemon's state (`Type=notify`) without libsystemd: one `AF_UNIX`
@@ -20,7 +18,7 @@ package struct SystemdNotifier: Sendable {
 
     /// Reads `NOTIFY_SOCKET`, `WATCHDOG_USEC` and `WATCHDOG_PID` from `environment` (pass
     /// `ProcessInfo.processInfo.environment` in a daemon); `processID` is compared with `WATCHDOG_PID`.
-    package init(environment: [String: String], processID: Int32 = getpid()) {
+    package init(environment: [String: String], processID: Int32 = CurrentProcess.id) {
         let name = environment["NOTIFY_SOCKET"] ?? ""
         socketName = name.isEmpty ? nil : name
         let watchedPID = environment["WATCHDOG_PID"].flatMap { Int32($0) }
@@ -59,9 +57,8 @@ package struct SystemdNotifier: Sendable {
     /// `RELOADING=1` with `MONOTONIC_USEC=` (which `Type=notify-reload` requires): a configuration
     /// reload has begun; send `ready()` again when it is done.
     package func reloading() throws(SystemCallError) {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let microseconds = Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000
+        let (seconds, attoseconds) = SystemClock.monotonic().components
+        let microseconds = seconds * 1_000_000 + attoseconds / 1_000_000_000_000
         try send(["RELOADING=1", "MONOTONIC_USEC=\(microseconds)"])
     }
 
@@ -71,35 +68,7 @@ package struct SystemdNotifier: Sendable {
     package func send(_ assignments: [String]) throws(SystemCallError) {
         guard let socketName else { return }
         let payload = assignments.map { $0.replacingNewlines() }.joined(separator: "\n")
-        let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw SystemCallError(call: "socket (NOTIFY_SOCKET)", errno: errno) }
-        defer { close(descriptor) }
-
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        var pathBytes = Array(socketName.utf8)
-        // "@name" is Linux's abstract namespace: a leading NUL, and the length counts only the name.
-        if pathBytes.first == UInt8(ascii: "@") { pathBytes[0] = 0 }
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard pathBytes.count < capacity else {
-            throw SystemCallError(call: "sendto (NOTIFY_SOCKET too long)", errno: ENAMETOOLONG, path: socketName)
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: pathBytes) }
-        let length = socklen_t(MemoryLayout<sa_family_t>.size + pathBytes.count + (pathBytes[0] == 0 ? 0 : 1))
-
-        let bytes = Array(payload.utf8)
-        while true {
-            let sent = withUnsafePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                    bytes.withUnsafeBytes {
-                        sendto(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL), socketAddress, length)
-                    }
-                }
-            }
-            if sent >= 0 { return }
-            if errno == EINTR { continue }
-            throw SystemCallError(call: "sendto (NOTIFY_SOCKET)", errno: errno, path: socketName)
-        }
+        try UnixDatagram.send(Array(payload.utf8), to: socketName, label: "NOTIFY_SOCKET")
     }
 }
 

@@ -1,4 +1,5 @@
 import AdminCommands
+import DaemonConfiguration
 import DaemonRuntime
 import Foundation
 import LinkProtocol
@@ -56,13 +57,14 @@ package enum FuzzSeeds {
         case .watchContext:
             return [[0] + context, [1] + DocumentCoder.encodeCompact(WorkoutLaunchRequest(runID: run.id))]
         case .config:
-            let phoned =
-                #"{"documentsDirectory":"d","stateDirectory":"s","listen":"127.0.0.1:7420","#
-                + #""pairingKeyFile":"k","adminSocket":"a","maximumFrameBytes":4096,"logLevel":"debug"}"#
-            let watchd =
-                #"{"cacheDirectory":"c","stateDirectory":"s","phoneAddress":"[::1]:7420","#
-                + #""pairingKeyFile":"k","adminSocket":"a","heartbeatIntervalMilliseconds":250}"#
-            return [[0] + Array(phoned.utf8), [1] + Array(watchd.utf8)]
+            var phoned = PhonedConfiguration.defaults
+            (phoned.documentsDirectory, phoned.stateDirectory, phoned.pairingKeyFile) = ("d", "s", "k")
+            (phoned.adminSocket, phoned.link.maximumFrameBytes, phoned.logLevel) = ("a", 4096, .debug)
+            var watchd = WatchdConfiguration.defaults
+            (watchd.cacheDirectory, watchd.stateDirectory, watchd.pairingKeyFile) = ("c", "s", "k")
+            (watchd.adminSocket, watchd.phoneAddress) = ("a", NetworkAddress(host: "::1", port: 7420))
+            watchd.link.heartbeatInterval = .milliseconds(250)
+            return [[0] + Array(phoned.fileText.utf8), [1] + Array(watchd.fileText.utf8)]
         case .adminRequest:
             return [
                 AdminWire.encode(PhoneCommand.status), AdminWire.encode(PhoneCommand.discard(run: run.id)),

@@ -1,4 +1,3 @@
-import Glibc
 import POSIX
 
 /// Whole-file replacement that a crash can never leave half-written.
@@ -39,17 +38,13 @@ package enum AtomicFile {
         let suffix = String(random.next() as UInt64, radix: 16)
         let temporary = "\(directory)/.\(name)\(temporaryMarker)\(suffix)"
         do {
-            let file = try FileDescriptor(opening: temporary, flags: O_WRONLY | O_CREAT | O_EXCL)
+            let file = try FileDescriptor(opening: temporary, [.writeOnly, .create, .exclusive])
             try fill(file)
             try LatencyRecorder.fsync.time { try file.sync() }
+            try FileSystem.rename(temporary, to: path)
         } catch {
-            unlink(temporary)
+            try? FileSystem.removeFile(temporary)
             throw error
-        }
-        guard rename(temporary, path) == 0 else {
-            let failure = SystemCallError.last("rename", path: path)
-            unlink(temporary)
-            throw failure
         }
         try fsyncDirectory(directory)
     }
@@ -57,7 +52,7 @@ package enum AtomicFile {
     /// Renames `source` to `target` (same file system) and fsyncs both directories, so the move
     /// survives a crash; a missing source is an error.
     package static func moveDurably(_ source: String, to target: String) throws {
-        guard rename(source, target) == 0 else { throw SystemCallError.last("rename", path: target) }
+        try FileSystem.rename(source, to: target)
         let (targetDirectory, _) = split(target)
         let (sourceDirectory, _) = split(source)
         try fsyncDirectory(targetDirectory)
@@ -68,9 +63,10 @@ package enum AtomicFile {
     package static func read(_ path: String) throws -> [UInt8]? {
         let file: FileDescriptor
         do {
-            file = try FileDescriptor(opening: path, flags: O_RDONLY)
-        } catch let error as SystemCallError where error.errno == ENOENT {
-            return nil
+            file = try FileDescriptor(opening: path)
+        } catch {
+            if error.errno == Errno.noSuchFile { return nil }
+            throw error
         }
         return try file.readAll()
     }
@@ -82,17 +78,18 @@ package enum AtomicFile {
     @discardableResult
     package static func sweepTemporaryFiles(in directory: String) throws -> Int {
         var removed = 0
-        for name in try Directory.entryNames(in: directory) where isTemporary(name) {
-            try Directory.removeFile("\(directory)/\(name)")
+        for name in try FileSystem.entryNames(in: directory) where isTemporary(name) {
+            try FileSystem.removeFile("\(directory)/\(name)")
             removed += 1
         }
         if removed > 0 { try fsyncDirectory(directory) }
         return removed
     }
 
-    /// Makes the entries of `path` (creations, renames, removals) durable.
+    /// Makes the entries of `path` (creations, renames, removals) durable; timed in `LatencyRecorder.fsync`.
     package static func fsyncDirectory(_ path: String) throws {
-        try Directory.sync(path)
+        let directory = try FileDescriptor(opening: path, [.directory])
+        try LatencyRecorder.fsync.time { try directory.sync() }
     }
 
     /// Whether `name` is one of `write`'s temporary files.

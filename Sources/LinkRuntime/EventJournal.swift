@@ -1,6 +1,6 @@
 import Foundation
-import Glibc
 import LinkProtocol
+import POSIX
 import Synchronization
 import Trace
 
@@ -22,7 +22,7 @@ package final class EventJournal: Sendable {
     package let maximumBytes: Int
     private let origin = ContinuousClock.now
     private struct State {
-        var descriptor: Int32 = -1
+        var file: FileDescriptor?
         var size = 0
         var dropped = 0
         var counts: [TraceEventKind: Int] = [:]
@@ -36,10 +36,6 @@ package final class EventJournal: Sendable {
         side = role == .phone ? .phone : .watch
         self.instance = instance.description
         self.maximumBytes = maximumBytes
-    }
-
-    deinit {
-        state.withLock { if $0.descriptor >= 0 { close($0.descriptor) } }
     }
 
     /// How many events of each kind were recorded since the daemon started.
@@ -73,14 +69,18 @@ package final class EventJournal: Sendable {
                 detail: detail
             ).jsonLine() + "\n"
         state.withLock { state in
-            if state.descriptor < 0 { open(&state) }
+            if state.file == nil { open(&state) }
             if state.size > 0, state.size + line.utf8.count > maximumBytes {
-                close(state.descriptor)
-                rename(path, path + ".1")
+                state.file = nil
+                try? FileSystem.rename(path, to: path + ".1")
                 open(&state)
             }
-            let written = line.withCString { write(state.descriptor, $0, strlen($0)) }
-            if written == line.utf8.count { state.size += written } else { state.dropped += 1 }
+            let bytes = Array(line.utf8)
+            if let file = state.file, (try? file.write(bytes)) != nil {
+                state.size += bytes.count
+            } else {
+                state.dropped += 1
+            }
         }
     }
 
@@ -95,9 +95,8 @@ package final class EventJournal: Sendable {
 
     /// Opens the file for appending (at start-up, after a rotation or a failure).
     private func open(_ state: inout State) {
-        state.descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        var info = stat()
-        state.size = state.descriptor >= 0 && fstat(state.descriptor, &info) == 0 ? Int(info.st_size) : 0
+        state.file = try? FileDescriptor(opening: path, [.writeOnly, .create, .append], mode: 0o600)
+        state.size = (try? state.file?.status().size) ?? 0
     }
 
     private static func micros(_ duration: Duration) -> Int64 {
@@ -106,8 +105,6 @@ package final class EventJournal: Sendable {
 
     /// Now, in microseconds since the Unix epoch (the journal's `wall`).
     package static func wallMicros() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000
+        micros(SystemClock.realTime())
     }
 }

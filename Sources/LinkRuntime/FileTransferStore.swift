@@ -1,6 +1,5 @@
 import COpenSSL
 import Foundation
-import Glibc
 import LinkProtocol
 import POSIX
 
@@ -56,7 +55,7 @@ package final class FileTransferStore: Sendable {
     package func enqueue(_ source: FileSource, metadata: String) throws -> OutboundFile {
         let sequence = max(try pendingSequences().last ?? 0, try lastSequence()) + 1
         let dataPath = path(sequence, "data")
-        let copy = try FileDescriptor(opening: dataPath, flags: O_WRONLY | O_CREAT | O_TRUNC)
+        let copy = try FileDescriptor(opening: dataPath, [.writeOnly, .create, .truncate])
         var hash = SHA256()
         var size = 0
         do {
@@ -100,14 +99,16 @@ package final class FileTransferStore: Sendable {
     /// writer forever, holding the outbox thread; a device such as `/dev/zero` never ends).
     private static func openSource(_ path: String) throws -> (FileDescriptor, size: Int) {
         let input: FileDescriptor
-        let status: (isRegularFile: Bool, size: Int)
+        let status: FileStatus
         do {
-            input = try FileDescriptor(opening: path, flags: O_RDONLY | O_NONBLOCK)
+            input = try FileDescriptor(opening: path, .nonBlocking)
             status = try input.status()
         } catch {
             throw LinkError.fileAccessDenied(reason: "\(error)")
         }
-        guard status.isRegularFile else { throw LinkError.fileAccessDenied(reason: "\(path) is not a regular file") }
+        guard status.kind == .regularFile else {
+            throw LinkError.fileAccessDenied(reason: "\(path) is not a regular file")
+        }
         return (input, status.size)
     }
 
@@ -130,7 +131,7 @@ package final class FileTransferStore: Sendable {
 
     /// `length` bytes at `offset` of queued file `sequence`.
     package func read(sequence: UInt64, offset: UInt64, length: Int) throws -> [UInt8] {
-        try FileDescriptor(opening: path(sequence, "data"), flags: O_RDONLY).read(count: length, at: Int(offset))
+        try FileDescriptor(opening: path(sequence, "data")).read(count: length, at: Int(offset))
     }
 
     /// Deletes a queued file (done or cancelled): its record first, so a crash leaves no half.
@@ -163,7 +164,7 @@ package final class FileTransferStore: Sendable {
 
     /// Creates the partial, or cuts it back to `keeping` bytes.
     package func prepare(_ key: TransferKey, keeping: UInt64) throws {
-        let partial = try FileDescriptor(opening: partialPath(key), flags: O_WRONLY | O_CREAT)
+        let partial = try FileDescriptor(opening: partialPath(key), [.writeOnly, .create])
         try partial.truncate(to: Int(keeping))
         try partial.dataSync()
         try AtomicFile.fsyncDirectory(incoming)
@@ -171,16 +172,17 @@ package final class FileTransferStore: Sendable {
 
     /// Writes a chunk of a partial (not yet durable: `sync`).
     package func write(_ key: TransferKey, offset: UInt64, data: [UInt8]) throws {
-        try FileDescriptor(opening: partialPath(key), flags: O_WRONLY).write(data, at: Int(offset))
+        try FileDescriptor(opening: partialPath(key), [.writeOnly]).write(data, at: Int(offset))
     }
 
     /// Makes what was written to a partial durable; false when the partial is gone (cancelled).
     package func sync(_ key: TransferKey) throws -> Bool {
         let partial: FileDescriptor
         do {
-            partial = try FileDescriptor(opening: partialPath(key), flags: O_WRONLY)
-        } catch let error as SystemCallError where error.errno == ENOENT {
-            return false
+            partial = try FileDescriptor(opening: partialPath(key), [.writeOnly])
+        } catch {
+            if error.errno == Errno.noSuchFile { return false }
+            throw error
         }
         try LatencyRecorder.fsync.time { try partial.dataSync() }
         return true
@@ -188,7 +190,7 @@ package final class FileTransferStore: Sendable {
 
     /// The SHA-256 of the whole partial.
     package func digest(_ key: TransferKey) throws -> [UInt8] {
-        let partial = try FileDescriptor(opening: partialPath(key), flags: O_RDONLY)
+        let partial = try FileDescriptor(opening: partialPath(key))
         var hash = SHA256()
         var offset = 0
         while true {

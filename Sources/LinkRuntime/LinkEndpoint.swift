@@ -1,5 +1,6 @@
 import Foundation
 import LinkProtocol
+import POSIX
 import Trace
 
 /// The link as an app sees it — the `WCSession` analog — running one `LinkEngine` on an `EventLoop`.

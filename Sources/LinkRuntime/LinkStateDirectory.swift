@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import LinkProtocol
 import POSIX
 
@@ -100,8 +99,12 @@ package final class LinkStateDirectory: Sendable {
             _ = try parseReceivedContext(sealed, file: path)
             return nil
         } catch {
-            guard rename(path, "\(path).damaged") == 0 else { throw SystemCallError.last("rename", path: path) }
-            try Directory.sync((path as NSString).deletingLastPathComponent)
+            do {
+                try FileSystem.rename(path, to: "\(path).damaged")
+            } catch {
+                throw SystemCallError(call: "rename", errno: error.errno, path: path)
+            }
+            try AtomicFile.fsyncDirectory((path as NSString).deletingLastPathComponent)
             return "set aside a damaged received context (\(error)) as \(path).damaged; "
                 + "the cache keeps what was applied and a fresh push is requested once the phone is reachable"
         }

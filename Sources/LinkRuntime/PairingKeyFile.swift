@@ -1,5 +1,5 @@
 import Foundation
-import Glibc
+import POSIX
 
 /// Loads the pairing key both daemons share from a file only its owner may read.
 ///
@@ -19,7 +19,7 @@ package enum PairingKeyFile {
             case .missing(let path):
                 return "pairing key file \(path) does not exist (create one with scripts/pairing-key \(path))"
             case .unreadable(let path, let code):
-                return "pairing key file \(path) cannot be read: \(String(cString: strerror(code)))"
+                return "pairing key file \(path) cannot be read: \(Errno.text(code))"
             case .tooOpen(let path, let mode):
                 return
                     "pairing key file \(path) has mode \(String(mode, radix: 8)); it must not be readable by group or others (chmod 600)"
@@ -31,14 +31,15 @@ package enum PairingKeyFile {
 
     /// Reads and checks the key at `path`.
     package static func load(_ path: String) throws(Failure) -> [UInt8] {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw errno == ENOENT ? .missing(path: path) : .unreadable(path: path, errno: errno)
+        let mode: UInt32
+        do {
+            mode = try FileStatus(of: path).permissions
+        } catch {
+            throw error.errno == Errno.noSuchFile ? .missing(path: path) : .unreadable(path: path, errno: error.errno)
         }
-        let mode = UInt32(info.st_mode) & 0o777
         guard mode & 0o077 == 0 else { throw .tooOpen(path: path, mode: mode) }
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw .unreadable(path: path, errno: EACCES)
+            throw .unreadable(path: path, errno: Errno.accessDenied)
         }
         var bytes = Array(data)
         while let last = bytes.last, last == 0x0A || last == 0x0D || last == 0x20 || last == 0x09 { bytes.removeLast() }

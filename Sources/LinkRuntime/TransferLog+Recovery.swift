@@ -1,4 +1,3 @@
-import Glibc
 import LinkProtocol
 import POSIX
 
@@ -49,9 +48,9 @@ extension TransferLog {
 
     /// Reads or creates the log's files in `directory` and rebuilds the in-memory state.
     static func recover(directory: String) throws -> (queueID: [UInt8], state: State, notes: [String]) {
-        try Directory.create(directory)
+        try FileSystem.createDirectory(directory)
         try AtomicFile.sweepTemporaryFiles(in: directory)
-        let names = try Directory.entryNames(in: directory)
+        let names = try FileSystem.entryNames(in: directory)
         var segments = names.compactMap(segmentFirstSequence(fromName:)).sorted()
 
         let queueIDPath = "\(directory)/\(queueIDFileName)"
@@ -93,7 +92,7 @@ extension TransferLog {
             }
             expected = first
             let isLast = index == segments.count - 1
-            let file = try FileDescriptor(opening: path, flags: isLast ? O_RDWR : O_RDONLY)
+            let file = try FileDescriptor(opening: path, isLast ? [.readWrite] : [])
             let bytes = try file.readAll()
             let scan = try scanSegment(bytes, path: path, firstSequence: first, isLast: isLast)
             records += scan.records.filter { !resolved.contains($0.sequence) }
@@ -124,13 +123,13 @@ extension TransferLog {
         let nextSequence = max(expected, resolved.highest + 1)
         if segments.isEmpty || nextSequence > expected {
             _ = try FileDescriptor(
-                opening: segmentPath(nextSequence, in: directory), flags: O_WRONLY | O_CREAT | O_EXCL)
-            try Directory.sync(directory)
+                opening: segmentPath(nextSequence, in: directory), [.writeOnly, .create, .exclusive])
+            try AtomicFile.fsyncDirectory(directory)
             segments.append(nextSequence)
             activeBytes = 0
         }
         let activeFirst = segments[segments.count - 1]  // non-empty: created above when there was none
-        let active = try FileDescriptor(opening: segmentPath(activeFirst, in: directory), flags: O_WRONLY)
+        let active = try FileDescriptor(opening: segmentPath(activeFirst, in: directory), [.writeOnly])
         let state = State(
             active: active, activeBytes: activeBytes, segmentFirstSequences: segments, nextSequence: nextSequence,
             writtenThrough: nextSequence - 1, syncedThrough: nextSequence - 1, records: records, resolved: resolved

@@ -1,3 +1,5 @@
+import POSIX
+
 /// Acknowledging and cancelling transfers, and deleting segments nobody needs any more.
 extension TransferLog {
     /// Records that the receiver durably processed `sequence`; durable before it returns.
@@ -75,13 +77,13 @@ extension TransferLog {
             let first = state.segmentFirstSequences[index]
             let last = state.segmentFirstSequences[index + 1] - 1
             if state.resolved.containsAll(first...last) {
-                try Directory.removeFile(segmentPath(first))
+                try FileSystem.removeFile(segmentPath(first))
                 state.segmentFirstSequences.remove(at: index)
                 deleted = true
             } else {
                 index += 1
             }
         }
-        if deleted { try Directory.sync(directory) }
+        if deleted { try AtomicFile.fsyncDirectory(directory) }
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import LinkProtocol
 import POSIX
 
@@ -247,9 +246,9 @@ package final class TransferLog: @unchecked Sendable {
         state.syncedThrough = state.writtenThrough
         condition.broadcast()
         let first = state.nextSequence
-        let segment = try FileDescriptor(opening: segmentPath(first), flags: O_WRONLY | O_CREAT | O_EXCL)
+        let segment = try FileDescriptor(opening: segmentPath(first), [.writeOnly, .create, .exclusive])
         do {
-            try Directory.sync(directory)
+            try AtomicFile.fsyncDirectory(directory)
         } catch {
             throw failSync(error)
         }
@@ -261,7 +260,8 @@ package final class TransferLog: @unchecked Sendable {
     /// Poisons the log after a failed sync and runs the fatal handler; returns the error to throw.
     /// Lock held.
     func failSync(_ error: any Error) -> TransferLogError {
-        let systemError = error as? SystemCallError ?? SystemCallError(call: "sync", errno: EIO, path: directory)
+        let systemError =
+            error as? SystemCallError ?? SystemCallError(call: "sync", errno: Errno.ioError, path: directory)
         let failure = TransferLogError.syncFailed(file: systemError.path ?? directory, errno: systemError.errno)
         if state.failure == nil {
             state.failure = failure

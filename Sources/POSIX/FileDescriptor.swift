@@ -12,10 +12,33 @@ package final class FileDescriptor: Sendable {
     /// The path it was opened with, for error messages.
     package let path: String
 
-    /// Opens `path` with `flags` (`O_CLOEXEC` is always added) and `mode` for a created file.
-    package init(opening path: String, flags: Int32, mode: mode_t = 0o644) throws {
-        let descriptor = open(path, flags | O_CLOEXEC, mode)
-        guard descriptor >= 0 else { throw SystemCallError.last("open", path: path) }
+    /// How to open a file: read-only unless `writeOnly` or `readWrite` is in the set.
+    package struct Options: OptionSet, Sendable {
+        package let rawValue: Int32
+        package init(rawValue: Int32) { self.rawValue = rawValue }
+
+        package static let writeOnly = Options(rawValue: O_WRONLY)
+        package static let readWrite = Options(rawValue: O_RDWR)
+        /// Create the file if it does not exist.
+        package static let create = Options(rawValue: O_CREAT)
+        /// With `create`: fail with `EEXIST` if it does.
+        package static let exclusive = Options(rawValue: O_EXCL)
+        /// Cut an existing file to length 0.
+        package static let truncate = Options(rawValue: O_TRUNC)
+        /// Every write goes to the end of the file.
+        package static let append = Options(rawValue: O_APPEND)
+        /// Fail unless `path` is a directory (to `sync` one).
+        package static let directory = Options(rawValue: O_DIRECTORY)
+        /// Fail with `ELOOP` if `path` is a symbolic link.
+        package static let noFollow = Options(rawValue: O_NOFOLLOW)
+        /// Do not block in `open` (a FIFO) or in reads and writes.
+        package static let nonBlocking = Options(rawValue: O_NONBLOCK)
+    }
+
+    /// Opens `path` (close-on-exec always) with `options`, and `mode` for a created file.
+    package init(opening path: String, _ options: Options = [], mode: UInt32 = 0o644) throws(SystemCallError) {
+        let descriptor = open(path, options.rawValue | O_CLOEXEC, mode_t(mode))
+        guard descriptor >= 0 else { throw .last("open", path: path) }
         self.rawValue = descriptor
         self.path = path
     }
@@ -25,7 +48,7 @@ package final class FileDescriptor: Sendable {
     }
 
     /// Writes all of `bytes` at `offset`, retrying short writes and `EINTR`.
-    package func write(_ bytes: [UInt8], at offset: Int) throws {
+    package func write(_ bytes: [UInt8], at offset: Int) throws(SystemCallError) {
         var written = 0
         while written < bytes.count {
             let result = bytes.withUnsafeBytes { buffer in
@@ -33,14 +56,14 @@ package final class FileDescriptor: Sendable {
             }
             if result < 0 {
                 if errno == EINTR { continue }
-                throw SystemCallError.last("pwrite", path: path)
+                throw .last("pwrite", path: path)
             }
             written += result
         }
     }
 
     /// Reads up to `count` bytes at `offset`, retrying short reads and `EINTR`; fewer only at the end.
-    package func read(count: Int, at offset: Int) throws -> [UInt8] {
+    package func read(count: Int, at offset: Int) throws(SystemCallError) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
         var filled = 0
         while filled < count {
@@ -49,7 +72,7 @@ package final class FileDescriptor: Sendable {
             }
             if result < 0 {
                 if errno == EINTR { continue }
-                throw SystemCallError.last("pread", path: path)
+                throw .last("pread", path: path)
             }
             if result == 0 { break }
             filled += result
@@ -58,7 +81,7 @@ package final class FileDescriptor: Sendable {
     }
 
     /// Reads the whole file from offset 0, however long it is.
-    package func readAll() throws -> [UInt8] {
+    package func readAll() throws(SystemCallError) -> [UInt8] {
         var contents: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
@@ -67,7 +90,7 @@ package final class FileDescriptor: Sendable {
             }
             if result < 0 {
                 if errno == EINTR { continue }
-                throw SystemCallError.last("pread", path: path)
+                throw .last("pread", path: path)
             }
             if result == 0 { return contents }
             contents.append(contentsOf: chunk[0..<result])
@@ -75,24 +98,56 @@ package final class FileDescriptor: Sendable {
     }
 
     /// Flushes the file's data (and the metadata needed to read it back, such as its size) to disk.
-    package func dataSync() throws {
-        guard fdatasync(rawValue) == 0 else { throw SystemCallError.last("fdatasync", path: path) }
+    package func dataSync() throws(SystemCallError) {
+        guard fdatasync(rawValue) == 0 else { throw .last("fdatasync", path: path) }
     }
 
     /// Flushes the file's data and all its metadata to disk; the call to use on a directory.
-    package func sync() throws {
-        guard fsync(rawValue) == 0 else { throw SystemCallError.last("fsync", path: path) }
-    }
-
-    /// Whether the descriptor is a regular file, and its size in bytes (`fstat`).
-    package func status() throws -> (isRegularFile: Bool, size: Int) {
-        var info = stat()
-        guard fstat(rawValue, &info) == 0 else { throw SystemCallError.last("fstat", path: path) }
-        return (info.st_mode & S_IFMT == S_IFREG, Int(info.st_size))
+    package func sync() throws(SystemCallError) {
+        guard fsync(rawValue) == 0 else { throw .last("fsync", path: path) }
     }
 
     /// Cuts the file to `length` bytes.
-    package func truncate(to length: Int) throws {
-        guard ftruncate(rawValue, off_t(length)) == 0 else { throw SystemCallError.last("ftruncate", path: path) }
+    package func truncate(to length: Int) throws(SystemCallError) {
+        guard ftruncate(rawValue, off_t(length)) == 0 else { throw .last("ftruncate", path: path) }
+    }
+
+    /// Reads on from the current offset with `read(2)` until the end, or until more than `limit`
+    /// bytes have arrived (then returns them all, over the limit, so a device or a file growing
+    /// without end is never slurped), `chunkBytes` at a time.
+    package func readToEnd(limit: Int, chunkBytes: Int) throws(SystemCallError) -> [UInt8] {
+        var contents: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: chunkBytes)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(rawValue, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .last("read", path: path)
+            }
+            if count == 0 { return contents }
+            contents.append(contentsOf: chunk[0..<count])
+            if contents.count > limit { return contents }
+        }
+    }
+
+    /// Writes all of `bytes` at the current offset (the end, with `append`), retrying short writes
+    /// and `EINTR`.
+    package func write(_ bytes: [UInt8]) throws(SystemCallError) {
+        var written = 0
+        while written < bytes.count {
+            let result = bytes.withUnsafeBytes { Glibc.write(rawValue, $0.baseAddress! + written, $0.count - written) }
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw .last("write", path: path)
+            }
+            written += result
+        }
+    }
+
+    /// `fstat(2)`.
+    package func status() throws(SystemCallError) -> FileStatus {
+        var status = stat()
+        guard fstat(rawValue, &status) == 0 else { throw .last("fstat", path: path) }
+        return FileStatus(status)
     }
 }

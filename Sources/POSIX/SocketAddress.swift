@@ -38,6 +38,18 @@ package struct SocketAddress: Sendable, CustomStringConvertible {
         throw .unsupportedHost(host)
     }
 
+    /// Whether `text` is a numeric IPv4 address, such as `127.0.0.1`.
+    package static func isIPv4(_ text: String) -> Bool {
+        var address = in_addr()
+        return inet_pton(AF_INET, text, &address) == 1
+    }
+
+    /// Whether `text` is a numeric IPv6 address (without brackets), such as `::1`.
+    package static func isIPv6(_ text: String) -> Bool {
+        var address = in6_addr()
+        return inet_pton(AF_INET6, text, &address) == 1
+    }
+
     /// The Unix-domain socket address of the file at `path`.
     package init(unixPath path: String) throws(SocketError) {
         let bytes = Array(path.utf8)

@@ -1,5 +1,3 @@
-import Glibc
-
 /// Why a socket operation of the event loop or of `UnixSocketClient` failed.
 ///
 /// Every case names what a person needs to act on: the address or path, and the system's reason.
@@ -34,17 +32,17 @@ package enum SocketError: Error, Equatable, Sendable, CustomStringConvertible {
     package var description: String {
         switch self {
         case .systemCall(let call, let errno):
-            return "\(call) failed: \(Self.describe(errno))"
+            return "\(call) failed: \(Errno.describe(errno))"
         case .unsupportedHost(let host):
             return "cannot use host \"\(host)\": give a numeric IPv4 or IPv6 address, or localhost"
         case .listenFailed(let address, let call, let errno):
-            return "cannot listen on \(address): \(call) failed: \(Self.describe(errno))"
+            return "cannot listen on \(address): \(call) failed: \(Errno.describe(errno))"
         case .connectionRefused(let host, let port):
             return "connection to \(Self.join(host, port)) refused: nothing listens on port \(port)"
         case .connectTimedOut(let host, let port, let timeout):
             return "connecting to \(Self.join(host, port)) timed out after \(timeout)"
         case .connectFailed(let host, let port, let errno):
-            return "connecting to \(Self.join(host, port)) failed: \(Self.describe(errno))"
+            return "connecting to \(Self.join(host, port)) failed: \(Errno.describe(errno))"
         case .unixPathTooLong(let path, let maximumBytes):
             return "Unix socket path \(path) is longer than \(maximumBytes) bytes; choose a shorter directory"
         case .notASocket(let path):
@@ -60,11 +58,6 @@ package enum SocketError: Error, Equatable, Sendable, CustomStringConvertible {
         case .loopShutDown(let loop):
             return "event loop \(loop) has been shut down"
         }
-    }
-
-    /// `strerror` text plus the symbolic number, e.g. "Connection refused (errno 111)".
-    package static func describe(_ errno: Int32) -> String {
-        "\(String(cString: strerror(errno))) (errno \(errno))"
     }
 
     /// `host:port`, bracketing IPv6 literals.

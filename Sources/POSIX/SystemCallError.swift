@@ -26,6 +26,6 @@ package struct SystemCallError: Error, Equatable, Sendable, CustomStringConverti
 
     package var description: String {
         let target = path.map { "(\($0))" } ?? ""
-        return "\(call)\(target) failed: \(String(cString: strerror(errno))) (errno \(errno))"
+        return "\(call)\(target) failed: \(Errno.describe(errno))"
     }
 }

@@ -1,5 +1,3 @@
-import Glibc
-import LinkRuntime
 import POSIX
 import SyncEngine
 import Synchronization
@@ -34,13 +32,10 @@ import WorkoutModel
 /// the last reference to it).
 package final class DirectoryWatcher: Sendable {
     /// The inotify descriptor; closed by the watcher thread as it exits, before `stop()` returns.
-    package let descriptor: Int32
+    package var descriptor: Int32 { inotify.descriptor }
+    private let inotify: Inotify
     /// The thread running the read loop; joined by `stop()`.
-    private let thread: pthread_t
-    /// The write end of a socket pair that wakes the thread's `poll` to make it exit.
-    private let wakeSender: Int32
-    /// The read end, polled by the thread; closed by `stop()` after the join.
-    private let wakeReceiver: Int32
+    private let thread: SystemThread
     /// Whether `stop()` has begun. A Mutex because `stop()` may be called from any thread (and from
     /// `deinit`); it is held across the join so every caller returns only once the thread is gone.
     /// Handlers never take it (`stop()` from a handler traps first), so the join cannot wait on them.
@@ -58,49 +53,22 @@ package final class DirectoryWatcher: Sendable {
         onNotice: @escaping @Sendable (WatcherNotice) -> Void = { _ in },
         onSettled: @escaping @Sendable (String) -> Void = { _ in }
     ) throws(DocumentStoreError) {
-        let descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard descriptor >= 0 else {
-            throw .watchFailed(path: directory.root, SystemCallError(call: "inotify_init1", errno: errno))
-        }
-        var pair: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
-            let failure = SystemCallError(call: "socketpair", errno: errno)
-            close(descriptor)
-            throw .watchFailed(path: directory.root, failure)
+        do {
+            inotify = try Inotify()
+        } catch {
+            throw .watchFailed(path: directory.root, error)
         }
         let session = WatchSession(
-            directory: directory, descriptor: descriptor, wakeReceiver: pair[0],
+            directory: directory, inotify: inotify,
             handlers: WatchSession.Handlers(
                 onChange: onChange, onSkipped: onSkipped, onNotice: onNotice, onSettled: onSettled))
-        do {
-            try session.watchExistingFolders()
-        } catch {
-            close(descriptor)
-            close(pair[0])
-            close(pair[1])
-            throw error
-        }
+        try session.watchExistingFolders()
         // The session is handed to the thread whole: from here on only the watcher thread touches it.
-        // The thread owns the retained reference and releases it when its loop ends.
-        let retained = Unmanaged.passRetained(session)
-        var thread = pthread_t()
-        let created = pthread_create(
-            &thread, nil,
-            { argument in
-                Unmanaged<WatchSession>.fromOpaque(argument!).takeRetainedValue().run()
-                return nil
-            }, retained.toOpaque())
-        guard created == 0 else {
-            retained.release()
-            close(descriptor)
-            close(pair[0])
-            close(pair[1])
-            throw .watchFailed(path: directory.root, SystemCallError(call: "pthread_create", errno: created))
+        do {
+            thread = try SystemThread.start { session.run() }
+        } catch {
+            throw .watchFailed(path: directory.root, error)
         }
-        self.descriptor = descriptor
-        self.thread = thread
-        wakeReceiver = pair[0]
-        wakeSender = pair[1]
     }
 
     deinit {
@@ -110,22 +78,19 @@ package final class DirectoryWatcher: Sendable {
     /// Whether the watcher thread is running: true until `stop()` has joined it.
     package var isRunning: Bool { running.load(ordering: .acquiring) }
 
-    /// Stops watching: wakes the thread, waits for it to exit (it closes the inotify descriptor on its
-    /// way out) and closes the wake-up sockets. No handler runs after this returns. Idempotent.
+    /// Stops watching: wakes the thread and waits for it to exit (it closes the inotify descriptor on
+    /// its way out). No handler runs after this returns. Idempotent.
     ///
     /// Must not be called from one of the handlers: they run on the thread this joins.
     package func stop() {
         precondition(
-            pthread_equal(pthread_self(), thread) == 0,
+            !thread.isCurrent,
             "DirectoryWatcher.stop() called from its own handler, which runs on the thread it would join")
         stopped.withLock { stopped in
             guard !stopped else { return }
             stopped = true
-            var byte: UInt8 = 1
-            while write(wakeSender, &byte, 1) < 0 && errno == EINTR {}
-            pthread_join(thread, nil)
-            close(wakeSender)
-            close(wakeReceiver)
+            inotify.wake()
+            thread.join()
             running.store(false, ordering: .releasing)
         }
     }

@@ -1,5 +1,5 @@
-import Glibc
 import LinkRuntime
+import POSIX
 import SyncEngine
 import WorkoutModel
 
@@ -82,9 +82,8 @@ extension DocumentDirectory {
 extension DocumentDirectory {
     /// `CLOCK_REALTIME`, the clock file times are taken from, in nanoseconds since the epoch.
     static func realTimeNanoseconds() -> Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_REALTIME, &time)
-        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+        let (seconds, attoseconds) = SystemClock.realTime().components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 }
 

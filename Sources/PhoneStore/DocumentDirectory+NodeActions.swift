@@ -1,7 +1,7 @@
 import Foundation
-import Glibc
 import LinkRuntime
 import Nodes
+import POSIX
 import WorkoutModel
 
 // The phone node's store actions carried out on the document directory (phoned's I/O thread).
@@ -73,7 +73,7 @@ extension RunIndexFile {
     /// (decoding, the index), free now but kept resident by glibc, back to the system, so phoned's
     /// memory is what its state needs, not its start-up's. Returns why the index was not written.
     package static func writeAfterGather(_ snapshot: RunIndexSnapshot, to path: String) -> String? {
-        defer { releaseFreeMemory() }
+        defer { CurrentProcess.releaseFreeMemory() }
         do {
             try write(snapshot, to: path)
             return nil
@@ -81,12 +81,4 @@ extension RunIndexFile {
             return "not written (\(error)); the next start reads every document"
         }
     }
-}
-
-/// glibc's `malloc_trim(0)`: returns the heap's free pages to the system. Swift's Glibc module does
-/// not import `<malloc.h>`, so it is looked up by name; elsewhere it does nothing.
-private func releaseFreeMemory() {
-    typealias MallocTrim = @convention(c) (Int) -> Int32
-    guard let symbol = dlsym(nil, "malloc_trim") else { return }
-    _ = unsafeBitCast(symbol, to: MallocTrim.self)(0)
 }

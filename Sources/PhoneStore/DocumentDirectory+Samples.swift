@@ -1,4 +1,4 @@
-import Glibc
+import POSIX
 import WorkoutModel
 
 /// A run's exported heart-rate samples (`WorkoutSamples`), kept next to its document as
@@ -23,10 +23,10 @@ extension DocumentDirectory {
 
     /// The size of a run's samples file, or nil when it has none.
     package func samplesSize(id: DocumentID, startedAt: Timestamp) -> Int? {
-        var status = stat()
-        guard lstat("\(root)/\(relativePath(ofSamples: id, startedAt: startedAt))", &status) == 0,
-            status.st_mode & S_IFMT == S_IFREG
-        else { return nil }
-        return Int(status.st_size)
+        let path = "\(root)/\(relativePath(ofSamples: id, startedAt: startedAt))"
+        guard let status = try? FileStatus(of: path, followingLinks: false), status.kind == .regularFile else {
+            return nil
+        }
+        return status.size
     }
 }

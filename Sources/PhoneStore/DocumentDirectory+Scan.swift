@@ -1,5 +1,6 @@
 import Dispatch
 import LinkRuntime
+import POSIX
 import SyncEngine
 import Synchronization
 import WorkoutModel
@@ -92,8 +93,8 @@ extension DocumentDirectory {
     {
         var children: [DocumentFolder] = []
         try forEachEntry(in: folder) { entry in
-            switch entry.type {
-            case .folder:
+            switch entry.kind {
+            case .directory:
                 if let child = folder.child(named: entry.name) {
                     children.append(child)
                 } else {
@@ -121,8 +122,8 @@ extension DocumentDirectory {
         var files: [String] = []
         try forEachEntry(in: folder) { entry in
             let relative = folder.relativePath(of: entry.name)
-            switch entry.type {
-            case .folder:
+            switch entry.kind {
+            case .directory:
                 report.skip(relative, .unexpectedFolder)
             case .other:
                 report.skip(relative, .notARegularFile)

@@ -1,4 +1,5 @@
 import LinkRuntime
+import POSIX
 import SyncEngine
 import WorkoutModel
 
@@ -27,9 +28,9 @@ package final class DocumentDirectory: Sendable {
     package init(root: String) throws(DocumentStoreError) {
         self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
         let parent = Self.parent(of: self.root)
-        try FileSystem.createFolder(self.root, in: parent)
+        try Self.createFolder(self.root, in: parent)
         for folder in [DocumentFolder.splits, .stubs, .workouts] {
-            try FileSystem.createFolder(path(of: folder), in: self.root)
+            try Self.createFolder(path(of: folder), in: self.root)
         }
     }
 
@@ -126,13 +127,13 @@ package final class DocumentDirectory: Sendable {
         case .root:
             return
         case .splits, .stubs, .workouts:
-            try FileSystem.createFolder(path(of: folder), in: root)
+            try Self.createFolder(path(of: folder), in: root)
         case .year:
             try ensureFolder(.workouts)
-            try FileSystem.createFolder(path(of: folder), in: path(of: .workouts))
+            try Self.createFolder(path(of: folder), in: path(of: .workouts))
         case .month(let year, _):
             try ensureFolder(.year(year))
-            try FileSystem.createFolder(path(of: folder), in: path(of: .year(year)))
+            try Self.createFolder(path(of: folder), in: path(of: .year(year)))
         }
     }
 
@@ -140,14 +141,14 @@ package final class DocumentDirectory: Sendable {
         do {
             try AtomicFile.write(bytes, to: path)
         } catch {
-            throw .writeFailed(path: path, FileSystem.systemCallError(error, call: "write", path: path))
+            throw .writeFailed(path: path, Self.systemCallError(error, call: "write", path: path))
         }
     }
 
     private func remove(_ file: String, in folder: DocumentFolder) throws(DocumentStoreError) -> Bool {
         let removed: Bool
         do {
-            removed = try FileSystem.removeFile(file)
+            removed = try FileSystem.removeFileIfPresent(file)
         } catch {
             throw .removeFailed(path: file, error)
         }
@@ -156,9 +157,36 @@ package final class DocumentDirectory: Sendable {
         do {
             try AtomicFile.fsyncDirectory(folderPath)
         } catch {
-            throw .removeFailed(path: file, FileSystem.systemCallError(error, call: "fsync", path: folderPath))
+            throw .removeFailed(path: file, Self.systemCallError(error, call: "fsync", path: folderPath))
         }
         return true
+    }
+
+    /// Creates the folder `path` inside `parent` and fsyncs `parent` so the new entry is durable; an
+    /// existing folder is fine, anything else in its place is refused.
+    private static func createFolder(_ path: String, in parent: String) throws(DocumentStoreError) {
+        let created: Bool
+        do {
+            created = try FileSystem.createDirectory(path)
+        } catch {
+            throw .createFolderFailed(path: path, error)
+        }
+        guard created else {
+            guard (try? FileStatus(of: path))?.kind == .directory else { throw .notAFolder(path: path) }
+            return
+        }
+        do {
+            try AtomicFile.fsyncDirectory(parent)
+        } catch {
+            throw .createFolderFailed(path: path, Self.systemCallError(error, call: "fsync", path: parent))
+        }
+    }
+
+    /// `AtomicFile` throws only `SystemCallError`; anything else is described in one, so callers can
+    /// keep one error shape.
+    private static func systemCallError(_ error: any Error, call: String, path: String) -> SystemCallError {
+        if let error = error as? SystemCallError { return error }
+        return SystemCallError(call: "\(call) (\(error))", errno: Errno.ioError, path: path)
     }
 
     private static func parent(of path: String) -> String {

@@ -1,3 +1,4 @@
+import POSIX
 import SyncEngine
 import WorkoutModel
 
@@ -35,7 +36,7 @@ package enum DocumentFile {
         guard let kind = folder.documentKind else { return .skipped(.unexpectedFile) }
         if kind == .workout, DocumentFolder.isSamplesFileName(name) { return .companion }
         guard let fileID = DocumentFolder.documentID(fromFileName: name) else { return .skipped(.unexpectedName) }
-        switch FileSystem.read("\(root)/\(folder.relativePath(of: name))", maximumBytes: maximumBytes) {
+        switch FileSystem.readRegularFile("\(root)/\(folder.relativePath(of: name))", maximumBytes: maximumBytes) {
         case .missing: return .missing
         case .notARegularFile: return .skipped(.notARegularFile)
         case .tooLarge(let bytes): return .skipped(.tooLarge(bytes: bytes, maximumBytes: maximumBytes))

@@ -1,5 +1,4 @@
 import Dispatch
-import Glibc
 import POSIX
 import Synchronization
 import WorkoutModel
@@ -13,46 +12,31 @@ extension DocumentDirectory {
         of folder: DocumentFolder
     ) throws(DocumentStoreError) -> (fingerprint: FolderFingerprint, newestChangeNanoseconds: Int64) {
         let path = path(of: folder)
-        guard let stream = opendir(path) else {
-            throw .listFailed(path: path, SystemCallError(call: "opendir", errno: errno, path: path))
+        // The names first, then their `lstat`s on every core: at a million runs the `lstat`s are most
+        // of a restart, and each costs a lookup in a folder of thousands of entries.
+        let stream: DirectoryStream
+        let names: [CChar]
+        let starts: [Int]
+        do {
+            stream = try DirectoryStream(path)
+            (names, starts) = try stream.packedNames()
+        } catch {
+            throw .listFailed(path: path, error)
         }
-        defer { closedir(stream) }
-        // The names first (NUL-terminated, end to end), then their `lstat`s on every core: at a
-        // million runs the `lstat`s are most of a restart, and each costs a lookup in a folder of
-        // thousands of entries.
-        var names: [CChar] = []
-        var starts: [Int] = []
-        while true {
-            errno = 0
-            guard let entry = readdir(stream) else {
-                if errno != 0 {
-                    throw .listFailed(path: path, SystemCallError(call: "readdir", errno: errno, path: path))
-                }
-                break
-            }
-            withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                let name = raw.prefix { $0 != 0 }
-                guard
-                    !name.elementsEqual([UInt8(ascii: ".")])
-                        && !name.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")])
-                else { return }
-                starts.append(names.count)
-                names.append(contentsOf: name.map { CChar(bitPattern: $0) })
-                names.append(0)
-            }
-        }
-        let descriptor = dirfd(stream)
-        let chunkCount = min(starts.count, max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) * 4)
+        let descriptor = stream.descriptor
+        let chunkCount = min(starts.count, CurrentProcess.onlineProcessorCount * 4)
         let parts = FingerprintParts(count: chunkCount)
-        let (listed, offsets) = (names, starts)
-        DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
-            var part = FingerprintParts.Part()
-            listed.withUnsafeBufferPointer { buffer in
-                for index in stride(from: chunk, to: offsets.count, by: chunkCount) {
-                    part.add(Self.entryFingerprint(descriptor, buffer.baseAddress! + offsets[index]))
+        // The stream holds the directory open for the `lstat`s relative to it.
+        withExtendedLifetime(stream) {
+            DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
+                var part = FingerprintParts.Part()
+                names.withUnsafeBufferPointer { buffer in
+                    for index in stride(from: chunk, to: starts.count, by: chunkCount) {
+                        part.add(Self.entryFingerprint(descriptor, buffer.baseAddress! + starts[index]))
+                    }
                 }
+                parts.store(part, at: chunk)
             }
-            parts.store(part, at: chunk)
         }
         let whole = parts.combined
         let fingerprint = FolderFingerprint(
@@ -73,13 +57,12 @@ extension DocumentDirectory {
             hash = (hash ^ UInt64(UInt8(bitPattern: byte.pointee))) &* 0x100_0000_01B3
             byte += 1
         }
-        var status = stat()
-        guard fstatat(descriptor, name, &status, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
-        let modified = Int64(status.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(status.st_mtim.tv_nsec)
-        let changed = Int64(status.st_ctim.tv_sec) &* 1_000_000_000 &+ Int64(status.st_ctim.tv_nsec)
+        guard let status = FileStatus(ofEntry: name, inDirectory: descriptor) else { return nil }
+        let modified = status.modificationNanoseconds
+        let changed = status.changeNanoseconds
         for value in [
-            UInt64(truncatingIfNeeded: status.st_size), UInt64(status.st_ino),
-            UInt64(bitPattern: modified), UInt64(bitPattern: changed), UInt64(status.st_mode),
+            UInt64(truncatingIfNeeded: status.size), status.inode,
+            UInt64(bitPattern: modified), UInt64(bitPattern: changed), UInt64(status.mode),
         ] {
             hash = mixed(hash ^ value)
         }

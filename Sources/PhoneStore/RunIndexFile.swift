@@ -26,7 +26,7 @@ package enum RunIndexFile {
     /// The snapshot at `path` for the document directory at `root`, or nil when there is no file.
     package static func read(at path: String, root: String) throws(RunIndexFileError) -> RunIndexSnapshot? {
         let bytes: [UInt8]
-        switch FileSystem.read(path, maximumBytes: Int(Int32.max)) {
+        switch FileSystem.readRegularFile(path, maximumBytes: Int(Int32.max)) {
         case .missing: return nil
         case .bytes(let contents): bytes = contents
         case .notARegularFile: throw RunIndexFileError(path: path, reason: "not a regular file")

@@ -1,4 +1,4 @@
-import Glibc
+import POSIX
 
 /// How the start-up scan reports progress on a large document directory: at most every `interval`
 /// seconds, `report` gets how many entries were dealt with so far (documents handed on plus entries
@@ -32,9 +32,8 @@ package struct ScanProgress {
 
     /// `CLOCK_MONOTONIC` in seconds.
     package static func monotonicSeconds() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+        let (seconds, attoseconds) = SystemClock.monotonic().components
+        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }
 

@@ -1,11 +1,9 @@
-import Glibc
-import LinkRuntime
 import POSIX
 import SyncEngine
 import WorkoutModel
 
-/// The watcher thread's state: the inotify descriptor, which folder each watch stands for, and the
-/// read loop that turns inotify events into the owner's reports.
+/// The watcher thread's state: the inotify instance, which folder each watch stands for, and what
+/// each event means for the layout, reported to the owner.
 ///
 /// Confined to one thread at a time (not `Sendable`): `DirectoryWatcher.init` sets up the initial
 /// watches, then hands the session to the watcher thread, which alone uses it until it exits.
@@ -19,30 +17,20 @@ final class WatchSession {
     }
 
     /// What each watch is for, on files in it and on itself.
-    private static let watchMask = UInt32(
-        IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_DELETE_SELF | IN_MOVE_SELF
-            | IN_ONLYDIR)
-    /// Room for many events per read; one event is 16 bytes plus a name of at most 256.
-    private static let bufferBytes = 64 * 1024
+    private static let watchMask: Inotify.Events = [
+        .closeWrite, .movedTo, .movedFrom, .delete, .create, .deleteSelf, .moveSelf, .onlyDirectory,
+    ]
 
     private let directory: DocumentDirectory
-    private let descriptor: Int32
-    private let wakeReceiver: Int32
+    private let inotify: Inotify
     private let handlers: Handlers
     /// The folder each watch descriptor stands for.
     private var folders: [Int32: DocumentFolder] = [:]
-    private let buffer: UnsafeMutableRawBufferPointer
 
-    init(directory: DocumentDirectory, descriptor: Int32, wakeReceiver: Int32, handlers: Handlers) {
+    init(directory: DocumentDirectory, inotify: Inotify, handlers: Handlers) {
         self.directory = directory
-        self.descriptor = descriptor
-        self.wakeReceiver = wakeReceiver
+        self.inotify = inotify
         self.handlers = handlers
-        buffer = .allocate(byteCount: Self.bufferBytes, alignment: MemoryLayout<inotify_event>.alignment)
-    }
-
-    deinit {
-        buffer.deallocate()
     }
 
     /// Watches the root, its three folders and every year and month folder that exists now (files are
@@ -55,82 +43,44 @@ final class WatchSession {
         }
     }
 
-    /// The read loop: waits for inotify events or the wake-up, handles events in order, and closes the
-    /// inotify descriptor when woken.
+    /// The read loop: handles inotify events in order until woken (the inotify descriptor is then
+    /// closed) or reading fails.
     func run() {
-        defer { close(descriptor) }
-        var polled = [
-            pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: wakeReceiver, events: Int16(POLLIN), revents: 0),
-        ]
-        while true {
-            polled[0].revents = 0
-            polled[1].revents = 0
-            guard poll(&polled, 2, -1) >= 0 else {
-                if errno == EINTR { continue }
-                let error = SystemCallError(call: "poll", errno: errno)
-                handlers.onNotice(.stopped(.watchFailed(path: directory.root, error)))
-                return
-            }
-            if polled[1].revents != 0 { return }
-            if polled[0].revents != 0 && !drainEvents() { return }
+        if let error = inotify.readEvents(handle) {
+            handlers.onNotice(.stopped(.watchFailed(path: directory.root, error)))
         }
     }
 
-    /// Reads and handles every queued event; false when reading failed and the loop must end.
-    private func drainEvents() -> Bool {
-        while true {
-            let count = read(descriptor, buffer.baseAddress!, buffer.count)
-            if count < 0 {
-                if errno == EINTR { continue }
-                if errno == EAGAIN || errno == EWOULDBLOCK { return true }
-                let error = SystemCallError(call: "read (inotify)", errno: errno)
-                handlers.onNotice(.stopped(.watchFailed(path: directory.root, error)))
-                return false
-            }
-            var offset = 0
-            // The kernel writes whole events only: a header, then `len` bytes of NUL-padded name.
-            while offset + 16 <= count {
-                let watch = buffer.load(fromByteOffset: offset, as: Int32.self)
-                let mask = buffer.load(fromByteOffset: offset + 4, as: UInt32.self)
-                let nameLength = Int(buffer.load(fromByteOffset: offset + 12, as: UInt32.self))
-                let nameBytes = UnsafeRawBufferPointer(rebasing: buffer[(offset + 16)..<(offset + 16 + nameLength)])
-                let name = String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)
-                handle(watch: watch, mask: mask, name: name)
-                offset += 16 + nameLength
-            }
-        }
-    }
-
-    private func handle(watch: Int32, mask: UInt32, name: String) {
-        if mask & UInt32(IN_Q_OVERFLOW) != 0 {
+    private func handle(_ event: Inotify.Event) {
+        let (watch, events, name) = (event.watch, event.events, event.name)
+        if events.contains(.queueOverflow) {
             handlers.onNotice(.eventsLost)
             return
         }
         guard let folder = folders[watch] else { return }
-        if mask & UInt32(IN_IGNORED) != 0 {
+        if events.contains(.ignored) {
             folders[watch] = nil
             return
         }
-        if mask & UInt32(IN_DELETE_SELF) != 0 {
+        if events.contains(.deleteSelf) {
             handlers.onNotice(.folderRemoved(path: folder.description))
             return
         }
-        if mask & UInt32(IN_MOVE_SELF) != 0 {
+        if events.contains(.moveSelf) {
             folderMoved(folder, watch: watch)
             return
         }
         guard !name.isEmpty else { return }
-        if mask & UInt32(IN_ISDIR) != 0 {
-            if mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 { folderAppeared(named: name, in: folder) }
+        if events.contains(.isDirectory) {
+            if !events.isDisjoint(with: [.create, .movedTo]) { folderAppeared(named: name, in: folder) }
             return
         }
         guard !name.hasPrefix(".") else { return }
-        if mask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO) != 0 {
+        if !events.isDisjoint(with: [.closeWrite, .movedTo]) {
             fileChanged(named: name, in: folder)
-        } else if mask & UInt32(IN_CREATE) != 0 {
+        } else if events.contains(.create) {
             entryCreated(named: name, in: folder)
-        } else if mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 {
+        } else if !events.isDisjoint(with: [.delete, .movedFrom]) {
             fileRemoved(named: name, in: folder)
         }
     }
@@ -151,9 +101,8 @@ final class WatchSession {
     /// (`IN_CLOSE_WRITE`); anything else — a symbolic link, a FIFO, a socket, a device — never will
     /// be, so it is reported as skipped now, as the scan would.
     private func entryCreated(named name: String, in folder: DocumentFolder) {
-        var status = stat()
         let path = "\(directory.path(of: folder))/\(name)"
-        guard lstat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG else { return }
+        guard let status = try? FileStatus(of: path, followingLinks: false), status.kind != .regularFile else { return }
         handlers.onSkipped(SkippedEntry(path: folder.relativePath(of: name), reason: .notARegularFile))
     }
 
@@ -186,8 +135,8 @@ final class WatchSession {
                 let entry: DirectoryStream.Entry?
                 do { entry = try stream.next() } catch { throw DocumentStoreError.listFailed(path: path, error) }
                 guard let entry else { break }
-                switch entry.type {
-                case .folder: folderAppeared(named: entry.name, in: folder)
+                switch entry.kind {
+                case .directory: folderAppeared(named: entry.name, in: folder)
                 case .regularFile where !entry.name.hasPrefix("."): fileChanged(named: entry.name, in: folder)
                 case .regularFile: break
                 case .other:
@@ -204,12 +153,10 @@ final class WatchSession {
     /// dropped; if a layout folder still sits at the path, it is watched afresh (when it was moved in
     /// from elsewhere in the layout, `folderAppeared` has already listed it).
     private func folderMoved(_ folder: DocumentFolder, watch: Int32) {
-        inotify_rm_watch(descriptor, watch)
+        inotify.removeWatch(watch)
         folders[watch] = nil
         handlers.onNotice(.folderMoved(path: folder.description))
-        var status = stat()
-        let path = directory.path(of: folder)
-        guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else { return }
+        guard (try? FileStatus(of: directory.path(of: folder)))?.kind == .directory else { return }
         do {
             try self.watch(folder)
         } catch {
@@ -220,9 +167,11 @@ final class WatchSession {
     /// Adds (or refreshes) the watch on a layout folder.
     private func watch(_ folder: DocumentFolder) throws(DocumentStoreError) {
         let path = directory.path(of: folder)
-        let watch = inotify_add_watch(descriptor, path, Self.watchMask)
-        guard watch >= 0 else {
-            throw .watchFailed(path: path, SystemCallError(call: "inotify_add_watch", errno: errno))
+        let watch: Int32
+        do {
+            watch = try inotify.addWatch(path, for: Self.watchMask)
+        } catch {
+            throw .watchFailed(path: path, error)
         }
         folders[watch] = folder
     }
@@ -234,7 +183,7 @@ final class WatchSession {
         do {
             let stream = try DirectoryStream(path)
             while let entry = try stream.next() {
-                if entry.type == .folder, let child = folder.child(named: entry.name) { children.append(child) }
+                if entry.kind == .directory, let child = folder.child(named: entry.name) { children.append(child) }
             }
         } catch {
             throw .listFailed(path: path, error)

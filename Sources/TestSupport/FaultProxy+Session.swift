@@ -1,4 +1,5 @@
 import LinkRuntime
+import POSIX
 
 /// One proxied connection: the accepted client, its upstream connection and a `ProxyPipe` per stream.
 ///

@@ -1,4 +1,5 @@
 import LinkRuntime
+import POSIX
 
 /// A TCP proxy on loopback in front of a real server (phoned's link port, an echo server), with
 /// Toxiproxy-style faults switched on and off while connections are open.

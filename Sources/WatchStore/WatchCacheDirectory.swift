@@ -96,9 +96,7 @@ package final class WatchCacheDirectory: Sendable {
     }
 
     private func remove(_ path: String, in directory: String) throws {
-        guard unlink(path) == 0 || errno == ENOENT else {
-            throw SystemCallError(call: "unlink", errno: errno, path: path)
-        }
+        _ = try FileSystem.removeFileIfPresent(path)
         try AtomicFile.fsyncDirectory(directory)
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import LinkProtocol
 import LinkRuntime
+import POSIX
 
 /// Figure 1: durable `transferUserInfo` enqueue rate, next to SQLite and a raw append loop.
 enum EnqueueBench {

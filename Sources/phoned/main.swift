@@ -11,7 +11,8 @@ DaemonLauncher.main(
         Runs the phone daemon with the configuration in FILE (default: config/phoned.json).
         Prints "phoned ready port=<port> ..." on stdout once it serves the watch and phonectl.
         Stops gracefully on SIGTERM or SIGINT. docs/OPERATIONS.md documents every config key;
-        --print-config-table prints that table.
+        --print-config-table prints that table; --print-config KEY prints one key's value
+        as loaded from FILE (a relative path resolved against the current directory).
         """,
     defaultConfig: "config/phoned.json", configuration: PhonedConfiguration.self, logLevel: \.logLevel,
     make: { try PhoneDaemon(configuration: $0, logger: $1) })

@@ -4,6 +4,7 @@ import DaemonRuntime
 import Foundation
 import LinkRuntime
 import Nodes
+import POSIX
 import WatchEngine
 import WatchStore
 import WorkoutModel

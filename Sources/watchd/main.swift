@@ -11,7 +11,8 @@ DaemonLauncher.main(
         Runs the watch daemon with the configuration in FILE (default: config/watchd.json).
         Prints "watchd ready ..." on stdout once its cache is applied and it serves watchctl.
         Stops gracefully on SIGTERM or SIGINT. docs/OPERATIONS.md documents every config key;
-        --print-config-table prints that table.
+        --print-config-table prints that table; --print-config KEY prints one key's value
+        as loaded from FILE (a relative path resolved against the current directory).
         """,
     defaultConfig: "config/watchd.json", configuration: WatchdConfiguration.self, logLevel: \.logLevel,
     make: { try WatchDaemon(configuration: $0, logger: $1) })

@@ -5,6 +5,7 @@ import DaemonRuntime
 import Foundation
 import Glibc
 import LinkRuntime
+import POSIX
 import TestSupport
 import Testing
 

@@ -268,6 +268,21 @@ struct ConfigFileTests {
         #expect(result.standardOutput == table + "\n")
     }
 
+    @Test("phoned --print-config KEY prints one value as loaded; an unknown key is a usage error")
+    func printConfigValue() async throws {
+        let (directory, path) = try configFile(phonedJSON(#", "maximumFrameBytes": 4096"#))
+        for (key, expected) in [("stateDirectory", "/var/lib/phoned"), ("maximumFrameBytes", "4096")] {
+            let result = try await CommandResult.run(
+                BuildProducts.executable("phoned"), ["--config", path, "--print-config", key],
+                scratch: directory.appending("run"))
+            #expect(result.exitCode == 0 && result.standardOutput == expected + "\n", "\(result)")
+        }
+        let unknown = try await CommandResult.run(
+            BuildProducts.executable("phoned"), ["--config", path, "--print-config", "stateDir"],
+            scratch: directory.appending("run"))
+        #expect(unknown.exitCode == 64 && unknown.standardError.contains("stateDir"), "\(unknown)")
+    }
+
     @Test(
         "HOST:PORT addresses: IPv4 dotted, localhost, bracketed IPv6; port 0 allowed",
         arguments: [

@@ -1,6 +1,6 @@
 import DaemonRuntime
 import Glibc
-import LinkRuntime
+import POSIX
 import Synchronization
 import Testing
 
@@ -19,7 +19,7 @@ struct SignalWatcherTests {
         let deadline = clock.now.advanced(by: .seconds(30))
         // Thread-directed, so it reaches the watcher's sigwait even though the test process's other
         // threads were created before the signal was blocked.
-        pthread_kill(watcher.thread, SIGUSR2)
+        watcher.thread.send(SIGUSR2)
         while received.withLock({ $0.isEmpty }), clock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
         }
@@ -30,7 +30,7 @@ struct SignalWatcherTests {
         watcher.cancel()
         try await Task.sleep(for: .milliseconds(50))
         let countAfterCancel = received.withLock { $0.count }
-        pthread_kill(watcher.thread, SIGUSR2)  // still blocked, so the process survives it
+        watcher.thread.send(SIGUSR2)  // still blocked, so the process survives it
         try await Task.sleep(for: .milliseconds(100))
         #expect(received.withLock { $0.count } == countAfterCancel)
         #expect(SignalWatcher.name(of: SIGTERM) == "SIGTERM" && SignalWatcher.name(of: 64) == "signal 64")

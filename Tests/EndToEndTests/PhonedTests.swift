@@ -318,7 +318,9 @@ struct PhonedTests {
     private static var now: Timestamp { Timestamp(secondsSinceEpoch: Date().timeIntervalSince1970) }
 
     private static func anyRunOnDisk(_ system: SyncSystem) throws -> WorkoutDocument {
-        let file = try #require(system.documentFiles().first { $0.hasPrefix("Workouts/") })
+        // Not a temporary file the kill left behind (`.<id>.json.tmp-…`, swept only at restart).
+        let file = try #require(
+            system.documentFiles().first { $0.hasPrefix("Workouts/") && $0.hasSuffix(".json") && !$0.contains("/.") })
         let bytes = Array(try #require(FileManager.default.contents(atPath: "\(system.documentsDirectory)/\(file)")))
         return try DocumentCoder.decode(WorkoutDocument.self, from: bytes)
     }

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import LinkProtocol
 import LinkRuntime
+import POSIX
 import Synchronization
 import TestSupport
 import Testing

@@ -23,16 +23,28 @@ let forbiddenInPureCode = [
     "SuspendingClock", "SystemRandomNumberGenerator", ".random(", "socket(", "fopen(", "Process(",
 ]
 
-/// The forbidden tokens found in `source`, ignoring `//` comments.
-func purityViolations(in source: String) -> [String] {
-    let code =
-        source.split(separator: "\n", omittingEmptySubsequences: false)
+/// `source` without its `//` comments, ending in a newline.
+func codeWithoutComments(_ source: String) -> String {
+    source.split(separator: "\n", omittingEmptySubsequences: false)
         .map { line -> String in
             guard let comment = line.range(of: "//") else { return String(line) }
             return String(line[..<comment.lowerBound])
         }
         .joined(separator: "\n") + "\n"
+}
+
+/// The forbidden tokens found in `source`, ignoring `//` comments.
+func purityViolations(in source: String) -> [String] {
+    let code = codeWithoutComments(source)
     return forbiddenInPureCode.filter { code.contains($0) }
+}
+
+/// The Swift sources of `module` under Sources/, as (path relative to the tree, contents).
+func sources(of module: String) throws -> [(path: String, text: String)] {
+    let directory = "\(SourceTree.root)/Sources/\(module)"
+    return try FileManager.default.subpathsOfDirectory(atPath: directory).sorted()
+        .filter { $0.hasSuffix(".swift") }
+        .map { ("Sources/\(module)/\($0)", try String(contentsOfFile: "\(directory)/\($0)", encoding: .utf8)) }
 }
 
 @Suite("Package checks")
@@ -48,13 +60,8 @@ struct PurityTests {
     func pureModulesArePure() throws {
         var violations: [String] = []
         for module in pureModules.sorted() {
-            let directory = "\(SourceTree.root)/Sources/\(module)"
-            let files = try FileManager.default.subpathsOfDirectory(atPath: directory)
-            for file in files where file.hasSuffix(".swift") {
-                let source = try String(contentsOfFile: "\(directory)/\(file)", encoding: .utf8)
-                for token in purityViolations(in: source) {
-                    violations.append("Sources/\(module)/\(file): \(token.debugDescription)")
-                }
+            for (path, source) in try sources(of: module) {
+                violations += purityViolations(in: source).map { "\(path): \($0.debugDescription)" }
             }
         }
         #expect(violations.isEmpty, "pure modules must stay pure:\n\(violations.joined(separator: "\n"))")
@@ -62,14 +69,11 @@ struct PurityTests {
 
     @Test("the admin CLIs import neither the link runtime nor libcrypto, directly or through a module they import")
     func cliDependenciesAreSmall() throws {
-        let sources = "\(SourceTree.root)/Sources"
-        let modules = Set(try FileManager.default.contentsOfDirectory(atPath: sources))
+        let modules = Set(try FileManager.default.contentsOfDirectory(atPath: "\(SourceTree.root)/Sources"))
         /// The package's modules `module`'s sources import.
         func imports(of module: String) throws -> Set<String> {
-            let directory = "\(sources)/\(module)"
             var found: Set<String> = []
-            for file in try FileManager.default.subpathsOfDirectory(atPath: directory) where file.hasSuffix(".swift") {
-                let source = try String(contentsOfFile: "\(directory)/\(file)", encoding: .utf8)
+            for (_, source) in try sources(of: module) {
                 for line in source.split(separator: "\n") where line.hasPrefix("import ") {
                     let name = String(line.dropFirst("import ".count))
                     if modules.contains(name) { found.insert(name) }

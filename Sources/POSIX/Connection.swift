@@ -1,5 +1,4 @@
 import Glibc
-import POSIX
 import Synchronization
 
 /// One connected, non-blocking stream socket (TCP or Unix-domain) owned by an `EventLoop`.

@@ -1,5 +1,4 @@
 import Glibc
-import LinkRuntime
 import Synchronization
 
 /// Turns process signals (SIGTERM, SIGINT, SIGHUP) into callbacks on an `EventLoop`.
@@ -11,8 +10,11 @@ import Synchronization
 /// exists, so every thread inherits the mask and only the watcher's `sigwait` ever sees them.
 package final class SignalWatcher: Sendable {
     package let signals: [Int32]
+    /// `SIGHUP`, which daemons take as "reload" and ours log and ignore.
+    package static let hangUp = SIGHUP
+
     /// The thread waiting in `sigwait` (for tests: a thread-directed signal reaches it directly).
-    package let thread: pthread_t
+    package let thread: SystemThread
     private let cancelled = CancelFlag()
 
     /// Blocks `signals` in the calling thread and, through inheritance, in every thread it creates later.
@@ -34,25 +36,28 @@ package final class SignalWatcher: Sendable {
             guard !cancelled.value.load(ordering: .acquiring) else { return }
             loop.execute { handler(signal) }
         }
-        let retained = Unmanaged.passRetained(waiter)
-        var thread = pthread_t()
-        let created = pthread_create(
-            &thread, nil,
-            { argument in
-                Unmanaged<Waiter>.fromOpaque(argument!).takeRetainedValue().run()
-                return nil
-            }, retained.toOpaque())
-        // Sound: pthread_create fails only when the process is out of threads or memory at start-up,
-        // before the daemon serves anything; without a signal thread it could never stop cleanly.
-        precondition(created == 0, "pthread_create for the signal watcher failed: errno \(created)")
-        pthread_detach(thread)
-        self.thread = thread
+        do {
+            thread = try SystemThread.start { waiter.run() }
+            thread.detach()
+        } catch {
+            // Sound: pthread_create fails only when the process is out of threads or memory at start-up,
+            // before the daemon serves anything; without a signal thread it could never stop cleanly.
+            preconditionFailure("pthread_create for the signal watcher failed: errno \(error.errno)")
+        }
     }
 
     /// Stops delivering: later signals stay blocked, so they are ignored rather than fatal (a second
     /// SIGTERM during a graceful stop does not kill the process half-way).
     package func cancel() {
         cancelled.value.store(true, ordering: .releasing)
+    }
+
+    /// Parks the calling thread (a daemon's main thread, with nothing left to do) for good, keeping
+    /// the watcher alive; signals reach the watcher's thread meanwhile.
+    package func waitForever() -> Never {
+        while true {
+            withExtendedLifetime(self) { _ = pause() }
+        }
     }
 
     /// `SIGTERM`, `SIGINT`, … for logs.

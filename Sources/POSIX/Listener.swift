@@ -1,5 +1,4 @@
 import Glibc
-import POSIX
 
 /// A listening TCP or Unix-domain socket on an `EventLoop`; hands each accepted `Connection` to `onAccept`.
 ///

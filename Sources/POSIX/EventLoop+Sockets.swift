@@ -1,5 +1,4 @@
 import Glibc
-import POSIX
 
 extension EventLoop {
     /// Listens for TCP connections on `host` (`"127.0.0.1"`, `"localhost"`, `"::1"`, `"0.0.0.0"`)

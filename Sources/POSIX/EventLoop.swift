@@ -1,6 +1,5 @@
-import Foundation
+import Dispatch
 import Glibc
-import POSIX
 import Synchronization
 
 /// Identifies a timer armed with `EventLoop.scheduleTimer(after:_:)`, for `cancelTimer(_:)`.
@@ -40,7 +39,7 @@ protocol LoopChannel: AnyObject {
 package final class EventLoop: @unchecked Sendable {
     // @unchecked Sendable is sound because the only state touched off the loop thread is `shared`
     // (a Mutex), `loopThread` (an Atomic), `exited` (a semaphore), immutable lets and `thread`
-    // (written once in init before any other thread can see the loop, then only read); every other
+    // (written once in init, read only after `shutdown()` has taken `shared`'s lock); every other
     // stored property is only read or written on the loop thread, which `preconditionInLoop()` enforces.
 
     /// The loop's name, used for its thread and in error messages.
@@ -66,8 +65,8 @@ package final class EventLoop: @unchecked Sendable {
     /// Signalled once the loop thread has been joined (or has detached itself); `shutdown()` callers
     /// that did not join wait on it.
     private let exited = DispatchSemaphore(value: 0)
-    /// The loop thread, for `pthread_join`; assigned once in `init`, before the loop is shared.
-    private var thread = pthread_t()
+    /// The loop thread, for `join`; assigned once in `init`, before the loop is shared.
+    private var thread: SystemThread?
     /// An eventfd other threads write to so that `poll` returns and the queue is run.
     private let wakeDescriptor: Int32
 
@@ -96,22 +95,13 @@ package final class EventLoop: @unchecked Sendable {
         guard descriptor >= 0 else { throw .systemCall(call: "eventfd (event loop \(name))", errno: errno) }
         wakeDescriptor = descriptor
         readBuffer = .allocate(byteCount: Self.readBufferBytes, alignment: 16)
-        // A plain pthread rather than Foundation's Thread, so shutdown() can really join it.
         // The thread holds a reference until it finishes, so the loop lives until shutdown().
-        let retained = Unmanaged.passRetained(self)
-        var thread = pthread_t()
-        let created = pthread_create(
-            &thread, nil,
-            { argument in
-                Unmanaged<EventLoop>.fromOpaque(argument!).takeRetainedValue().run()
-                return nil
-            }, retained.toOpaque())
-        guard created == 0 else {
-            retained.release()
+        do {
+            thread = try SystemThread.start { self.run() }
+        } catch {
             _ = Glibc.close(descriptor)
-            throw .systemCall(call: "pthread_create (event loop \(name))", errno: created)
+            throw .systemCall(call: "pthread_create (event loop \(name))", errno: error.errno)
         }
-        self.thread = thread
     }
 
     deinit {
@@ -210,7 +200,7 @@ package final class EventLoop: @unchecked Sendable {
         }
         if onLoop { return }
         if joins {
-            pthread_join(thread, nil)
+            thread?.join()
         } else {
             exited.wait()
         }
@@ -259,7 +249,7 @@ package final class EventLoop: @unchecked Sendable {
                 // Only EINTR/ENOMEM are possible with arguments we built ourselves; both are transient.
                 precondition(
                     error == EINTR || error == ENOMEM,
-                    "poll failed on event loop \(name): \(SocketError.describe(error))")
+                    "poll failed on event loop \(name): \(Errno.describe(error))")
                 continue
             }
             if pollSet[0].revents != 0 { drainWakeDescriptor() }
@@ -336,7 +326,7 @@ package final class EventLoop: @unchecked Sendable {
             return true
         }
         if detaches {
-            pthread_detach(pthread_self())
+            thread?.detach()
             exited.signal()
         }
     }
