@@ -68,6 +68,28 @@ extension PhoneNode.SkippedFile {
     package init(_ entry: SkippedEntry) { self.init(path: entry.path, reason: entry.reason.description) }
 }
 
+extension DocumentDirectory {
+    /// phoned's initial gather: every document goes to the node as `events`, reading the run index
+    /// at `indexPath` so month folders unchanged since it was recorded are not decoded again. An
+    /// index that cannot be used is only a slower start, noted as `runIndexNoted`. Returns the
+    /// gather's report and the write of the fresh index, to run once phoned is ready.
+    package func gather(
+        indexAt indexPath: String, progress: ScanProgress, _ events: (PhoneNode.Event) -> Void
+    ) throws(DocumentStoreError) -> (report: ScanReport, writeIndex: @Sendable () -> String?) {
+        var previous: RunIndexSnapshot?
+        do {
+            previous = try RunIndexFile.read(at: indexPath, root: root)
+        } catch {
+            events(.runIndexNoted("unusable, rebuilt from the documents: \(error.reason)", rebuilt: true))
+        }
+        let scan = try scan(
+            reusing: previous, progress: progress, { events(.documentScanned($0)) },
+            summarized: { events(.runsSummarized($0)) })
+        if previous != nil { events(.runIndexNoted(scan.description, rebuilt: false)) }
+        return (scan.report, { [snapshot = scan.snapshot] in RunIndexFile.writeAfterGather(snapshot, to: indexPath) })
+    }
+}
+
 extension RunIndexFile {
     /// Records the gather's snapshot for the next start, then hands the gather's transient buffers
     /// (decoding, the index), free now but kept resident by glibc, back to the system, so phoned's

@@ -100,27 +100,11 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             onSettled: { post(.fileSettled(path: $0)) })
         shell.post(.started(lastContext: link.contextSlot?.payload))
         let progress = ScanProgress { [shell] in shell.post(.gatherProgress(scanned: $0, elapsedSeconds: $1)) }
-        // The run index lets the gather skip decoding month folders unchanged since it was recorded;
-        // one that cannot be used is only a slower start (docs/OPERATIONS.md).
-        let indexPath = "\(configuration.stateDirectory)/\(RunIndexFile.name)"
-        var previous: RunIndexSnapshot?
-        do {
-            previous = try RunIndexFile.read(at: indexPath, root: documents.root)
-        } catch {
-            shell.post(.runIndexNoted("unusable, rebuilt from the documents: \(error.reason)", rebuilt: true))
-        }
-        let scan = try documents.scan(
-            reusing: previous, progress: progress, { shell.post(.documentScanned($0)) },
-            summarized: { shell.post(.runsSummarized($0)) })
-        if previous != nil { shell.post(.runIndexNoted(scan.description, rebuilt: false)) }
-        let report = scan.report
+        let (report, writeIndex) = try documents.gather(
+            indexAt: "\(configuration.stateDirectory)/\(RunIndexFile.name)", progress: progress, shell.post)
         shell.post(.gatherFinished(report.description, skipped: report.skipped.map(PhoneNode.SkippedFile.init)))
         // Written once the readiness line is out: a start is not made slower by recording the next one.
-        loop.execute { [unowned self, snapshot = scan.snapshot] in
-            if let failure = RunIndexFile.writeAfterGather(snapshot, to: indexPath) {
-                shell.post(.runIndexNoted(failure, rebuilt: true))
-            }
-        }
+        loop.execute { [shell] in writeIndex().map { shell.post(.runIndexNoted($0, rebuilt: true)) } }
         link.log = { [logger = shell.logger] line in logger.info(line, component: "link") }
         link.onNotification = { [unowned self] in shell.post(.link($0)) }
         shell.listenPort = Int(try link.start() ?? 0)
