@@ -44,10 +44,14 @@ extension WatchNode {
         reply(request, "\(command)", outcome, into: &out)
     }
 
-    /// The reply to request N; a refusal is logged.
-    mutating func reply(_ request: AdminRequestID, _ command: String, _ outcome: AdminOutcome, into out: inout Output) {
+    /// The reply to request N; a refusal is logged, naming the command (described only then: a
+    /// command's reflected description cost more than serving most commands).
+    mutating func reply(
+        _ request: AdminRequestID, _ command: @autoclosure () -> String, _ outcome: AdminOutcome,
+        into out: inout Output
+    ) {
         if case .refused(let message) = outcome {
-            out.log(.notice, "admin", "refused admin request", [("command", command), ("reason", message)])
+            out.log(.notice, "admin", "refused admin request", [("command", command()), ("reason", message)])
         }
         out.node(.reply(request, outcome.response))
     }
