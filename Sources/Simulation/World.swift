@@ -16,6 +16,8 @@ final class World {
     /// FNV-1a over every recorded line: the same seed gives the same hash, or determinism broke.
     private(set) var traceHash: UInt64 = 0xCBF2_9CE4_8422_2325
     private(set) var lines: [String]?
+    /// Whether lines are written (hashed, and kept when `lines` is not nil).
+    private let recording: Bool
 
     enum Scheduled {
         case deliver(connection: Int, to: Side, bytes: [UInt8])
@@ -44,9 +46,10 @@ final class World {
         case quiesce
     }
 
-    init(seed: UInt64, keepLines: Bool) {
+    init(seed: UInt64, keepLines: Bool, recording: Bool = true) {
         random = SplitMix64(seed: seed)
         lines = keepLines ? [] : nil
+        self.recording = recording || keepLines
         network = Network(world: self)
     }
 
@@ -64,7 +67,11 @@ final class World {
 
     var isIdle: Bool { queue.isEmpty }
 
-    func record(_ side: Side?, _ line: String) {
+    /// Writes a line of the record; `line` is not evaluated when the record is not written, so it must
+    /// draw nothing from `random` and change nothing.
+    func record(_ side: Side?, _ line: @autoclosure () -> String) {
+        guard recording else { return }
+        let line = line()
         let millis = now.components.attoseconds / 1_000_000_000_000_000
         let text =
             "\(now.components.seconds).\(millis < 10 ? "00" : millis < 100 ? "0" : "")\(millis) \(side?.rawValue ?? "world") \(line)"
