@@ -182,7 +182,11 @@ final class SimHost<Node: ShelledNode, Store> {
     }
 
     private func runNode(_ event: Node.Event) {
+        // The node is moved out while it handles the event, not copied: with a second reference held
+        // here, its first write to each dictionary and array (the phone's working set, the watch's
+        // cache) copied the whole collection, as the daemons' shells never do.
         guard var node else { return }
+        self.node = nil
         var reads = Reads()
         var actions: [Node.Action] = []
         while true {
@@ -232,6 +236,7 @@ final class SimHost<Node: ShelledNode, Store> {
 
     private func runLink(_ event: LinkEngine.Event) {
         guard var link else { return }
+        self.link = nil
         let actions = link.handle(event)
         self.link = link
         for action in actions {
@@ -243,6 +248,7 @@ final class SimHost<Node: ShelledNode, Store> {
     /// Link verbs the node calls are handled at once, as `LinkEndpoint`'s are.
     func callLink(_ event: LinkEngine.Event) {
         guard var link else { return }
+        self.link = nil
         let actions = link.handle(event)
         self.link = link
         for action in actions where isUp { perform(action) }
