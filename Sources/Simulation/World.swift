@@ -30,8 +30,9 @@ final class World {
         /// The group commit of a side's outbox appends reached the disk (fdatasync).
         case outboxSynced(Side, life: UInt64)
         /// The phone's directory watcher reports a file the phone wrote, late (inotify echoes its own
-        /// writes; a late one carries an older version than the phone now has).
-        case echo(WorkoutDocument, life: UInt64)
+        /// writes; a late one carries an older version than the phone now has). Boxed: a run inline
+        /// made every queued event as large as a run, and the queue moves events around.
+        indirect case echo(WorkoutDocument, life: UInt64)
         case step(Step)
     }
 
