@@ -79,9 +79,11 @@ extension SyncEngine {
     /// set does not hold.
     package func context(now: Timestamp, load: (DocumentID) -> WorkoutDocument?) -> ApplicationContext {
         let documents = self.documents
+        let encoder = contextEncoder
         return ApplicationContext.build(
             splits: splits.values, index: index, run: { documents[$0] ?? load($0) }, settings: settings,
-            editLocks: locks, now: now, policy: policy, awaited: awaitedRuns(), epoch: epoch)
+            editLocks: locks, now: now, policy: policy, awaited: awaitedRuns(), epoch: epoch,
+            encodedSize: { encoder.size(of: $0) }, encodedFrameSize: { encoder.size(ofFrame: $0) })
     }
 
     /// The completed runs that ride because the watch may still hold them active, at most

@@ -39,6 +39,19 @@ package struct ContextEncoder: Sendable {
         return bytes
     }
 
+    /// The size of the run's compact encoding, from the cache when the run is unchanged since it was
+    /// encoded (the cache is left as it is).
+    package func size(of run: WorkoutDocument) -> Int {
+        if let cached = runs[run.id], cached.run == run { return cached.bytes.count }
+        return DocumentCoder.encodeCompact(run).count
+    }
+
+    /// The size of the frame's compact encoding, from the cache when it was encoded lately.
+    package func size(ofFrame frame: ApplicationContext) -> Int {
+        if let index = frames.lastIndex(where: { $0.frame == frame }) { return frames[index].bytes.count }
+        return DocumentCoder.encodeCompact(frame).count
+    }
+
     /// `DocumentCoder.encodeCompact(context)`, byte for byte.
     package mutating func encode(_ context: ApplicationContext) -> [UInt8] {
         var frame = context
@@ -75,7 +88,8 @@ package struct ContextEncoder: Sendable {
 /// decode — is decoded whole, so its error is exactly the one `DocumentCoder` gives.
 package struct ContextDecoder: Sendable {
     private var frame: (bytes: [UInt8], context: ApplicationContext)?
-    private var runs: [ByteString: WorkoutDocument] = [:]
+    /// The last context's runs with their bytes, in its order.
+    private var runs: [(bytes: ArraySlice<UInt8>, run: WorkoutDocument)] = []
     /// How many contexts were decoded by their parts (the others were decoded whole).
     package private(set) var decodedByParts = 0
 
@@ -98,18 +112,26 @@ package struct ContextDecoder: Sendable {
             else { return nil }
             context = decoded
         }
-        var decodedRuns: [ByteString: WorkoutDocument] = [:]
-        for element in layout.elements {
-            let key = ByteString(Array(bytes[element]))
-            if let run = decodedRuns[key] ?? runs[key] {
-                context.workouts.append(run)
+        var decodedRuns: [(bytes: ArraySlice<UInt8>, run: WorkoutDocument)] = []
+        decodedRuns.reserveCapacity(layout.elements.count)
+        for (position, element) in layout.elements.enumerated() {
+            let piece = bytes[element]
+            // Runs mostly keep their place from one push to the next: that one is compared first.
+            let known =
+                position < runs.count && runs[position].bytes == piece
+                ? runs[position].run
+                : (runs.first { $0.bytes == piece } ?? decodedRuns.first { $0.bytes == piece })?.run
+            let run: WorkoutDocument
+            if let known {
+                run = known
             } else {
-                guard let run = try? JSONDecoder().decode(WorkoutDocument.self, from: Data(key.bytes)) else {
+                guard let decoded = try? JSONDecoder().decode(WorkoutDocument.self, from: Data(piece)) else {
                     return nil
                 }
-                context.workouts.append(run)
+                run = decoded
             }
-            decodedRuns[key] = context.workouts.last
+            context.workouts.append(run)
+            decodedRuns.append((piece, run))
         }
         do throws(DocumentError) {
             try context.validate()
@@ -122,17 +144,6 @@ package struct ContextDecoder: Sendable {
         runs = decodedRuns
         decodedByParts += 1
         return context
-    }
-}
-
-/// Bytes as a dictionary key, hashed as one block.
-private struct ByteString: Hashable, Sendable {
-    let bytes: [UInt8]
-
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
-
-    func hash(into hasher: inout Hasher) {
-        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 }
 
