@@ -189,6 +189,21 @@ struct ContextCodingTests {
         }
     }
 
+    @Test("a workout update spliced around its run's encoding is the message's encoding, over 300 seeds")
+    func updateSplice() throws {
+        for seed in UInt64(1)...300 {
+            var random = SplitMix64(seed: seed &* 31)
+            for context in try Self.pushes(seed: seed).suffix(2) {
+                for run in context.workouts {
+                    let epoch = Bool.random(using: &random) ? context.epoch : nil
+                    #expect(
+                        WatchToPhoneMessage.encodedUpdate(run, runBytes: DocumentCoder.encodeCompact(run), epoch: epoch)
+                            == WatchToPhoneMessage.workoutUpdate(run, epoch: epoch).encoded(), "seed \(seed)")
+                }
+            }
+        }
+    }
+
     @Test("a run of an older schema inside a context decodes as it does whole")
     func olderRunInside() throws {
         let run = try startedRun()
