@@ -445,7 +445,7 @@ package struct PhoneNode: Sendable {
             case .pushContext(let context, let force):
                 // Journalled before the frame goes out: the push is what causes it.
                 out.node(.journal(JournalEntry(.push, detail: force ? "forced" : nil)))
-                out.node(.link(.updateContext(DocumentCoder.encodeCompact(context), force: force)))
+                out.node(.link(.updateContext(engine.encoded(context), force: force)))
             case .loadRuns(let wanted):
                 out.actions.append(.loadRuns(wanted))
             case .launchWatchApp(let runID):

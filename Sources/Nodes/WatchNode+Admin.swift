@@ -44,10 +44,14 @@ extension WatchNode {
         reply(request, "\(command)", outcome, into: &out)
     }
 
-    /// The reply to request N; a refusal is logged.
-    mutating func reply(_ request: AdminRequestID, _ command: String, _ outcome: AdminOutcome, into out: inout Output) {
+    /// The reply to request N; a refusal is logged, naming the command (described only then: a
+    /// command's reflected description cost more than serving most commands).
+    mutating func reply(
+        _ request: AdminRequestID, _ command: @autoclosure () -> String, _ outcome: AdminOutcome,
+        into out: inout Output
+    ) {
         if case .refused(let message) = outcome {
-            out.log(.notice, "admin", "refused admin request", [("command", command), ("reason", message)])
+            out.log(.notice, "admin", "refused admin request", [("command", command()), ("reason", message)])
         }
         out.node(.reply(request, outcome.response))
     }
@@ -206,11 +210,14 @@ extension WatchNode {
     private mutating func edit(_ edit: WatchEdit, run: DocumentID, now: Timestamp, into out: inout Output)
         -> AdminOutcome
     {
+        forwardedRun = nil
         let refusal = translate(
             engine.handle(.editRequested(edit, runID: run, now: editClock(now))), now: now, into: &out)
         if let refusal { return .refused(refusal.description) }
         guard let updated = engine.cache.workouts[run] else { return .done }
-        return .output(text: "ok (\(updated.status.rawValue))", json: AdminOutcome.json(updated))
+        // The same JSON as `AdminOutcome.json(updated)`: the forwarded copy's encoding when it is this run.
+        let json = String(decoding: takeForwardedEncoding(of: updated), as: UTF8.self)
+        return .output(text: "ok (\(updated.status.rawValue))", json: json)
     }
 
     /// `status`, from the node's state and the shell's facts.

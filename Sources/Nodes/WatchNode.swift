@@ -22,6 +22,9 @@ package struct WatchNode: Sendable {
     private var stopping = false
     /// When each edit message still unanswered was sent, and the round trips of those answered.
     private var editsSentAt: [UInt64: Timestamp] = [:]
+    /// The run the last workout update `translate` sent carried, with its encoding: an edit's reply
+    /// shows the same run (`edit`), which is then not encoded twice.
+    var forwardedRun: (run: WorkoutDocument, bytes: [UInt8])?
     package private(set) var roundTrip = LatencyHistogram()
     package internal(set) var dataMessages = DataMessages()
     /// The newest complication that arrived (`<cache>/complication.json`), and how many arrived since start.
@@ -278,9 +281,9 @@ package struct WatchNode: Sendable {
                 out.node(
                     .link(
                         .sendMessage(
-                            message.encoded(), wantsReply: true, run: message.runID, .edit(token: token.rawValue))))
+                            encode(message), wantsReply: true, run: message.runID, .edit(token: token.rawValue))))
             case .transferUserInfo(let message):
-                out.node(.link(.transferUserInfo(message.encoded(), run: message.runID)))
+                out.node(.link(.transferUserInfo(encode(message), run: message.runID)))
             case .editRefused(_, let refused):
                 refusal = refused
             case .log(let line):
@@ -293,6 +296,22 @@ package struct WatchNode: Sendable {
             out.node(.persistClock(last))
         }
         return refusal
+    }
+
+    /// A message's wire bytes; a workout update's run encoding is kept for the edit's reply.
+    private mutating func encode(_ message: WatchToPhoneMessage) -> [UInt8] {
+        guard case .workoutUpdate(let run, let epoch) = message else { return message.encoded() }
+        let runBytes = DocumentCoder.encodeCompact(run)
+        forwardedRun = (run, runBytes)
+        return WatchToPhoneMessage.encodedUpdate(run, runBytes: runBytes, epoch: epoch)
+    }
+
+    /// The compact encoding of a run an edit just forwarded (`encode`), else encoded now. Only the edit
+    /// that made the run asks (it clears the kept copy first), so the copy kept is that same value.
+    mutating func takeForwardedEncoding(of run: WorkoutDocument) -> [UInt8] {
+        defer { forwardedRun = nil }
+        if let forwardedRun, forwardedRun.run == run { return forwardedRun.bytes }
+        return DocumentCoder.encodeCompact(run)
     }
 
     /// The actions one event produces, in order.

@@ -182,7 +182,10 @@ final class SimHost<Node: ShelledNode, Store> {
     }
 
     private func runNode(_ event: Node.Event) {
-        guard var node else { return }
+        // The node is moved out while it handles the event, not copied: with a second reference held
+        // here, its first write to each dictionary and array (the phone's working set, the watch's
+        // cache) copied the whole collection, as the daemons' shells never do.
+        guard var node = node.take() else { return }
         var reads = Reads()
         var actions: [Node.Action] = []
         while true {
@@ -231,7 +234,7 @@ final class SimHost<Node: ShelledNode, Store> {
     }
 
     private func runLink(_ event: LinkEngine.Event) {
-        guard var link else { return }
+        guard var link = link.take() else { return }
         let actions = link.handle(event)
         self.link = link
         for action in actions {
@@ -242,7 +245,7 @@ final class SimHost<Node: ShelledNode, Store> {
 
     /// Link verbs the node calls are handled at once, as `LinkEndpoint`'s are.
     func callLink(_ event: LinkEngine.Event) {
-        guard var link else { return }
+        guard var link = link.take() else { return }
         let actions = link.handle(event)
         self.link = link
         for action in actions where isUp { perform(action) }

@@ -13,7 +13,8 @@ package struct SimulationResult: Sendable {
     package var simulated: Duration
     package var operations: Int
     package var faults: Int
-    /// FNV-1a of the run's record: equal for equal seeds, or the run is not deterministic.
+    /// FNV-1a of the run's record: equal for equal seeds, or the run is not deterministic (the
+    /// offset basis alone when the record is not written, `recordTrace`).
     package var traceHash: UInt64
     package var violations: [String]
     /// The run's record, when asked for (`--trace`).
@@ -28,14 +29,20 @@ package struct SimulationOptions: Sendable {
     package var quiet: Duration = .seconds(20)
     package var faults = true
     package var keepTrace = false
+    /// Whether the record is written at all (hashed into `traceHash`, kept with `keepTrace`): a batch,
+    /// which reads neither, leaves it out (describing every admin command and log line was a tenth
+    /// of a seed's work).
+    package var recordTrace = true
 
     package init(
-        activity: Duration = .seconds(20), quiet: Duration = .seconds(20), faults: Bool = true, keepTrace: Bool = false
+        activity: Duration = .seconds(20), quiet: Duration = .seconds(20), faults: Bool = true, keepTrace: Bool = false,
+        recordTrace: Bool = true
     ) {
         self.activity = activity
         self.quiet = quiet
         self.faults = faults
         self.keepTrace = keepTrace
+        self.recordTrace = recordTrace
     }
 }
 
@@ -81,7 +88,7 @@ package final class Simulator {
     package init(seed: UInt64, options: SimulationOptions = SimulationOptions()) {
         self.seed = seed
         self.options = options
-        let world = World(seed: seed, keepLines: options.keepTrace)
+        let world = World(seed: seed, keepLines: options.keepTrace, recording: options.recordTrace || options.keepTrace)
         self.world = world
         phone = SimHost(
             side: .phone, instance: Self.instance(1), queueID: Self.instance(3), store: PhoneFiles(), world: world)

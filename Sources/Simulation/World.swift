@@ -16,6 +16,8 @@ final class World {
     /// FNV-1a over every recorded line: the same seed gives the same hash, or determinism broke.
     private(set) var traceHash: UInt64 = 0xCBF2_9CE4_8422_2325
     private(set) var lines: [String]?
+    /// Whether lines are written (hashed, and kept when `lines` is not nil).
+    private let recording: Bool
 
     enum Scheduled {
         case deliver(connection: Int, to: Side, bytes: [UInt8])
@@ -28,8 +30,9 @@ final class World {
         /// The group commit of a side's outbox appends reached the disk (fdatasync).
         case outboxSynced(Side, life: UInt64)
         /// The phone's directory watcher reports a file the phone wrote, late (inotify echoes its own
-        /// writes; a late one carries an older version than the phone now has).
-        case echo(WorkoutDocument, life: UInt64)
+        /// writes; a late one carries an older version than the phone now has). Boxed: a run inline
+        /// made every queued event as large as a run, and the queue moves events around.
+        indirect case echo(WorkoutDocument, life: UInt64)
         case step(Step)
     }
 
@@ -44,9 +47,10 @@ final class World {
         case quiesce
     }
 
-    init(seed: UInt64, keepLines: Bool) {
+    init(seed: UInt64, keepLines: Bool, recording: Bool = true) {
         random = SplitMix64(seed: seed)
         lines = keepLines ? [] : nil
+        self.recording = recording || keepLines
         network = Network(world: self)
     }
 
@@ -64,7 +68,11 @@ final class World {
 
     var isIdle: Bool { queue.isEmpty }
 
-    func record(_ side: Side?, _ line: String) {
+    /// Writes a line of the record; `line` is not evaluated when the record is not written, so it must
+    /// draw nothing from `random` and change nothing.
+    func record(_ side: Side?, _ line: @autoclosure () -> String) {
+        guard recording else { return }
+        let line = line()
         let millis = now.components.attoseconds / 1_000_000_000_000_000
         let text =
             "\(now.components.seconds).\(millis < 10 ? "00" : millis < 100 ? "0" : "")\(millis) \(side?.rawValue ?? "world") \(line)"

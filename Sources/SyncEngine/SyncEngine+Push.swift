@@ -42,20 +42,17 @@ extension SyncEngine {
             return
         }
         // Each run is encoded once per version to size the push, not once per push: with hundreds of
-        // active runs held back, encoding them all for every push blocked the loop for seconds.
-        for id in wanted {
-            guard let run = documents[id], encodedSizes[id]?.run != run else { continue }
-            encodedSizes[id] = (run, DocumentCoder.encodeCompact(run).count)
-        }
-        encodedSizes = encodedSizes.filter { documents[$0.key] != nil }
-        let sizes = encodedSizes
+        // active runs held back, encoding them all for every push blocked the loop for seconds. The
+        // same encodings make up the push's bytes (`encoded(_:)`).
+        var encoder = contextEncoder
+        contextEncoder = ContextEncoder()
         let working = documents
+        encoder.keepRuns { working[$0] != nil }
         let context = ApplicationContext.build(
             splits: splits.values, index: index, run: { working[$0] }, settings: settings, editLocks: locks,
             now: now, policy: policy, awaited: awaitedRuns(), epoch: epoch,
-            encodedSize: { run in
-                sizes[run.id].flatMap { $0.run == run ? $0.size : nil } ?? DocumentCoder.encodeCompact(run).count
-            })
+            encodedSize: { encoder.bytes(of: $0).count }, encodedFrameSize: { encoder.bytes(ofFrame: $0).count })
+        contextEncoder = encoder
         evictAgedRuns(keeping: Set(wanted))
         if !force, context == lastPushed { return }
         beforeLastPush = (lastPushed, lastPushAt)
@@ -73,13 +70,21 @@ extension SyncEngine {
                     splitsHeldBack: splits.count - context.splits.count)))
     }
 
+    /// The bytes of a push `push` built: `DocumentCoder.encodeCompact(context)`, from the encodings it
+    /// made of its runs and frame.
+    package mutating func encoded(_ context: ApplicationContext) -> [UInt8] {
+        contextEncoder.encode(context)
+    }
+
     /// The push as it would go now (what the watch should hold); `load` supplies runs the working
     /// set does not hold.
     package func context(now: Timestamp, load: (DocumentID) -> WorkoutDocument?) -> ApplicationContext {
         let documents = self.documents
+        let encoder = contextEncoder
         return ApplicationContext.build(
             splits: splits.values, index: index, run: { documents[$0] ?? load($0) }, settings: settings,
-            editLocks: locks, now: now, policy: policy, awaited: awaitedRuns(), epoch: epoch)
+            editLocks: locks, now: now, policy: policy, awaited: awaitedRuns(), epoch: epoch,
+            encodedSize: { encoder.size(of: $0) }, encodedFrameSize: { encoder.size(ofFrame: $0) })
     }
 
     /// The completed runs that ride because the watch may still hold them active, at most

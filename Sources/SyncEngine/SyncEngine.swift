@@ -177,8 +177,9 @@ package struct SyncEngine: Sendable {
     /// Stamps every edit of a run. The shell restores its persisted high-water mark before the scan
     /// and persists `clock.last` whenever it moves, so a restart never stamps below an earlier edit.
     package var clock = HybridLogicalClock(origin: .phone)
-    /// Each pushable run's compact encoding size, with the copy it was measured on (`push`).
-    var encodedSizes: [DocumentID: (run: WorkoutDocument, size: Int)] = [:]
+    /// Each pushable run's compact encoding, with the copy it was made from, and the last frames
+    /// (`push`, `encoded(_:)`).
+    var contextEncoder = ContextEncoder()
     /// Runs whose file vanished, by when they are dropped (`removalGrace`) unless a file of theirs
     /// appears first. They stay in the cache, and in pushes, until then.
     var heldRemovals: [DocumentID: Timestamp] = [:]

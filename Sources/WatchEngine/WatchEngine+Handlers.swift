@@ -62,7 +62,7 @@ extension WatchEngine {
     private mutating func applyContext(
         _ bytes: [UInt8], sender: String?, into actions: inout [Action]
     ) throws(DocumentError) -> ContextApplyReport {
-        let context = try DocumentCoder.decode(ApplicationContext.self, from: bytes)
+        let context = try contextDecoder.decode(bytes)
         if let sender, isRetired(sender) {
             throw .malformed(
                 type: "ApplicationContext", field: "epoch",

@@ -103,6 +103,8 @@ package struct WatchEngine: Sendable {
     package internal(set) var phoneSender: String?
     package internal(set) var retiredSenders: Set<String> = []
     var nextToken = MessageToken(rawValue: 1)
+    /// Decodes arriving contexts, reusing the runs of the last one that did not change.
+    var contextDecoder = ContextDecoder()
 
     /// Builds the engine from what the shell restored: the cache files, the last session record and
     /// the workout updates still in the durable outbox, and the clock's persisted high-water mark

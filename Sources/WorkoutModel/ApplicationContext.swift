@@ -55,7 +55,8 @@ package struct ApplicationContext: VersionedDocument {
         splits: some Sequence<SplitDocument>, index: RunIndex, run: (DocumentID) -> WorkoutDocument?,
         settings: Settings, editLocks: EditLocks, now: Timestamp, policy: PushPolicy = .standard,
         awaited: Set<DocumentID> = [], epoch: Timestamp? = nil,
-        encodedSize: (WorkoutDocument) -> Int = { DocumentCoder.encodeCompact($0).count }
+        encodedSize: (WorkoutDocument) -> Int = { DocumentCoder.encodeCompact($0).count },
+        encodedFrameSize: (ApplicationContext) -> Int = { DocumentCoder.encodeCompact($0).count }
     ) -> ApplicationContext {
         let selection = index.pushSelection(now: now, policy: policy)
         let extra = awaited.subtracting(selection).compactMap { index.summaries[$0] }.filter { !$0.status.isActive }
@@ -64,11 +65,12 @@ package struct ApplicationContext: VersionedDocument {
         var context = ApplicationContext(
             splits: splits.sorted { $0.id < $1.id }, workouts: runs, settings: settings, editLocks: editLocks)
         context.epoch = epoch
-        // The size from each run's own encoding (`encodedSize`, which a caller may cache per run): a
-        // comma per run over-counts by one, so a context that fits by this sum fits.
+        // The size from each run's own encoding and the frame's (`encodedSize`, `encodedFrameSize`,
+        // which a caller may cache): a comma per run over-counts by one, so a context that fits by this
+        // sum fits.
         var empty = context
         empty.workouts = []
-        let total = runs.reduce(DocumentCoder.encodeCompact(empty).count) { $0 + encodedSize($1) + 1 }
+        let total = runs.reduce(encodedFrameSize(empty)) { $0 + encodedSize($1) + 1 }
         guard total > policy.maximumBytes else { return context }
 
         let live = runs.filter { $0.isActive || awaited.contains($0.id) }
@@ -81,7 +83,7 @@ package struct ApplicationContext: VersionedDocument {
         frame.workouts = []
         frame.splits = []
         frame.heldBackRunIDs = live.map(\.id)
-        var used = DocumentCoder.encodeCompact(frame).count
+        var used = encodedFrameSize(frame)
         var splitBytes = 0
         var keptSplits: Set<DocumentID> = []
         for split in context.splits.sorted(by: { ($0.updatedAt, $0.id) > ($1.updatedAt, $1.id) }) {

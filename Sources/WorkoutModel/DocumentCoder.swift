@@ -52,26 +52,22 @@ package enum DocumentCoder {
     }
 
     /// Decodes `bytes` as `T`, checking the schema version before anything else.
+    ///
+    /// One parse: `Probed` reads `schemaVersion` from the document's keyed container, then decodes `T`
+    /// from the same decoder (an unknown version is reported as such, never as whatever field the
+    /// newer schema happened to change).
     package static func decode<T: VersionedDocument>(_ type: T.Type, from bytes: [UInt8]) throws(DocumentError) -> T {
         let name = String(describing: T.self)
-        let data = Data(bytes)
-        let probe: SchemaProbe
-        do {
-            probe = try JSONDecoder().decode(SchemaProbe.self, from: data)
-        } catch let error as DecodingError {
-            throw describe(error, type: name)
-        } catch {
-            throw .notJSON(type: name, reason: "\(error)")
-        }
-        guard let found = probe.schemaVersion else {
-            throw .malformed(type: name, field: "schemaVersion", reason: "missing")
-        }
-        guard (T.oldestReadableSchemaVersion...T.currentSchemaVersion).contains(found) else {
-            throw .unsupportedSchemaVersion(type: name, found: found, supported: T.currentSchemaVersion)
-        }
         let value: T
         do {
-            value = try JSONDecoder().decode(T.self, from: data)
+            value = try JSONDecoder().decode(Probed<T>.self, from: Data(bytes)).value
+        } catch let refusal as SchemaRefusal {
+            switch refusal {
+            case .missing:
+                throw .malformed(type: name, field: "schemaVersion", reason: "missing")
+            case .unsupported(let found):
+                throw .unsupportedSchemaVersion(type: name, found: found, supported: T.currentSchemaVersion)
+            }
         } catch let error as DecodingError {
             throw describe(error, type: name)
         } catch {
@@ -134,8 +130,29 @@ package enum DocumentCoder {
     }
 }
 
-/// Reads only the schema version, so an unknown version is reported as such rather than as whatever
-/// field the newer schema happened to change.
-private struct SchemaProbe: Decodable {
-    var schemaVersion: Int?
+/// A document read in one pass: its `schemaVersion` first (missing, or outside what `T` reads: the
+/// decode stops there with a `SchemaRefusal`), then `T` from the same decoder.
+private struct Probed<T: VersionedDocument>: Decodable {
+    var value: T
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: SchemaKey.self)
+        guard let found = try container.decodeIfPresent(Int.self, forKey: .schemaVersion) else {
+            throw SchemaRefusal.missing
+        }
+        guard (T.oldestReadableSchemaVersion...T.currentSchemaVersion).contains(found) else {
+            throw SchemaRefusal.unsupported(found)
+        }
+        value = try T(from: decoder)
+    }
+
+    private enum SchemaKey: String, CodingKey {
+        case schemaVersion
+    }
+}
+
+/// Why `Probed` stopped before decoding the document itself.
+private enum SchemaRefusal: Error {
+    case missing
+    case unsupported(Int)
 }

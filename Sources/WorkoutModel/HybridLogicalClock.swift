@@ -28,17 +28,80 @@ package struct Stamp: Hashable, Comparable, Sendable, CustomStringConvertible {
         (lhs.time, lhs.counter, lhs.origin) < (rhs.time, rhs.counter, rhs.origin)
     }
 
-    package var description: String { "\(time.iso8601)/\(counter)/\(origin.rawValue)" }
+    package var description: String {
+        // `<time>/<counter>/<origin>` written in place: every run carries dozens of stamps.
+        let originText = origin.rawValue
+        guard counter >= 0 else { return "\(time.iso8601)/\(counter)/\(originText)" }
+        var digits = 1
+        var rest = counter / 10
+        while rest > 0 {
+            digits += 1
+            rest /= 10
+        }
+        var written = true
+        let text = String(unsafeUninitializedCapacity: Timestamp.iso8601Length + digits + 2 + originText.utf8.count) {
+            buffer in
+            guard var offset = time.write(into: buffer) else {
+                written = false
+                return 0
+            }
+            buffer[offset] = UInt8(ascii: "/")
+            var value = counter
+            for position in stride(from: offset + digits, to: offset, by: -1) {
+                buffer[position] = UInt8(ascii: "0") + UInt8(value % 10)
+                value /= 10
+            }
+            offset += digits + 1
+            buffer[offset] = UInt8(ascii: "/")
+            offset += 1
+            for byte in originText.utf8 {
+                buffer[offset] = byte
+                offset += 1
+            }
+            return offset
+        }
+        return written ? text : "\(time.iso8601)/\(counter)/\(originText)"
+    }
 
     /// Parses the text form; nil for anything else (a negative or non-decimal counter included).
     package init?(text: String) {
-        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 3, let time = Timestamp(iso8601: String(parts[0])),
-            parts[1].allSatisfy({ $0.isASCII && $0.isNumber }), let counter = Int(parts[1]),
-            let origin = StampOrigin(rawValue: String(parts[2]))
-        else { return nil }
-        self.init(time: time, counter: counter, origin: origin)
+        var text = text
+        guard let parsed = text.withUTF8({ Self.parse($0) }) else { return nil }
+        self = parsed
     }
+
+    /// `init?(text:)` on the text's UTF-8 bytes: exactly two slashes, a canonical time, a decimal
+    /// counter that fits an `Int`, and an origin.
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> Stamp? {
+        var first: Int?
+        var second: Int?
+        for (index, byte) in bytes.enumerated() where byte == UInt8(ascii: "/") {
+            if first == nil {
+                first = index
+            } else if second == nil {
+                second = index
+            } else {
+                return nil
+            }
+        }
+        guard let first, let second, let time = Timestamp.parse(UnsafeBufferPointer(rebasing: bytes[..<first]))
+        else { return nil }
+        let counterBytes = bytes[(first + 1)..<second]
+        guard !counterBytes.isEmpty else { return nil }
+        var counter = 0
+        for byte in counterBytes {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            let (times10, overflowed) = counter.multipliedReportingOverflow(by: 10)
+            let (sum, carried) = times10.addingReportingOverflow(Int(byte - UInt8(ascii: "0")))
+            guard !overflowed, !carried else { return nil }
+            counter = sum
+        }
+        let originBytes = bytes[(second + 1)...]
+        guard let origin = origins.first(where: { originBytes.elementsEqual($0.text) })?.origin else { return nil }
+        return Stamp(time: time, counter: counter, origin: origin)
+    }
+
+    private static let origins = StampOrigin.allCases.map { (origin: $0, text: Array($0.rawValue.utf8)) }
 }
 
 extension Stamp: TextCoded {

@@ -41,6 +41,51 @@ package struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertibl
 
     /// The canonical text form, e.g. `2026-11-29T20:31:01.123456Z`.
     package var iso8601: String {
+        var written = true
+        let text = String(unsafeUninitializedCapacity: Self.iso8601Length) { buffer in
+            guard let length = write(into: buffer) else {
+                written = false
+                return 0
+            }
+            return length
+        }
+        return written ? text : slowISO8601
+    }
+
+    /// The length of the canonical form of a time in the years 0–9999.
+    static let iso8601Length = 27
+
+    /// Writes the canonical form into `buffer` (at least `iso8601Length` bytes) and returns its length,
+    /// or nil when the year is outside 0–9999 (then `slowISO8601` says it).
+    func write(into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int? {
+        let civil = CivilTime(self)
+        guard (0...9_999).contains(civil.year) else { return nil }
+        func put(_ value: Int, _ width: Int, at offset: Int) {
+            var value = value
+            for position in stride(from: offset + width - 1, through: offset, by: -1) {
+                buffer[position] = UInt8(ascii: "0") + UInt8(value % 10)
+                value /= 10
+            }
+        }
+        put(civil.year, 4, at: 0)
+        buffer[4] = UInt8(ascii: "-")
+        put(civil.month, 2, at: 5)
+        buffer[7] = UInt8(ascii: "-")
+        put(civil.day, 2, at: 8)
+        buffer[10] = UInt8(ascii: "T")
+        put(civil.hour, 2, at: 11)
+        buffer[13] = UInt8(ascii: ":")
+        put(civil.minute, 2, at: 14)
+        buffer[16] = UInt8(ascii: ":")
+        put(civil.second, 2, at: 17)
+        buffer[19] = UInt8(ascii: ".")
+        put(civil.microsecond, 6, at: 20)
+        buffer[26] = UInt8(ascii: "Z")
+        return Self.iso8601Length
+    }
+
+    /// The canonical form of any time (years before 0 or after 9999 included, however odd).
+    private var slowISO8601: String {
         let civil = CivilTime(self)
         func pad(_ value: Int, _ width: Int) -> String {
             let digits = String(value)
@@ -53,7 +98,13 @@ package struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertibl
     /// Parses the canonical form; returns nil for anything that is not `YYYY-MM-DDTHH:MM:SS[.f{1,6}]Z`
     /// with fields in range.
     package init?(iso8601 text: String) {
-        let bytes = Array(text.utf8)
+        var text = text
+        guard let parsed = text.withUTF8({ Self.parse($0) }) else { return nil }
+        self = parsed
+    }
+
+    /// `init?(iso8601:)` on the text's UTF-8 bytes.
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> Timestamp? {
         func number(_ range: Range<Int>) -> Int? {
             guard range.upperBound <= bytes.count else { return nil }
             var value = 0
@@ -63,16 +114,17 @@ package struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertibl
             }
             return value
         }
-        func byte(_ index: Int, is character: Character) -> Bool {
-            index < bytes.count && bytes[index] == character.asciiValue
+        func byte(_ index: Int, is character: UInt8) -> Bool {
+            index < bytes.count && bytes[index] == character
         }
-        guard byte(4, is: "-"), byte(7, is: "-"), byte(10, is: "T"), byte(13, is: ":"), byte(16, is: ":"),
+        guard byte(4, is: UInt8(ascii: "-")), byte(7, is: UInt8(ascii: "-")), byte(10, is: UInt8(ascii: "T")),
+            byte(13, is: UInt8(ascii: ":")), byte(16, is: UInt8(ascii: ":")),
             let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
             let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19)
         else { return nil }
         var index = 19
         var microsecond = 0
-        if byte(index, is: ".") {
+        if byte(index, is: UInt8(ascii: ".")) {
             let start = index + 1
             var end = start
             while end < bytes.count, end - start < 7, bytes[end] != UInt8(ascii: "Z") { end += 1 }
@@ -80,13 +132,13 @@ package struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertibl
             microsecond = fraction * [100_000, 10_000, 1_000, 100, 10, 1][end - start - 1]
             index = end
         }
-        guard byte(index, is: "Z"), index == bytes.count - 1 else { return nil }
+        guard byte(index, is: UInt8(ascii: "Z")), index == bytes.count - 1 else { return nil }
         guard (1...12).contains(month), (1...CivilTime.daysIn(month: month, year: year)).contains(day),
             hour < 24, minute < 60, second < 60
         else { return nil }
         let days = Int64(CivilTime.daysFromCivil(year: year, month: month, day: day))
         let seconds = days * 86_400 + Int64(hour * 3_600 + minute * 60 + second)
-        microsecondsSinceEpoch = seconds * 1_000_000 + Int64(microsecond)
+        return Timestamp(microsecondsSinceEpoch: seconds * 1_000_000 + Int64(microsecond))
     }
 }
 

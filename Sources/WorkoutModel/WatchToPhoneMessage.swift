@@ -25,6 +25,35 @@ package enum WatchToPhoneMessage: VersionedDocument {
     /// The wire bytes: compact JSON with sorted keys.
     package func encoded() -> [UInt8] { DocumentCoder.encodeCompact(self) }
 
+    /// `workoutUpdate(run, epoch: epoch).encoded()`, byte for byte, around the run's own encoding
+    /// (`runBytes`, `DocumentCoder.encodeCompact(run)`) when the caller needs that too: sorted keys
+    /// put `workout` last, so the message is the encoding of the rest with the run in place of an
+    /// empty array.
+    package static func encodedUpdate(_ run: WorkoutDocument, runBytes: [UInt8], epoch: Timestamp?) -> [UInt8] {
+        let frame = DocumentCoder.encodeCompact(UpdateFrame(epoch: epoch))
+        let tail = Array(#""workout":[]}"#.utf8)
+        guard frame.count > tail.count, frame.suffix(tail.count).elementsEqual(tail) else {
+            return workoutUpdate(run, epoch: epoch).encoded()
+        }
+        var bytes = Array(frame.dropLast(3))
+        bytes += runBytes
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
+    }
+
+    /// A workout update's keys with an empty array for the run (`encodedUpdate`).
+    private struct UpdateFrame: Encodable {
+        var epoch: Timestamp?
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(WatchToPhoneMessage.currentSchemaVersion, forKey: .schemaVersion)
+            try container.encode(Kind.workoutUpdate, forKey: .kind)
+            try container.encode([Int](), forKey: .workout)
+            try container.encodeIfPresent(epoch, forKey: .epoch)
+        }
+    }
+
     /// The run a workout update carries, if any.
     package var runID: DocumentID? {
         if case .workoutUpdate(let run, _) = self { return run.id }

@@ -31,7 +31,7 @@ extension WorkoutDocument {
             let theirs = other.logs[logIndex]
             for setIndex in mine.sets.indices {
                 result.logs[logIndex].sets[setIndex] = Self.later(
-                    mine.sets[setIndex], theirs.sets[setIndex], stamp: \.stamp)
+                    mine.sets[setIndex], theirs.sets[setIndex], stamp: { $0.stamp })
             }
             let mark = Self.later((mine.mark, mine.markStamp), (theirs.mark, theirs.markStamp))
             result.logs[logIndex].mark = mark.0
@@ -40,7 +40,7 @@ extension WorkoutDocument {
         (result.pauses, result.pausesStamp) = Self.later((pauses, pausesStamp), (other.pauses, other.pausesStamp))
         (result.metrics, result.metricsStamp) = Self.later(
             (metrics, metricsStamp), (other.metrics, other.metricsStamp))
-        result.ending = Self.later(ending, other.ending, stamp: \.stamp)
+        result.ending = Self.later(ending, other.ending, stamp: { $0.stamp })
         result.schemaVersion = max(schemaVersion, other.schemaVersion)
         result.recomputeDerived()
         return result
@@ -78,7 +78,7 @@ extension WorkoutDocument {
         Value, Stamp
     ) {
         let winner = later(
-            StampedValue(value: lhs.0, stamp: lhs.1), StampedValue(value: rhs.0, stamp: rhs.1), stamp: \.stamp)
+            StampedValue(value: lhs.0, stamp: lhs.1), StampedValue(value: rhs.0, stamp: rhs.1), stamp: { $0.stamp })
         return (winner.value, winner.stamp)
     }
 }

@@ -119,6 +119,8 @@ final class Batch: @unchecked Sendable {
     }
 }
 
+// A batch reads no record: only a single seed prints its trace and hash.
+options.recordTrace = false
 let batch = Batch(from: from, seeds: seeds, soak: soak, options: options)
 DispatchQueue.concurrentPerform(iterations: jobs) { _ in
     while let seed = batch.take() { batch.finished(seed, Simulation.run(seed: seed, options: batch.options)) }
