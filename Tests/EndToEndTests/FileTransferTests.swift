@@ -105,7 +105,10 @@ struct FileTransferTests {
         }
 
         let received: [AdminReply.FileReceived] = try await system.phonectl("file", "received", "--json").decode()
-        #expect(received.count == 1 && received.first?.metadata == #"{"name":"big.bin"}"#, "\(received)")
+        // `file received` lists what arrived since the daemon started: on a loaded machine the last 30%
+        // can land before the kill, and then only the killed phoned listed it (the log and the
+        // received file below still show it arrived exactly once).
+        #expect(received.count <= 1 && received.allSatisfy { $0.metadata == #"{"name":"big.bin"}"# }, "\(received)")
         let kept = try FileManager.default.contentsOfDirectory(atPath: "\(system.phoneStateDirectory)/received-files")
         #expect(kept.count == 1, "arrives once: \(kept)")
         let arrived = try Data(
