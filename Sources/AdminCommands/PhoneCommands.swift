@@ -240,10 +240,48 @@ package enum PhoneCommand: AdminCommand {
             guard text.utf8.count <= ComplicationPayload.maximumTextBytes else {
                 throw UsageError("text of \(text.utf8.count) bytes is over \(ComplicationPayload.maximumTextBytes)")
             }
+        case .createSplit(let name, let exercises):
+            try Self.checkName(name, what: "--name")
+            guard !exercises.isEmpty else { throw UsageError("a split needs at least one --exercise") }
+            try Self.check(exercises)
+        case .editSplit(_, let name, let exercises):
+            if let name { try Self.checkName(name, what: "--name") }
+            if let exercises { try Self.check(exercises) }
         case .trace(let query): try query.validate()
         case .data(let data): try data.validate()
         case .file(let file): try file.validate()
         default: break
+        }
+    }
+
+    /// The longest split or exercise name, in UTF-8 bytes: a label on a watch face, not a document.
+    package static let maximumNameBytes = 200
+
+    /// A name is shown on both screens: not blank, not longer than `maximumNameBytes`.
+    private static func checkName(_ name: String, what: String) throws(UsageError) {
+        guard name.contains(where: { !$0.isWhitespace }) else { throw UsageError("\(what) must not be blank") }
+        guard name.utf8.count <= maximumNameBytes else {
+            throw UsageError("\(what) of \(name.utf8.count) bytes is over \(maximumNameBytes)")
+        }
+    }
+
+    /// Each exercise has a name and the targets a split document accepts (1...100 sets, reps and
+    /// weight not negative), so the daemon never writes a split its own reader would skip.
+    private static func check(_ exercises: [ExerciseTemplate]) throws(UsageError) {
+        for exercise in exercises {
+            try checkName(exercise.name, what: "an exercise's name")
+            guard exercise.equipment.utf8.count <= maximumNameBytes else {
+                throw UsageError("equipment of \(exercise.equipment.utf8.count) bytes is over \(maximumNameBytes)")
+            }
+            guard (1...100).contains(exercise.targetSets) else {
+                throw UsageError("\(exercise.name): sets must be 1...100, got \(exercise.targetSets)")
+            }
+            guard exercise.targetReps >= 0 else {
+                throw UsageError("\(exercise.name): reps must not be negative, got \(exercise.targetReps)")
+            }
+            guard exercise.targetWeight.isFinite, exercise.targetWeight >= 0 else {
+                throw UsageError("\(exercise.name): weight must be a finite, non-negative number")
+            }
         }
     }
 

@@ -111,6 +111,17 @@ struct CommandMappingTests {
             (["settings", "set", "--unit", "stone"], "--unit must be kg or lb"),
             (["workouts", "--limit", "0"], "--limit must be at least 1"),
             (["complete", id, "one", "1"], "expected an integer"),
+            // Splits phoned would write but no one could use (or its own reader would skip).
+            (["split", "create", "--name", "Legs"], "at least one --exercise"),
+            (["split", "create", "--name", "  ", "-e", "Squat:3x5@100"], "--name must not be blank"),
+            (["split", "create", "--name", "Legs", "-e", ":3x5@100"], "an exercise's name must not be blank"),
+            (["split", "create", "--name", "Legs", "-e", "Squat:0x5@100"], "sets must be 1...100, got 0"),
+            (["split", "create", "--name", "Legs", "-e", "Squat:3x-5@100"], "reps must not be negative"),
+            (["split", "create", "--name", "Legs", "-e", "Squat:3x5@nan"], "finite, non-negative"),
+            (["split", "create", "--name", "Legs", "-e", "Squat:3x5@-1"], "finite, non-negative"),
+            (["split", "create", "--name", String(repeating: "x", count: 201), "-e", "Squat:3x5@1"], "201 bytes"),
+            (["split", "edit", id, "--name", ""], "--name must not be blank"),
+            (["split", "edit", id, "-e", "Squat:101x5@100"], "sets must be 1...100"),
         ])
     func phoneInvalidValues(words: [String], message: String) throws {
         guard case .command(let parsed) = PhoneCommands.spec.parse(words) else {

@@ -97,8 +97,9 @@ struct HostileAdminTests {
             default: words.append(run.description)
             }
         }
-        for option in leaf.options where !["socket", "config", "exercise", "unit"].contains(option.name) {
+        for option in leaf.options where !["socket", "config", "unit"].contains(option.name) {
             switch option.name {
+            case "exercise": words += ["--exercise", path.first == "split" ? "Squat:3x5@100" : "1"]
             case "name", "metadata", "failure": words += ["--\(option.name)", option.name == "metadata" ? "{}" : "X"]
             case "after", "run": words += ["--\(option.name)", run.description]
             case "since", "until": words += ["--\(option.name)", "5m"]
