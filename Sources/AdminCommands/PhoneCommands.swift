@@ -247,6 +247,7 @@ package enum PhoneCommand: AdminCommand {
         case .editSplit(_, let name, let exercises):
             if let name { try Self.checkName(name, what: "--name") }
             if let exercises { try Self.check(exercises) }
+        case .set(let command): try command.validate()
         case .trace(let query): try query.validate()
         case .data(let data): try data.validate()
         case .file(let file): try file.validate()
@@ -279,8 +280,8 @@ package enum PhoneCommand: AdminCommand {
             guard exercise.targetReps >= 0 else {
                 throw UsageError("\(exercise.name): reps must not be negative, got \(exercise.targetReps)")
             }
-            guard exercise.targetWeight.isFinite, exercise.targetWeight >= 0 else {
-                throw UsageError("\(exercise.name): weight must be a finite, non-negative number")
+            guard SetRecord.isValid(weight: exercise.targetWeight) else {
+                throw UsageError("\(exercise.name): weight \(SetRecord.weightRule)")
             }
         }
     }

@@ -26,4 +26,11 @@ package enum SetCommand: Codable, Sendable, Equatable {
         default: throw UsageError.unknownCommand(command.path)
         }
     }
+
+    /// What the CLI can tell without the run: reps not negative, a weight the documents accept.
+    func validate() throws(UsageError) {
+        guard case .complete(_, _, _, let reps, let weight) = self else { return }
+        if let reps, reps < 0 { throw UsageError("--reps must not be negative, got \(reps)") }
+        if let weight, !SetRecord.isValid(weight: weight) { throw UsageError("--weight \(SetRecord.weightRule)") }
+    }
 }

@@ -169,10 +169,12 @@ package enum WatchCommand: AdminCommand {
         case let path where path.first == "file": self = .file(try FileCommand(command))
         default: throw UsageError.unknownCommand(command.path)
         }
+        try validate()
     }
 
     package func validate() throws(UsageError) {
         switch self {
+        case .set(let command): try command.validate()
         case .trace(let query): try query.validate()
         case .data(let data): try data.validate()
         case .file(let file): try file.validate()

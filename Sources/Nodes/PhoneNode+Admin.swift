@@ -379,7 +379,7 @@ extension PhoneNode {
         }
         if let metrics = run.metrics {
             text +=
-                "\nsession: \(Int(metrics.activeSeconds)) s active, \(metrics.setsCompleted) sets, volume \(format(metrics.totalVolume))"
+                "\nsession: \(format(metrics.activeSeconds.rounded(.down))) s active, \(metrics.setsCompleted) sets, volume \(format(metrics.totalVolume))"
         }
         return text
     }
@@ -389,7 +389,9 @@ extension PhoneNode {
     }
 }
 
-/// A weight as people write it: whole numbers without a decimal point.
-func format(_ value: Double) -> String {
-    value == value.rounded() ? String(Int(value)) : String(value)
+/// A weight as people write it: whole numbers without a decimal point. Total: a value no `Int`
+/// holds (a document's `1e300`) prints as Swift writes it, where `Int(value)` trapped phoned.
+package func format(_ value: Double) -> String {
+    if value == value.rounded(), let whole = Int(exactly: value) { return String(whole) }
+    return String(value)
 }

@@ -333,7 +333,7 @@ package func describe(_ state: SessionState) -> String {
         switch session.outcome {
         case .finishedAndSaved(let metrics):
             outcome =
-                "finishedAndSaved activeSeconds=\(Int(metrics.activeSeconds)) sets=\(metrics.setsCompleted) volume=\(metrics.totalVolume)"
+                "finishedAndSaved activeSeconds=\(format(metrics.activeSeconds.rounded(.down))) sets=\(metrics.setsCompleted) volume=\(metrics.totalVolume)"
         case .discarded:
             outcome = "discarded"
         case .systemFailure(let reason):

@@ -50,9 +50,8 @@ package struct ExerciseTemplate: Codable, Equatable, Sendable {
         guard targetReps >= 0 else {
             throw .malformed(type: type, field: "\(field).targetReps", reason: "must not be negative")
         }
-        guard targetWeight.isFinite, targetWeight >= 0 else {
-            throw .malformed(
-                type: type, field: "\(field).targetWeight", reason: "must be a finite, non-negative number")
+        guard SetRecord.isValid(weight: targetWeight) else {
+            throw .malformed(type: type, field: "\(field).targetWeight", reason: SetRecord.weightRule)
         }
     }
 }

@@ -50,8 +50,8 @@ extension WorkoutDocument {
         logID: DocumentID, setIndex: Int, reps: Int, weight: Double, at stamp: Stamp
     ) throws(MutationError) {
         guard reps >= 0 else { throw .invalidValue(field: "reps", reason: "must not be negative") }
-        guard weight.isFinite, weight >= 0 else {
-            throw .invalidValue(field: "weight", reason: "must be a finite, non-negative number")
+        guard SetRecord.isValid(weight: weight) else {
+            throw .invalidValue(field: "weight", reason: SetRecord.weightRule)
         }
         let index = try logIndex(logID)
         guard logs[index].sets.indices.contains(setIndex) else {

@@ -117,8 +117,12 @@ struct CommandMappingTests {
             (["split", "create", "--name", "Legs", "-e", ":3x5@100"], "an exercise's name must not be blank"),
             (["split", "create", "--name", "Legs", "-e", "Squat:0x5@100"], "sets must be 1...100, got 0"),
             (["split", "create", "--name", "Legs", "-e", "Squat:3x-5@100"], "reps must not be negative"),
-            (["split", "create", "--name", "Legs", "-e", "Squat:3x5@nan"], "finite, non-negative"),
-            (["split", "create", "--name", "Legs", "-e", "Squat:3x5@-1"], "finite, non-negative"),
+            (["split", "create", "--name", "Legs", "-e", "Squat:3x5@nan"], "weight must be a number from 0 to 100000"),
+            (["split", "create", "--name", "Legs", "-e", "Squat:3x5@-1"], "weight must be a number from 0 to 100000"),
+            (["split", "create", "--name", "Legs", "-e", "Squat:3x5@100001"], "weight must be a number from 0"),
+            // A weight whose volume is no longer a number once the run ends (watchd died encoding it).
+            (["complete", id, "1", "1", "--weight", "1e308"], "--weight must be a number from 0 to 100000"),
+            (["complete", id, "1", "1", "--reps", "-1"], "--reps must not be negative"),
             (["split", "create", "--name", String(repeating: "x", count: 201), "-e", "Squat:3x5@1"], "201 bytes"),
             (["split", "edit", id, "--name", ""], "--name must not be blank"),
             (["split", "edit", id, "-e", "Squat:101x5@100"], "sets must be 1...100"),
@@ -158,6 +162,7 @@ struct CommandMappingTests {
         arguments: [
             ["wrist", "sideways"], ["queue", "cancel", "x"], ["show", "nope"], ["live", "advance", id, "-r", "many"],
             ["trace", "--since", "yesterday"], ["trace", "--until", "5 minutes"], ["trace", "--run", "nope"],
+            ["complete", id, "1", "1", "--weight", "1e308"], ["complete", id, "1", "1", "--reps", "-1"],
         ])
     func watchInvalidValues(words: [String]) throws {
         guard case .command(let parsed) = WatchCommands.spec.parse(words) else {

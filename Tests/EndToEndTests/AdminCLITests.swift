@@ -136,6 +136,29 @@ struct AdminCLITests {
         let sideways = try await system.watchctl("wrist", "sideways")
         #expect(sideways.exitCode == 64 && sideways.standardError.contains("Usage:"), "\(sideways)")
     }
+
+    /// Before the weight had a bound, `--weight 1e308` was accepted: finishing the run killed watchd
+    /// (its volume was infinite, which JSON cannot hold) and `phonectl show` killed phoned
+    /// (`Int(1e308)`), again after each restart.
+    @Test("the heaviest weight and the most reps finish and show on both sides; a heavier weight is a usage error")
+    func extremeSets() async throws {
+        let system = try SyncSystem("heavy")
+        let (_, run) = try await system.startBothWithRun()
+        for words in [["complete", run, "1", "1", "--weight", "1e308"], ["complete", run, "1", "1", "--reps", "-1"]] {
+            let refused = try await system.watchctl(words)
+            #expect(refused.exitCode == 64, "\(refused)")
+            #expect(try await system.phonectl(words).exitCode == 64)
+        }
+        _ = try await system.watch("complete", run, "1", "1", "--weight", "100000", "--reps", "9223372036854775807")
+        _ = try await system.watch("finish", run)
+        let saved = try await system.waitForPhoneRun(run, "has the session's metrics") { $0.metrics != nil }
+        #expect(saved.metrics?.totalVolume.isFinite == true, "\(String(describing: saved.metrics))")
+        let shown = try await system.phone("show", run)
+        #expect(shown.contains("9223372036854775807x100000"), "\(shown)")
+        #expect(try await system.watchctl("show", run).exitCode == 0)
+        #expect(try await system.phoneStatus().daemon == "phoned")
+        #expect(try await system.watchStatus().daemon == "watchd")
+    }
 }
 
 /// Start-up refusals and graceful shutdown, for both daemons.

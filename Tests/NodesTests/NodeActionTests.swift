@@ -118,4 +118,13 @@ struct NodeActionTests {
         #expect(response.status == AdminResponse.Status.refused)
         #expect(response.message?.contains("\(unknown)") == true, "\(response)")
     }
+
+    /// `phonectl show` of a run holding `1e308` (or a document's `activeSeconds` of `1e300`) trapped
+    /// phoned in `Int(value)`.
+    @Test("a number prints whole where an Int holds it, and as Swift writes it otherwise, never trapping")
+    func numbersPrint() {
+        #expect(format(60) == "60" && format(62.5) == "62.5" && format(0) == "0")
+        #expect(format(1e300) == "1e+300" && format(-1e19) == "-1e+19")
+        #expect(format(9_007_199_254_740_992) == "9007199254740992")
+    }
 }
