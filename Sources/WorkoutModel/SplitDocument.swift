@@ -50,8 +50,9 @@ package struct ExerciseTemplate: Codable, Equatable, Sendable {
         guard targetReps >= 0 else {
             throw .malformed(type: type, field: "\(field).targetReps", reason: "must not be negative")
         }
-        guard SetRecord.isValid(weight: targetWeight) else {
-            throw .malformed(type: type, field: "\(field).targetWeight", reason: SetRecord.weightRule)
+        guard targetWeight.isFinite, targetWeight >= 0 else {
+            throw .malformed(
+                type: type, field: "\(field).targetWeight", reason: "must be a finite, non-negative number")
         }
     }
 }

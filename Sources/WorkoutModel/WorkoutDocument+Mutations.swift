@@ -160,13 +160,15 @@ extension WorkoutDocument {
         return startedAt.duration(to: until) - paused
     }
 
-    /// The metrics a finished session records for this run at `now`.
+    /// The metrics a finished session records for this run at `now`. The volume is capped at the
+    /// largest finite number: a run read with weights past `SetRecord.maximumWeight` could sum to
+    /// infinity, which JSON cannot carry (watchd died encoding one).
     package func sessionMetrics(recordedAt now: Timestamp) -> SessionMetrics {
         let done = logs.flatMap(\.sets).filter(\.isDone)
         let volume = done.reduce(0.0) { $0 + Double($1.reps ?? 0) * ($1.weight ?? 0) }
         return SessionMetrics(
             activeSeconds: activeDuration(until: endedAt ?? now).seconds, setsCompleted: done.count,
-            totalVolume: volume, recordedAt: now)
+            totalVolume: min(volume, .greatestFiniteMagnitude), recordedAt: now)
     }
 
     /// The flow index of the first set that is neither done nor in a resolved log.

@@ -92,8 +92,8 @@ package struct WorkoutDocument: VersionedDocument, Identifiable {
                 if let reps = set.reps, reps < 0 {
                     throw .malformed(type: type, field: "\(field).reps", reason: "must not be negative")
                 }
-                if let weight = set.weight, !SetRecord.isValid(weight: weight) {
-                    throw .malformed(type: type, field: "\(field).weight", reason: SetRecord.weightRule)
+                if let weight = set.weight, !(weight.isFinite && weight >= 0) {
+                    throw .malformed(type: type, field: "\(field).weight", reason: "must be finite and non-negative")
                 }
             }
         }
@@ -184,11 +184,12 @@ package enum LogResolution: String, Codable, Sendable, CaseIterable {
 /// What was done in one set; all nil until the set is completed. The whole record is one register:
 /// the edit with the later `stamp` (complete, redo or undo) wins.
 package struct SetRecord: Codable, Equatable, Sendable {
-    /// The heaviest weight a set or a target may name, in either unit: above any lift, and low
-    /// enough that a session's volume (reps × weight, summed) stays a finite number JSON can carry.
+    /// The heaviest weight an edit may enter, in either unit: above any lift, and low enough that a
+    /// session's volume (reps × weight, summed) stays a finite number JSON can carry. Documents
+    /// are read with any finite weight, so one written before the bound still loads.
     package static let maximumWeight: Double = 100_000
 
-    /// Whether `weight` is one a set or a target may carry: a number from 0 to `maximumWeight`.
+    /// Whether an edit may enter `weight` for a set or a target: a number from 0 to `maximumWeight`.
     package static func isValid(weight: Double) -> Bool { (0...maximumWeight).contains(weight) }
 
     /// Why `isValid(weight:)` refused, for every message that names the rule.
