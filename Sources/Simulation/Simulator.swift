@@ -81,6 +81,8 @@ package final class Simulator {
     var phoneBackup: PhoneBackup?
     var retiredBackup: PhoneBackup?
     private var violations: [String] = []
+    /// What `afterStep` found while a script advanced time (`Simulator+Script`).
+    var scriptViolations: [String] = []
 
     /// A run that needs more events than this is stuck in a loop (invariant 8).
     static let maximumSteps = 300_000
@@ -162,7 +164,7 @@ package final class Simulator {
     }
 
     /// Handles one scheduled event; true at the final quiescence point.
-    private func handle(_ event: World.Scheduled) -> Bool {
+    func handle(_ event: World.Scheduled) -> Bool {
         if options.keepTrace { world.record(nil, "event \(Self.describe(event))") }
         switch event {
         case .deliver(let id, let side, let bytes):

@@ -68,6 +68,9 @@ final class World {
 
     var isIdle: Bool { queue.isEmpty }
 
+    /// When the next scheduled event is due; nil when nothing is left.
+    var nextAt: Duration? { queue.nextAt }
+
     /// Writes a line of the record; `line` is not evaluated when the record is not written, so it must
     /// draw nothing from `random` and change nothing.
     func record(_ side: Side?, _ line: @autoclosure () -> String) {
@@ -94,6 +97,8 @@ struct EventQueue {
     private var order: UInt64 = 0
 
     var isEmpty: Bool { heap.isEmpty }
+
+    var nextAt: Duration? { heap.first?.at }
 
     mutating func push(at: Duration, _ event: World.Scheduled) {
         order += 1
