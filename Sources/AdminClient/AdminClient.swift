@@ -12,6 +12,9 @@ package enum AdminClientError: Error, Equatable, Sendable, CustomStringConvertib
     case transport(SocketError)
     /// The daemon answered with something that is not an `AdminResponse`.
     case malformedResponse(path: String, detail: String)
+    /// The daemon closed the connection without a byte of reply: it most likely stopped while
+    /// serving the request (a kill, or its exit after a failed durable write).
+    case noReply(path: String)
 
     package var description: String {
         switch self {
@@ -20,6 +23,7 @@ package enum AdminClientError: Error, Equatable, Sendable, CustomStringConvertib
         case .transport(let error): return error.description
         case .malformedResponse(let path, let detail):
             return "the daemon on \(path) sent a malformed response: \(detail)"
+        case .noReply(let path): return "the daemon on \(path) closed the connection without a reply"
         }
     }
 }
@@ -57,6 +61,7 @@ package enum AdminClient {
             }
         }
         guard let reply = reader.finish() else {
+            if reader.closedWithoutReply { throw .noReply(path: path) }
             throw .malformedResponse(path: path, detail: reader.failure ?? "no reply")
         }
         return reply
@@ -70,6 +75,8 @@ private struct ReplyReader {
     var reply: AdminResponse?
     var ended = false
     var failure: String?
+    /// The daemon sent nothing at all before closing.
+    var closedWithoutReply = false
 
     /// Takes the next bytes; false once the reply cannot be used (then `finish` says why).
     mutating func take(_ piece: ArraySlice<UInt8>) -> Bool {
@@ -94,8 +101,9 @@ private struct ReplyReader {
         if failure == nil, !line.isEmpty, !ended { _ = accept(line) }
         guard failure == nil else { return nil }
         guard let reply, ended else {
+            closedWithoutReply = reply == nil && line.isEmpty
             failure =
-                reply == nil && line.isEmpty
+                closedWithoutReply
                 ? "the connection closed without a reply" : "the connection closed before the reply ended"
             return nil
         }

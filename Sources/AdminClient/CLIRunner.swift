@@ -251,7 +251,7 @@ package struct CLIRunner: Sendable {
     private func exitCode(for error: AdminClientError) -> Int32 {
         switch error {
         case .daemonUnreachable, .timedOut, .transport: return Self.exitUnavailable
-        case .malformedResponse: return Self.exitRefused
+        case .malformedResponse, .noReply: return Self.exitRefused
         }
     }
 
@@ -268,6 +268,9 @@ package struct CLIRunner: Sendable {
             return "cannot reach \(daemonName): \(underlying)"
         case .malformedResponse(_, let detail):
             return "\(daemonName) sent a malformed response: \(detail)"
+        case .noReply:
+            return "\(daemonName) closed the connection without a reply: it may have stopped while serving the "
+                + "request (its log says why), so the request may or may not have taken effect"
         }
     }
 

@@ -33,8 +33,9 @@ enum EditOutcome: String, Codable, Sendable {
         switch result.status {
         case 0:
             self = .acknowledged
-        case 1 where result.standardError.contains("malformed response"):
-            self = .indeterminate  // the connection closed without a reply: killed mid-request
+        case 1
+        where result.standardError.contains("without a reply") || result.standardError.contains("malformed response"):
+            self = .indeterminate  // killed mid-request, or mid-reply
         case 1:
             self = .refused
         case 69 where result.standardError.contains("is not running"):

@@ -211,6 +211,25 @@ struct AdminServerTests {
         }
     }
 
+    /// A daemon that exits while serving (after a failed durable write, say) sends nothing; phonectl
+    /// said "sent a malformed response", which blamed the wrong thing.
+    @Test("a connection closed without a byte of reply is reported as no reply, not as malformed")
+    func noReply() async throws {
+        let directory = try TemporaryDirectory("admin-silent")
+        let path = directory.appending("silent.sock")
+        let loop = try EventLoop(name: "admin-silent")
+        defer { loop.shutdown() }
+        let listener = try await loop.submit {
+            try loop.listenUnix(path: path) { connection in
+                connection.onEndOfInput = { connection.close() }
+            }
+        }
+        #expect(throws: AdminClientError.noReply(path: path)) {
+            try AdminClient.send(path: path, command: StubCommand.status)
+        }
+        _ = listener
+    }
+
     @Test("a reply that is not an AdminResponse is reported as malformed")
     func malformedResponse() async throws {
         let directory = try TemporaryDirectory("admin-garbage")
