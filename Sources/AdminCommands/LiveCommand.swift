@@ -25,6 +25,12 @@ package enum LiveCommand: Codable, Sendable, Equatable {
         default: throw UsageError.unknownCommand(command.path)
         }
     }
+
+    /// `advance`'s reps and weight, held as `complete`'s are.
+    func validate() throws(UsageError) {
+        guard case .advance(let run, let reps, let weight) = self else { return }
+        try SetCommand.complete(run: run, exercise: 1, set: 1, reps: reps, weight: weight).validate()
+    }
 }
 
 extension WorkoutDocument {

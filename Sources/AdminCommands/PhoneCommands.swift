@@ -248,6 +248,7 @@ package enum PhoneCommand: AdminCommand {
             if let name { try Self.checkName(name, what: "--name") }
             if let exercises { try Self.check(exercises) }
         case .set(let command): try command.validate()
+        case .live(let command): try command.validate()
         case .trace(let query): try query.validate()
         case .data(let data): try data.validate()
         case .file(let file): try file.validate()
@@ -266,8 +267,9 @@ package enum PhoneCommand: AdminCommand {
         }
     }
 
-    /// Each exercise has a name and the targets a split document accepts (1...100 sets, reps and
-    /// weight not negative), so the daemon never writes a split its own reader would skip.
+    /// Each exercise has a name and targets a split document accepts (1...100 sets, reps not
+    /// negative) with a weight an edit may enter (`SetRecord.isValid`), so the daemon never writes a
+    /// split its own reader would skip or a target no set could be completed with.
     private static func check(_ exercises: [ExerciseTemplate]) throws(UsageError) {
         for exercise in exercises {
             try checkName(exercise.name, what: "an exercise's name")

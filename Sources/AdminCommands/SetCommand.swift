@@ -27,7 +27,7 @@ package enum SetCommand: Codable, Sendable, Equatable {
         }
     }
 
-    /// What the CLI can tell without the run: reps not negative, a weight the documents accept.
+    /// What the CLI can tell without the run: reps not negative, a weight an edit may enter.
     func validate() throws(UsageError) {
         guard case .complete(_, _, _, let reps, let weight) = self else { return }
         if let reps, reps < 0 { throw UsageError("--reps must not be negative, got \(reps)") }

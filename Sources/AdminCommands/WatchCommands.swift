@@ -175,6 +175,7 @@ package enum WatchCommand: AdminCommand {
     package func validate() throws(UsageError) {
         switch self {
         case .set(let command): try command.validate()
+        case .live(let command): try command.validate()
         case .trace(let query): try query.validate()
         case .data(let data): try data.validate()
         case .file(let file): try file.validate()

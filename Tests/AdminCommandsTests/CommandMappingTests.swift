@@ -163,6 +163,7 @@ struct CommandMappingTests {
             ["wrist", "sideways"], ["queue", "cancel", "x"], ["show", "nope"], ["live", "advance", id, "-r", "many"],
             ["trace", "--since", "yesterday"], ["trace", "--until", "5 minutes"], ["trace", "--run", "nope"],
             ["complete", id, "1", "1", "--weight", "1e308"], ["complete", id, "1", "1", "--reps", "-1"],
+            ["live", "advance", id, "--weight", "100001"],
         ])
     func watchInvalidValues(words: [String]) throws {
         guard case .command(let parsed) = WatchCommands.spec.parse(words) else {
