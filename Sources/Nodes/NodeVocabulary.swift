@@ -262,6 +262,24 @@ extension NodeOutput {
     ) {
         node(.log(LogLine(level, component, message, fields)))
     }
+
+    /// A durable write failed, so nothing after it in the list ran: each admin request that list
+    /// answered hears why (one whose reply went out before the write keeps that reply: the shell
+    /// answers a request once), then the node exits 75, to recover from disk on restart.
+    mutating func durableWriteFailed(_ daemon: String, reason: String, answering requests: [AdminRequestID]) {
+        log(.error, daemon, "durable write failed; exiting to recover from disk", [("reason", reason)])
+        for request in requests {
+            node(.reply(request, .error("durable write failed: \(reason); \(daemon) exits to recover from disk")))
+        }
+        node(.exit(code: 75))
+    }
+}
+
+extension Array {
+    /// The admin requests these actions answer, in order.
+    func answeredRequests(_ nodeAction: (Element) -> NodeAction?) -> [AdminRequestID] {
+        compactMap { if case .reply(let request, _) = nodeAction($0) { request } else { nil } }
+    }
 }
 
 /// A run's exported samples file on the phone: where it is (relative to the document directory)

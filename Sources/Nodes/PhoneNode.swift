@@ -22,6 +22,8 @@ package struct PhoneNode: Sendable {
     private var pushTimer: Timestamp?
     private var persistedClock: Stamp?
     private var stopping = false
+    /// The admin requests the last action list answered (`durableWriteFailed`).
+    private var lastAnswered: [AdminRequestID] = []
     /// The watch's instance, for the causal ids of its messages.
     var peer: InstanceID?
     /// The watch's state as last seen in an admin request's facts or a link notification.
@@ -229,8 +231,7 @@ package struct PhoneNode: Sendable {
         case .admin(let request, let command, let freshID, let facts):
             try admin(request, command, freshID: freshID, facts: facts, now: now, reads: reads, into: &out)
         case .reported(.durableWriteFailed(let reason)):
-            out.log(.error, "phoned", "durable write failed; exiting to recover from disk", [("reason", reason)])
-            out.node(.exit(code: 75))
+            out.durableWriteFailed("phoned", reason: reason, answering: lastAnswered)
         case .shutdownRequested(let signal):
             guard !stopping else { break }
             stopping = true
@@ -243,6 +244,7 @@ package struct PhoneNode: Sendable {
             out.node(.armTimer(.shutdown, at: now.advanced(by: .milliseconds(200))))
         }
         finish(now: now, into: &out)
+        lastAnswered = out.actions.answeredRequests(Self.nodeAction)
         return out.actions
     }
 

@@ -20,6 +20,8 @@ package struct WatchNode: Sendable {
     private let clockOffset: Duration
     private var persistedClock: Stamp?
     private var stopping = false
+    /// The admin requests the last action list answered (`durableWriteFailed`).
+    private var lastAnswered: [AdminRequestID] = []
     /// When each edit message still unanswered was sent, and the round trips of those answered.
     private var editsSentAt: [UInt64: Timestamp] = [:]
     /// The run the last workout update `translate` sent carried, with its encoding: an edit's reply
@@ -145,8 +147,7 @@ package struct WatchNode: Sendable {
         case .admin(let request, let command, let facts):
             try admin(request, command, facts: facts, now: now, reads: reads, into: &out)
         case .reported(.durableWriteFailed(let reason)):
-            out.log(.error, "watchd", "durable write failed; exiting to recover from disk", [("reason", reason)])
-            out.node(.exit(code: 75))
+            out.durableWriteFailed("watchd", reason: reason, answering: lastAnswered)
         case .shutdownRequested(let signal):
             guard !stopping else { break }
             stopping = true
@@ -155,6 +156,7 @@ package struct WatchNode: Sendable {
             out.node(.closeServices)
             out.node(.armTimer(.shutdown, at: now.advanced(by: .milliseconds(200))))
         }
+        lastAnswered = out.actions.answeredRequests(Self.nodeAction)
         return out.actions
     }
 

@@ -18,7 +18,9 @@ extension SimHost {
         case .journal:
             break
         case .reply(let request, let response):
-            replies[request] = response
+            // Answered once, as the shell answers: a node's later reply to the same request (the
+            // reason after a failed write) reaches no one once the first went out.
+            if replies[request] == nil { replies[request] = response }
         case .replyTrace(let request, _):
             replies[request] = .ok(text: "no events", json: "")
         case .armTimer(let timer, let at):

@@ -74,6 +74,37 @@ struct NodeActionTests {
         #expect(actions.last == .node(.exit(code: 75)))
     }
 
+    /// On a full disk `phonectl complete` got no reply at all: phoned exited after the failed write
+    /// and the CLI could only say the connection closed.
+    @Test("a write that fails under an admin command: the request hears the reason, then the node exits 75")
+    func failedWriteAnswersTheRequest() throws {
+        var (phone, _, _, run, now) = try Self.transferWaiting()
+        let request = AdminRequestID(9)
+        let facts = ShellFacts(
+            link: LinkStatus(
+                role: .phone, instance: NodePair.phoneInstance, activated: true,
+                reachable: false, linked: false, peer: nil, watchAppForeground: false, contextGenerationSent: nil,
+                contextGenerationAcknowledged: nil, contextGenerationReceived: nil, contextSender: nil, outboxDepth: 0,
+                handshakingConnections: 0),
+            uptimeSeconds: 1, journalCounts: [:])
+        let complete = PhoneCommand.set(.complete(run: run, exercise: 1, set: 2, reps: nil, weight: nil))
+        let edit = try phone.handle(.admin(request, complete, freshID: run, facts: facts), now: now)
+        let write = try #require(Self.index(edit, Self.isWrite(run)), "\(edit)")
+        let reply = try #require(Self.index(edit) { if case .node(.reply(request, _)) = $0 { true } else { false } })
+        #expect(write < reply, "the reply waits for the write")
+
+        // The shell's write fails (ENOSPC): the rest of that list, the reply with it, never ran.
+        let failed = try phone.handle(.reported(.durableWriteFailed(reason: "No space left on device")), now: now)
+        #expect(failed.count == 3, "\(failed)")
+        guard case .node(.reply(request, let response)) = failed[1] else {
+            Issue.record("\(failed)")
+            return
+        }
+        #expect(response.status == AdminResponse.Status.error)
+        #expect(response.message?.contains("No space left on device") == true, "\(response)")
+        #expect(failed.last == .node(.exit(code: 75)))
+    }
+
     @Test("shutdown with a transfer in flight: its write and ack first, then stop serving, then exit at the deadline")
     func shutdownWithTransferInFlight() throws {
         var (phone, key, payload, run, now) = try Self.transferWaiting()
