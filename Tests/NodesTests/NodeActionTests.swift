@@ -19,6 +19,15 @@ struct NodeActionTests {
         return (pair.phone, key, transfer.payload, run, pair.now)
     }
 
+    /// What the shell knows when an admin request arrives at an unlinked phone.
+    static let unlinkedPhone = ShellFacts(
+        link: LinkStatus(
+            role: .phone, instance: NodePair.phoneInstance, activated: true,
+            reachable: false, linked: false, peer: nil, watchAppForeground: false, contextGenerationSent: nil,
+            contextGenerationAcknowledged: nil, contextGenerationReceived: nil, contextSender: nil, outboxDepth: 0,
+            handshakingConnections: 0),
+        uptimeSeconds: 1, journalCounts: [:])
+
     static func index(_ actions: [PhoneNode.Action], _ matches: (PhoneNode.Action) -> Bool) -> Int? {
         actions.firstIndex(where: matches)
     }
@@ -80,13 +89,7 @@ struct NodeActionTests {
     func failedWriteAnswersTheRequest() throws {
         var (phone, _, _, run, now) = try Self.transferWaiting()
         let request = AdminRequestID(9)
-        let facts = ShellFacts(
-            link: LinkStatus(
-                role: .phone, instance: NodePair.phoneInstance, activated: true,
-                reachable: false, linked: false, peer: nil, watchAppForeground: false, contextGenerationSent: nil,
-                contextGenerationAcknowledged: nil, contextGenerationReceived: nil, contextSender: nil, outboxDepth: 0,
-                handshakingConnections: 0),
-            uptimeSeconds: 1, journalCounts: [:])
+        let facts = Self.unlinkedPhone
         let complete = PhoneCommand.set(.complete(run: run, exercise: 1, set: 2, reps: nil, weight: nil))
         let edit = try phone.handle(.admin(request, complete, freshID: run, facts: facts), now: now)
         let write = try #require(Self.index(edit, Self.isWrite(run)), "\(edit)")
@@ -130,13 +133,7 @@ struct NodeActionTests {
         var (phone, _, _, _, now) = try Self.transferWaiting()
         let unknown = DocumentID(bytes: Array(repeating: 0x5A, count: 16))
         let request = AdminRequestID(7)
-        let facts = ShellFacts(
-            link: LinkStatus(
-                role: .phone, instance: NodePair.phoneInstance, activated: true,
-                reachable: false, linked: false, peer: nil, watchAppForeground: false, contextGenerationSent: nil,
-                contextGenerationAcknowledged: nil, contextGenerationReceived: nil, contextSender: nil, outboxDepth: 0,
-                handshakingConnections: 0),
-            uptimeSeconds: 1, journalCounts: [:])
+        let facts = Self.unlinkedPhone
         let actions = try phone.handle(.admin(request, .pause(run: unknown), freshID: unknown, facts: facts), now: now)
         #expect(actions.count == 2, "\(actions)")
         guard case .node(.log(let line)) = actions.first, case .node(.reply(let replied, let response)) = actions.last
