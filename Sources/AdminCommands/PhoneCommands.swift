@@ -9,9 +9,11 @@ package enum PhoneCommands {
     private static let run = SharedCommands.run
     private static let exercise = SharedCommands.exercise
     private static let set = SharedCommands.set
-    private static let exerciseOption = OptionSpec(
-        "exercise", shortName: "e", help: "An exercise as NAME:SETSxREPS@WEIGHT[:EQUIPMENT]; repeat for each.",
-        valueName: "spec")
+    private static func exerciseOption(isRequired: Bool) -> OptionSpec {
+        OptionSpec(
+            "exercise", shortName: "e", help: "An exercise as NAME:SETSxREPS@WEIGHT[:EQUIPMENT]; repeat for each.",
+            valueName: "spec", isRequired: isRequired)
+    }
 
     /// The whole tree, rooted at `phonectl`.
     package static let spec = CommandSpec(
@@ -51,12 +53,14 @@ package enum PhoneCommands {
                         name: "create", abstract: "Create a split; prints its ID.",
                         options: [
                             OptionSpec("name", shortName: "n", help: "The split's name.", isRequired: true),
-                            exerciseOption,
+                            exerciseOption(isRequired: true),
                         ]),
                     CommandSpec(
                         name: "edit", abstract: "Rename a split or replace its exercises (runs keep their snapshot).",
                         arguments: [ArgumentSpec("id", help: "The split's ID.")],
-                        options: [OptionSpec("name", shortName: "n", help: "A new name."), exerciseOption]),
+                        options: [
+                            OptionSpec("name", shortName: "n", help: "A new name."), exerciseOption(isRequired: false),
+                        ]),
                     CommandSpec(
                         name: "delete", abstract: "Delete a split (tombstoned forever).",
                         arguments: [ArgumentSpec("id", help: "The split's ID.")]),

@@ -47,6 +47,7 @@ struct HostileAdminTests {
             (#"{"data":{"_0":{"send":{"bytes":[1],"count":-9223372036854775808,"wantsReply":false}}}}"#, "--count"),
             (#"{"file":{"_0":{"send":{"metadata":"{}","path":"relative"}}}}"#, "absolute path"),
             (#"{"pushComplication":{"text":"\#(String(repeating: "x", count: 1_025))"}}"#, "over 1024"),
+            (#"{"createSplit":{"exercises":[],"name":"Legs"}}"#, "at least one --exercise"),
         ]
         for (request, reason) in cases {
             guard case .failure(let error) = AdminWire.decode(Array(request.utf8), as: PhoneCommand.self) else {
