@@ -52,6 +52,10 @@ extension Simulator {
 
     private func operatePhone() {
         guard let engine = phone.node?.engine else { return }
+        if !engine.splits.isEmpty, world.chance(0.15) {
+            operatePhoneRarely(engine)
+            return
+        }
         let active = engine.index.activeIDs.sorted()
         let roll = world.pick(0...99)
         if engine.splits.isEmpty || roll < 4 {
@@ -96,6 +100,10 @@ extension Simulator {
         guard let cache = watch.node?.engine.cache else { return }
         let active = cache.workouts.values.filter(\.status.isActive).map(\.id).sorted()
         guard let runID = world.pick(active), let run = cache.workouts[runID] else { return }
+        if world.chance(0.05), !run.logs.isEmpty {
+            _ = watchctl(.set(.reopen(run: runID, exercise: world.pick(1...run.logs.count))))
+            return
+        }
         switch world.pick(0...99) {
         case 0..<70:
             setOperation(on: run, side: .watch, undo: world.chance(0.2))
@@ -113,6 +121,79 @@ extension Simulator {
         default:
             _ = watchctl(.sync)
         }
+    }
+
+    /// The phone's less frequent operations: splits edited, deleted and locked, an exercise
+    /// reopened, settings changed, the history cleared, and documents another device wrote into the
+    /// directory.
+    private func operatePhoneRarely(_ engine: SyncEngine) {
+        let splits = engine.splits.keys.sorted()
+        guard let split = world.pick(splits) else { return }
+        switch world.pick(0...99) {
+        case 0..<15:
+            let exercises =
+                world.chance(0.5)
+                ? nil
+                : [
+                    ExerciseTemplate(
+                        name: "R\(operations)", equipment: "", targetSets: world.pick(1...3), targetReps: 8,
+                        targetWeight: 20)
+                ]
+            _ = phonectl(.editSplit(id: split, name: world.chance(0.5) ? "E\(operations)" : nil, exercises: exercises))
+        case 15..<22 where splits.count > 1:
+            _ = phonectl(.deleteSplit(id: split))
+        case 22..<40:
+            let active = engine.index.activeIDs.sorted()
+            guard let runID = world.pick(active), let run = engine.run(runID), !run.logs.isEmpty else { return }
+            _ = phonectl(.set(.reopen(run: runID, exercise: world.pick(1...run.logs.count))))
+        case 40..<50:
+            _ = phonectl(
+                .setSettings(
+                    rest: world.pick(0...180), countdown: world.pick(0...10),
+                    unit: world.chance(0.5) ? .kilograms : .pounds))
+        case 50..<55:
+            _ = phonectl(world.chance(0.5) ? .lockSplit(id: split) : .unlockSplit)
+        case 55..<58:
+            _ = phonectl(.clearHistory)
+        case 58..<80:
+            externalSplitEdit(split)
+        default:
+            externalRunEdit()
+        }
+        if let tombstones = phone.node?.engine.tombstones.keys { checker.tombstoned.formUnion(tombstones) }
+    }
+
+    /// Another device renames a split in the phone's directory (a newer `updatedAt`); the watcher
+    /// reports it.
+    private func externalSplitEdit(_ id: DocumentID) {
+        guard phone.isUp, var split = phone.store.splits[id] else { return }
+        split.name = "X\(operations)"
+        split.updatedAt = max(split.updatedAt, phone.wallNow).advanced(by: .milliseconds(1))
+        world.record(.phone, "external edit of split \(id)")
+        phone.store.splits[id] = split
+        phone.post(.externalChange(.documentChanged(.split(split))))
+    }
+
+    /// Another device completes a set of a run in the phone's directory, stamped by its own hybrid
+    /// logical clock (the phone's wall clock give or take a minute, past every stamp in the file it
+    /// read); the watcher reports it 0–2 s later. The run's sets are left out of the lost-edit
+    /// check: which of two devices' edits wins is their stamps' business.
+    private func externalRunEdit() {
+        guard phone.isUp, let id = world.pick(phone.store.runs.keys.sorted()), var run = phone.store.runs[id],
+            run.status.isActive, let logIndex = world.pick(Array(run.logs.indices)),
+            let setIndex = world.pick(Array(run.logs[logIndex].sets.indices))
+        else { return }
+        var clock = HybridLogicalClock(origin: .phone, highWater: run.version)
+        let stamp = clock.stamp(at: phone.wallNow.advanced(by: .seconds(world.pick(-60...60))))
+        guard
+            (try? run.completeSet(
+                logID: run.logs[logIndex].id, setIndex: setIndex, reps: world.pick(1...12), weight: 30, at: stamp))
+                != nil
+        else { return }
+        world.record(.phone, "external edit of run \(id)")
+        checker.externallyEdited(id)
+        phone.store.runs[id] = run
+        world.schedule(after: world.milliseconds(0...2_000), .echo(run, life: phone.life))
     }
 
     /// `watchctl queue cancel`: one of the watch's queued transfers, cancelled before it is delivered.
