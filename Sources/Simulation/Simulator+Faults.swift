@@ -64,6 +64,19 @@ extension Simulator {
         world.schedule(after: world.milliseconds(100...3_000), .step(.restart(side)))
     }
 
+    /// The runs of the phone about to be replaced: its files, the watch's cache, and the last context
+    /// the watch's link received, which a watch restarted after a failed cache write applies again
+    /// (seed 3019620: it then edited a run of the old phone that no file held).
+    private func runsBeforeReplacement() -> Set<DocumentID> {
+        var runs = Set(phone.store.runs.keys).union(watch.store.runs.keys)
+        for payload in [watch.disk.receivedContext?.payload, phone.disk.contextSlot?.payload].compactMap({ $0 }) {
+            if let context = try? DocumentCoder.decode(ApplicationContext.self, from: payload) {
+                runs.formUnion(context.workouts.map(\.id))
+            }
+        }
+        return runs
+    }
+
     /// The phone is wiped (seed 002's reset): a new instance with an empty document directory and
     /// state. Everything acknowledged before is superseded; the watch must follow the new phone
     /// wholesale.
@@ -71,7 +84,7 @@ extension Simulator {
         world.record(.phone, "reset: wiped, new instance")
         phone.crash()
         resets += 1
-        checker.phoneReset(runsBefore: Set(phone.store.runs.keys).union(watch.store.runs.keys))
+        checker.phoneReset(runsBefore: runsBeforeReplacement())
         // The wiped phone's latest backup (or its state now, backed up before the wipe) may come back.
         retiredBackup =
             phoneBackup.flatMap { $0.instance == phone.instance ? $0 : nil }
@@ -95,8 +108,7 @@ extension Simulator {
         retiredBackup = nil
         world.record(.phone, "restored from an older backup: instance \(backup.instance) again")
         phone.crash()
-        checker.phoneRestored(
-            runsBefore: Set(phone.store.runs.keys).union(watch.store.runs.keys), instance: backup.instance)
+        checker.phoneRestored(runsBefore: runsBeforeReplacement(), instance: backup.instance)
         phone.instance = backup.instance
         phone.queueID = backup.queueID
         phone.store = backup.store
