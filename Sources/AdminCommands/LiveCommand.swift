@@ -28,8 +28,8 @@ package enum LiveCommand: Codable, Sendable, Equatable {
 
     /// `advance`'s reps and weight, held as `complete`'s are.
     func validate() throws(UsageError) {
-        guard case .advance(let run, let reps, let weight) = self else { return }
-        try SetCommand.complete(run: run, exercise: 1, set: 1, reps: reps, weight: weight).validate()
+        guard case .advance(_, let reps, let weight) = self else { return }
+        try SetCommand.check(reps: reps, weight: weight)
     }
 }
 

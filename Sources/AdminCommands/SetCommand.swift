@@ -30,6 +30,11 @@ package enum SetCommand: Codable, Sendable, Equatable {
     /// What the CLI can tell without the run: reps not negative, a weight an edit may enter.
     func validate() throws(UsageError) {
         guard case .complete(_, _, _, let reps, let weight) = self else { return }
+        try Self.check(reps: reps, weight: weight)
+    }
+
+    /// `--reps` and `--weight` as an edit may enter them (`complete`, `live advance`).
+    static func check(reps: Int?, weight: Double?) throws(UsageError) {
         if let reps, reps < 0 { throw UsageError("--reps must not be negative, got \(reps)") }
         if let weight, !SetRecord.isValid(weight: weight) { throw UsageError("--weight \(SetRecord.weightRule)") }
     }
