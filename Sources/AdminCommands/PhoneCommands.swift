@@ -292,25 +292,36 @@ package enum PhoneCommand: AdminCommand {
         }
     }
 
-    /// Every `--exercise NAME:SETSxREPS@WEIGHT[:EQUIPMENT]`, e.g. `Squat:3x5@100:barbell`.
+    /// Every `--exercise NAME:SETSxREPS@WEIGHT[:EQUIPMENT]`, e.g. `Squat:3x5@100:barbell`. A name or
+    /// the equipment may hold colons: the first part after the name that reads as SETSxREPS@WEIGHT
+    /// divides them.
     private static func exercises(_ command: ParsedCommand) throws(UsageError) -> [ExerciseTemplate] {
         var templates: [ExerciseTemplate] = []
         for text in command.strings("exercise") {
             let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-            let shape = parts.count > 1 ? parts[1].split(separator: "@").map(String.init) : []
-            let counts = shape.first?.split(separator: "x").map(String.init) ?? []
-            guard parts.count == 2 || parts.count == 3, shape.count == 2, counts.count == 2,
-                let sets = Int(counts[0]), let reps = Int(counts[1]), let weight = Double(shape[1])
+            guard let index = parts.indices.dropFirst().first(where: { shape(parts[$0]) != nil }),
+                let (sets, reps, weight) = shape(parts[index])
             else {
                 throw UsageError(
                     "--exercise must look like NAME:SETSxREPS@WEIGHT[:EQUIPMENT], got \(text.debugDescription)")
             }
             templates.append(
                 ExerciseTemplate(
-                    name: parts[0], equipment: parts.count == 3 ? parts[2] : "", targetSets: sets, targetReps: reps,
+                    name: parts[..<index].joined(separator: ":"),
+                    equipment: parts[(index + 1)...].joined(separator: ":"), targetSets: sets, targetReps: reps,
                     targetWeight: weight))
         }
         return templates
+    }
+
+    /// `SETSxREPS@WEIGHT`, e.g. `3x5@100`, or nil.
+    private static func shape(_ text: String) -> (sets: Int, reps: Int, weight: Double)? {
+        let shape = text.split(separator: "@", omittingEmptySubsequences: false)
+        let counts = shape.first?.split(separator: "x", omittingEmptySubsequences: false) ?? []
+        guard shape.count == 2, counts.count == 2, let sets = Int(counts[0]), let reps = Int(counts[1]),
+            let weight = Double(shape[1])
+        else { return nil }
+        return (sets, reps, weight)
     }
 }
 

@@ -93,6 +93,16 @@ struct CommandMappingTests {
                         ExerciseTemplate(
                             name: "Squat", equipment: "barbell", targetSets: 3, targetReps: 5, targetWeight: 100)
                     ]))
+        // A colon may sit in a name or in the equipment: the first SETSxREPS@WEIGHT part divides them.
+        #expect(
+            try phone(["split", "create", "-n", "Push", "-e", "Bench: Incline:3x8@40:DB: 2 x 20 kg"])
+                == .createSplit(
+                    name: "Push",
+                    exercises: [
+                        ExerciseTemplate(
+                            name: "Bench: Incline", equipment: "DB: 2 x 20 kg", targetSets: 3, targetReps: 8,
+                            targetWeight: 40)
+                    ]))
         #expect(try phone(["split", "edit", Self.id]) == .editSplit(id: run, name: nil, exercises: nil))
         #expect(
             try phone(["settings", "set", "--unit", "kg"]) == .setSettings(rest: nil, countdown: nil, unit: .kilograms))
@@ -108,6 +118,7 @@ struct CommandMappingTests {
         arguments: [
             (["discard", "not-a-uuid"], "run must be a UUID"),
             (["split", "create", "--name", "X", "-e", "Squat-3x5"], "NAME:SETSxREPS@WEIGHT"),
+            (["split", "create", "--name", "X", "-e", "Squat:Front:3x5"], "NAME:SETSxREPS@WEIGHT"),
             (["settings", "set", "--unit", "stone"], "--unit must be kg or lb"),
             (["workouts", "--limit", "0"], "--limit must be at least 1"),
             (["complete", id, "one", "1"], "expected an integer"),
