@@ -23,6 +23,8 @@ package enum SyncDiagnostic: Equatable, Sendable, CustomStringConvertible {
     case ingestMerged(run: DocumentID, status: WorkoutStatus, version: Stamp)
     case historyCleared(tombstoned: Int)
     case externalRun(DocumentID)
+    /// Another writer's copy lacked some of the phone's newer edits: merged and written back.
+    case externalRunMerged(DocumentID)
     case externalSplit(DocumentID)
     case externalDelete(DocumentID)
     /// A file of a run whose removal was held turned up again: the removal was a move.
@@ -59,6 +61,8 @@ package enum SyncDiagnostic: Equatable, Sendable, CustomStringConvertible {
             "ingest \(run): merged (\(status.rawValue), version \(version))"
         case .historyCleared(let count): "clear history: tombstoned \(count) completed runs"
         case .externalRun(let run): "external change: run \(run)"
+        case .externalRunMerged(let run):
+            "external change: run \(run) merged with the phone's newer edits and written back"
         case .externalSplit(let split): "external change: split \(split)"
         case .externalDelete(let id): "external delete: stub for \(id)"
         case .runFileBack(let run): "run \(run) has a file again: its earlier removal was a move"

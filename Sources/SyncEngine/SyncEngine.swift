@@ -363,8 +363,16 @@ package struct SyncEngine: Sendable {
                 if let known = index.summaries[run.id], run.version <= known.version { return }
             #endif
             clock.observe(run)
-            cache(run, now: now)
-            actions.append(.log(.externalRun(run.id)))
+            // Another writer may have edited an older copy than the phone's: merged register by
+            // register, the phone's newer edits stay, and the file is rewritten to hold them. (A run
+            // only summarised in memory has no copy left to merge with: its file is now the other's.)
+            if let mine = self.run(run.id), let merged = try? mine.merged(with: run), merged != run {
+                write(merged, now: now, into: &actions)
+                actions.append(.log(.externalRunMerged(run.id)))
+            } else {
+                cache(run, now: now)
+                actions.append(.log(.externalRun(run.id)))
+            }
         case .documentChanged(.split(let split)):
             guard tombstones[split.id] == nil else { return }
             if let known = splits[split.id], split.updatedAt <= known.updatedAt { return }

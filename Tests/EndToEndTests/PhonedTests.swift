@@ -236,6 +236,29 @@ struct PhonedTests {
         #expect(FileManager.default.fileExists(atPath: "\(docs)/.DS_Store"))
     }
 
+    @Test(
+        "another device's run file, made from an older copy, loses none of the phone's sets: file, phone and watch agree"
+    )
+    func staleExternalRunCopy() async throws {
+        let system = try SyncSystem("stale-ext")
+        let (_, runID) = try await system.startBothWithRun()
+        let older = try await system.phoneRun(runID)
+        _ = try await system.phone("complete", runID, "1", "1", "--reps", "5")
+        // Another device that has not seen set 1 completes set 2, a second later by its clock, and
+        // writes its copy over the phone's file.
+        var theirs = older
+        try theirs.completeSet(
+            logID: older.logs[0].id, setIndex: 1, reps: 3, weight: 90,
+            at: Stamp(time: Self.now.advanced(by: .seconds(1)), origin: .phone))
+        try system.dropDocument(DocumentCoder.encodeForDisk(theirs), at: SyncSystem.workoutPath(theirs))
+
+        let both: (WorkoutDocument) -> Bool = { $0.logs[0].sets.map(\.reps) == [5, 3] }
+        let phone = try await system.waitForPhoneRun(runID, "holds both sets", where: both)
+        let watch = try await system.waitForWatchRun(runID, "holds both sets", where: both)
+        #expect(watch == phone)
+        try await system.eventually("the file holds the merge") { try system.runOnDisk(theirs) == phone }
+    }
+
     @Test("kill -9 during a burst of writes leaves only whole, parseable documents and no temp files after restart")
     func killDuringWriteBurst() async throws {
         let system = try SyncSystem("kill")

@@ -333,6 +333,28 @@ struct ExternalChangeTests {
         #expect(engine.run(id(5)) == newer)
     }
 
+    @Test("another device's copy made from an older one merges: the phone's newer set stays, on disk too")
+    func staleExternalCopy() throws {
+        var engine = try readyEngine()
+        _ = try engine.perform(.startRun(splitID: id(1), runID: id(5), endingOthers: false), now: at(1))
+        let older = try #require(engine.run(id(5)))
+        _ = try engine.perform(.completeSet(runID: id(5), logIndex: 0, setIndex: 0, reps: 5, weight: 100), now: at(2))
+        let phoneCopy = try #require(engine.run(id(5)))
+        // Another device, which has not seen set 1 yet, completes set 2 later and writes its copy.
+        var theirs = older
+        try theirs.completeSet(
+            logID: older.logs[0].id, setIndex: 1, reps: 3, weight: 90, at: Stamp(time: at(3), origin: .phone))
+        let actions = engine.handle(.externalChange(.documentChanged(.workout(theirs)), now: at(4)))
+        let merged = try phoneCopy.merged(with: theirs)
+        #expect(merged.logs[0].sets.map(\.reps) == [5, 3])
+        #expect(engine.run(id(5)) == merged)
+        #expect(writtenRuns(actions) == [merged], "the file holds the merge, not the other device's copy")
+        #expect(pushes(actions).first?.0.workouts == [merged])
+        #expect(actions.contains(.log(.externalRunMerged(id(5)))))
+        // Its own write, seen again by the watcher, changes nothing.
+        #expect(engine.handle(.externalChange(.documentChanged(.workout(merged)), now: at(5))).isEmpty)
+    }
+
     @Test("a live file removed without a stub is dropped but not deleted; a stub appearing is a delete")
     func removals() throws {
         var engine = try readyEngine()
