@@ -44,6 +44,9 @@ struct Checker {
 
     mutating func transferCancelled(_ run: DocumentID) { untrackedRuns.insert(run) }
 
+    /// Another device edited the run's file: its stamps, not the order of acknowledgements, decide.
+    mutating func externallyEdited(_ run: DocumentID) { untrackedRuns.insert(run) }
+
     /// Runs from before a phone reset: the new phone never had them, so edits to them (made before
     /// the reset, or on the watch until the new phone's push prunes them) are superseded.
     private var supersededRuns: Set<DocumentID> = []

@@ -155,8 +155,10 @@ extension Simulator {
             _ = phonectl(world.chance(0.5) ? .lockSplit(id: split) : .unlockSplit)
         case 55..<58:
             _ = phonectl(.clearHistory)
-        default:
+        case 58..<80:
             externalSplitEdit(split)
+        default:
+            externalRunEdit()
         }
         if let tombstones = phone.node?.engine.tombstones.keys { checker.tombstoned.formUnion(tombstones) }
     }
@@ -170,6 +172,28 @@ extension Simulator {
         world.record(.phone, "external edit of split \(id)")
         phone.store.splits[id] = split
         phone.post(.externalChange(.documentChanged(.split(split))))
+    }
+
+    /// Another device completes a set of a run in the phone's directory, stamped by its own hybrid
+    /// logical clock (the phone's wall clock give or take a minute, past every stamp in the file it
+    /// read); the watcher reports it 0–2 s later. The run's sets are left out of the lost-edit
+    /// check: which of two devices' edits wins is their stamps' business.
+    private func externalRunEdit() {
+        guard phone.isUp, let id = world.pick(phone.store.runs.keys.sorted()), var run = phone.store.runs[id],
+            run.status.isActive, let logIndex = world.pick(Array(run.logs.indices)),
+            let setIndex = world.pick(Array(run.logs[logIndex].sets.indices))
+        else { return }
+        var clock = HybridLogicalClock(origin: .phone, highWater: run.version)
+        let stamp = clock.stamp(at: phone.wallNow.advanced(by: .seconds(world.pick(-60...60))))
+        guard
+            (try? run.completeSet(
+                logID: run.logs[logIndex].id, setIndex: setIndex, reps: world.pick(1...12), weight: 30, at: stamp))
+                != nil
+        else { return }
+        world.record(.phone, "external edit of run \(id)")
+        checker.externallyEdited(id)
+        phone.store.runs[id] = run
+        world.schedule(after: world.milliseconds(0...2_000), .echo(run, life: phone.life))
     }
 
     /// `watchctl queue cancel`: one of the watch's queued transfers, cancelled before it is delivered.
