@@ -358,21 +358,23 @@ package struct SyncEngine: Sendable {
             }
             // Our own writes come back through the watcher, possibly late (an older version read after
             // a newer write): a copy not newer than the phone's is an echo, never a rollback.
-            #if !SIMULATION_MUTATION_ECHO
-                // (`scripts/simulate --mutations` builds without this guard: the late-echo rollback.)
+            // Another writer may have edited an older copy than the phone's: merged register by
+            // register, the phone's newer edits stay. (A run only summarised in memory has no copy
+            // left to merge with: its file is now the other's.) Written back even when nothing merged:
+            // the phone may have rewritten the file since the watcher read it (seed 4078420), and what
+            // the phone holds must be what a restart reads.
+            #if SIMULATION_MUTATION_ECHO
+                // (`scripts/simulate --mutations`: the late-echo rollback, every copy taken whole.)
+                let adopted = run
+            #else
                 if let known = index.summaries[run.id], run.version <= known.version { return }
+                let adopted = self.run(run.id).flatMap { mine in try? mine.merged(with: run) } ?? run
             #endif
             clock.observe(run)
-            // Another writer may have edited an older copy than the phone's: merged register by
-            // register, the phone's newer edits stay, and the file is rewritten to hold them. (A run
-            // only summarised in memory has no copy left to merge with: its file is now the other's.)
-            if let mine = self.run(run.id), let merged = try? mine.merged(with: run), merged != run {
-                write(merged, now: now, into: &actions)
-                actions.append(.log(.externalRunMerged(run.id)))
-            } else {
-                cache(run, now: now)
-                actions.append(.log(.externalRun(run.id)))
-            }
+            // To the copy's own month folder; an old folder's file is the moving device's to remove.
+            actions.append(.writeWorkout(adopted))
+            cache(adopted, now: now)
+            actions.append(.log(adopted == run ? .externalRun(run.id) : .externalRunMerged(run.id)))
         case .documentChanged(.split(let split)):
             guard tombstones[split.id] == nil else { return }
             if let known = splits[split.id], split.updatedAt <= known.updatedAt { return }

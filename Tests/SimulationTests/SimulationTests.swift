@@ -23,7 +23,9 @@ struct SimulationTests {
     }
 
     /// Seeds that found a defect, pinned (docs/SIMULATION.md lists what each found).
-    @Test("pinned seeds", arguments: [UInt64(17), 74, 159, 248, 1_000_147, 3_010_717, 3_013_769, 3_015_775, 3_019_620])
+    @Test(
+        "pinned seeds",
+        arguments: [UInt64(17), 74, 159, 248, 1_000_147, 3_010_717, 3_013_769, 3_015_775, 3_019_620, 4_078_420])
     func pinned(seed: UInt64) {
         let result = Simulation.run(seed: seed)
         #expect(result.violations.isEmpty, "seed \(seed): \(result.violations)")

@@ -355,6 +355,21 @@ struct ExternalChangeTests {
         #expect(engine.handle(.externalChange(.documentChanged(.workout(merged)), now: at(5))).isEmpty)
     }
 
+    @Test("a newer external copy is written back as taken: the phone may have rewritten the file since")
+    func externalCopyWrittenBack() throws {
+        // Seed 4078420: another device's copy arrived after the phone had overwritten that file with
+        // an edit of its own; the phone held the device's copy only in memory, and a restart lost it.
+        var engine = try readyEngine()
+        _ = try engine.perform(.startRun(splitID: id(1), runID: id(5), endingOthers: false), now: at(1))
+        var theirs = try #require(engine.run(id(5)))
+        try theirs.completeSet(
+            logID: theirs.logs[0].id, setIndex: 0, reps: 4, weight: 80, at: Stamp(time: at(60), origin: .phone))
+        let actions = engine.handle(.externalChange(.documentChanged(.workout(theirs)), now: at(2)))
+        #expect(writtenRuns(actions) == [theirs])
+        #expect(actions.contains(.log(.externalRun(id(5)))))
+        #expect(engine.run(id(5)) == theirs)
+    }
+
     @Test("a live file removed without a stub is dropped but not deleted; a stub appearing is a delete")
     func removals() throws {
         var engine = try readyEngine()
