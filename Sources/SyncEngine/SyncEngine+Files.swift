@@ -1,0 +1,114 @@
+import WorkoutModel
+
+/// The gather's scan and the directory watcher's reports: what the phone learns from its files.
+extension SyncEngine {
+    mutating func scanned(_ document: ScannedDocument, now: Timestamp, into actions: inout [Action]) {
+        switch document {
+        case .split(let split):
+            guard tombstones[split.id] == nil else {
+                orphanedSplitFiles.append(split.id)
+                return
+            }
+            splits[split.id] = split
+        case .workout(let run):
+            clock.observe(run)
+            if tombstones[run.id] != nil || pendingDeletes[run.id] != nil {
+                orphanedLiveFiles.append((run.id, run.startedAt))
+                return
+            }
+            cache(run, now: now)
+        case .tombstone(let stub):
+            tombstones[stub.id] = stub
+            if let summary = index.summaries[stub.id] {
+                forget(run: stub.id)
+                orphanedLiveFiles.append((stub.id, summary.startedAt))
+            }
+            if splits.removeValue(forKey: stub.id) != nil { orphanedSplitFiles.append(stub.id) }
+        }
+    }
+
+    /// Runs of the initial scan known by their summary only (a month folder at a time): like scanned
+    /// runs, without their documents; indexed in one batch.
+    mutating func summarized(_ summaries: [RunIndex.RunSummary]) {
+        var kept: [RunIndex.RunSummary] = []
+        kept.reserveCapacity(summaries.count)
+        // Tombstones, pending deletes, held removals and documents are few while the scan runs: a
+        // run is looked up in them only when they hold anything.
+        let mayBeDeleted = !tombstones.isEmpty || !pendingDeletes.isEmpty
+        for summary in summaries {
+            clock.observe(summary.version)
+            if mayBeDeleted, tombstones[summary.id] != nil || pendingDeletes[summary.id] != nil {
+                orphanedLiveFiles.append((summary.id, summary.startedAt))
+                continue
+            }
+            if !heldRemovals.isEmpty { heldRemovals[summary.id] = nil }
+            if !documents.isEmpty { documents[summary.id] = nil }
+            kept.append(summary)
+        }
+        index.upsert(contentsOf: kept)
+    }
+
+    mutating func externalChange(_ change: ExternalChange, now: Timestamp, into actions: inout [Action]) {
+        switch change {
+        case .documentChanged(.workout(let run)):
+            // A file of the run is back (its new month folder, or rewritten in place): not a vanish.
+            if heldRemovals.removeValue(forKey: run.id) != nil {
+                actions.append(.log(.runFileBack(run.id)))
+            }
+            if tombstones[run.id] != nil || pendingDeletes[run.id] != nil {
+                actions.append(.log(.externalCopyOfDeletedRunIgnored(run.id)))
+                actions.append(.removeWorkoutFile(run.id, startedAt: run.startedAt))
+                return
+            }
+            // Our own writes come back through the watcher, possibly late (an older version read after
+            // a newer write): a copy not newer than the phone's is an echo, never a rollback.
+            // Another writer may have edited an older copy than the phone's: merged register by
+            // register, the phone's newer edits stay. (A run only summarised in memory has no copy
+            // left to merge with: its file is now the other's.) Written back even when nothing merged:
+            // the phone may have rewritten the file since the watcher read it (seed 4078420), and what
+            // the phone holds must be what a restart reads.
+            #if SIMULATION_MUTATION_ECHO
+                // (`scripts/simulate --mutations`: the late-echo rollback, every copy taken whole.)
+                let adopted = run
+            #else
+                if let known = index.summaries[run.id], run.version <= known.version { return }
+                let adopted = self.run(run.id).flatMap { mine in try? mine.merged(with: run) } ?? run
+            #endif
+            clock.observe(run)
+            // To the copy's own month folder; an old folder's file is the moving device's to remove.
+            actions.append(.writeWorkout(adopted))
+            cache(adopted, now: now)
+            actions.append(.log(adopted == run ? .externalRun(run.id) : .externalRunMerged(run.id)))
+        case .documentChanged(.split(let split)):
+            guard tombstones[split.id] == nil else { return }
+            if let known = splits[split.id], split.updatedAt <= known.updatedAt { return }
+            splits[split.id] = split
+            actions.append(.log(.externalSplit(split.id)))
+        case .documentChanged(.tombstone(let stub)):
+            guard tombstones[stub.id] == nil else { return }
+            tombstones[stub.id] = stub
+            pendingDeletes[stub.id] = nil
+            if let summary = index.summaries[stub.id] {
+                forget(run: stub.id)
+                actions.append(.removeWorkoutFile(stub.id, startedAt: summary.startedAt))
+            }
+            if splits.removeValue(forKey: stub.id) != nil { actions.append(.removeSplitFile(stub.id)) }
+            actions.append(.log(.externalDelete(stub.id)))
+        case .workoutRemoved(let id, let year, let month):
+            guard let summary = index.summaries[id] else { return }
+            guard summary.startedAt.yearAndMonth == (year, month) else {
+                actions.append(.log(.oldFolderFileRemoved(run: id, year: year, month: month)))
+                return
+            }
+            guard heldRemovals[id] == nil else { return }
+            heldRemovals[id] = now.advanced(by: Self.removalGrace)
+            actions.append(.log(.liveFileVanished(run: id, grace: Self.removalGrace)))
+            // Nothing changed for the watch yet: the run stays in the push until the grace ends.
+            return
+        case .splitRemoved(let id):
+            guard splits.removeValue(forKey: id) != nil else { return }
+            actions.append(.log(.splitFileVanished(id)))
+        }
+        push(now: now, force: false, reason: "external change", into: &actions)
+    }
+}
