@@ -9,7 +9,9 @@ import LinkRuntime
 /// before the app hears of it, and generations from one sender only grow; a transfer reaches the app
 /// at most once; a message completes at most once, and only one that was sent; a file chunk is
 /// acknowledged only once the shell synced it, no partial keeps more than was synced, and a file
-/// reaches the app at most once; the engine stays activated with the honest peer.
+/// reaches the app at most once; the engine stays activated with the honest peer; once the handshake
+/// is over every frame the engine sends is sealed, and opens under the honest peer's view of the
+/// session. Frames from the peer are sealed as the peer would; raw bytes are not (they fail).
 enum LinkEngineTarget {
     static func check(_ input: inout FuzzInput) throws {
         let role: LinkRole = input.bool() ? .watch : .phone
@@ -23,8 +25,10 @@ enum LinkEngineTarget {
         let connection = ConnectionID(1)
         try checker.record(engine.handle(.started(now: now)))
         try checker.record(engine.handle(.connectionOpened(connection, nonce: input.fixed(32), now: now)))
-        try handshake(&engine, &checker, connection: connection, peerNonce: input.fixed(32), now: now)
+        let transcript = try handshake(&engine, &checker, connection: connection, peerNonce: input.fixed(32), now: now)
         try require(engine.isLinked, "the honest handshake did not link")
+        let authenticator = try HandshakeTarget.authenticator(HandshakeTarget.key)
+        var peerSeal = FrameSeal(authenticator: authenticator, transcript: transcript, sender: role.counterpart)
         checker.dials = 0  // the watch's first dial is the connection just opened
 
         var nextMessage: UInt64 = 1
@@ -43,7 +47,7 @@ enum LinkEngineTarget {
                 guard let frame = try? LinkFrame.decode(kindByte: input.byte(), body: input.chunk()[...]) else {
                     continue
                 }
-                actions = engine.handle(.bytesReceived(connection, frame.encoded(), now: now))
+                actions = engine.handle(.bytesReceived(connection, peerSeal.seal(frame), now: now))
             case 3:
                 now = now.advanced(by: .milliseconds(Int(input.integer(UInt16.self))))
                 actions = engine.handle(.tick(now: now))
@@ -112,11 +116,12 @@ enum LinkEngineTarget {
         try require(engine.isActivated && engine.peerInstance == HandshakeTarget.peerInstance, "lost the paired peer")
     }
 
-    /// Runs the honest peer's side of the handshake against the engine over `connection`.
+    /// Runs the honest peer's side of the handshake against the engine over `connection`; returns
+    /// the transcript the peer saw.
     private static func handshake(
         _ engine: inout LinkEngine, _ checker: inout Checker, connection: ConnectionID, peerNonce: [UInt8],
         now: LinkInstant
-    ) throws {
+    ) throws -> HandshakeTranscript {
         let peerSide: HandshakeSide = checker.role == .phone ? .dialer : .listener
         var peer = Handshake(
             configuration: .init(
@@ -127,12 +132,23 @@ enum LinkEngineTarget {
         while !toEngine.isEmpty || !toPeer.isEmpty {
             for frame in toPeer where peer.state.isRunning { toEngine += peer.handle(.frameReceived(frame)).sentFrames }
             toPeer = []
+            if checker.peerView == nil, let transcript = peer.transcript {
+                // The peer's view of the session, for opening what the engine seals once it is linked.
+                var view = FrameDecoder()
+                view.requireSeal(
+                    FrameSeal(
+                        authenticator: try HandshakeTarget.authenticator(HandshakeTarget.key), transcript: transcript,
+                        sender: checker.role))
+                checker.peerView = view
+            }
             for frame in toEngine {
                 try checker.record(engine.handle(.bytesReceived(connection, frame.encoded(), now: now)))
             }
             toEngine = []
             toPeer = checker.sent.removeAll()
         }
+        try require(peer.transcript != nil, "the honest peer has no transcript")
+        return peer.transcript!
     }
 
     /// What the engine did so far, checked action by action.
@@ -144,6 +160,9 @@ enum LinkEngineTarget {
         var dials = 0
         /// Frames sent since the handshake driver last took them.
         var sent = Taken<LinkFrame>()
+        /// The engine's seal, once it gave one, and the honest peer's decoder that must open what it seals.
+        var seal: FrameSeal?
+        var peerView: FrameDecoder?
         var contextGenerations: [InstanceID: UInt64] = [:]
         var persistedContext: ReceivedContext?
         var delivered: Set<TransferKey> = []
@@ -174,12 +193,24 @@ enum LinkEngineTarget {
                     decoder.feed(bytes)
                     try require(
                         (try? decoder.nextFrame()) == frame, "a sent \(frame.kind) frame did not survive the codec")
+                    if var seal {
+                        decoder = peerView ?? FrameDecoder()
+                        decoder.feed(seal.seal(frame))
+                        try require(
+                            (try? decoder.nextFrame()) == frame, "a sealed \(frame.kind) frame did not open at the peer"
+                        )
+                        self.seal = seal
+                        peerView = decoder
+                    }
                     if case .fileResume(let key, let offset) = frame {
                         try require(
                             offset <= synced[key] ?? 0, "acknowledged \(offset) bytes of \(key) before they were synced"
                         )
                     }
                     sent.append(frame)
+                case .seal(_, let given):
+                    try require(seal == nil, "sealed the connection twice")
+                    seal = given
                 case .writeInboundChunk(let key, let offset, let data):
                     unsynced.append((key, offset + UInt64(data.count)))
                 case .prepareInboundFile(let key, let keeping):

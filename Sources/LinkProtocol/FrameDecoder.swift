@@ -29,6 +29,8 @@ package struct FrameDecoder: Sendable {
     private var readIndex = 0
     /// The first error, repeated forever once set.
     private var failure: FrameError?
+    /// Once the handshake is over, every frame must carry the peer's tag (``FrameSeal``).
+    private var opener: FrameSeal?
 
     /// Creates a decoder refusing frames longer than `maximumFrameLength` bytes.
     ///
@@ -41,6 +43,10 @@ package struct FrameDecoder: Sendable {
         )
         self.maximumFrameLength = maximumFrameLength
     }
+
+    /// From now on every frame must be sealed by `seal` (the peer's side of the session): a frame
+    /// whose tag does not verify is ``FrameError/notAuthentic(frame:)``. Bytes already buffered count.
+    package mutating func requireSeal(_ seal: FrameSeal) { opener = seal }
 
     /// Bytes received but not yet returned as frames (a partial frame), for diagnostics and tests.
     package var bufferedByteCount: Int { buffer.count - readIndex }
@@ -77,13 +83,22 @@ package struct FrameDecoder: Sendable {
             declared = declared << 8 | UInt32(byte)
         }
         guard declared > 0 else { throw .zeroLength }
-        guard Int(declared) <= maximumFrameLength else {
-            throw .frameTooLarge(declared: declared, maximum: maximumFrameLength)
+        // A tag rides on top of the largest frame the peer may send.
+        let tag = opener == nil ? 0 : FrameSeal.tagByteCount
+        guard Int(declared) <= maximumFrameLength + tag else {
+            throw .frameTooLarge(declared: declared, maximum: maximumFrameLength + tag)
         }
         let frameEnd = readIndex + prefix + Int(declared)
         guard buffer.count >= frameEnd else { return nil }
+        let bodyEnd = frameEnd - tag
+        if var opener {
+            guard Int(declared) > tag,
+                opener.open(buffer[readIndex..<bodyEnd], tag: buffer[bodyEnd..<frameEnd])
+            else { throw .notAuthentic(frame: opener.counter) }
+            self.opener = opener
+        }
         let kindIndex = readIndex + prefix
-        let frame = try LinkFrame.decode(kindByte: buffer[kindIndex], body: buffer[(kindIndex + 1)..<frameEnd])
+        let frame = try LinkFrame.decode(kindByte: buffer[kindIndex], body: buffer[(kindIndex + 1)..<bodyEnd])
         readIndex = frameEnd
         return frame
     }

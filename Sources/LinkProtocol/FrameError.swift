@@ -11,11 +11,15 @@ package enum FrameError: Error, Equatable, Sendable, CustomStringConvertible {
     case unknownKind(UInt8)
     /// The body does not have the layout its kind requires; `reason` says what was wrong.
     case malformedBody(kind: FrameKind, reason: String)
+    /// After the handshake: the frame's tag does not verify (``FrameSeal``), so it was altered,
+    /// injected, replayed or reordered on the way; `frame` counts the peer's sealed frames before it.
+    case notAuthentic(frame: UInt64)
 
     /// The code to put in the error frame sent before closing.
     package var linkErrorCode: LinkErrorCode {
         switch self {
         case .frameTooLarge: .frameTooLarge
+        case .notAuthentic: .authenticationFailed
         case .zeroLength, .unknownKind, .malformedBody: .protocolViolation
         }
     }
@@ -31,6 +35,8 @@ package enum FrameError: Error, Equatable, Sendable, CustomStringConvertible {
             "unknown frame kind 0x\(String(kind, radix: 16))"
         case .malformedBody(let kind, let reason):
             "malformed \(kind) frame: \(reason)"
+        case .notAuthentic(let frame):
+            "frame \(frame) of the session failed authentication: altered, injected or replayed on the way"
         }
     }
 }

@@ -86,6 +86,7 @@ extension Handshake {
             nonce: localNonce
         )
         let transcript = HandshakeTranscript(version: version, dialer: dialer, listener: listener)
+        self.transcript = transcript
         state = .awaitingProof(peer: PeerIdentity(role: dialer.role, instance: dialer.instance), transcript: transcript)
         return [
             .send(
@@ -116,6 +117,7 @@ extension Handshake {
                 "the \(listener.role)'s proof did not verify: the pairing keys differ, or the proof was replayed"
             )
         }
+        self.transcript = transcript
         state = .awaitingWelcome(peer: PeerIdentity(role: listener.role, instance: listener.instance))
         return [.send(.proof(authenticator.proof(for: transcript.bytes(provenBy: configuration.role))))]
     }

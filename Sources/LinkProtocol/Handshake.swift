@@ -31,7 +31,8 @@ package struct Handshake: Sendable {
     /// (schemaVersion 2) and are merged; a version-1 peer would drop the stamps, so it is refused.
     /// 3: the rest of WCSession's channels (from `messageData`, 0x24, on); a version-2 peer would
     /// close the link on the first frame of a kind it does not know, so it is refused at once.
-    package static let protocolVersion: UInt16 = 3
+    /// 4: every frame after the handshake is sealed (``FrameSeal``); a version-3 peer sends them bare.
+    package static let protocolVersion: UInt16 = 4
     /// How long a handshake may take unless configured otherwise.
     package static let defaultTimeout: Duration = .seconds(5)
 
@@ -111,6 +112,8 @@ package struct Handshake: Sendable {
     package internal(set) var state: State = .idle
     /// Makes and checks proofs; holds the pairing key.
     let authenticator: any HandshakeAuthenticator
+    /// What both proofs cover, once this side has it: the session's frames are sealed to it (``FrameSeal``).
+    package internal(set) var transcript: HandshakeTranscript?
 
     /// Creates a handshake in ``State/idle``; nothing happens until ``Event/started(nonce:)``.
     package init(configuration: Configuration, authenticator: any HandshakeAuthenticator) {

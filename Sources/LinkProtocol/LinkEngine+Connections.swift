@@ -226,8 +226,16 @@ extension LinkEngine {
                 actions.append(.log(.handshakeFailed(connection, code: code, message: message)))
                 scheduleRedial(now: now)
             case .authenticated(let peer):
-                guard let pending = handshaking.removeValue(forKey: connection) else { continue }
-                establish(connection, peer: peer.instance, decoder: pending.decoder, now: now, into: &actions)
+                guard let pending = handshaking.removeValue(forKey: connection),
+                    let transcript = pending.handshake.transcript
+                else { continue }
+                var decoder = pending.decoder
+                decoder.requireSeal(FrameSeal(authenticator: authenticator, transcript: transcript, sender: peer.role))
+                actions.append(
+                    .seal(
+                        connection,
+                        FrameSeal(authenticator: authenticator, transcript: transcript, sender: configuration.role)))
+                establish(connection, peer: peer.instance, decoder: decoder, now: now, into: &actions)
             }
         }
     }

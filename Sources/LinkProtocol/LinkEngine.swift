@@ -62,7 +62,12 @@ package struct LinkEngine: Sendable {
 
     /// What the shell must do, in order.
     package enum Action: Equatable, Sendable {
+        /// Write the frame: bare while the connection's handshake runs, sealed with the connection's
+        /// `FrameSeal` once `seal` gave one.
         case send(ConnectionID, LinkFrame)
+        /// The handshake is over: from here on, seal every frame written to the connection with this
+        /// value (it counts them), chunks read for `sendFileChunk` included.
+        case seal(ConnectionID, FrameSeal)
         /// Close the connection after flushing what was sent to it (an error frame, say).
         case close(ConnectionID, reason: String)
         case dial

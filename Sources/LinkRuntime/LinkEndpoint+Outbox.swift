@@ -136,3 +136,28 @@ struct WaitingAppend: Sendable {
     var enqueuedAtMicros: Int64
     var run: String?
 }
+
+extension LinkEndpoint {
+    /// Outstanding transfers with their age and size, oldest first: the complication outbox's (the
+    /// newest tagged current), then the ordinary ones.
+    package func outstandingTransfers() -> [OutstandingTransfer] {
+        loop.preconditionInLoop()
+        let complications = Self.listing(state.complicationOutbox.pending(), engine.outstandingComplications)
+        return complications.enumerated().map { index, transfer in
+            var tagged = transfer
+            tagged.isCurrentComplicationInfo = index == complications.count - 1
+            return tagged
+        } + Self.listing(state.outbox.pending(), engine.outstandingTransfers)
+    }
+
+    private static func listing(_ records: [TransferRecord], _ engine: [OutboundTransfer]) -> [OutstandingTransfer] {
+        let nowMicros = wallClockMicros()
+        let sent = Dictionary(uniqueKeysWithValues: engine.map { ($0.sequence, $0.everSent) })
+        return records.map { record in
+            OutstandingTransfer(
+                sequence: record.sequence, bytes: record.payload.count,
+                ageSeconds: Double(max(0, nowMicros - record.enqueuedAtMicros)) / 1_000_000,
+                sent: sent[record.sequence] ?? false)
+        }
+    }
+}

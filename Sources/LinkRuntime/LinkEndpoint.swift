@@ -32,6 +32,8 @@ package final class LinkEndpoint: @unchecked Sendable {
     private let address: Address
     var engine: LinkEngine
     private var connections: [Int: Connection] = [:]
+    /// The seal of each connection past its handshake: every frame written to it is sealed.
+    private var seals: [Int: FrameSeal] = [:]
     private var listener: Listener?
     private var wakeTimer: TimerID?
     private let origin = ContinuousClock.now
@@ -107,9 +109,8 @@ package final class LinkEndpoint: @unchecked Sendable {
         listener?.close()
         listener = nil
         if let wakeTimer { loop.cancelTimer(wakeTimer) }
-        for connection in connections.values {
-            connection.write(
-                LinkFrame.error(code: .shuttingDown, reason: "\(configuration.role) is shutting down").encoded())
+        for (id, connection) in connections {
+            write(.error(code: .shuttingDown, reason: "\(configuration.role) is shutting down"), to: id)
             connection.closeAfterFlush()
         }
     }
@@ -229,29 +230,6 @@ package final class LinkEndpoint: @unchecked Sendable {
             hasContentPending: engine.hasContentPending, heartbeatRoundTrips: engine.heartbeatRoundTrips)
     }
 
-    /// Outstanding transfers with their age and size, oldest first: the complication outbox's (the
-    /// newest tagged current), then the ordinary ones.
-    package func outstandingTransfers() -> [OutstandingTransfer] {
-        loop.preconditionInLoop()
-        let complications = Self.listing(state.complicationOutbox.pending(), engine.outstandingComplications)
-        return complications.enumerated().map { index, transfer in
-            var tagged = transfer
-            tagged.isCurrentComplicationInfo = index == complications.count - 1
-            return tagged
-        } + Self.listing(state.outbox.pending(), engine.outstandingTransfers)
-    }
-
-    private static func listing(_ records: [TransferRecord], _ engine: [OutboundTransfer]) -> [OutstandingTransfer] {
-        let nowMicros = wallClockMicros()
-        let sent = Dictionary(uniqueKeysWithValues: engine.map { ($0.sequence, $0.everSent) })
-        return records.map { record in
-            OutstandingTransfer(
-                sequence: record.sequence, bytes: record.payload.count,
-                ageSeconds: Double(max(0, nowMicros - record.enqueuedAtMicros)) / 1_000_000,
-                sent: sent[record.sequence] ?? false)
-        }
-    }
-
     // MARK: The shell
 
     var now: LinkInstant { LinkInstant(ContinuousClock.now - origin) }
@@ -273,6 +251,7 @@ package final class LinkEndpoint: @unchecked Sendable {
         }
         connection.onClose = { [unowned self] reason in
             self.connections[id] = nil
+            self.seals[id] = nil
             self.handle(.connectionClosed(ConnectionID(id), now: self.now))
         }
     }
@@ -301,11 +280,18 @@ package final class LinkEndpoint: @unchecked Sendable {
         }
     }
 
+    private func write(_ frame: LinkFrame, to id: Int) {
+        guard let connection = connections[id] else { return }
+        connection.write(seals[id]?.seal(frame) ?? frame.encoded())
+    }
+
     func perform(_ action: LinkEngine.Action) {
         switch action {
         case .send(let connection, let frame):
             journalSent(frame)
-            connections[connection.rawValue]?.write(frame.encoded())
+            write(frame, to: connection.rawValue)
+        case .seal(let connection, let seal):
+            seals[connection.rawValue] = seal
         case .close(let connection, let reason):
             log("closing connection \(connection): \(reason)")
             connections[connection.rawValue]?.closeAfterFlush()
@@ -324,7 +310,7 @@ package final class LinkEndpoint: @unchecked Sendable {
         case .sendFileChunk(let connection, let key, let offset, let length):
             do {
                 let data = try state.files.read(sequence: key.sequence, offset: offset, length: length)
-                connections[connection.rawValue]?.write(LinkFrame.fileChunk(key, offset: offset, data: data).encoded())
+                write(LinkFrame.fileChunk(key, offset: offset, data: data), to: connection.rawValue)
             } catch {
                 onFatal("read of queued file \(key.sequence) failed: \(error)")
             }

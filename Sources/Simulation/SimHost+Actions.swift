@@ -122,8 +122,12 @@ extension SimHost {
     func perform(_ action: LinkEngine.Action) {
         switch action {
         case .send(let connection, let frame):
-            world.network.send(from: side, connection: connection.rawValue, frame.encoded())
+            let bytes = seals[connection.rawValue]?.seal(frame) ?? frame.encoded()
+            world.network.send(from: side, connection: connection.rawValue, bytes)
+        case .seal(let connection, let seal):
+            seals[connection.rawValue] = seal
         case .close(let connection, let reason):
+            seals[connection.rawValue] = nil
             world.record(side, "close #\(connection.rawValue) \(reason)")
             world.network.close(from: side, connection: connection.rawValue)
         case .dial:

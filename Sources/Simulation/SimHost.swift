@@ -38,6 +38,8 @@ final class SimHost<Node: ShelledNode, Store> {
     private var work: [Work] = []
     private var working = false
     var messagePurposes: [UInt64: MessagePurpose] = [:]
+    /// Each connection's seal once its handshake is over (`LinkEndpoint` keeps the same).
+    var seals: [Int: FrameSeal] = [:]
     /// The armed timers: a timer fires only if it is still the one armed under its name.
     var armed: [NodeTimer: UInt64] = [:]
     var nextMessageID: UInt64 = 1
@@ -95,6 +97,7 @@ final class SimHost<Node: ShelledNode, Store> {
         bootedAt = world.now
         self.node = node
         messagePurposes = [:]
+        seals = [:]
         armed = [:]
         work = []
         replies = [:]

@@ -119,6 +119,12 @@ final class ProxySession {
                 pipe.limitReached = true
             }
             pipe.admittedBytes += bytes.count
+            for case .corrupt(let pattern) in toxics where !core.corruptedSinceUpdate[stream, default: false] {
+                guard let found = bytes.firstRange(of: pattern) else { continue }
+                bytes[found.lowerBound] ^= 0x01
+                core.corruptedSinceUpdate[stream] = true
+                core.corruptions += 1
+            }
             var pieces = [bytes]
             var gap = Duration.zero
             for case .slicer(let size, let delay) in toxics where size > 0 {

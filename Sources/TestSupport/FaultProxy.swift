@@ -19,6 +19,7 @@ import POSIX
 /// | `resetPeer(after:)` | after the delay, every connection — open now, or accepted while the toxic is on — is aborted on both sides with a TCP reset (`SO_LINGER` 0): reads and writes fail with `ECONNRESET` |
 /// | `slicer(maximumChunkBytes:delay:)` | each chunk is cut into pieces of at most that many bytes, written separately, `delay` apart |
 /// | `limitData(bytes:)` | once that many bytes have passed on the stream (counted from the connection's start) the rest is dropped and both sides are closed |
+/// | `corrupt(pattern:)` | the first time a chunk holds `pattern`, one bit of its first byte is flipped (once per stream each time the toxics are set, whatever the connection: a retransmission passes): what an attacker on the path, or a broken middlebox, does to a frame |
 ///
 /// Toxics combine: a blackhole holds everything; otherwise a chunk is cut short by `limitData`, then
 /// sliced, then delayed. Half-closes are not forwarded: when one side closes, the other is closed
@@ -35,6 +36,7 @@ package final class FaultProxy: Sendable {
         case resetPeer(after: Duration = .zero)
         case slicer(maximumChunkBytes: Int, delay: Duration = .zero)
         case limitData(bytes: Int)
+        case corrupt(pattern: [UInt8])
 
         package var description: String {
             switch self {
@@ -43,6 +45,7 @@ package final class FaultProxy: Sendable {
             case .resetPeer(let delay): return "reset_peer(after: \(delay))"
             case .slicer(let size, let delay): return "slicer(\(size) bytes, \(delay) apart)"
             case .limitData(let bytes): return "limit_data(\(bytes) bytes)"
+            case .corrupt(let pattern): return "corrupt(\(pattern.count)-byte pattern)"
             }
         }
     }
@@ -67,6 +70,8 @@ package final class FaultProxy: Sendable {
         package var writesForwarded: [Stream: Int] = [.upstream: 0, .downstream: 0]
         /// Bytes read but not yet delivered (blackholed, delayed, or waiting for the upstream).
         package var bytesHeld = 0
+        /// Bits flipped by `corrupt`.
+        package var corruptions = 0
     }
 
     /// The port the proxy listens on (kernel-chosen).
@@ -144,6 +149,9 @@ final class FaultProxyCore: @unchecked Sendable {
     private var accepted = 0
     var forwarded: [FaultProxy.Stream: Int] = [.upstream: 0, .downstream: 0]
     var writes: [FaultProxy.Stream: Int] = [.upstream: 0, .downstream: 0]
+    var corruptions = 0
+    /// Whether `corrupt` has flipped its bit on a stream since the toxics were last set.
+    var corruptedSinceUpdate: [FaultProxy.Stream: Bool] = [:]
 
     init(loop: EventLoop, upstreamHost: String, upstreamPort: UInt16) {
         self.loop = loop
@@ -173,11 +181,14 @@ final class FaultProxyCore: @unchecked Sendable {
         FaultProxy.Statistics(
             connectionsAccepted: accepted, openConnections: sessions.count, bytesForwarded: forwarded,
             writesForwarded: writes,
-            bytesHeld: sessions.values.reduce(0) { $0 + $1.bytesHeld })
+            bytesHeld: sessions.values.reduce(0) { $0 + $1.bytesHeld }, corruptions: corruptions)
     }
 
     func update(_ newToxics: [FaultProxy.Toxic], on streams: Set<FaultProxy.Stream>) {
-        for stream in streams { toxics[stream] = newToxics }
+        for stream in streams {
+            toxics[stream] = newToxics
+            corruptedSinceUpdate[stream] = false
+        }
         for session in Array(sessions.values) { session.toxicsChanged() }
     }
 

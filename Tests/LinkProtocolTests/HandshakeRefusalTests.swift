@@ -43,9 +43,9 @@ struct HandshakeRefusalTests {
 
     @Test("a peer of the previous protocol version is refused by the listener with both versions named")
     func versionMismatch() {
-        var pipe = HandshakePipe(dialer: Samples.watchDialer(version: 2), listener: Samples.phoneListener())
+        var pipe = HandshakePipe(dialer: Samples.watchDialer(version: 3), listener: Samples.phoneListener())
         pipe.run()
-        let message = "peer speaks protocol 2, this side speaks 3"
+        let message = "peer speaks protocol 3, this side speaks 4"
         #expect(
             pipe.actions[.listener] == [.scheduleDeadline(after: .seconds(5))]
                 + Self.refusal(.unsupportedVersion, message))
@@ -60,7 +60,7 @@ struct HandshakeRefusalTests {
         var dialer = Samples.watchDialer()
         _ = dialer.handle(.started(nonce: Samples.dialerNonce))
         let challenge = LinkFrame.challenge(
-            version: 4,
+            version: 5,
             role: .phone,
             instance: Samples.phoneInstance,
             nonce: Samples.listenerNonce,
@@ -68,7 +68,7 @@ struct HandshakeRefusalTests {
         )
         #expect(
             dialer.handle(.frameReceived(challenge))
-                == Self.refusal(.unsupportedVersion, "peer speaks protocol 4, this side speaks 3"))
+                == Self.refusal(.unsupportedVersion, "peer speaks protocol 5, this side speaks 4"))
     }
 
     @Test("two watches are refused with wrongRole")

@@ -18,7 +18,7 @@ struct HandshakeTests {
     @Test("the transcript binds version, prover role, both roles, instances and nonces in the documented order")
     func transcriptLayout() {
         let expected: [UInt8] =
-            Array("watchsync-link".utf8) + [0x00, 0x03] + [0x01]
+            Array("watchsync-link".utf8) + [0x00, 0x04] + [0x01]
             + [0x02] + Samples.watchInstance.bytes + Samples.dialerNonce
             + [0x01] + Samples.phoneInstance.bytes + Samples.listenerNonce
         #expect(Self.transcript.bytes(provenBy: .phone) == expected)

@@ -139,14 +139,18 @@ struct LinkChannelTests {
         let limit = pair.phone.configuration.maximumMessageBytes
         // A peer with a larger limit (another build) sends what this phone does not take.
         let oversized = LinkFrame.message(id: 4, wantsReply: true, payload: [UInt8](repeating: 7, count: limit + 1))
-        pair.handle(.phone, .bytesReceived(connection(pair), oversized.encoded(), now: pair.now))
+        pair.handle(
+            .phone,
+            .bytesReceived(connection(pair), pair.wire([oversized], from: .watch, on: connection(pair)), now: pair.now))
         #expect(pair.notifications(.phone).isEmpty)
         #expect(pair.framesSent[.phone] == [.messageFailed(id: 4, code: .payloadTooLarge, reason: "\(limit)")])
         // The sender of such a message learns its size and the receiver's limit.
         pair.handle(.watch, .messageSent(id: 5, payload: [5, 5, 5], wantsReply: true, now: pair.now))
         pair.forget()
         let refusal = LinkFrame.messageFailed(id: 5, code: .payloadTooLarge, reason: "2")
-        pair.handle(.watch, .bytesReceived(connection(pair), refusal.encoded(), now: pair.now))
+        pair.handle(
+            .watch,
+            .bytesReceived(connection(pair), pair.wire([refusal], from: .phone, on: connection(pair)), now: pair.now))
         #expect(pair.notifications(.watch) == [.messageCompleted(id: 5, .failed(.payloadTooLarge(size: 3, limit: 2)))])
     }
 
@@ -195,7 +199,9 @@ struct LinkChannelTests {
         pair.forget()
         let oversized = LinkFrame.messageData(
             id: 4, wantsReply: false, payload: [UInt8](repeating: 7, count: limit + 1))
-        pair.handle(.phone, .bytesReceived(connection(pair), oversized.encoded(), now: pair.now))
+        pair.handle(
+            .phone,
+            .bytesReceived(connection(pair), pair.wire([oversized], from: .watch, on: connection(pair)), now: pair.now))
         #expect(!pair.notifications(.phone).contains { if case .messageDataReceived = $0 { true } else { false } })
         #expect(pair.framesSent[.phone] == [.messageFailed(id: 4, code: .payloadTooLarge, reason: "\(limit)")])
     }
@@ -415,7 +421,7 @@ struct LinkChannelTests {
 
         pair.dropAllFramesOfKind = nil
         let watchBefore = pair.recorded[.watch]!.count
-        pair.handle(.watch, .bytesReceived(connection, acks.flatMap { $0.encoded() }, now: pair.now))
+        pair.handle(.watch, .bytesReceived(connection, pair.wire(acks, from: .phone, on: connection), now: pair.now))
         let resolved = pair.recorded[.watch]![watchBefore...].filter {
             switch $0 {
             case .removeTransfers, .notify(.transferFinished): true

@@ -235,7 +235,11 @@ struct LinkEngineConnectionTests {
         var pair = LinkPair()
         pair.start()
         let connection = ConnectionID(pair.open.sorted().first!)
-        pair.handle(.phone, .bytesReceived(connection, LinkFrame.launch(payload: []).encoded(), now: pair.now))
+        pair.handle(
+            .phone,
+            .bytesReceived(connection, pair.wire([.launch(payload: [])], from: .watch, on: connection), now: pair.now))
         #expect(!pair.phone.isLinked)
+        #expect(
+            pair.framesSent[.phone]!.contains { if case .error(.protocolViolation, _) = $0 { true } else { false } })
     }
 }

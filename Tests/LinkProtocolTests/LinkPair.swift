@@ -25,6 +25,8 @@ struct LinkPair {
     var byteAtATime = false
     var dropAllFramesOfKind: FrameKind?
     var framesSent: [Side: [LinkFrame]] = [.phone: [], .watch: []]
+    /// Each side's seal per connection, once its handshake is over.
+    var seals: [Side: [Int: FrameSeal]] = [:]
     /// The shells' files: each side's file outbox (bytes by sequence), partial files and inbox.
     var filesOut: [Side: [UInt64: [UInt8]]] = [.phone: [:], .watch: [:]]
     var partials: [Side: [TransferKey: [UInt8]]] = [.phone: [:], .watch: [:]]
@@ -109,8 +111,9 @@ struct LinkPair {
         case .send(let connection, let frame):
             guard open.contains(connection.rawValue) else { return [] }
             framesSent[side, default: []].append(frame)
+            // A dropped frame is one never written: sealing it would leave a gap the peer refuses.
             if blackholed || frame.kind == dropAllFramesOfKind { return [] }
-            let bytes = frame.encoded()
+            let bytes = seals[side]?[connection.rawValue]?.seal(frame) ?? frame.encoded()
             if byteAtATime {
                 return bytes.map { (other, .bytesReceived(connection, [$0], now: now)) }
             }
@@ -118,6 +121,9 @@ struct LinkPair {
         case .close(let connection, _):
             guard open.remove(connection.rawValue) != nil else { return [] }
             return [(side, .connectionClosed(connection, now: now)), (other, .connectionClosed(connection, now: now))]
+        case .seal(let connection, let seal):
+            seals[side, default: [:]][connection.rawValue] = seal
+            return []
         case .dial:
             // A partition blackholes SYNs too: the dial times out instead of connecting.
             guard watchCanDial, !blackholed else {
@@ -162,6 +168,12 @@ struct LinkPair {
         default:
             return []
         }
+    }
+
+    /// `frames` as `side` writes them on `connection`: sealed once its handshake is over (a test that
+    /// plays a peer of another build injects these).
+    mutating func wire(_ frames: [LinkFrame], from side: Side, on connection: ConnectionID) -> [UInt8] {
+        frames.flatMap { seals[side]?[connection.rawValue]?.seal($0) ?? $0.encoded() }
     }
 
     /// Drops the connection as a crash or reset would: both sides see it close.
