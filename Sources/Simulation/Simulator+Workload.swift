@@ -157,19 +157,22 @@ extension Simulator {
             _ = phonectl(.clearHistory)
         case 58..<80:
             externalSplitEdit(split)
+        case 80..<90:
+            handEditRun()
         default:
             externalRunEdit()
         }
         if let tombstones = phone.node?.engine.tombstones.keys { checker.tombstoned.formUnion(tombstones) }
     }
 
-    /// Another device renames a split in the phone's directory (a newer `updatedAt`); the watcher
-    /// reports it.
+    /// Another device renames a split in the phone's directory (a newer `updatedAt`), or a person
+    /// does by hand (the same `updatedAt`); the watcher reports it.
     private func externalSplitEdit(_ id: DocumentID) {
         guard phone.isUp, var split = phone.store.splits[id] else { return }
         split.name = "X\(operations)"
-        split.updatedAt = max(split.updatedAt, phone.wallNow).advanced(by: .milliseconds(1))
-        world.record(.phone, "external edit of split \(id)")
+        let byHand = world.chance(0.3)
+        if !byHand { split.updatedAt = max(split.updatedAt, phone.wallNow).advanced(by: .milliseconds(1)) }
+        world.record(.phone, "\(byHand ? "hand" : "external") edit of split \(id)")
         phone.store.splits[id] = split
         phone.post(.externalChange(.documentChanged(.split(split))))
     }
@@ -191,6 +194,23 @@ extension Simulator {
                 != nil
         else { return }
         world.record(.phone, "external edit of run \(id)")
+        checker.externallyEdited(id)
+        phone.store.runs[id] = run
+        world.schedule(after: world.milliseconds(0...2_000), .echo(run, life: phone.life))
+    }
+
+    /// A person edits a run's file by hand: a done set's reps change and its stamp stays as it was
+    /// (the phone takes such an edit as a new one of its own).
+    private func handEditRun() {
+        guard phone.isUp, let id = world.pick(phone.store.runs.keys.sorted()), var run = phone.store.runs[id] else {
+            return
+        }
+        let done = run.logs.indices.flatMap { log in
+            run.logs[log].sets.indices.filter { run.logs[log].sets[$0].isDone }.map { (log, $0) }
+        }
+        guard let (log, set) = world.pick(done) else { return }
+        run.logs[log].sets[set].reps = (run.logs[log].sets[set].reps ?? 0) % 12 + 1
+        world.record(.phone, "hand edit of run \(id)")
         checker.externallyEdited(id)
         phone.store.runs[id] = run
         world.schedule(after: world.milliseconds(0...2_000), .echo(run, life: phone.life))

@@ -25,7 +25,15 @@ package enum SyncDiagnostic: Equatable, Sendable, CustomStringConvertible {
     case externalRun(DocumentID)
     /// Another writer's copy lacked some of the phone's newer edits: merged and written back.
     case externalRunMerged(DocumentID)
+    /// The run's file was edited in place (other values under the same stamps): taken as a new edit.
+    case externalRunEditedInPlace(DocumentID)
+    /// The run's file was edited in its fixed parts (split, start, exercises): the phone's copy written back.
+    case externalRunEditRefused(DocumentID)
     case externalSplit(DocumentID)
+    /// A split's file edited in place (another content, the same `updatedAt`): taken as a new edit.
+    case externalSplitEditedInPlace(DocumentID)
+    /// A split's file edited in place into one a split may not be: the phone's copy written back.
+    case externalSplitEditRefused(DocumentID, reason: String)
     case externalDelete(DocumentID)
     /// A file of a run whose removal was held turned up again: the removal was a move.
     case runFileBack(DocumentID)
@@ -63,7 +71,16 @@ package enum SyncDiagnostic: Equatable, Sendable, CustomStringConvertible {
         case .externalRun(let run): "external change: run \(run)"
         case .externalRunMerged(let run):
             "external change: run \(run) merged with the phone's newer edits and written back"
+        case .externalRunEditedInPlace(let run):
+            "external change: run \(run) edited in place (the same stamps): taken as a new edit and written back"
+        case .externalRunEditRefused(let run):
+            "external change: run \(run) edited in place in its split, start or exercises: a run cannot change"
+                + " there; the phone's copy is written back"
         case .externalSplit(let split): "external change: split \(split)"
+        case .externalSplitEditedInPlace(let split):
+            "external change: split \(split) edited in place (the same updatedAt): taken as a new edit and written back"
+        case .externalSplitEditRefused(let split, let reason):
+            "external change: split \(split) edited in place into an invalid split (\(reason)); the phone's copy is written back"
         case .externalDelete(let id): "external delete: stub for \(id)"
         case .runFileBack(let run): "run \(run) has a file again: its earlier removal was a move"
         case .externalCopyOfDeletedRunIgnored(let run): "external copy of deleted run \(run) ignored; live file removed"

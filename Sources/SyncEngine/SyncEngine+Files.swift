@@ -71,7 +71,10 @@ extension SyncEngine {
                 // (`scripts/simulate --mutations`: the late-echo rollback, every copy taken whole.)
                 let adopted = run
             #else
-                if let known = index.summaries[run.id], run.version <= known.version { return }
+                if let known = index.summaries[run.id], run.version <= known.version {
+                    if run.version == known.version { editedInPlace(run, now: now, into: &actions) }
+                    return
+                }
                 let adopted = self.run(run.id).flatMap { mine in try? mine.merged(with: run) } ?? run
             #endif
             clock.observe(run)
@@ -81,7 +84,25 @@ extension SyncEngine {
             actions.append(.log(adopted == run ? .externalRun(run.id) : .externalRunMerged(run.id)))
         case .documentChanged(.split(let split)):
             guard tombstones[split.id] == nil else { return }
-            if let known = splits[split.id], split.updatedAt <= known.updatedAt { return }
+            if let known = splits[split.id], split.updatedAt <= known.updatedAt {
+                // The phone stamps every version it writes anew: another one under the same stamp is
+                // the file edited in place, taken as an edit made now (or put back if it breaks a rule).
+                guard split.updatedAt == known.updatedAt, split != known else { return }
+                do throws(OperationError) {
+                    try validateSplit(name: split.name, exercises: split.exercises)
+                } catch {
+                    actions.append(.writeSplit(known))
+                    actions.append(.log(.externalSplitEditRefused(split.id, reason: "\(error)")))
+                    return
+                }
+                var taken = split
+                stamper.observe(known.updatedAt)
+                taken.updatedAt = stamper.stamp(at: now)
+                splits[split.id] = taken
+                actions.append(.writeSplit(taken))
+                actions.append(.log(.externalSplitEditedInPlace(split.id)))
+                break
+            }
             splits[split.id] = split
             actions.append(.log(.externalSplit(split.id)))
         case .documentChanged(.tombstone(let stub)):
@@ -109,6 +130,30 @@ extension SyncEngine {
             guard splits.removeValue(forKey: id) != nil else { return }
             actions.append(.log(.splitFileVanished(id)))
         }
+        push(now: now, force: false, reason: "external change", into: &actions)
+    }
+
+    /// A copy at the phone's own version that differs from the phone's copy: the file was edited in
+    /// place, keeping the stamps (a person with an editor, a tool that does not stamp). Each register
+    /// it changed is taken as a new edit made now, so it wins on both sides and reaches the watch, and
+    /// the file is written back with the new stamps; what cannot change in place (the run's split,
+    /// start or exercises) is put back.
+    /// The phone's own writes never look like this: it stamps every change it makes.
+    private mutating func editedInPlace(_ copy: WorkoutDocument, now: Timestamp, into actions: inout [Action]) {
+        guard let mine = run(copy.id), mine != copy else { return }
+        var stamper = clock
+        guard let edited = mine.takingInPlaceEdits(from: copy, stamp: stamper.stamp(at: now)) else {
+            actions.append(.writeWorkout(mine))
+            actions.append(.log(.externalRunEditRefused(copy.id)))
+            return
+        }
+        // No register changed under its own stamp: a late echo of an earlier write at this version
+        // (merging the watch's older sets does not raise it), or derived fields only.
+        guard edited != mine else { return }
+        clock = stamper
+        actions.append(.writeWorkout(edited))
+        cache(edited, now: now)
+        actions.append(.log(.externalRunEditedInPlace(copy.id)))
         push(now: now, force: false, reason: "external change", into: &actions)
     }
 }

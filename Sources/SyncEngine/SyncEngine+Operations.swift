@@ -274,7 +274,7 @@ extension SyncEngine {
         return run
     }
 
-    private func validateSplit(name: String, exercises: [ExerciseTemplate]) throws(OperationError) {
+    func validateSplit(name: String, exercises: [ExerciseTemplate]) throws(OperationError) {
         guard !name.isEmpty else { throw .invalid("a split needs a name") }
         let probe = SplitDocument(
             id: DocumentID(bytes: [UInt8](repeating: 0, count: 16)), name: name, exercises: exercises,

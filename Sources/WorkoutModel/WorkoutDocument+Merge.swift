@@ -46,6 +46,40 @@ extension WorkoutDocument {
         return result
     }
 
+    /// `self` with every register `edited` changed in place — another value under the same stamp,
+    /// as a person editing the file by hand leaves it — taken from `edited` under `stamp`, a new edit;
+    /// nil when the skeletons differ. A register under a different stamp is the merge's business,
+    /// not an in-place edit: an older copy of the phone's own (a late echo) never counts.
+    package func takingInPlaceEdits(from edited: WorkoutDocument, stamp: Stamp) -> WorkoutDocument? {
+        guard id == edited.id, hasSameSkeleton(as: edited) else { return nil }
+        var result = self
+        for logIndex in logs.indices {
+            let (mine, theirs) = (logs[logIndex], edited.logs[logIndex])
+            for setIndex in mine.sets.indices {
+                let (old, new) = (mine.sets[setIndex], theirs.sets[setIndex])
+                if old.stamp == new.stamp, old != new {
+                    result.logs[logIndex].sets[setIndex] = new
+                    result.logs[logIndex].sets[setIndex].stamp = stamp
+                }
+            }
+            if mine.markStamp == theirs.markStamp, mine.mark != theirs.mark {
+                result.logs[logIndex].mark = theirs.mark
+                result.logs[logIndex].markStamp = stamp
+            }
+        }
+        if pausesStamp == edited.pausesStamp, pauses != edited.pauses {
+            (result.pauses, result.pausesStamp) = (edited.pauses, stamp)
+        }
+        if metricsStamp == edited.metricsStamp, metrics != edited.metrics {
+            (result.metrics, result.metricsStamp) = (edited.metrics, stamp)
+        }
+        if ending.stamp == edited.ending.stamp, ending != edited.ending {
+            result.ending = Ending(at: edited.ending.at, stamp: stamp)
+        }
+        result.recomputeDerived()
+        return result
+    }
+
     /// Whether every register of `self` is at or below the same register of `other`: merging `self`
     /// into `other` would change nothing (the watch's "the phone has my edit" test).
     package func isCovered(by other: WorkoutDocument) -> Bool {

@@ -261,6 +261,44 @@ struct PhonedTests {
         }
     }
 
+    @Test(
+        "a run's or split's file edited by hand, its stamps kept, is taken as a new edit: phone, watch and file agree"
+    )
+    func runEditedByHand() async throws {
+        let system = try SyncSystem("by-hand")
+        try await system.startBoth()
+        let splitID = try await system.createSplit("Legs", ["Squat:3x5@100"])
+        let runID = try await system.startRun(splitID)
+        _ = try await system.phone("complete", runID, "1", "1", "--reps", "5")
+        let before = try await system.waitForPhoneRun(runID, "has set 1") { $0.logs[0].sets[0].reps == 5 }
+        try await system.waitForWatchRun(runID, "has set 1") { $0.logs[0].sets[0].reps == 5 }
+        // A person opens the file in an editor and makes it 3 reps; the stamps stay as they were.
+        var edited = before
+        edited.logs[0].sets[0].reps = 3
+        try system.dropDocument(DocumentCoder.encodeForDisk(edited), at: SyncSystem.workoutPath(edited))
+
+        let taken = try await system.waitForPhoneRun(runID, "took the edit") { $0.logs[0].sets[0].reps == 3 }
+        #expect(taken.logs[0].sets[0].stamp > before.logs[0].sets[0].stamp)
+        try await system.eventually("the watch and the file hold the phone's copy") {
+            try await system.watchRun(runID) == taken && system.runOnDisk(taken) == taken
+        }
+        // The phone's next write keeps it (it used to write its older copy back over the edit).
+        _ = try await system.phone("complete", runID, "1", "2")
+        let after = try await system.waitForPhoneRun(runID, "has set 2") { $0.logs[0].sets[1].isDone }
+        #expect(after.logs[0].sets[0].reps == 3)
+
+        // The split renamed by hand, its updatedAt kept: the phone and the watch take the new name.
+        let splitPath = "Splits/\(splitID).json"
+        let splitBytes = try #require(FileManager.default.contents(atPath: "\(system.documentsDirectory)/\(splitPath)"))
+        var split = try DocumentCoder.decode(SplitDocument.self, from: Array(splitBytes))
+        split.name = "Leg day"
+        try system.dropDocument(DocumentCoder.encodeForDisk(split), at: splitPath)
+        try await system.eventually("phone and watch list the new name") {
+            let (phone, watch) = (try await system.phone("splits"), try await system.watch("splits"))
+            return phone.contains("Leg day") && watch.contains("Leg day")
+        }
+    }
+
     @Test("kill -9 during a burst of writes leaves only whole, parseable documents and no temp files after restart")
     func killDuringWriteBurst() async throws {
         let system = try SyncSystem("kill")
