@@ -47,7 +47,7 @@ package struct FrameSeal: Sendable, Equatable, CustomStringConvertible {
             bytes[index] = UInt8(
                 truncatingIfNeeded: declared >> (8 * UInt32(LinkFrame.lengthPrefixByteCount - 1 - index)))
         }
-        bytes += authenticator.proof(for: message(bytes))
+        bytes += authenticator.proof(forParts: [header(), bytes[...]])
         counter += 1
         return bytes
     }
@@ -55,22 +55,22 @@ package struct FrameSeal: Sendable, Equatable, CustomStringConvertible {
     /// Whether `tag` seals `bytes` (length prefix to the end of the body) as the next frame; counts it
     /// when it does.
     package mutating func open(_ bytes: ArraySlice<UInt8>, tag: ArraySlice<UInt8>) -> Bool {
-        guard authenticator.isValid(Array(tag), for: message(bytes)) else { return false }
+        guard authenticator.isValid(tag, forParts: [header(), bytes]) else { return false }
         counter += 1
         return true
     }
 
-    private func message(_ bytes: some Collection<UInt8>) -> [UInt8] {
-        var message: [UInt8] = []
-        message.reserveCapacity(Self.frameDomain.count + session.count + 9 + bytes.count)
-        message += Self.frameDomain
-        message += session
-        message.append(sender.rawValue)
+    /// What the tag covers before the frame's bytes: the domain, the session, the sender, the counter.
+    private func header() -> ArraySlice<UInt8> {
+        var header: [UInt8] = []
+        header.reserveCapacity(Self.frameDomain.count + session.count + 9)
+        header += Self.frameDomain
+        header += session
+        header.append(sender.rawValue)
         for shift in stride(from: 56, through: 0, by: -8) {
-            message.append(UInt8(truncatingIfNeeded: counter >> UInt64(shift)))
+            header.append(UInt8(truncatingIfNeeded: counter >> UInt64(shift)))
         }
-        message += bytes
-        return message
+        return header[...]
     }
 
     /// Equal when they seal the same direction of the same session at the same count.

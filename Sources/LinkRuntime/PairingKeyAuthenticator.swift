@@ -14,12 +14,16 @@ package struct PairingKeyAuthenticator: HandshakeAuthenticator, CustomStringConv
 
     /// The pairing key, as read from the configured key file.
     private let key: [UInt8]
+    /// The same key set up once for the frames' seals.
+    private let frameKey: HMACKey
 
     /// Creates an authenticator for `key`; an empty key is refused because it would authenticate anyone.
     package init(key: [UInt8]) throws(PairingKeyError) {
         guard !key.isEmpty else { throw .empty }
         guard key.count <= Int(Int32.max) else { throw .tooLong(byteCount: key.count) }
+        guard let frameKey = HMACKey(key: key) else { throw .unusable }
         self.key = key
+        self.frameKey = frameKey
     }
 
     /// HMAC-SHA256 of `transcript` under the pairing key.
@@ -61,6 +65,21 @@ package struct PairingKeyAuthenticator: HandshakeAuthenticator, CustomStringConv
         return difference == 0
     }
 
+    /// The MAC of the parts joined, from the key set up once (a frame's seal).
+    package func proof(forParts parts: [ArraySlice<UInt8>]) -> [UInt8] { frameKey.mac(parts) }
+
+    /// Whether `proof` is the MAC of the parts joined, compared in constant time.
+    package func isValid(_ proof: ArraySlice<UInt8>, forParts parts: [ArraySlice<UInt8>]) -> Bool {
+        guard proof.count == Self.proofByteCount else { return false }
+        let expected = frameKey.mac(parts)
+        let difference = expected.withUnsafeBytes { expectedBytes in
+            proof.withUnsafeBytes { proofBytes in
+                CRYPTO_memcmp(expectedBytes.baseAddress, proofBytes.baseAddress, Self.proofByteCount)
+            }
+        }
+        return difference == 0
+    }
+
     /// Says how long the key is, never what it is.
     package var description: String { "PairingKeyAuthenticator(key: \(key.count) bytes)" }
 
@@ -74,12 +93,15 @@ package enum PairingKeyError: Error, Equatable, Sendable, CustomStringConvertibl
     case empty
     /// The key is longer than libcrypto's HMAC accepts.
     case tooLong(byteCount: Int)
+    /// libcrypto could not set up an HMAC context with the key.
+    case unusable
 
     /// One sentence for the daemon's start-up error.
     package var description: String {
         switch self {
         case .empty: "the pairing key is empty; put at least 32 random bytes in the pairing-key file"
         case .tooLong(let byteCount): "the pairing key is \(byteCount) bytes, longer than HMAC accepts"
+        case .unusable: "libcrypto could not set up HMAC-SHA256 with the pairing key"
         }
     }
 }
