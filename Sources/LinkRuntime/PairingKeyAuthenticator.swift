@@ -55,14 +55,7 @@ package struct PairingKeyAuthenticator: HandshakeAuthenticator, CustomStringConv
 
     /// Whether `proof` is the HMAC-SHA256 of `transcript`, compared in constant time; a wrong length is `false`.
     package func isValid(_ proof: [UInt8], for transcript: [UInt8]) -> Bool {
-        guard proof.count == Self.proofByteCount else { return false }
-        let expected = self.proof(for: transcript)
-        let difference = expected.withUnsafeBytes { expectedBytes in
-            proof.withUnsafeBytes { proofBytes in
-                CRYPTO_memcmp(expectedBytes.baseAddress, proofBytes.baseAddress, Self.proofByteCount)
-            }
-        }
-        return difference == 0
+        Self.matches(proof[...]) { self.proof(for: transcript) }
     }
 
     /// The MAC of the parts joined, from the key set up once (a frame's seal).
@@ -70,11 +63,16 @@ package struct PairingKeyAuthenticator: HandshakeAuthenticator, CustomStringConv
 
     /// Whether `proof` is the MAC of the parts joined, compared in constant time.
     package func isValid(_ proof: ArraySlice<UInt8>, forParts parts: [ArraySlice<UInt8>]) -> Bool {
-        guard proof.count == Self.proofByteCount else { return false }
-        let expected = frameKey.mac(parts)
-        let difference = expected.withUnsafeBytes { expectedBytes in
+        Self.matches(proof) { frameKey.mac(parts) }
+    }
+
+    /// Whether `proof` is the `expected` MAC: a wrong length is `false` (nothing computed), the bytes
+    /// are compared with `CRYPTO_memcmp`.
+    private static func matches(_ proof: ArraySlice<UInt8>, expected: () -> [UInt8]) -> Bool {
+        guard proof.count == proofByteCount else { return false }
+        let difference = expected().withUnsafeBytes { expectedBytes in
             proof.withUnsafeBytes { proofBytes in
-                CRYPTO_memcmp(expectedBytes.baseAddress, proofBytes.baseAddress, Self.proofByteCount)
+                CRYPTO_memcmp(expectedBytes.baseAddress, proofBytes.baseAddress, proofByteCount)
             }
         }
         return difference == 0
