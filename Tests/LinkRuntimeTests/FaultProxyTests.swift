@@ -225,6 +225,29 @@ struct FaultProxyTests {
         #expect(client.read() == .endOfStream)
     }
 
+    @Test(
+        "corrupt flips one bit of the first chunk holding the pattern, once per stream until the toxics are set again")
+    func corrupt() async throws {
+        let echo = try await EchoServer()
+        defer { echo.shutdown() }
+        let proxy = try await FaultProxy(upstreamPort: echo.port)
+        defer { proxy.stop() }
+        try await proxy.setToxics([.corrupt(pattern: Array("edit".utf8))], on: [.upstream])
+        let client = try EchoClient(port: proxy.port)
+        client.send(Array("an edit".utf8))
+        #expect(client.read(count: 7) == Array("an ddit".utf8))
+        // A second connection (a redial) and a resend pass unchanged: it struck once.
+        let second = try EchoClient(port: proxy.port)
+        second.send(Array("an edit".utf8))
+        #expect(second.read(count: 7) == Array("an edit".utf8))
+        #expect(try await proxy.statistics().corruptions == 1)
+        // Set again, it strikes again.
+        try await proxy.setToxics([.corrupt(pattern: Array("edit".utf8))], on: [.upstream])
+        client.send(Array("edit".utf8))
+        #expect(client.read(count: 4) == Array("ddit".utf8))
+        #expect(try await proxy.statistics().corruptions == 2)
+    }
+
     @Test("limit_data downstream: the client gets exactly N bytes, then end of stream")
     func limitDataDownstream() async throws {
         let echo = try await EchoServer()
