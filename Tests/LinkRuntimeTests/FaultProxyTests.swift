@@ -275,17 +275,17 @@ struct FaultProxyTests {
 
 @Suite("FaultProxy between two real link endpoints")
 struct FaultProxyLinkTests {
-    static let key = Array("0123456789abcdef0123456789abcdef".utf8)
+    let key = freshPairingKey()
 
     @Test("blackhole: both sides declare the peer unreachable by its silence; healed, they relink")
     func partitionAndHeal() async throws {
         let directory = try TemporaryDirectory("proxy-link")
         let phone = try await TestEndpoint(
-            role: .phone, state: directory.appending("phone"), key: Self.key,
+            role: .phone, state: directory.appending("phone"), key: key,
             address: .listen(host: "127.0.0.1", port: 0))
         let proxy = try await FaultProxy(upstreamPort: phone.port!)
         let watch = try await TestEndpoint(
-            role: .watch, state: directory.appending("watch"), key: Self.key,
+            role: .watch, state: directory.appending("watch"), key: key,
             address: .dial(host: "127.0.0.1", port: proxy.port))
         defer {
             watch.shutdown()

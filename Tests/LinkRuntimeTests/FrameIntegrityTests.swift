@@ -9,7 +9,7 @@ struct FrameIntegrityTests {
     @Test("a bit flipped on the way is refused: the link drops and comes back, and every transfer arrives once, intact")
     func flippedBit() async throws {
         let directory = try TemporaryDirectory("link")
-        let key = LinkEndpointTests.key
+        let key = freshPairingKey()
         let phone = try await TestEndpoint(
             role: .phone, state: directory.appending("phone"), key: key, address: .listen(host: "127.0.0.1", port: 0))
         defer { phone.shutdown() }

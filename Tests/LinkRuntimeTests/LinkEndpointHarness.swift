@@ -7,6 +7,14 @@ import Synchronization
 import TestSupport
 import Testing
 
+/// A pairing key of 32 random bytes, one per test: an endpoint left redialling by another test
+/// (its phone already stopped) could otherwise authenticate to a phone that reused the port, and take
+/// its link from the test's own watch.
+func freshPairingKey() -> [UInt8] {
+    var random = SystemRandomNumberGenerator()
+    return (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &random) }
+}
+
 /// A pairing key file (mode 0600) in `directory`, holding `key`.
 func writeKeyFile(in directory: TemporaryDirectory, key: String = "0123456789abcdef0123456789abcdef") throws -> String {
     let path = directory.appending("pairing.key")
@@ -81,8 +89,16 @@ final class TestEndpoint: Sendable {
     func waitUntil(linked: Bool) async throws {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: .seconds(30))
-        while try await on({ $0.status().linked }) != linked {
-            guard clock.now < deadline else { throw HangGuardExpired(waitingFor: "linked == \(linked)", recorded: 0) }
+        while true {
+            let status = try await on { $0.status() }
+            if status.linked == linked { return }
+            guard clock.now < deadline else {
+                // What the endpoint saw, so a failure on a loaded machine says why it never (un)linked.
+                let lastNotifications = notifications.values.suffix(8).map { "\($0)" }.joined(separator: "; ")
+                throw HangGuardExpired(
+                    waitingFor: "linked == \(linked); status \(status); last notifications: \(lastNotifications)",
+                    recorded: notifications.values.count)
+            }
             try await Task.sleep(for: .milliseconds(5))
         }
     }

@@ -5,17 +5,17 @@ import TestSupport
 import Testing
 
 /// A phone listening on a kernel-chosen port and a watch dialling it, both with fresh state.
-private let sharedKey = LinkEndpointTests.key
 
 private func linkedPair(
-    _ directory: TemporaryDirectory, watchAnswer: MessageAnswer? = .handled, phoneAnswer: MessageAnswer? = .handled,
+    _ directory: TemporaryDirectory, key: [UInt8], watchAnswer: MessageAnswer? = .handled,
+    phoneAnswer: MessageAnswer? = .handled,
     configure: @escaping (inout LinkConfiguration) -> Void = { _ in }
 ) async throws -> (phone: TestEndpoint, watch: TestEndpoint) {
     let phone = try await TestEndpoint(
-        role: .phone, state: directory.appending("phone"), key: sharedKey, address: .listen(host: "127.0.0.1", port: 0),
+        role: .phone, state: directory.appending("phone"), key: key, address: .listen(host: "127.0.0.1", port: 0),
         messageAnswer: phoneAnswer, configure: configure)
     let watch = try await TestEndpoint(
-        role: .watch, state: directory.appending("watch"), key: sharedKey,
+        role: .watch, state: directory.appending("watch"), key: key,
         address: .dial(host: "127.0.0.1", port: phone.port!), messageAnswer: watchAnswer, configure: configure)
     try await phone.waitUntil(linked: true)
     try await watch.waitUntil(linked: true)
@@ -25,13 +25,12 @@ private func linkedPair(
 
 @Suite("Link endpoint over loopback TCP with real state files")
 struct LinkEndpointTests {
-    static let key = Array("0123456789abcdef0123456789abcdef".utf8)
-    var key: [UInt8] { Self.key }
+    let key = freshPairingKey()
 
     @Test("both sides authenticate, activate and see each other's instance")
     func links() async throws {
         let directory = try TemporaryDirectory("link")
-        let (phone, watch) = try await linkedPair(directory)
+        let (phone, watch) = try await linkedPair(directory, key: key)
         defer {
             phone.shutdown()
             watch.shutdown()
@@ -67,7 +66,7 @@ struct LinkEndpointTests {
     @Test("three context updates while the watch is down: one delivery, of the third, kept across its restart")
     func latestWinsAcrossRestart() async throws {
         let directory = try TemporaryDirectory("link")
-        let (phone, firstWatch) = try await linkedPair(directory)
+        let (phone, firstWatch) = try await linkedPair(directory, key: key)
         defer { phone.shutdown() }
         firstWatch.shutdown()
         try await phone.waitUntil(linked: false)
@@ -92,7 +91,7 @@ struct LinkEndpointTests {
     @Test("messages: a reply; notReachable with the watch app in the background; a timeout; payloadTooLarge")
     func messages() async throws {
         let directory = try TemporaryDirectory("link")
-        let (phone, watch) = try await linkedPair(directory, watchAnswer: .reply([]), phoneAnswer: nil) {
+        let (phone, watch) = try await linkedPair(directory, key: key, watchAnswer: .reply([]), phoneAnswer: nil) {
             $0.messageReplyTimeout = .milliseconds(300)
         }
         defer {
@@ -112,7 +111,7 @@ struct LinkEndpointTests {
     @Test("an oversize frame closes that connection with frameTooLarge while the link stays up")
     func oversizeFrame() async throws {
         let directory = try TemporaryDirectory("link")
-        let (phone, watch) = try await linkedPair(directory)
+        let (phone, watch) = try await linkedPair(directory, key: key)
         defer {
             phone.shutdown()
             watch.shutdown()
@@ -217,7 +216,7 @@ struct LinkEndpointTests {
     @Test("a context update made while a notification is handled counts at once: status names its generation")
     func contextUpdateInsideANotification() async throws {
         let directory = try TemporaryDirectory("link")
-        let (phone, watch) = try await linkedPair(directory)
+        let (phone, watch) = try await linkedPair(directory, key: key)
         defer { phone.shutdown() }
         // As phoned does: a message arrives, the app pushes, then reads the generation it was given.
         let seen = Recorder<(before: UInt64?, after: UInt64?)>()
@@ -239,7 +238,7 @@ struct LinkEndpointTests {
     @Test("transfers flow both ways in order and are finished on ack; outstanding ones are listed and cancellable")
     func transfers() async throws {
         let directory = try TemporaryDirectory("link")
-        let (phone, watch) = try await linkedPair(directory)
+        let (phone, watch) = try await linkedPair(directory, key: key)
         defer { phone.shutdown() }
         // The app processes each transfer durably, then tells the link.
         for endpoint in [phone, watch] {
@@ -293,7 +292,7 @@ struct LinkEndpointTests {
     @Test("launch reaches a linked watch and is dropped, not queued, when the watch is away")
     func launch() async throws {
         let directory = try TemporaryDirectory("link")
-        let (phone, watch) = try await linkedPair(directory)
+        let (phone, watch) = try await linkedPair(directory, key: key)
         defer { phone.shutdown() }
         try await phone.on { $0.launch(Array("run".utf8)) }
         try await watch.notifications.wait(for: "launch") { $0.contains(.launchReceived(payload: Array("run".utf8))) }
