@@ -29,9 +29,14 @@ enum DaemonConfig {
     /// `--journal-off`: both daemons run with `journalMaximumBytes` 0 (docs/TRACE.md's cost figure).
     nonisolated(unsafe) static var journalOff = false
 
-    static func writePhoned(_ files: DaemonFiles, documents: String, key: String, port: UInt16) throws {
+    /// `heartbeatEvery` shortens the heartbeat (figure 10) and keeps the silence limit at the
+    /// default 2 s by raising `missedHeartbeats` to match.
+    static func writePhoned(
+        _ files: DaemonFiles, documents: String, key: String, port: UInt16, heartbeatEvery: Duration? = nil
+    ) throws {
         var configuration = PhonedConfiguration.defaults
         if journalOff { configuration.link.journalMaximumBytes = 0 }
+        if let heartbeatEvery { configuration.link.beat(every: heartbeatEvery) }
         configuration.documentsDirectory = documents
         configuration.stateDirectory = files.state
         configuration.listen = NetworkAddress(host: "127.0.0.1", port: port)
@@ -42,9 +47,12 @@ enum DaemonConfig {
 
     /// `redialMaximumMilliseconds` is 50 so a watch waiting for a restarted phone reconnects within
     /// 50 ms of its listener coming up (the default 1 s cap would add up to a second to the drain).
-    static func writeWatchd(_ files: DaemonFiles, cache: String, key: String, port: UInt16) throws {
+    static func writeWatchd(
+        _ files: DaemonFiles, cache: String, key: String, port: UInt16, heartbeatEvery: Duration? = nil
+    ) throws {
         var configuration = WatchdConfiguration.defaults
         if journalOff { configuration.link.journalMaximumBytes = 0 }
+        if let heartbeatEvery { configuration.link.beat(every: heartbeatEvery) }
         configuration.cacheDirectory = cache
         configuration.stateDirectory = files.state
         configuration.phoneAddress = NetworkAddress(host: "127.0.0.1", port: port)
@@ -258,4 +266,13 @@ final class DaemonPair {
     }
 
     deinit { stop() }
+}
+
+extension LinkSettings {
+    /// Heartbeats every `interval`, the silence limit (interval × missed) unchanged.
+    mutating func beat(every interval: Duration) {
+        let silence = heartbeatInterval * missedHeartbeats
+        heartbeatInterval = interval
+        missedHeartbeats = max(1, Int((silence / interval).rounded()))
+    }
 }

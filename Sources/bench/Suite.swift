@@ -73,6 +73,7 @@ final class BenchSuite {
         if wants(7) { try personOperation() }
         if wants(8) { try historyQuery() }
         if wants(9) { try detection() }
+        if wants(10) { try streaming() }
         if options.keep {
             let kept = scratch.path + "-kept"
             try? FileManager.default.moveItem(atPath: scratch.path, toPath: kept)
