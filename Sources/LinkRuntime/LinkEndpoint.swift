@@ -68,6 +68,9 @@ package final class LinkEndpoint: @unchecked Sendable {
         exit(75)
     }
 
+    /// Draws each new connection's handshake nonce (tests replace it to make the draw fail).
+    package var nonces: () throws -> [UInt8] = { try SecureRandom.bytes(count: LinkFrame.nonceByteCount) }
+
     /// Builds the endpoint from the state directory (read now) and the pairing key.
     package init(
         configuration: LinkConfiguration, state: LinkStateDirectory, pairingKey: [UInt8], address: Address,
@@ -256,16 +259,19 @@ package final class LinkEndpoint: @unchecked Sendable {
         }
     }
 
-    private func openConnection(_ connection: Connection) {
+    /// Hands a new connection to the engine; without a nonce it is closed instead, and the reason returned.
+    @discardableResult
+    private func openConnection(_ connection: Connection) -> String? {
         let nonce: [UInt8]
         do {
-            nonce = try SecureRandom.bytes(count: LinkFrame.nonceByteCount)
+            nonce = try nonces()
         } catch {
             log("refusing \(connection.remoteDescription): \(error)")
             connection.close()
-            return
+            return "no handshake nonce: \(error)"
         }
         handle(.connectionOpened(ConnectionID(connection.id), nonce: nonce, now: now, source: connection.remoteHost))
+        return nil
     }
 
     /// Feeds one event and carries out the actions; events raised meanwhile wait their turn.
@@ -368,7 +374,11 @@ package final class LinkEndpoint: @unchecked Sendable {
                     return
                 }
                 self.register(connection)
-                self.openConnection(connection)
+                if let refusal = self.openConnection(connection) {
+                    // The engine never heard of this connection: to it, the dial failed (else it
+                    // would wait for that dial's outcome for good and never redial).
+                    self.handle(.dialFailed(reason: refusal, now: self.now))
+                }
             case .failure(let error):
                 self.handle(.dialFailed(reason: "\(error)", now: self.now))
             }

@@ -40,7 +40,8 @@ final class TestEndpoint: Sendable {
 
     init(
         role: LinkRole, state: String, key: [UInt8], address: LinkEndpoint.Address,
-        messageAnswer: MessageAnswer? = .handled, configure: (inout LinkConfiguration) -> Void = { _ in }
+        messageAnswer: MessageAnswer? = .handled, configure: (inout LinkConfiguration) -> Void = { _ in },
+        prepare: @escaping @Sendable (LinkEndpoint) -> Void = { _ in }
     ) async throws {
         var configuration = LinkConfiguration(role: role)
         configure(&configuration)
@@ -65,6 +66,7 @@ final class TestEndpoint: Sendable {
                     }
                 }
             }
+            prepare(endpoint)
             return try endpoint.start()
         }
     }

@@ -42,6 +42,34 @@ struct LinkEndpointTests {
         #expect(watchStatus.peer == phoneStatus.instance)
     }
 
+    @Test("a dialled connection refused for want of a nonce is a failed dial: the watch redials and links")
+    func nonceFailureRedials() async throws {
+        let directory = try TemporaryDirectory("link")
+        let phone = try await TestEndpoint(
+            role: .phone, state: directory.appending("phone"), key: key, address: .listen(host: "127.0.0.1", port: 0))
+        let watch = try await TestEndpoint(
+            role: .watch, state: directory.appending("watch"), key: key,
+            address: .dial(host: "127.0.0.1", port: phone.port!),
+            prepare: { endpoint in
+                // The first draw fails (as RAND_bytes would without an entropy source), later ones work.
+                var failed = false
+                endpoint.nonces = {
+                    guard failed else {
+                        failed = true
+                        throw SecureRandomError.generatorFailed(byteCount: LinkFrame.nonceByteCount)
+                    }
+                    return try SecureRandom.bytes(count: LinkFrame.nonceByteCount)
+                }
+            })
+        defer {
+            watch.shutdown()
+            phone.shutdown()
+        }
+        // Before: the engine never heard of that connection and stayed "dialling" for good.
+        try await watch.waitUntil(linked: true)
+        try await phone.waitUntil(linked: true)
+    }
+
     @Test("a watch with the wrong pairing key never links")
     func wrongKey() async throws {
         let directory = try TemporaryDirectory("link")
