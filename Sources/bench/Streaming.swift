@@ -5,9 +5,9 @@ import Glibc
 extension BenchSuite {
     /// Figure 10: what a person's traffic waits for while files stream. The watch queues four 32 MiB
     /// files back to back, then sends data messages one after another, each waiting for the phone's
-    /// echo, until the files are delivered; heartbeats run every 50 ms (the silence limit stays 2 s) so many are timed
-    /// during the stream. The engine puts a message ahead of the next file chunk and keeps at most
-    /// four 64 KiB chunks in flight, so neither should wait behind the files.
+    /// echo, until the files are delivered; heartbeats run every 50 ms (the silence limit stays
+    /// 2 s) so many are timed during the stream. The engine puts a message ahead of the next file
+    /// chunk and keeps at most four 64 KiB chunks in flight, so neither should wait behind the files.
     ///
     /// This figure was an end-to-end test's assertion (p99 under 100 ms) until it failed a loaded CI
     /// run on timing alone; the test keeps the behaviour (every message answered, the link never
