@@ -6,10 +6,15 @@
 /// first record that does not verify (short header, short payload, bad checksum, unexpected sequence)
 /// is a torn tail *unless* some later offset, searched byte by byte, holds a verifying record with a
 /// higher sequence than the last good one: then the damage is in the middle.
+///
+/// Zeros from a record boundary to the end of the segment are not a record: `TransferLog` writes
+/// each segment out with zeros when it starts it, so that appends overwrite allocated blocks and an
+/// `fdatasync` need not journal a new size. Such a tail ends the records, in any segment; records
+/// lost from the middle of the log are still caught by the sequence check across segments.
 package struct TransferSegmentScan: Equatable, Sendable {
     /// The whole, verified records in order.
     package var records: [TransferRecord] = []
-    /// Length of the prefix those records occupy.
+    /// Length of the prefix those records occupy (a zero tail after them is not counted).
     package var validBytes = 0
     /// Where a torn tail starts (last segment only); nil when the bytes end on a record boundary.
     package var tornTailOffset: Int?
@@ -39,6 +44,7 @@ package struct TransferSegmentScan: Equatable, Sendable {
             case .invalid(let invalidReason):
                 reason = invalidReason
             }
+            if bytes[offset...].allSatisfy({ $0 == 0 }) { return }
             guard isLast else { throw Damage(offset: offset, reason: reason) }
             if let later = Self.laterRecord(in: bytes, from: offset, above: expected - 1) {
                 throw Damage(

@@ -79,6 +79,8 @@ extension TransferLog {
         var notes: [String] = []
         var expected: UInt64 = 1
         var activeBytes = 0
+        /// The active segment's length on disk (records, then zeros or a torn tail).
+        var activeFileBytes = 0
         var tornTail: (file: FileDescriptor, offset: Int)?
         for (index, first) in segments.enumerated() {
             let path = segmentPath(first, in: directory)
@@ -100,12 +102,15 @@ extension TransferLog {
             if isLast {
                 tornTail = scan.tornTailOffset.map { (file, $0) }
                 if let tornAt = scan.tornTailOffset {
+                    // Counted up to the last byte that is not zero: the zeros written ahead held nothing.
+                    let dropped = (bytes.lastIndex { $0 != 0 }.map { $0 + 1 } ?? tornAt) - tornAt
                     notes.append(
                         "cut a damaged last record (\(scan.tornTailReason ?? "unreadable")) from \(path) at offset "
-                            + "\(tornAt): \(bytes.count - tornAt) bytes dropped; the outbox continues after sequence "
+                            + "\(tornAt): \(dropped) bytes dropped; the outbox continues after sequence "
                             + "\(expected - 1)")
                 }
                 activeBytes = scan.validBytes
+                activeFileBytes = scan.tornTailOffset ?? bytes.count
             }
         }
 
@@ -127,11 +132,13 @@ extension TransferLog {
             try AtomicFile.fsyncDirectory(directory)
             segments.append(nextSequence)
             activeBytes = 0
+            activeFileBytes = 0
         }
         let activeFirst = segments[segments.count - 1]  // non-empty: created above when there was none
         let active = try FileDescriptor(opening: segmentPath(activeFirst, in: directory), [.writeOnly])
         let state = State(
-            active: active, activeBytes: activeBytes, segmentFirstSequences: segments, nextSequence: nextSequence,
+            active: active, activeBytes: activeBytes, activeFileBytes: activeFileBytes, segmentFirstSequences: segments,
+            nextSequence: nextSequence,
             writtenThrough: nextSequence - 1, syncedThrough: nextSequence - 1, records: records, resolved: resolved
         )
         return (queueID, state, notes)

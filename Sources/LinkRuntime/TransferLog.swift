@@ -23,9 +23,12 @@ import POSIX
 /// recovers from disk on restart; see `TransferLog+Recovery.swift` for what open checks.
 ///
 /// Segments: a new one is started when a record would take the active one past
-/// `segmentRolloverBytes`. A segment is deleted once every sequence in it is resolved, except the
-/// active one, which is never deleted: its name and records tell the next sequence, so sequences
-/// are never reused even when everything has been acknowledged.
+/// `segmentRolloverBytes`. The active segment is written out with zeros ahead of its records,
+/// `writeAheadBytes` at a time: most appends then overwrite allocated blocks of a file whose size
+/// does not change, so their `fdatasync` has no size to journal (docs/PERFORMANCE.md). The reading
+/// treats zeros after the last record as its end. A segment is deleted once every sequence in it is
+/// resolved, except the active one, which is never deleted: its name and records tell the next
+/// sequence, so sequences are never reused even when everything has been acknowledged.
 ///
 /// Blocking: every method may block on disk I/O (ack and cancel hold the lock over an atomic file
 /// write); call it off the cooperative thread pool.
@@ -40,16 +43,21 @@ package final class TransferLog: @unchecked Sendable {
         package var maximumPayloadBytes: Int
         /// A new segment is started when a record would take the active one past this size.
         package var segmentRolloverBytes: Int
+        /// Zeros written ahead of the records whenever an append reaches the end of the active
+        /// segment's file (never past `segmentRolloverBytes`); 0 writes none.
+        package var writeAheadBytes: Int
         /// Called once, with the log's lock held, when a sync fails; must not call back into the log.
         package var onFatalSyncFailure: @Sendable (SystemCallError) -> Void
 
         package init(
             maximumPayloadBytes: Int = 65_536,
             segmentRolloverBytes: Int = 4 * 1024 * 1024,
+            writeAheadBytes: Int = 256 * 1024,
             onFatalSyncFailure: @escaping @Sendable (SystemCallError) -> Void = TransferLog.exitAfterSyncFailure
         ) {
             self.maximumPayloadBytes = maximumPayloadBytes
             self.segmentRolloverBytes = segmentRolloverBytes
+            self.writeAheadBytes = writeAheadBytes
             self.onFatalSyncFailure = onFatalSyncFailure
         }
     }
@@ -60,6 +68,8 @@ package final class TransferLog: @unchecked Sendable {
         var active: FileDescriptor
         /// Bytes of whole records in the active segment; the next record is written here.
         var activeBytes: Int
+        /// The active segment file's length: its records, then zeros written ahead of them.
+        var activeFileBytes: Int
         /// First sequence of every segment file, ascending; the last is the active segment.
         var segmentFirstSequences: [UInt64]
         /// The sequence the next append gets.
@@ -158,15 +168,28 @@ package final class TransferLog: @unchecked Sendable {
         if state.activeBytes > 0 && state.activeBytes + bytes.count > configuration.segmentRolloverBytes {
             try rollSegment()
         }
+        let end = state.activeBytes + bytes.count
+        if end > state.activeFileBytes, configuration.writeAheadBytes > 0 {
+            let ahead = max(end, min(end + configuration.writeAheadBytes, configuration.segmentRolloverBytes))
+            state.activeFileBytes = Self.writeOutZeros(state.active, from: state.activeFileBytes, to: ahead)
+            do {
+                // Records of other producers may be in the page cache: a failed sync is fatal here too.
+                try LatencyRecorder.fsync.time { try state.active.dataSync() }
+            } catch {
+                throw failSync(error)
+            }
+        }
         do {
             try state.active.write(bytes, at: state.activeBytes)
         } catch {
             // Best effort only: even if the cut fails, the next record is written at the same
             // offset and overwrites the fragment, and a fragment left at the end is a torn tail.
             try? state.active.truncate(to: state.activeBytes)
+            state.activeFileBytes = state.activeBytes
             throw error
         }
-        state.activeBytes += bytes.count
+        state.activeBytes = end
+        state.activeFileBytes = max(state.activeFileBytes, end)
         state.nextSequence += 1
         state.writtenThrough = record.sequence
         state.records.append(record)
@@ -254,7 +277,29 @@ package final class TransferLog: @unchecked Sendable {
         }
         state.active = segment
         state.activeBytes = 0
+        state.activeFileBytes = 0
         state.segmentFirstSequences.append(first)
+    }
+
+    /// Writes zeros over `file` from byte `start` (its length) up to `end`, for the caller to sync so
+    /// the blocks are allocated and the size final before records overwrite them; returns the file's
+    /// length after. Only speed depends on the zeros: should the disk refuse them (full), they are cut
+    /// off again and appends grow the file as they would without.
+    static func writeOutZeros(_ file: FileDescriptor, from start: Int, to end: Int) -> Int {
+        guard start < end else { return start }
+        let chunk = [UInt8](repeating: 0, count: min(end - start, 256 * 1024))
+        var offset = start
+        do {
+            while offset < end {
+                let length = min(chunk.count, end - offset)
+                try file.write(length == chunk.count ? chunk : Array(chunk[..<length]), at: offset)
+                offset += length
+            }
+            return end
+        } catch {
+            try? file.truncate(to: start)
+            return start
+        }
     }
 
     /// Poisons the log after a failed sync and runs the fatal handler; returns the error to throw.

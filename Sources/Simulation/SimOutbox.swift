@@ -67,9 +67,13 @@ struct SimOutbox {
         unsyncedRecords = []
         let scan = try TransferSegmentScan(synced, firstSequence: firstSequence, isLast: true)
         var note: String?
-        if let torn = scan.tornTailOffset {
+        // This disk writes no zeros ahead of the records, so any byte past them, zero or not (the
+        // reading takes a zero tail as the end), is a torn append: cut, as the real log's next append
+        // would overwrite it.
+        if synced.count > scan.validBytes {
+            let torn = scan.validBytes
             note =
-                "cut a torn last record (\(scan.tornTailReason ?? "unreadable")) at offset \(torn): "
+                "cut a torn last record (\(scan.tornTailReason ?? "zeros")) at offset \(torn): "
                 + "\(synced.count - torn) bytes dropped"
             synced.removeLast(synced.count - torn)
         }

@@ -35,13 +35,19 @@ struct StateRecoveryTests {
         _ = try await system.watch("complete", run, "1", "1")
         let queued = try await system.waitForQueue(1)[0].sequence
         try await system.stopWatchd()
-        // A crash mid-append leaves part of a header at the end of the last segment.
+        // A crash mid-append leaves part of a header right after the last record, over the zeros
+        // the log writes ahead of its records.
         let outbox = "\(system.watchStateDirectory)/link/outbox"
         let segment = try #require(
             try FileManager.default.contentsOfDirectory(atPath: outbox).filter { $0.hasPrefix("segment-") }.max())
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: "\(outbox)/\(segment)"))
-        try handle.seekToEnd()
-        try handle.write(contentsOf: Data([0, 0, 0, 9, 0, 0, 0]))
+        let path = "\(outbox)/\(segment)"
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let first = try #require(UInt64(segment.dropFirst("segment-".count).prefix(20)))
+        let recordsEnd = try TransferSegmentScan(bytes, firstSequence: first, isLast: true).validBytes
+        #expect(bytes[recordsEnd...].allSatisfy { $0 == 0 } && bytes.count > recordsEnd, "zeros written ahead")
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.seek(toOffset: UInt64(recordsEnd))
+        try handle.write(contentsOf: Data([0, 0, 0, 9, 0, 0, 7]))
         try handle.close()
 
         try await system.startWatchd()

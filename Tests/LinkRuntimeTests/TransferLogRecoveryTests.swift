@@ -33,7 +33,11 @@ struct TransferLogRecoveryTests {
                 ends.append(ends.last! + 24 + body.count)
             }
             queueID = log.queueID
-            segment = try #require(try AtomicFile.read(dir.appending(TransferLogRecoveryTests.firstSegment)))
+            // The log writes zeros ahead of its records: the records come first.
+            let file = try #require(try AtomicFile.read(dir.appending(TransferLogRecoveryTests.firstSegment)))
+            #expect(file.count == ends[1] + TransferLog.Configuration().writeAheadBytes, "ahead of the first record")
+            #expect(file[ends.last!...].allSatisfy { $0 == 0 })
+            segment = Array(file[..<ends.last!])
             self.records = records
             recordEnds = ends
         }
@@ -59,12 +63,14 @@ struct TransferLogRecoveryTests {
             let whole = template.recordEnds.lastIndex { $0 <= length }!
             let expected = Array(template.records[..<whole])
 
-            let log = try TransferLog(directory: directory)
+            // A short write-ahead: the append leaves zeros after it, which the reopen reads as the end.
+            let configuration = TransferLog.Configuration(writeAheadBytes: 64)
+            let log = try TransferLog(directory: directory, configuration: configuration)
             #expect(log.pending() == expected, "cut at \(length)")
             let next = try log.append([0xEE], enqueuedAtMicros: 42)
             #expect(next == UInt64(whole + 1), "cut at \(length)")
 
-            let reopened = try TransferLog(directory: directory)
+            let reopened = try TransferLog(directory: directory, configuration: configuration)
             #expect(reopened.queueID == template.queueID)
             #expect(
                 reopened.pending() == expected + [
@@ -75,17 +81,35 @@ struct TransferLogRecoveryTests {
         }
     }
 
-    @Test("a zero-filled tail is treated as torn and cut off")
+    @Test("zeros after the records are their end: nothing cut or noted, and appends overwrite them")
     func zeroFilledTail() throws {
         let template = try Template(count: 100)
         let dir = try TemporaryDirectory("zeros")
         try template.install(template.segment + [UInt8](repeating: 0, count: 4096), into: dir.path)
         let log = try TransferLog(directory: dir.path)
         #expect(log.pending() == template.records)
+        #expect(log.recoveryNotes.isEmpty, "a zero tail is not a torn record")
+        let path = dir.appending(Self.firstSegment)
         #expect(try log.append([1], enqueuedAtMicros: 0) == 101)
+        let after = try #require(try AtomicFile.read(path))
+        #expect(after.count == template.segment.count + 4096, "the append went over the zeros; the size stayed")
+        #expect(after[(template.segment.count + 25)...].allSatisfy { $0 == 0 })
         #expect(try TransferLog(directory: dir.path).pending().count == 101)
-        let size = try FileManager.default.attributesOfItem(atPath: dir.appending(Self.firstSegment))[.size] as? Int
-        #expect(size == template.segment.count + 25)
+    }
+
+    @Test("segments other than the last may end in zeros too (rolled while written out)")
+    func zerosInEarlierSegments() throws {
+        let dir = try TemporaryDirectory("zero-segments")
+        let configuration = TransferLog.Configuration(segmentRolloverBytes: 200)
+        do {
+            let log = try TransferLog(directory: dir.path, configuration: configuration)
+            for index in 1...10 { _ = try log.append(payload(index, length: 30), enqueuedAtMicros: 0) }
+        }
+        let first = try #require(try AtomicFile.read(dir.appending(Self.firstSegment)))
+        #expect(first.count == 200 && first[162...].allSatisfy { $0 == 0 }, "three 54-byte records, then zeros")
+        let reopened = try TransferLog(directory: dir.path, configuration: configuration)
+        #expect(reopened.pending().map(\.sequence) == Array(1...10))
+        #expect(reopened.recoveryNotes.isEmpty)
     }
 
     @Test("a random-garbage tail is treated as torn and cut off", arguments: [1, 2, 3, 0xC0FFEE] as [UInt64])
