@@ -52,7 +52,7 @@ package final class TransferLog: @unchecked Sendable {
         package init(
             maximumPayloadBytes: Int = 65_536,
             segmentRolloverBytes: Int = 4 * 1024 * 1024,
-            writeAheadBytes: Int = 256 * 1024,
+            writeAheadBytes: Int = 1024 * 1024,
             onFatalSyncFailure: @escaping @Sendable (SystemCallError) -> Void = TransferLog.exitAfterSyncFailure
         ) {
             self.maximumPayloadBytes = maximumPayloadBytes
@@ -171,13 +171,9 @@ package final class TransferLog: @unchecked Sendable {
         let end = state.activeBytes + bytes.count
         if end > state.activeFileBytes, configuration.writeAheadBytes > 0 {
             let ahead = max(end, min(end + configuration.writeAheadBytes, configuration.segmentRolloverBytes))
+            // Not synced here: the next group commit's fdatasync carries the new size once, and the
+            // appends after it overwrite blocks already allocated.
             state.activeFileBytes = Self.writeOutZeros(state.active, from: state.activeFileBytes, to: ahead)
-            do {
-                // Records of other producers may be in the page cache: a failed sync is fatal here too.
-                try LatencyRecorder.fsync.time { try state.active.dataSync() }
-            } catch {
-                throw failSync(error)
-            }
         }
         do {
             try state.active.write(bytes, at: state.activeBytes)
@@ -281,9 +277,9 @@ package final class TransferLog: @unchecked Sendable {
         state.segmentFirstSequences.append(first)
     }
 
-    /// Writes zeros over `file` from byte `start` (its length) up to `end`, for the caller to sync so
-    /// the blocks are allocated and the size final before records overwrite them; returns the file's
-    /// length after. Only speed depends on the zeros: should the disk refuse them (full), they are cut
+    /// Writes zeros over `file` from byte `start` (its length) up to `end`, so that once a sync has
+    /// carried them the blocks are allocated and the size final before records overwrite them;
+    /// returns the file's length after. Only speed depends on the zeros: should the disk refuse them (full), they are cut
     /// off again and appends grow the file as they would without.
     static func writeOutZeros(_ file: FileDescriptor, from start: Int, to end: Int) -> Int {
         guard start < end else { return start }
