@@ -8,7 +8,7 @@
 /// higher sequence than the last good one: then the damage is in the middle.
 ///
 /// Zeros from a record boundary to the end of the segment are not a record: `TransferLog` writes
-/// each segment out with zeros when it starts it, so that appends overwrite allocated blocks and an
+/// zeros ahead of the active segment's records, so that appends overwrite allocated blocks and an
 /// `fdatasync` need not journal a new size. Such a tail ends the records, in any segment; records
 /// lost from the middle of the log are still caught by the sequence check across segments.
 package struct TransferSegmentScan: Equatable, Sendable {
