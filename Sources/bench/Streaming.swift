@@ -49,8 +49,9 @@ extension BenchSuite {
                 let batch = (sent["roundTripsMilliseconds"] as? [Any])?.compactMap { ($0 as? NSNumber)?.doubleValue }
                 guard let batch, batch.count == 50 else { throw BenchError("data send --count 50 answered \(sent)") }
                 roundTrips += batch
-                let files = try Admin.send(pair.watch.admin, WatchCommand.file(.list)).json ?? "[]"
-                if roundTrips.count >= 200, files.filter({ !$0.isWhitespace }) == "[]" { break }
+                let list = try Admin.send(pair.watch.admin, WatchCommand.file(.list)).json ?? "[]"
+                let outstanding = try JSONSerialization.jsonObject(with: Data(list.utf8)) as? [Any]
+                if roundTrips.count >= 200, outstanding?.isEmpty == true { break }
             }
             streamed.append(monotonicSeconds() - start)
             sentDuring.append(Double(roundTrips.count))

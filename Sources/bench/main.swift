@@ -15,7 +15,8 @@ let usage = """
       --json                print the table as JSON on stdout
       --only LIST           run only these figures, e.g. --only 1,4 (1 enqueue, 2 round trip,
                             3 cold start, 4 push cost, 5 drain, 6 memory,
-                            7 person operation, 8 history query)
+                            7 person operation, 8 history query, 9 blackhole detection,
+                            10 latency while files stream)
       --sqlite-helper PATH  the compiled scripts/bench-sqlite.c (figure 1's SQLite peer)
       --keep                keep the temporary directory (daemon logs, generated documents)
       --journal-off         run the daemons with the event journal off (docs/TRACE.md's cost figure)
