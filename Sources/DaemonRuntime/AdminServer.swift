@@ -176,6 +176,8 @@ package final class AdminServer<Command: AdminCommand>: @unchecked Sendable {
                         chunk(response, then: next)
                     }))
         }
+        // A client usually sends its whole request before the accept: answered in this turn.
+        connection.readNow()
     }
 }
 

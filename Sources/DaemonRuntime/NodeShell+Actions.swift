@@ -46,7 +46,8 @@ extension NodeShell {
         case .cancelTimer(let name):
             if let timer = timers.removeValue(forKey: name) { loop.cancelTimer(timer) }
         case .callAtEndOfTurn:
-            loop.execute { [unowned self] in report(.turnEnded) }
+            // A burst the link spreads over several turns (`turnBudget`) ends once it is all handled.
+            loop.execute { [unowned self] in link.afterActionsInHand { [unowned self] in report(.turnEnded) } }
         case .persistLiveVersion(let version):
             do {
                 try AtomicFile.write(Array("\(version)".utf8), to: "\(stateDirectory)/live-version")

@@ -46,6 +46,14 @@ package final class LinkEndpoint: @unchecked Sendable {
     /// The run each message in flight is about, for its outcome's journal line.
     var messageRuns: [UInt64: String] = [:]
     private var isHandling = false
+    /// The rest of the action list being carried out when a turn's budget ran out.
+    private var actionsLeft: ArraySlice<LinkEngine.Action> = []
+    private var readingPaused = false
+    private var whenCaughtUp: [() -> Void] = []
+    /// How long one loop turn may spend carrying out the engine's actions (with the app's work on
+    /// the notifications among them) before the rest waits for a later turn; nil: no limit. Other
+    /// connections, admin requests and timers are served between the slices of a large burst.
+    package var turnBudget: Duration?
     var stopped = false
     /// Runs the blocking outbox appends (serial: one group commit at a time, see `commitWaitingAppends`).
     let outboxQueue = DispatchQueue(label: "link.outbox")
@@ -248,6 +256,7 @@ package final class LinkEndpoint: @unchecked Sendable {
 
     private func register(_ connection: Connection) {
         connections[connection.id] = connection
+        connection.isReadingPaused = readingPaused
         let id = connection.id
         connection.onRead = { [unowned self] bytes in
             self.handle(.bytesReceived(ConnectionID(id), bytes, now: self.now))
@@ -279,11 +288,52 @@ package final class LinkEndpoint: @unchecked Sendable {
         queuedEvents.append(event)
         guard !isHandling else { return }
         isHandling = true
-        defer { isHandling = false }
-        while !queuedEvents.isEmpty {
-            let next = queuedEvents.removeFirst()
-            carryOut(engine.handle(next))
+        work(since: ContinuousClock.now)
+    }
+
+    /// Carries out the actions in hand, then the waiting events', in order, until none are left or
+    /// `turnBudget` is spent; then the rest waits for a later turn, with reading paused so no more
+    /// bytes pile up behind it.
+    private func work(since start: ContinuousClock.Instant) {
+        while true {
+            if actionsLeft.isEmpty {
+                guard !queuedEvents.isEmpty else { break }
+                actionsLeft = engine.handle(queuedEvents.removeFirst())[...]
+            }
+            while let action = actionsLeft.popFirst() {
+                carryOut([action])
+                guard let turnBudget, !actionsLeft.isEmpty || !queuedEvents.isEmpty,
+                    ContinuousClock.now - start >= turnBudget
+                else { continue }
+                pauseReading(true)
+                loop.execute { [unowned self] in work(since: ContinuousClock.now) }
+                return
+            }
         }
+        isHandling = false
+        if let turnBudget, ContinuousClock.now - start >= turnBudget {
+            // Spent: the next read (a connection reads a few times per turn) waits for a later turn.
+            pauseReading(true)
+            loop.execute { [unowned self] in if !isHandling { pauseReading(false) } }
+        } else {
+            pauseReading(false)
+        }
+        let caughtUp = whenCaughtUp
+        whenCaughtUp = []
+        for work in caughtUp { work() }
+    }
+
+    /// Runs `work` once every event fed so far has been handled and its actions carried out: now,
+    /// or after the turns a burst was spread over. Loop-only.
+    package func afterActionsInHand(_ work: @escaping () -> Void) {
+        loop.preconditionInLoop()
+        if isHandling { whenCaughtUp.append(work) } else { work() }
+    }
+
+    private func pauseReading(_ paused: Bool) {
+        guard readingPaused != paused else { return }
+        readingPaused = paused
+        for connection in connections.values { connection.isReadingPaused = paused }
     }
 
     private func write(_ frame: LinkFrame, to id: Int) {

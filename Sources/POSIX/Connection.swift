@@ -86,6 +86,10 @@ package final class Connection: LoopChannel, @unchecked Sendable {
         willSet { loop.preconditionInLoop() }
     }
 
+    /// While true, nothing is read (the kernel's buffer fills and TCP slows the peer); set by an
+    /// owner that has more in hand than it wants to handle in one turn.
+    package var isReadingPaused = false { willSet { loop.preconditionInLoop() } }
+
     let descriptor: Int32
     private let socket: SocketDescriptor
     private var state = State.open
@@ -115,6 +119,15 @@ package final class Connection: LoopChannel, @unchecked Sendable {
         case .open, .flushingBeforeClose, .waitingForPeerClose: return false
         case .closing, .closed: return true
         }
+    }
+
+    /// Reads what has arrived already, now rather than on the next turn: for a handler set up just
+    /// after the accept, so a client that wrote its request at once is answered a turn earlier.
+    /// Loop-only.
+    package func readNow() {
+        loop.preconditionInLoop()
+        guard state == .open, !inputClosed, !isReadingPaused else { return }
+        readAvailable()
     }
 
     /// Queues `bytes` and sends as much as the socket takes now; never blocks. Loop-only.
@@ -177,14 +190,14 @@ package final class Connection: LoopChannel, @unchecked Sendable {
         case .closing, .closed: return 0
         case .open, .flushingBeforeClose, .waitingForPeerClose:
             var events: Int16 = 0
-            if !inputClosed { events |= Int16(POLLIN) }
+            if !inputClosed, !isReadingPaused { events |= Int16(POLLIN) }
             if bufferedWriteBytes > 0 { events |= Int16(POLLOUT) }
             return events
         }
     }
 
     func handle(events: Int16) {
-        if events & Int16(POLLIN | POLLHUP | POLLERR) != 0, !inputClosed { readAvailable() }
+        if events & Int16(POLLIN | POLLHUP | POLLERR) != 0, !inputClosed, !isReadingPaused { readAvailable() }
         if events & Int16(POLLOUT | POLLERR) != 0, bufferedWriteBytes > 0, !isClosed { flush(closingNow: true) }
         if events & Int16(POLLHUP) != 0, inputClosed, !isClosed { finish(.peerClosed) }
     }
@@ -200,11 +213,13 @@ package final class Connection: LoopChannel, @unchecked Sendable {
     private func readAvailable() {
         let buffer = loop.readBuffer
         // A few reads per turn at most, so one busy peer cannot starve the others.
-        for _ in 0..<4 {
+        for _ in 0..<4 where !isReadingPaused {
             let count = recv(descriptor, buffer.baseAddress, buffer.count, 0)
             if count > 0 {
                 if state == .open { onRead(Array(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))) }
-                if isClosed || count < buffer.count { return }
+                // A short read usually emptied the socket, but an EOF behind it (an admin client
+                // that sent its request and shut down) is seen now rather than a turn later.
+                if isClosed { return }
             } else if count == 0 {
                 endOfInput()
                 return

@@ -1,6 +1,7 @@
 import Foundation
 import LinkProtocol
 import LinkRuntime
+import Synchronization
 import TestSupport
 import Testing
 
@@ -261,6 +262,52 @@ struct LinkEndpointTests {
         _ = await watch.send(Array("edit".utf8))
         let pushes = try await seen.wait(for: "the push inside the notification") { !$0.isEmpty }
         #expect(pushes.first?.after == (pushes.first?.before ?? 0) + 1, "\(pushes)")
+    }
+
+    @Test("a burst over the turn budget is handled a slice per turn: in order, whole, other loop work in between")
+    func turnBudget() async throws {
+        let directory = try TemporaryDirectory("link")
+        let (phone, watch) = try await linkedPair(directory, key: key)
+        defer {
+            phone.shutdown()
+            watch.shutdown()
+        }
+        // Each received transfer queues a marker on the loop; with a zero budget, the marker of one
+        // transfer has run before the next is handled (without a budget, the transfers of one read
+        // are all handled in one turn, before any marker).
+        let received = Recorder<(payload: String, previousMarkerRan: Bool)>()
+        let caughtUp = Recorder<Bool>()
+        try await phone.on { link in
+            link.turnBudget = .zero
+            let markers = Mutex(0)
+            var handled = 0
+            link.onNotification = { notification in
+                guard case .userInfoReceived(let key, let payload) = notification else { return }
+                handled += 1
+                let ran = markers.withLock { $0 } == handled - 1
+                received.record((String(decoding: payload, as: UTF8.self), ran))
+                link.loop.execute { markers.withLock { $0 += 1 } }
+                if handled == 1 {
+                    // Inside the burst: runs once its actions are all carried out, never at once.
+                    var returned = false
+                    link.afterActionsInHand { caughtUp.record(returned) }
+                    returned = true
+                }
+                link.transferProcessed(key)
+            }
+        }
+        // Queued together: one group commit, so the watch writes the frames back to back.
+        try await watch.on { link in
+            for index in 1...100 { link.transferUserInfo(Array("edit-\(index)".utf8)) { _ in } }
+        }
+        let all = try await received.wait(for: "100 transfers") { $0.count == 100 }
+        #expect(all.map(\.payload) == (1...100).map { "edit-\($0)" })
+        let sameTurn = all.filter { !$0.previousMarkerRan }.map(\.payload)
+        #expect(sameTurn.isEmpty, "handled in the same turn as the transfer before: \(sameTurn)")
+        let caughtUpAfterReturning = try await caughtUp.wait(for: "caught up") { !$0.isEmpty }
+        #expect(caughtUpAfterReturning == [true])
+        try await watch.notifications.wait(for: "all acknowledged") { $0.contains(.transferFinished(sequence: 100)) }
+        #expect(try await watch.on { $0.outstandingTransfers() }.isEmpty)
     }
 
     @Test("transfers flow both ways in order and are finished on ack; outstanding ones are listed and cancellable")
