@@ -172,7 +172,11 @@ extension SimHost {
 
     func endOfTurn(life: UInt64) {
         guard life == self.life, isUp else { return }
-        post(Node.reported(.turnEnded))
+        if linkIsBehind {
+            turnEndWaiting = true
+        } else {
+            post(Node.reported(.turnEnded))
+        }
     }
 
     func linkTick(life: UInt64) {

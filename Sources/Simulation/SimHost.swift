@@ -37,6 +37,12 @@ final class SimHost<Node: ShelledNode, Store> {
     private(set) var life: UInt64 = 0
     private var work: [Work] = []
     private var working = false
+    /// The rest of a link action list cut by the turn budget, the link events that came meanwhile
+    /// (they wait behind it, as in `LinkEndpoint`), and whether an end of turn waits for both.
+    private var linkActionsLeft: ArraySlice<LinkEngine.Action> = []
+    private var linkBacklog: [LinkEngine.Event] = []
+    var turnEndWaiting = false
+    var linkIsBehind: Bool { !linkActionsLeft.isEmpty || !linkBacklog.isEmpty }
     var messagePurposes: [UInt64: MessagePurpose] = [:]
     /// Each connection's seal once its handshake is over (`LinkEndpoint` keeps the same).
     var seals: [Int: FrameSeal] = [:]
@@ -67,6 +73,7 @@ final class SimHost<Node: ShelledNode, Store> {
     enum Work {
         case node(Node.Event)
         case link(LinkEngine.Event)
+        case linkResumed
     }
 
     /// What the world provides: the time, scheduling, the network and the node's store.
@@ -100,6 +107,9 @@ final class SimHost<Node: ShelledNode, Store> {
         seals = [:]
         armed = [:]
         work = []
+        linkActionsLeft = []
+        linkBacklog = []
+        turnEndWaiting = false
         replies = [:]
         link = LinkEngine(
             configuration: configuration, instance: instance, authenticator: SimAuthenticator(),
@@ -129,6 +139,9 @@ final class SimHost<Node: ShelledNode, Store> {
         node = nil
         link = nil
         work = []
+        linkActionsLeft = []
+        linkBacklog = []
+        turnEndWaiting = false
         syncScheduled = false
         world.network.hostDied(side)
         let unsynced = disk.outbox.unsyncedByteCount
@@ -179,6 +192,7 @@ final class SimHost<Node: ShelledNode, Store> {
             switch item {
             case .node(let event): runNode(event)
             case .link(let event): runLink(event)
+            case .linkResumed: resumeLink()
             }
         }
         work.removeAll()
@@ -237,12 +251,47 @@ final class SimHost<Node: ShelledNode, Store> {
     }
 
     private func runLink(_ event: LinkEngine.Event) {
+        guard !linkIsBehind else { return linkBacklog.append(event) }
         guard var link = link.take() else { return }
         let actions = link.handle(event)
         self.link = link
-        for action in actions {
+        carryOut(actions[...])
+    }
+
+    /// Carries out link actions in order; at a random point the rest waits for a later turn.
+    private func carryOut(_ actions: ArraySlice<LinkEngine.Action>) {
+        var left = actions
+        while let action = left.popFirst() {
             guard isUp else { return }
             perform(action)
+            if !left.isEmpty, let delay = world.turnCut() {
+                linkActionsLeft = left
+                world.schedule(after: delay, .linkResumed(side, life: life))
+                return
+            }
+        }
+    }
+
+    func linkResumed(life: UInt64) {
+        guard life == self.life, isUp else { return }
+        work.append(.linkResumed)
+        drain()
+    }
+
+    /// Carries out what the budget put off, then the events that waited, until cut again or done;
+    /// a waiting end of turn comes once all is done (`LinkEndpoint.afterActionsInHand`).
+    private func resumeLink() {
+        let left = linkActionsLeft
+        linkActionsLeft = []
+        carryOut(left)
+        while linkActionsLeft.isEmpty, !linkBacklog.isEmpty, isUp, var link = link.take() {
+            let actions = link.handle(linkBacklog.removeFirst())
+            self.link = link
+            carryOut(actions[...])
+        }
+        if !linkIsBehind, turnEndWaiting {
+            turnEndWaiting = false
+            post(Node.reported(.turnEnded))
         }
     }
 

@@ -33,11 +33,16 @@ package struct SimulationOptions: Sendable {
     /// which reads neither, leaves it out (describing every admin command and log line was a tenth
     /// of a seed's work).
     package var recordTrace = true
+    /// Whether the link's action lists are cut at random points and resumed later, as the daemons'
+    /// turn budget cuts a burst (node events, such as admin requests, then come mid-burst). Off only
+    /// for seeds pinned before the model existed, which must replay as they were found.
+    package var slicesTurns = true
 
     package init(
         activity: Duration = .seconds(20), quiet: Duration = .seconds(20), faults: Bool = true, keepTrace: Bool = false,
-        recordTrace: Bool = true
+        recordTrace: Bool = true, slicesTurns: Bool = true
     ) {
+        self.slicesTurns = slicesTurns
         self.activity = activity
         self.quiet = quiet
         self.faults = faults
@@ -90,7 +95,9 @@ package final class Simulator {
     package init(seed: UInt64, options: SimulationOptions = SimulationOptions()) {
         self.seed = seed
         self.options = options
-        let world = World(seed: seed, keepLines: options.keepTrace, recording: options.recordTrace || options.keepTrace)
+        let world = World(
+            seed: seed, keepLines: options.keepTrace, recording: options.recordTrace || options.keepTrace,
+            slicesTurns: options.slicesTurns)
         self.world = world
         phone = SimHost(
             side: .phone, instance: Self.instance(1), queueID: Self.instance(3), store: PhoneFiles(), world: world)
@@ -194,6 +201,8 @@ package final class Simulator {
             host(side) { $0.linkTick(life: life) }
         case .endOfTurn(let side, let life):
             host(side) { $0.endOfTurn(life: life) }
+        case .linkResumed(let side, let life):
+            host(side) { $0.linkResumed(life: life) }
         case .outboxSynced(let side, let life):
             host(side) { $0.outboxSynced(life: life) }
         case .echo(let run, let life):
@@ -244,6 +253,7 @@ package final class Simulator {
         case .hostTimer(let side, let timer, _): "timer \(timer) at \(side)"
         case .linkTick(let side, _): "link tick at \(side)"
         case .endOfTurn(let side, _): "end of turn at \(side)"
+        case .linkResumed(let side, _): "link resumes at \(side)"
         case .outboxSynced(let side, _): "outbox synced at \(side)"
         case .echo(let run, _): "watcher echo of \(run.id) version \(run.version)"
         case .step(let step): "step \(step)"
@@ -265,6 +275,7 @@ protocol SimHostProtocol: AnyObject {
     func timerFired(_ timer: NodeTimer, token: UInt64)
     func linkTick(life: UInt64)
     func endOfTurn(life: UInt64)
+    func linkResumed(life: UInt64)
     func outboxSynced(life: UInt64)
 }
 

@@ -10,6 +10,9 @@ final class World {
     /// True wall time at `now == 0` (each process adds its own clock offset).
     let epoch = Timestamp(secondsSinceEpoch: 1_790_000_000)
     var random: SplitMix64
+    /// Draws for the daemons' turn budget (`LinkEndpoint.turnBudget`) only: a stream of its own, so
+    /// a run without that model (`slicesTurns` false) draws exactly as before it existed.
+    private var turnRandom: SplitMix64?
     private var queue = EventQueue()
     private(set) var network: Network!
     private(set) var steps = 0
@@ -27,6 +30,8 @@ final class World {
         case hostTimer(Side, NodeTimer, token: UInt64)
         case linkTick(Side, life: UInt64)
         case endOfTurn(Side, life: UInt64)
+        /// The rest of a link action list the turn budget put off is carried out.
+        case linkResumed(Side, life: UInt64)
         /// The group commit of a side's outbox appends reached the disk (fdatasync).
         case outboxSynced(Side, life: UInt64)
         /// The phone's directory watcher reports a file the phone wrote, late (inotify echoes its own
@@ -47,8 +52,9 @@ final class World {
         case quiesce
     }
 
-    init(seed: UInt64, keepLines: Bool, recording: Bool = true) {
+    init(seed: UInt64, keepLines: Bool, recording: Bool = true, slicesTurns: Bool = true) {
         random = SplitMix64(seed: seed)
+        turnRandom = slicesTurns ? SplitMix64(seed: seed ^ 0x7475_726E_6275_6467) : nil
         lines = keepLines ? [] : nil
         self.recording = recording || keepLines
         network = Network(world: self)
@@ -89,6 +95,15 @@ final class World {
     func pick(_ range: ClosedRange<Int>) -> Int { range.lowerBound + Int(random.next() % UInt64(range.count)) }
     func pick<T>(_ items: [T]) -> T? { items.isEmpty ? nil : items[Int(random.next() % UInt64(items.count))] }
     func milliseconds(_ range: ClosedRange<Int>) -> Duration { .milliseconds(pick(range)) }
+
+    /// Whether a link action list is cut here, as the turn budget cuts a burst, and after how long
+    /// the rest is carried out (other events come in between); nil: carried on now.
+    func turnCut() -> Duration? {
+        guard var stream = turnRandom else { return nil }
+        defer { turnRandom = stream }
+        guard stream.next() % 20 == 0 else { return nil }
+        return .microseconds(Int64(stream.next() % 3_000))
+    }
 }
 
 /// A binary heap of scheduled events, ties broken by insertion order (so the run is deterministic).

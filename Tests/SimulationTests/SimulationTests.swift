@@ -27,7 +27,8 @@ struct SimulationTests {
         "pinned seeds",
         arguments: [UInt64(17), 74, 159, 248, 1_000_147, 3_010_717, 3_013_769, 3_015_775, 3_019_620, 4_078_420])
     func pinned(seed: UInt64) {
-        let result = Simulation.run(seed: seed)
+        // As they were found: before the turn-budget model, whose cuts reorder events.
+        let result = Simulation.run(seed: seed, options: SimulationOptions(slicesTurns: false))
         #expect(result.violations.isEmpty, "seed \(seed): \(result.violations)")
     }
 
