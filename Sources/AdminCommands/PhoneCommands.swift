@@ -331,3 +331,14 @@ extension UsageError {
         UsageError("no command for '\(path.joined(separator: " "))'")
     }
 }
+
+extension PhoneCommand {
+    /// Whether the command only reads: its reply may show edits whose writes have not landed yet (it
+    /// acknowledges none). Any other command's reply waits for every write sent before it.
+    package var isQuery: Bool {
+        switch self {
+        case .status, .splits, .workouts, .show, .showSettings, .showComplication, .trace, .metrics: true
+        default: false
+        }
+    }
+}

@@ -183,3 +183,13 @@ package enum WatchCommand: AdminCommand {
         }
     }
 }
+
+extension WatchCommand {
+    /// Whether the command only reads (see `PhoneCommand.isQuery`).
+    package var isQuery: Bool {
+        switch self {
+        case .status, .workouts, .splits, .show, .settings, .showSession, .listQueue, .trace, .metrics: true
+        default: false
+        }
+    }
+}

@@ -27,9 +27,16 @@ package struct ClockFile: Sendable {
 
     /// Writes `mark` atomically when it moved since the last write.
     package mutating func persist(_ mark: Stamp?) throws {
-        guard let mark, mark != written else { return }
-        try AtomicFile.write(Array("\(mark)\n".utf8), to: path)
+        try write(mark)?()
+    }
+
+    /// The write of `mark` when it moved since the last one (nil: nothing to write), to run now or
+    /// on another thread; counted as written from here on (a failed write stops the daemon).
+    package mutating func write(_ mark: Stamp?) -> (@Sendable () throws -> Void)? {
+        guard let mark, mark != written else { return nil }
         written = mark
+        let path = path
+        return { try AtomicFile.write(Array("\(mark)\n".utf8), to: path) }
     }
 }
 

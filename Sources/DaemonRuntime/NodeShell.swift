@@ -5,6 +5,7 @@ import LinkProtocol
 import LinkRuntime
 import Nodes
 import POSIX
+import Synchronization
 import Trace
 import WorkoutModel
 
@@ -28,11 +29,22 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     var timers: [NodeTimer: TimerID] = [:]
     var responders: [AdminRequestID: AdminResponder] = [:]
     private var lastRequest: UInt64 = 0
-    private var queue: [Node.Event] = []
+    private var queue: [(event: Node.Event, query: Bool)] = []
     private var draining = false
     var watchdogTimer: TimerID?
     /// A failed durable action, fed to the node before any other waiting event.
     private var failure: Node.Event?
+    /// Durable writes sent to `link.writes`, and landed, so far (numbered in the order sent).
+    private var writesSent: UInt64 = 0
+    private var writesLanded: UInt64 = 0
+    /// Actions waiting for the writes sent before them to land, in order.
+    private var waiting: [(after: UInt64, action: Node.Action)] = []
+    /// Set at the first failed write: the writes queued after it never begin.
+    private let writeFailed = Atomic<Bool>(false)
+
+    /// The daemon's durable store writes: the work for `action`, to run on the write queue (nil when
+    /// `action` is not one). Only used with `link.writes`; without, `performStore` does all.
+    package var storeWrite: (Node.Action) -> (@Sendable () throws -> Void)? = { _ in nil }
 
     /// Reads the documents or listings the node asked for (the daemon's store).
     package var read: (NeedsReads) -> Reads = { _ in Reads() }
@@ -58,8 +70,13 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
 
     /// Feeds `event` (after the ones already waiting); on the loop.
     package func post(_ event: Node.Event) {
+        post(event, query: false)
+    }
+
+    /// `query`: an admin request that changes nothing, whose reply need not wait for writes.
+    private func post(_ event: Node.Event, query: Bool) {
         loop.preconditionInLoop()
-        queue.append(event)
+        queue.append((event, query))
         drain()
     }
 
@@ -71,17 +88,18 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
         var next = 0
         while true {
             let event: Node.Event
+            var query = false
             if let failed = failure {
                 // A failure is the node's next event, before anything that waited.
                 failure = nil
                 event = failed
             } else if next < queue.count {
-                event = queue[next]
+                (event, query) = queue[next]
                 next += 1
             } else {
                 break
             }
-            run(event)
+            run(event, query: query)
             if next > 1024 {
                 queue.removeFirst(next)
                 next = 0
@@ -93,12 +111,12 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     /// Serves one admin request: numbers it and hands the node the event `make` builds with the
     /// facts a status shows; the node's reply goes to `respond`.
     package func admin(
-        respond: AdminResponder, _ make: (AdminRequestID, ShellFacts) -> Node.Event
+        respond: AdminResponder, query: Bool, _ make: (AdminRequestID, ShellFacts) -> Node.Event
     ) {
         lastRequest += 1
         let request = AdminRequestID(lastRequest)
         responders[request] = respond
-        post(make(request, facts))
+        post(make(request, facts), query: query)
     }
 
     /// What the shell knows that a status reply shows.
@@ -115,7 +133,7 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
         notifier.keepWatchdogFed(on: loop) { [unowned self] timer in watchdogTimer = timer }
     }
 
-    private func run(_ event: Node.Event) {
+    private func run(_ event: Node.Event, query: Bool = false) {
         var reads = Reads()
         var actions: [Node.Action] = []
         while true {
@@ -123,6 +141,8 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
                 actions = try node.handle(event, now: .current, reads: reads)
                 break
             } catch {
+                // What the node reads must include every write sent before.
+                link.writes?.sync {}
                 let more = read(error)
                 reads.documents.merge(more.documents) { _, new in new }
                 if let listing = more.outstandingTransfers { reads.outstandingTransfers = listing }
@@ -136,18 +156,107 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
                 if error.outstandingTransfers, reads.outstandingTransfers == nil { reads.outstandingTransfers = [] }
             }
         }
-        for action in actions {
-            do {
-                if let shared = Node.nodeAction(action) {
-                    try perform(shared)
-                } else {
-                    try performStore(action)
-                }
-            } catch {
-                // Nothing after a failed durable write may run (an acknowledgement least of all).
-                failure = Node.reported(.durableWriteFailed(reason: "\(error)"))
-                return
+        // After a failed write only the way out is left: carried out at once, on the loop.
+        guard let writes = link.writes, !writeFailed.load(ordering: .acquiring) else {
+            for action in actions {
+                guard carryOut(action) else { return }
             }
+            return
+        }
+        for action in actions {
+            if let write = durableWrite(action) {
+                send(write, to: writes)
+            } else if query && Self.isReply(action) || waiting.isEmpty && writesLanded == writesSent {
+                // A query's reply may show what is not on disk yet: it acknowledges no edit.
+                guard carryOut(action) else { return }
+            } else {
+                waiting.append((after: writesSent, action))
+            }
+        }
+    }
+
+    /// Carries out one action on the loop; false (and the failure fed next) when a durable one failed.
+    private func carryOut(_ action: Node.Action) -> Bool {
+        do {
+            if let shared = Node.nodeAction(action) {
+                try perform(shared)
+            } else {
+                try performStore(action)
+            }
+            return true
+        } catch {
+            failed(error)
+            return false
+        }
+    }
+
+    /// Nothing after a failed durable write may run (an acknowledgement least of all): what waits is
+    /// dropped, writes not yet begun are skipped, and the node hears of it next, before anything else.
+    private func failed(_ error: any Error) {
+        writeFailed.store(true, ordering: .releasing)
+        waiting.removeAll()
+        failure = Node.reported(.durableWriteFailed(reason: "\(error)"))
+    }
+
+    /// The durable write `action` stands for, to run on the write queue; nil for any other action.
+    private func durableWrite(_ action: Node.Action) -> (@Sendable () throws -> Void)? {
+        guard let shared = Node.nodeAction(action) else { return storeWrite(action) }
+        switch shared {
+        case .persistClock(let stamp):
+            return clockFile.write(stamp)
+        case .persistLiveVersion(let version):
+            let (path, logger) = ("\(stateDirectory)/live-version", logger)
+            return {
+                do {
+                    try AtomicFile.write(Array("\(version)".utf8), to: path)
+                } catch {
+                    logger.warning("live version not persisted", ["reason": "\(error)"], component: "live")
+                }
+            }
+        case .link(.keepReceivedFile(let key, let name)):
+            let (source, directory) = (link.inboxPath(for: key), "\(stateDirectory)/received-files")
+            return {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                try AtomicFile.moveDurably(source, to: "\(directory)/\(name)")
+            }
+        default:
+            return nil
+        }
+    }
+
+    /// Runs `write` after the writes sent before it; the actions waiting for it follow once it lands.
+    private func send(_ write: @escaping @Sendable () throws -> Void, to writes: DispatchQueue) {
+        writesSent += 1
+        let number = writesSent
+        writes.async { [self] in
+            guard !writeFailed.load(ordering: .acquiring) else { return }
+            let result = Result { try write() }
+            loop.execute { [self] in landed(number, result) }
+        }
+    }
+
+    private func landed(_ number: UInt64, _ result: Result<Void, any Error>) {
+        guard !writeFailed.load(ordering: .acquiring) else { return }
+        writesLanded = number
+        if case .failure(let error) = result {
+            failed(error)
+            drain()
+            return
+        }
+        // As in `drain`: what these actions raise waits until they are all carried out.
+        draining = true
+        while let first = waiting.first, first.after <= writesLanded {
+            waiting.removeFirst()
+            guard carryOut(first.action) else { break }
+        }
+        draining = false
+        drain()
+    }
+
+    private static func isReply(_ action: Node.Action) -> Bool {
+        switch Node.nodeAction(action) {
+        case .reply, .replyTrace, .log, .journal: true
+        default: false
         }
     }
 

@@ -13,12 +13,14 @@ package final class LatencyRecorder: Sendable {
     /// its directory), the outbox's group commit and segment roll, and the directory syncs after
     /// creating or removing files. Shared by everything in the process that writes through them
     /// (PhoneStore's documents, WatchStore's cache), so phoned's and watchd's figures cover all of it.
-    package static let fsync = LatencyRecorder()
+    package static let fsync = LatencyRecorder(slowedByTests: true)
 
     private let histogram: Mutex<LatencyHistogram>
+    private let slowedByTests: Bool
 
-    package init(bounds: [Double] = LatencyHistogram.defaultBounds) {
+    package init(bounds: [Double] = LatencyHistogram.defaultBounds, slowedByTests: Bool = false) {
         histogram = Mutex(LatencyHistogram(bounds: bounds))
+        self.slowedByTests = slowedByTests
     }
 
     /// Adds one observation of `seconds`.
@@ -36,6 +38,7 @@ package final class LatencyRecorder: Sendable {
     package func time<Result>(_ body: () throws -> Result) rethrows -> Result {
         let start = ContinuousClock.now
         defer { record(ContinuousClock.now - start) }
+        if slowedByTests { SlowFsyncInjection.wait() }
         return try body()
     }
 

@@ -6,7 +6,8 @@ import Trace
 
 extension LinkEndpoint {
     /// Carries out `actions` in order on the loop; a state write is durable before the next action
-    /// runs, and a failed one stops the daemon (`onFatal`).
+    /// runs, and a failed one stops the daemon (`onFatal`). (With `writes`, `work` sends state
+    /// writes there instead and never hands one to this.)
     func carryOut(_ actions: [LinkEngine.Action]) {
         for action in actions {
             if let (what, write) = stateWrite(action) {
@@ -18,7 +19,7 @@ extension LinkEndpoint {
     }
 
     /// The durable write `action` stands for, when it is one.
-    private func stateWrite(_ action: LinkEngine.Action) -> (what: String, write: @Sendable () throws -> Void)? {
+    func stateWrite(_ action: LinkEngine.Action) -> (what: String, write: @Sendable () throws -> Void)? {
         let state = self.state
         switch action {
         case .persistPeer(let peer):
@@ -50,6 +51,14 @@ extension LinkEndpoint {
             )
         case .persistWatchState(let watchState):
             return ("persist watch state", { try state.persist(watchState) })
+        case .removeOutboundFile(let sequence):
+            return ("remove queued file \(sequence)", { try state.files.remove(sequence: sequence) })
+        case .prepareInboundFile(let key, let keeping):
+            return ("prepare arriving file \(key)", { try state.files.prepare(key, keeping: keeping) })
+        case .deliverInboundFile(let key):
+            return ("deliver file \(key) to the inbox", { try state.files.deliver(key) })
+        case .discardInboundFile(let key):
+            return ("discard file \(key)", { try state.files.discard(key) })
         default:
             return nil
         }

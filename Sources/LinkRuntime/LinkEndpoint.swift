@@ -8,8 +8,10 @@ import Trace
 /// The endpoint is the engine's shell: it listens (phone) or dials (watch), feeds socket bytes,
 /// closes and timer expiry into the engine, and carries out the engine's actions in order: frames
 /// are written, `persist…` actions are written durably before the next action runs, notifications
-/// go to `onNotification`. Everything but `transferUserInfo`'s fsync runs on the loop thread; the
-/// appends run on one outbox thread, batched so concurrent producers share one `fdatasync` (group commit).
+/// go to `onNotification`. With `writes` set (the daemons), state writes run on that queue and the
+/// actions after one wait for it to land, while the loop goes on (heartbeats are answered meanwhile);
+/// without, they run on the loop. `transferUserInfo`'s appends run on one outbox thread, batched so
+/// concurrent producers share one `fdatasync` (group commit). `turnBudget` spreads a burst over turns.
 ///
 /// Loop-only API: `start`, `updateApplicationContext`, `sendMessage`, `answerMessage`,
 /// `transferUserInfo`, `transferProcessed`, `cancelTransfer`, `launch`, `setAppForeground`,
@@ -46,6 +48,12 @@ package final class LinkEndpoint: @unchecked Sendable {
     /// The run each message in flight is about, for its outcome's journal line.
     var messageRuns: [UInt64: String] = [:]
     private var isHandling = false
+    /// A state write is on `writes`; the actions after it wait for it to land.
+    private var writeInFlight = false
+    private var writeSentAt = ContinuousClock.now
+    /// Where state writes run, off the loop, one at a time in order (nil: on the loop, each done
+    /// before the next action). The daemons share it with their own writes (`NodeShell`).
+    package var writes: DispatchQueue?
     /// The rest of the action list being carried out when a turn's budget ran out.
     private var actionsLeft: ArraySlice<LinkEngine.Action> = []
     private var readingPaused = false
@@ -128,7 +136,7 @@ package final class LinkEndpoint: @unchecked Sendable {
 
     // MARK: App API (loop-only)
 
-    /// `updateApplicationContext`: replaces the context slot (persisted before this returns).
+    /// `updateApplicationContext`: replaces the context slot (persisted before its frame goes out).
     ///
     /// Handled at once even from inside a notification (as `transfersProcessed`), so `status()` names
     /// the generation this update was given when the call returns: phoned records its push under that
@@ -136,7 +144,7 @@ package final class LinkEndpoint: @unchecked Sendable {
     package func updateApplicationContext(_ payload: [UInt8], force: Bool = false) throws(LinkError) {
         loop.preconditionInLoop()
         if let error = engine.admission(of: .context, bytes: payload.count) { throw error }
-        carryOut(engine.handle(.contextUpdated(payload: payload, force: force, now: now)))
+        handleAtOnce(.contextUpdated(payload: payload, force: force, now: now))
     }
 
     /// `sendMessage`: exactly one outcome is passed to `completion`, on the loop.
@@ -180,12 +188,12 @@ package final class LinkEndpoint: @unchecked Sendable {
 
     /// Several received transfers processed durably at once: one mark write, then their acks.
     ///
-    /// Handled at once even when called from inside a notification (unlike other events). Safe to
-    /// interleave: it only persists a mark and sends acks, and the engine's state is whole between
-    /// events. A crash before the mark redelivers the batch, which the app finds already applied.
+    /// Handed to the engine at once even from inside a notification (unlike other events); its mark
+    /// and acks follow the actions of earlier calls. A crash before the mark redelivers the batch,
+    /// which the app finds already applied.
     package func transfersProcessed(_ keys: [TransferKey]) {
         loop.preconditionInLoop()
-        carryOut(engine.handle(.transfersProcessed(keys)))
+        handleAtOnce(.transfersProcessed(keys))
     }
 
     /// Cancels an outstanding (unacknowledged) transfer, as `WCSessionUserInfoTransfer.cancel()` does;
@@ -285,15 +293,41 @@ package final class LinkEndpoint: @unchecked Sendable {
 
     /// Feeds one event and carries out the actions; events raised meanwhile wait their turn.
     func handle(_ event: LinkEngine.Event) {
-        queuedEvents.append(event)
+        // Bytes that wait behind others from the same connection join them: the engine then handles
+        // them in one go (the acks of several reads cost one outbox write, as one read's do).
+        if case .bytesReceived(let connection, let more, let now) = event,
+            case .bytesReceived(connection, let earlier, _) = queuedEvents.last
+        {
+            queuedEvents[queuedEvents.count - 1] = .bytesReceived(connection, earlier + more, now: now)
+        } else {
+            queuedEvents.append(event)
+        }
+        limitBacklog()
+        if !isHandling {
+            isHandling = true
+            work(since: ContinuousClock.now)
+        } else if writeInFlight, ContinuousClock.now - writeSentAt >= Self.slowWrite {
+            handleWhileWriting()
+        }
+    }
+
+    /// A state write in flight longer than this makes the disk slow: events that arrive meanwhile
+    /// are handed to the engine at once, so heartbeats are answered (`handleWhileWriting`).
+    static let slowWrite: Duration = .milliseconds(100)
+
+    /// Hands `event` to the engine now, even from inside a notification (the app API that must take
+    /// effect at once: `updateApplicationContext`, `transfersProcessed`); its actions are carried out
+    /// after those of earlier calls, in the order the engine produced them.
+    func handleAtOnce(_ event: LinkEngine.Event) {
+        actionsLeft.append(contentsOf: engine.handle(event))
         guard !isHandling else { return }
         isHandling = true
         work(since: ContinuousClock.now)
     }
 
-    /// Carries out the actions in hand, then the waiting events', in order, until none are left or
-    /// `turnBudget` is spent; then the rest waits for a later turn, with reading paused so no more
-    /// bytes pile up behind it.
+    /// Carries out the actions in hand, then the waiting events', in order, until none are left,
+    /// `turnBudget` is spent (the rest waits for a later turn) or a state write goes to the write
+    /// queue (the rest waits for it to land).
     private func work(since start: ContinuousClock.Instant) {
         while true {
             if actionsLeft.isEmpty {
@@ -301,26 +335,78 @@ package final class LinkEndpoint: @unchecked Sendable {
                 actionsLeft = engine.handle(queuedEvents.removeFirst())[...]
             }
             while let action = actionsLeft.popFirst() {
+                if let writes, let (what, write) = stateWrite(action) {
+                    writeInFlight = true
+                    writeSentAt = ContinuousClock.now
+                    writes.async { [loop] in
+                        let result = Result { try write() }
+                        loop.execute { [unowned self] in
+                            writeInFlight = false
+                            if case .failure(let error) = result { onFatal("\(what) failed: \(error)") }
+                            work(since: ContinuousClock.now)
+                        }
+                    }
+                    limitBacklog()
+                    return
+                }
                 carryOut([action])
                 guard let turnBudget, !actionsLeft.isEmpty || !queuedEvents.isEmpty,
                     ContinuousClock.now - start >= turnBudget
                 else { continue }
-                pauseReading(true)
+                // Bytes read meanwhile only queue (cheap), so the burst's end still sees all of them.
+                limitBacklog()
                 loop.execute { [unowned self] in work(since: ContinuousClock.now) }
                 return
             }
         }
         isHandling = false
-        if let turnBudget, ContinuousClock.now - start >= turnBudget {
-            // Spent: the next read (a connection reads a few times per turn) waits for a later turn.
-            pauseReading(true)
-            loop.execute { [unowned self] in if !isHandling { pauseReading(false) } }
-        } else {
-            pauseReading(false)
-        }
+        limitBacklog()
         let caughtUp = whenCaughtUp
         whenCaughtUp = []
         for work in caughtUp { work() }
+    }
+
+    /// While a state write is slow to land, the events that arrive are handed to the engine at once:
+    /// heartbeats (a ping answered, one sent) go out now, whatever waits for the write, since they
+    /// promise nothing about it; any other action waits its turn with the rest.
+    private func handleWhileWriting() {
+        while !queuedEvents.isEmpty {
+            let actions = engine.handle(queuedEvents.removeFirst())
+            // Not before a waiting seal: a frame sent unsealed on a sealed link closes it.
+            if actions.allSatisfy(Self.isHeartbeat), !actionsLeft.contains(where: Self.isSeal) {
+                // The engine's latest wake-up supersedes any it asked for before.
+                if actions.contains(where: Self.isWakeUp) { actionsLeft.removeAll(where: Self.isWakeUp) }
+                carryOut(actions)
+            } else {
+                actionsLeft.append(contentsOf: actions)
+            }
+        }
+        limitBacklog()
+    }
+
+    /// Stops reading while much waits to be handled (a burst spread over turns, a slow state write),
+    /// so a peer that keeps sending is slowed by TCP, not held in memory.
+    private func limitBacklog() {
+        pauseReading(queuedEvents.count > Self.maximumQueuedEvents || actionsLeft.count > Self.maximumActionsLeft)
+    }
+
+    /// Reads (up to 64 KiB each) and actions that may wait before reading stops.
+    static let maximumQueuedEvents = 16
+    static let maximumActionsLeft = 4096
+
+    private static func isSeal(_ action: LinkEngine.Action) -> Bool {
+        if case .seal = action { true } else { false }
+    }
+
+    private static func isWakeUp(_ action: LinkEngine.Action) -> Bool {
+        if case .scheduleWakeUp = action { true } else { false }
+    }
+
+    private static func isHeartbeat(_ action: LinkEngine.Action) -> Bool {
+        switch action {
+        case .send(_, .ping), .send(_, .pong), .scheduleWakeUp: true
+        default: false
+        }
     }
 
     /// Runs `work` once every event fed so far has been handled and its actions carried out: now,
@@ -360,7 +446,8 @@ package final class LinkEndpoint: @unchecked Sendable {
                 self.handle(.tick(now: self.now))
             }
         case .persistPeer, .persistContextSlot, .persistReceivedContext, .persistTransferMark, .removeTransfers,
-            .removeComplications, .persistWatchState:
+            .removeComplications, .persistWatchState, .removeOutboundFile, .prepareInboundFile, .deliverInboundFile,
+            .discardInboundFile:
             // State writes: `carryOut` makes them durable before the next action.
             break
         case .sendFileChunk(let connection, let key, let offset, let length):
@@ -370,10 +457,6 @@ package final class LinkEndpoint: @unchecked Sendable {
             } catch {
                 onFatal("read of queued file \(key.sequence) failed: \(error)")
             }
-        case .removeOutboundFile(let sequence):
-            durably("remove queued file \(sequence)") { try state.files.remove(sequence: sequence) }
-        case .prepareInboundFile(let key, let keeping):
-            durably("prepare arriving file \(key)") { try state.files.prepare(key, keeping: keeping) }
         case .writeInboundChunk(let key, let offset, let data):
             // Written on the loop, synced on the outbox thread: a heartbeat or a message read
             // meanwhile is answered at once. The sync's completion is what acknowledges the chunk.
@@ -397,10 +480,6 @@ package final class LinkEndpoint: @unchecked Sendable {
                 let matches = (try? files.digest(key)) == digest
                 loop.execute { [self] in handle(.inboundFileVerified(key, matches: matches)) }
             }
-        case .deliverInboundFile(let key):
-            durably("deliver file \(key) to the inbox") { try state.files.deliver(key) }
-        case .discardInboundFile(let key):
-            durably("discard file \(key)") { try state.files.discard(key) }
         case .notify(let notification):
             journalNotified(notification)
             if case .messageCompleted(let id, let outcome) = notification,

@@ -55,6 +55,10 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
         shell.read = { [endpoint] needs in
             Reads(outstandingTransfers: needs.outstandingTransfers ? endpoint.outstandingTransfers() : nil)
         }
+        shell.storeWrite = { [cache] action in
+            guard case .store = action else { return nil }
+            return { try cache.perform(action) }
+        }
         shell.performStore = { [cache] action in try cache.perform(action) }
         shell.closeServices = { [unowned self] in admin?.close() }
     }
@@ -70,7 +74,7 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
         link.onNotification = { [unowned self] in shell.post(.link($0)) }
         try link.start()
         admin = try AdminServer(loop: loop, path: configuration.adminSocket) { [unowned self] command, respond in
-            shell.admin(respond: respond) { .admin($0, command, facts: $1) }
+            shell.admin(respond: respond, query: command.isQuery) { .admin($0, command, facts: $1) }
         }
         shell.notifyReady("cache: \(shell.node.engine.cache.workouts.count) runs")
         return

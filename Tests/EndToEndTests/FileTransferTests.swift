@@ -139,15 +139,7 @@ struct FileTransferTests {
             let received: [AdminReply.FileReceived] = try await system.phonectl("file", "received", "--json").decode()
             return received.count == 4 && received.allSatisfy { $0.bytes == 32 << 20 }
         }
-        for (side, metrics) in [
-            ("phone", try await system.phone("metrics")), ("watch", try await system.watch("metrics")),
-        ] {
-            let down = metrics.split(separator: "\n").first {
-                $0.hasPrefix(#"watchsync_events_total{event="link.down"} "#)
-            }
-            #expect(
-                down?.split(separator: " ").last == "0", "\(side): \(down.map(String.init) ?? "no link.down sample")")
-        }
+        try await system.expectLinkNeverDropped()
     }
 
     @Test("cancel mid-transfer: nothing in the phone's inbox or partials, nothing received, the watch's outbox empty")

@@ -34,6 +34,18 @@ struct IngestLogLine: Equatable {
 }
 
 extension SyncSystem {
+    /// Neither daemon journalled a `link.down` since it started (their `metrics`).
+    func expectLinkNeverDropped(sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        for (side, metrics) in [("phone", try await phone("metrics")), ("watch", try await watch("metrics"))] {
+            let down = metrics.split(separator: "\n").first {
+                $0.hasPrefix(#"watchsync_events_total{event="link.down"} "#)
+            }
+            #expect(
+                down?.split(separator: " ").last == "0", "\(side): \(down.map(String.init) ?? "no link.down sample")",
+                sourceLocation: sourceLocation)
+        }
+    }
+
     func phoneStatus() async throws -> PhoneStatusView {
         try await phonectl("status", "--json").decode()
     }
