@@ -300,6 +300,8 @@ final class SimHost<Node: ShelledNode, Store> {
         guard var link = link.take() else { return }
         let actions = link.handle(event)
         self.link = link
+        // After the actions of earlier calls, as `LinkEndpoint.handleAtOnce` orders them.
+        guard linkActionsLeft.isEmpty else { return linkActionsLeft.append(contentsOf: actions) }
         for action in actions where isUp { perform(action) }
     }
 
