@@ -14,8 +14,10 @@ import WorkoutModel
 /// actions run, waits its turn: nothing re-enters the node), stamps each with the wall clock,
 /// reads what the node asks for, and carries out the shared actions — the link's verbs, logs, the
 /// journal, admin replies, timers, the clock and live-version files, systemd, exit. The daemon adds
-/// its own store: `read` and `performStore`. A failed durable action stops the rest of its list and
-/// is reported to the node, which exits.
+/// its own store: `read`, `storeWrite` and `performStore`. Durable writes go to the link's write
+/// queue (`LinkEndpoint.writes`), never waited for on the loop; an action after a write waits until
+/// it has landed, except a query's reply (docs/PROTOCOL.md, "The order of writes"). A failed
+/// durable action stops everything after it and is reported to the node, which exits.
 package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     // @unchecked: after `init`, every member is used only on `loop`'s thread.
     package private(set) var node: Node

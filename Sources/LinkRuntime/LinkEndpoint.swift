@@ -306,14 +306,19 @@ package final class LinkEndpoint: @unchecked Sendable {
         if !isHandling {
             isHandling = true
             work(since: ContinuousClock.now)
-        } else if writeInFlight, ContinuousClock.now - writeSentAt >= Self.slowWrite {
+        } else if writeInFlight, Self.isTick(event) || ContinuousClock.now - writeSentAt >= slowWrite {
+            // A tick is never held up by writes: heartbeats go out, and silence is found, on time.
             handleWhileWriting()
         }
     }
 
     /// A state write in flight longer than this makes the disk slow: events that arrive meanwhile
     /// are handed to the engine at once, so heartbeats are answered (`handleWhileWriting`).
-    static let slowWrite: Duration = .milliseconds(100)
+    package var slowWrite: Duration = .milliseconds(100)
+
+    private static func isTick(_ event: LinkEngine.Event) -> Bool {
+        if case .tick = event { true } else { false }
+    }
 
     /// Hands `event` to the engine now, even from inside a notification (the app API that must take
     /// effect at once: `updateApplicationContext`, `transfersProcessed`); its actions are carried out

@@ -310,6 +310,34 @@ struct LinkEndpointTests {
         #expect(try await watch.on { $0.outstandingTransfers() }.isEmpty)
     }
 
+    @Test("while a state write hangs, heartbeats are answered (the watch stays linked) and its frame waits for it")
+    func heartbeatsDuringAHangingWrite() async throws {
+        let directory = try TemporaryDirectory("link")
+        let (phone, watch) = try await linkedPair(directory, key: key)
+        defer {
+            phone.shutdown()
+            watch.shutdown()
+        }
+        let writes = DispatchQueue(label: "hanging-writes")
+        let gate = DispatchSemaphore(value: 0)
+        writes.async { gate.wait() }
+        // Never "slow" by the clock: only the rule that ticks are handled at once lets heartbeats out.
+        try await phone.on { link in
+            link.writes = writes
+            link.slowWrite = .seconds(3600)
+            try link.updateApplicationContext(Array("held".utf8))
+        }
+        // Past the watch's 2 s silence limit (500 ms × 4).
+        try await Task.sleep(for: .seconds(3))
+        #expect(try await watch.on { $0.status().linked })
+        let early = watch.notifications.values.contains { if case .contextReceived = $0 { true } else { false } }
+        #expect(!early, "the context went out before its slot was on disk")
+        gate.signal()
+        try await watch.notifications.wait(for: "the context") {
+            $0.contains { if case .contextReceived = $0 { true } else { false } }
+        }
+    }
+
     @Test("transfers flow both ways in order and are finished on ack; outstanding ones are listed and cancellable")
     func transfers() async throws {
         let directory = try TemporaryDirectory("link")
