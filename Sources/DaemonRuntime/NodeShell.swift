@@ -31,7 +31,7 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     var timers: [NodeTimer: TimerID] = [:]
     var responders: [AdminRequestID: AdminResponder] = [:]
     private var lastRequest: UInt64 = 0
-    private var queue: [(event: Node.Event, query: Bool)] = []
+    private var queue: [Node.Event] = []
     private var draining = false
     var watchdogTimer: TimerID?
     /// A failed durable action, fed to the node before any other waiting event.
@@ -72,13 +72,8 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
 
     /// Feeds `event` (after the ones already waiting); on the loop.
     package func post(_ event: Node.Event) {
-        post(event, query: false)
-    }
-
-    /// `query`: an admin request that changes nothing, whose reply need not wait for writes.
-    private func post(_ event: Node.Event, query: Bool) {
         loop.preconditionInLoop()
-        queue.append((event, query))
+        queue.append(event)
         drain()
     }
 
@@ -90,18 +85,17 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
         var next = 0
         while true {
             let event: Node.Event
-            var query = false
             if let failed = failure {
                 // A failure is the node's next event, before anything that waited.
                 failure = nil
                 event = failed
             } else if next < queue.count {
-                (event, query) = queue[next]
+                event = queue[next]
                 next += 1
             } else {
                 break
             }
-            run(event, query: query)
+            run(event)
             if next > 1024 {
                 queue.removeFirst(next)
                 next = 0
@@ -113,12 +107,12 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     /// Serves one admin request: numbers it and hands the node the event `make` builds with the
     /// facts a status shows; the node's reply goes to `respond`.
     package func admin(
-        respond: AdminResponder, query: Bool, _ make: (AdminRequestID, ShellFacts) -> Node.Event
+        respond: AdminResponder, _ make: (AdminRequestID, ShellFacts) -> Node.Event
     ) {
         lastRequest += 1
         let request = AdminRequestID(lastRequest)
         responders[request] = respond
-        post(make(request, facts), query: query)
+        post(make(request, facts))
     }
 
     /// What the shell knows that a status reply shows.
@@ -135,7 +129,7 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
         notifier.keepWatchdogFed(on: loop) { [unowned self] timer in watchdogTimer = timer }
     }
 
-    private func run(_ event: Node.Event, query: Bool = false) {
+    private func run(_ event: Node.Event) {
         var reads = Reads()
         var actions: [Node.Action] = []
         while true {
@@ -168,7 +162,7 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
         for action in actions {
             if let write = durableWrite(action) {
                 send(write, to: writes)
-            } else if query && Self.isReply(action) || waiting.isEmpty && writesLanded == writesSent {
+            } else if Node.isQuery(event) && Self.isReply(action) || waiting.isEmpty && writesLanded == writesSent {
                 // A query's reply may show what is not on disk yet: it acknowledges no edit.
                 guard carryOut(action) else { return }
             } else {

@@ -12,9 +12,16 @@ package protocol ShelledNode: Sendable {
     static func nodeAction(_ action: Action) -> NodeAction?
     /// The event for a link notification.
     static func linkNotified(_ notification: LinkNotification) -> Event
+    /// Whether `event` is an admin request that only reads: its reply need not wait for the writes
+    /// before it (docs/PROTOCOL.md, "The order of writes").
+    static func isQuery(_ event: Event) -> Bool
 }
 
 extension PhoneNode: ShelledNode {
+    package static func isQuery(_ event: Event) -> Bool {
+        if case .admin(_, let command, _, _) = event { command.isQuery } else { false }
+    }
+
     package static func reported(_ report: ShellReport) -> Event { .reported(report) }
     package static func linkNotified(_ notification: LinkNotification) -> Event { .link(notification) }
 
@@ -25,6 +32,10 @@ extension PhoneNode: ShelledNode {
 }
 
 extension WatchNode: ShelledNode {
+    package static func isQuery(_ event: Event) -> Bool {
+        if case .admin(_, let command, _) = event { command.isQuery } else { false }
+    }
+
     package static func reported(_ report: ShellReport) -> Event { .reported(report) }
     package static func linkNotified(_ notification: LinkNotification) -> Event { .link(notification) }
 

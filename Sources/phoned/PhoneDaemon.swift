@@ -115,9 +115,7 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         shell.post(.linkStarted(activated: link.status().activated))
         admin = try AdminServer(loop: loop, path: configuration.adminSocket) { [unowned self] command, respond in
             guard let bytes = try? SecureRandom.bytes(count: 16) else { return respond(.error("no random bytes")) }
-            shell.admin(respond: respond, query: command.isQuery) {
-                .admin($0, command, freshID: DocumentID(bytes: bytes), facts: $1)
-            }
+            shell.admin(respond: respond) { .admin($0, command, freshID: DocumentID(bytes: bytes), facts: $1) }
         }
         let engine = shell.node.engine
         shell.notifyReady("linked: no; documents: \(engine.splits.count) splits, \(engine.index.count) runs")

@@ -74,7 +74,7 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
         link.onNotification = { [unowned self] in shell.post(.link($0)) }
         try link.start()
         admin = try AdminServer(loop: loop, path: configuration.adminSocket) { [unowned self] command, respond in
-            shell.admin(respond: respond, query: command.isQuery) { .admin($0, command, facts: $1) }
+            shell.admin(respond: respond) { .admin($0, command, facts: $1) }
         }
         shell.notifyReady("cache: \(shell.node.engine.cache.workouts.count) runs")
         return
