@@ -42,6 +42,18 @@ final class SimHost<Node: ShelledNode, Store> {
     private var linkActionsLeft: ArraySlice<LinkEngine.Action> = []
     private var linkBacklog: [LinkEngine.Event] = []
     var turnEndWaiting = false
+    /// The shell's write queue (`NodeShell`): durable writes sent and not landed yet, in order; the
+    /// actions waiting for the writes sent before them; and how many were sent and landed.
+    private var writesInFlight: [Node.Action] = []
+    private var waitingActions: [(after: UInt64, action: Node.Action)] = []
+    private var writesSent: UInt64 = 0
+    private var writesLanded: UInt64 = 0
+    /// Which of the node's own actions are durable writes (the store's).
+    var isStoreWrite: (Node.Action) -> Bool = { _ in false }
+    /// Set while the workload's admin request is handled: its writes, and those before them, land at
+    /// once (a fast disk), so the workload reads the reply when its call returns, as it was written to.
+    var writesLandAtOnce = false
+    var hasWritesInFlight: Bool { !writesInFlight.isEmpty }
     var linkIsBehind: Bool { !linkActionsLeft.isEmpty || !linkBacklog.isEmpty }
     var messagePurposes: [UInt64: MessagePurpose] = [:]
     /// Each connection's seal once its handshake is over (`LinkEndpoint` keeps the same).
@@ -74,6 +86,7 @@ final class SimHost<Node: ShelledNode, Store> {
         case node(Node.Event)
         case link(LinkEngine.Event)
         case linkResumed
+        case writeLanded
     }
 
     /// What the world provides: the time, scheduling, the network and the node's store.
@@ -110,6 +123,10 @@ final class SimHost<Node: ShelledNode, Store> {
         linkActionsLeft = []
         linkBacklog = []
         turnEndWaiting = false
+        writesInFlight = []
+        waitingActions = []
+        writesSent = 0
+        writesLanded = 0
         replies = [:]
         link = LinkEngine(
             configuration: configuration, instance: instance, authenticator: SimAuthenticator(),
@@ -142,6 +159,10 @@ final class SimHost<Node: ShelledNode, Store> {
         linkActionsLeft = []
         linkBacklog = []
         turnEndWaiting = false
+        writesInFlight = []
+        waitingActions = []
+        writesSent = 0
+        writesLanded = 0
         syncScheduled = false
         world.network.hostDied(side)
         let unsynced = disk.outbox.unsyncedByteCount
@@ -193,6 +214,7 @@ final class SimHost<Node: ShelledNode, Store> {
             case .node(let event): runNode(event)
             case .link(let event): runLink(event)
             case .linkResumed: resumeLink()
+            case .writeLanded: landWrite()
             }
         }
         work.removeAll()
@@ -210,6 +232,8 @@ final class SimHost<Node: ShelledNode, Store> {
                 actions = try node.handle(event, now: wallNow, reads: reads)
                 break
             } catch {
+                // What the node reads includes every write sent before (the shell waits for them).
+                while !writesInFlight.isEmpty { performLanding(writesInFlight.removeFirst()) }
                 let more = read(self, error)
                 reads.documents.merge(more.documents) { _, new in new }
                 for id in error.documents.keys where reads.documents[id] == nil {
@@ -219,6 +243,7 @@ final class SimHost<Node: ShelledNode, Store> {
             }
         }
         self.node = node
+        if world.queuesWrites { return queue(actions, query: Node.isQuery(event)) }
         for action in actions {
             guard isUp else { return }
             if let shared = Node.nodeAction(action) {
@@ -234,6 +259,83 @@ final class SimHost<Node: ShelledNode, Store> {
                 }
                 performStore(self, action)
             }
+        }
+    }
+
+    /// As `NodeShell` carries out actions with its write queue: a durable write lands 0–3 ms later,
+    /// after the ones before it; an action after a write waits for it, except a query's reply.
+    private func queue(_ actions: [Node.Action], query: Bool) {
+        releaseWaiting()
+        for action in actions {
+            guard isUp else { return }
+            if isDurableWrite(action) {
+                writesInFlight.append(action)
+                writesSent += 1
+                if writesInFlight.count == 1 {
+                    world.schedule(after: world.writeDelay(), .writeLanded(side, life: life))
+                }
+            } else if query && Self.isReply(action) || waitingActions.isEmpty && writesLanded == writesSent {
+                carryOutNow(action)
+            } else {
+                waitingActions.append((writesSent, action))
+            }
+        }
+        if writesLandAtOnce {
+            while isUp, !writesInFlight.isEmpty { landWrite() }
+        }
+    }
+
+    func writeLanded(life: UInt64) {
+        guard life == self.life, isUp else { return }
+        work.append(.writeLanded)
+        drain()
+    }
+
+    /// The oldest write in flight lands (or fails: then nothing behind it runs and the node hears
+    /// of it), and the actions that waited for it follow.
+    private func landWrite() {
+        guard !writesInFlight.isEmpty else { return }
+        guard !failNextWrite else {
+            writesInFlight = []
+            waitingActions = []
+            writesLanded = writesSent
+            return failWrite()
+        }
+        performLanding(writesInFlight.removeFirst())
+        releaseWaiting()
+        if !writesInFlight.isEmpty, !writesLandAtOnce {
+            world.schedule(after: world.writeDelay(), .writeLanded(side, life: life))
+        }
+    }
+
+    private func performLanding(_ write: Node.Action) {
+        carryOutNow(write)
+        writesLanded += 1
+    }
+
+    private func releaseWaiting() {
+        while isUp, let first = waitingActions.first, first.after <= writesLanded {
+            waitingActions.removeFirst()
+            carryOutNow(first.action)
+        }
+    }
+
+    private func carryOutNow(_ action: Node.Action) {
+        if let shared = Node.nodeAction(action) { perform(shared) } else { performStore(self, action) }
+    }
+
+    private func isDurableWrite(_ action: Node.Action) -> Bool {
+        guard let shared = Node.nodeAction(action) else { return isStoreWrite(action) }
+        switch shared {
+        case .persistClock, .persistLiveVersion, .link(.keepReceivedFile): return true
+        default: return false
+        }
+    }
+
+    private static func isReply(_ action: Node.Action) -> Bool {
+        switch Node.nodeAction(action) {
+        case .reply, .replyTrace, .log, .journal: true
+        default: false
         }
     }
 

@@ -104,6 +104,7 @@ package final class Simulator {
         watch = SimHost(
             side: .watch, instance: Self.instance(2), queueID: Self.instance(4), store: WatchFiles(), world: world)
         phone.performStore = { host, action in Self.performPhone(host, action) }
+        phone.isStoreWrite = { if case .store = $0 { true } else { false } }
         phone.read = { host, needs in
             var reads = Reads()
             for id in needs.documents.keys {
@@ -112,6 +113,7 @@ package final class Simulator {
             return reads
         }
         watch.performStore = { host, action in Self.performWatch(host, action) }
+        watch.isStoreWrite = { if case .store = $0 { true } else { false } }
         watch.read = { host, _ in
             Reads(
                 outstandingTransfers: host.disk.outbox.pending.map {
@@ -203,6 +205,8 @@ package final class Simulator {
             host(side) { $0.endOfTurn(life: life) }
         case .linkResumed(let side, let life):
             host(side) { $0.linkResumed(life: life) }
+        case .writeLanded(let side, let life):
+            host(side) { $0.writeLanded(life: life) }
         case .outboxSynced(let side, let life):
             host(side) { $0.outboxSynced(life: life) }
         case .echo(let run, let life):
@@ -254,6 +258,7 @@ package final class Simulator {
         case .linkTick(let side, _): "link tick at \(side)"
         case .endOfTurn(let side, _): "end of turn at \(side)"
         case .linkResumed(let side, _): "link resumes at \(side)"
+        case .writeLanded(let side, _): "write lands at \(side)"
         case .outboxSynced(let side, _): "outbox synced at \(side)"
         case .echo(let run, _): "watcher echo of \(run.id) version \(run.version)"
         case .step(let step): "step \(step)"
@@ -276,6 +281,7 @@ protocol SimHostProtocol: AnyObject {
     func linkTick(life: UInt64)
     func endOfTurn(life: UInt64)
     func linkResumed(life: UInt64)
+    func writeLanded(life: UInt64)
     func outboxSynced(life: UInt64)
 }
 

@@ -32,6 +32,8 @@ final class World {
         case endOfTurn(Side, life: UInt64)
         /// The rest of a link action list the turn budget put off is carried out.
         case linkResumed(Side, life: UInt64)
+        /// The next durable write on a side's write queue lands.
+        case writeLanded(Side, life: UInt64)
         /// The group commit of a side's outbox appends reached the disk (fdatasync).
         case outboxSynced(Side, life: UInt64)
         /// The phone's directory watcher reports a file the phone wrote, late (inotify echoes its own
@@ -98,6 +100,16 @@ final class World {
 
     /// Whether a link action list is cut here, as the turn budget cuts a burst, and after how long
     /// the rest is carried out (other events come in between); nil: carried on now.
+    /// Whether the shells' write queue is modelled (with the turn cuts: both arrived together).
+    var queuesWrites: Bool { turnRandom != nil }
+
+    /// How long a durable write on the shell's write queue takes to land: 0–3 ms.
+    func writeDelay() -> Duration {
+        guard var stream = turnRandom else { return .zero }
+        defer { turnRandom = stream }
+        return .microseconds(Int64(stream.next() % 3_000))
+    }
+
     func turnCut() -> Duration? {
         guard var stream = turnRandom else { return nil }
         defer { turnRandom = stream }

@@ -32,6 +32,13 @@ struct SimulationTests {
         #expect(result.violations.isEmpty, "seed \(seed): \(result.violations)")
     }
 
+    /// Seeds that found a defect with the turn cuts and the write queue modelled (docs/SIMULATION.md).
+    @Test("pinned seeds, with the shells' turns and write queue", arguments: [UInt64(4), 5, 20])
+    func pinnedWithWriteQueue(seed: UInt64) {
+        let result = Simulation.run(seed: seed)
+        #expect(result.violations.isEmpty, "seed \(seed): \(result.violations)")
+    }
+
     @Test("--trace keeps the run's record, one line per event and decision")
     func trace() throws {
         let result = Simulation.run(seed: 7, options: SimulationOptions(keepTrace: true))
