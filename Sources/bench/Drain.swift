@@ -112,7 +112,7 @@ extension BenchSuite {
             section, "drain rate / atomic replace rate, \(transfers) transfers", rates, replaceRates,
             definition: "drain / AR rate",
             target: .atLeast(2.0),
-            note: "a batch (the transfers one read delivers) writes each run once, persists one mark and "
+            note: "a batch (the transfers one burst delivers) writes each run once, persists one mark and "
                 + "one push, and the watch resolves its acks in one write; see docs/PERFORMANCE.md")
     }
 }
