@@ -296,7 +296,8 @@ package final class LinkEndpoint: @unchecked Sendable {
         // Bytes that wait behind others from the same connection join them: the engine then handles
         // them in one go (the acks of several reads cost one outbox write, as one read's do).
         if case .bytesReceived(let connection, let more, let now) = event,
-            case .bytesReceived(connection, let earlier, _) = queuedEvents.last
+            case .bytesReceived(connection, let earlier, _) = queuedEvents.last,
+            earlier.count + more.count <= Self.maximumJoinedBytes
         {
             queuedEvents[queuedEvents.count - 1] = .bytesReceived(connection, earlier + more, now: now)
         } else {
@@ -392,12 +393,19 @@ package final class LinkEndpoint: @unchecked Sendable {
     /// Stops reading while much waits to be handled (a burst spread over turns, a slow state write),
     /// so a peer that keeps sending is slowed by TCP, not held in memory.
     private func limitBacklog() {
-        pauseReading(queuedEvents.count > Self.maximumQueuedEvents || actionsLeft.count > Self.maximumActionsLeft)
+        var queuedBytes = 0
+        for case .bytesReceived(_, let bytes, _) in queuedEvents { queuedBytes += bytes.count }
+        pauseReading(
+            queuedEvents.count > Self.maximumQueuedEvents || queuedBytes > Self.maximumQueuedBytes
+                || actionsLeft.count > Self.maximumActionsLeft)
     }
 
-    /// Reads (up to 64 KiB each) and actions that may wait before reading stops.
+    /// How much may wait to be handled before reading stops: events, bytes read, actions.
     static let maximumQueuedEvents = 16
+    static let maximumQueuedBytes = 1 << 20
     static let maximumActionsLeft = 4096
+    /// Bytes from one connection are joined up to this size (one engine event).
+    static let maximumJoinedBytes = 256 << 10
 
     private static func isSeal(_ action: LinkEngine.Action) -> Bool {
         if case .seal = action { true } else { false }
