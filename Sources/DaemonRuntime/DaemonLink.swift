@@ -1,5 +1,4 @@
 import DaemonConfiguration
-import Foundation
 import LinkProtocol
 import LinkRuntime
 import POSIX
@@ -18,8 +17,6 @@ extension LinkEndpoint {
             address: address, loop: loop, seed: UInt64(truncatingIfNeeded: CurrentProcess.id))
         // A burst of frames is handled a few milliseconds at a time: status and heartbeats go between.
         endpoint.turnBudget = .milliseconds(3)
-        // State writes (and, through NodeShell, the daemon's own) run off the loop, in order.
-        endpoint.writes = DispatchQueue(label: "durable-writes")
         // Kept with the file turned off (0): it still counts events for `metrics`.
         endpoint.journal = EventJournal(
             stateDirectory: stateDirectory, role: configuration.role, instance: state.instance,

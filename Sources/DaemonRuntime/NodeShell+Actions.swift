@@ -48,14 +48,9 @@ extension NodeShell {
         case .callAtEndOfTurn:
             // A burst the link spreads over several turns (`turnBudget`) ends once it is all handled.
             loop.execute { [unowned self] in link.afterActionsInHand { [unowned self] in report(.turnEnded) } }
-        case .persistLiveVersion(let version):
-            do {
-                try AtomicFile.write(Array("\(version)".utf8), to: "\(stateDirectory)/live-version")
-            } catch {
-                logger.warning("live version not persisted", ["reason": "\(error)"], component: "live")
-            }
-        case .persistClock(let stamp):
-            try clockFile.persist(stamp)
+        case .persistLiveVersion, .persistClock:
+            // Durable writes: `run` sends them to the write queue (`durableWrite`).
+            break
         case .notifyStopping:
             try? notifier.stopping()
         case .closeServices:
@@ -112,10 +107,9 @@ extension NodeShell {
             }
         case .fileProcessed(let key):
             link.fileProcessed(key)
-        case .keepReceivedFile(let key, let name):
-            let directory = "\(stateDirectory)/received-files"
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            try AtomicFile.moveDurably(link.inboxPath(for: key), to: "\(directory)/\(name)")
+        case .keepReceivedFile:
+            // A durable write: `run` sends it to the write queue (`durableWrite`).
+            break
         case .transfersProcessed(let keys):
             link.transfersProcessed(keys)
         case .cancelTransfer(let sequence, let request):

@@ -36,7 +36,9 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     var watchdogTimer: TimerID?
     /// A failed durable action, fed to the node before any other waiting event.
     private var failure: Node.Event?
-    /// Durable writes sent to `link.writes`, and landed, so far (numbered in the order sent).
+    /// Where every durable write runs, off the loop, in order (shared with `link`).
+    let writes: DispatchQueue
+    /// Durable writes sent to `writes`, and landed, so far (numbered in the order sent).
     private var writesSent: UInt64 = 0
     private var writesLanded: UInt64 = 0
     /// Actions waiting for the writes sent before them to land, in order.
@@ -45,7 +47,7 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     private let writeFailed = Atomic<Bool>(false)
 
     /// The daemon's durable store writes: the work for `action`, to run on the write queue (nil when
-    /// `action` is not one). Only used with `link.writes`; without, `performStore` does all.
+    /// `action` is not one); `performStore` gets the rest.
     package var storeWrite: (Node.Action) -> (@Sendable () throws -> Void)? = { _ in nil }
 
     /// Reads the documents or listings the node asked for (the daemon's store).
@@ -68,6 +70,9 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
         self.clockFile = clockFile
         self.stateDirectory = stateDirectory
         self.notifier = notifier
+        // One write queue for the daemon: the link's state writes and the node's, in one order.
+        writes = link.writes ?? DispatchQueue(label: "durable-writes")
+        link.writes = writes
     }
 
     /// Feeds `event` (after the ones already waiting); on the loop.
@@ -138,7 +143,7 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
                 break
             } catch {
                 // What the node reads must include every write sent before.
-                link.writes?.sync {}
+                writes.sync {}
                 let more = read(error)
                 reads.documents.merge(more.documents) { _, new in new }
                 if let listing = more.outstandingTransfers { reads.outstandingTransfers = listing }
@@ -152,17 +157,15 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
                 if error.outstandingTransfers, reads.outstandingTransfers == nil { reads.outstandingTransfers = [] }
             }
         }
-        // After a failed write only the way out is left: carried out at once, on the loop.
-        guard let writes = link.writes, !writeFailed.load(ordering: .acquiring) else {
-            for action in actions {
-                guard carryOut(action) else { return }
-            }
-            return
-        }
         for action in actions {
             if let write = durableWrite(action) {
-                send(write, to: writes)
-            } else if Node.isQuery(event) && Self.isReply(action) || waiting.isEmpty && writesLanded == writesSent {
+                send(write)
+            } else if writeFailed.load(ordering: .acquiring) {
+                // After a failed write only the way out is left (the writes are skipped): at once.
+                carryOut(action)
+            } else if Node.isQuery(event) && Node.nodeAction(action)?.answersWithoutWaiting == true
+                || waiting.isEmpty && writesLanded == writesSent
+            {
                 // A query's reply may show what is not on disk yet: it acknowledges no edit.
                 guard carryOut(action) else { return }
             } else {
@@ -171,7 +174,8 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
         }
     }
 
-    /// Carries out one action on the loop; false (and the failure fed next) when a durable one failed.
+    /// Carries out one action on the loop; false (and the failure fed next) when it failed.
+    @discardableResult
     private func carryOut(_ action: Node.Action) -> Bool {
         do {
             if let shared = Node.nodeAction(action) {
@@ -197,6 +201,7 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     /// The durable write `action` stands for, to run on the write queue; nil for any other action.
     private func durableWrite(_ action: Node.Action) -> (@Sendable () throws -> Void)? {
         guard let shared = Node.nodeAction(action) else { return storeWrite(action) }
+        guard shared.isDurableWrite else { return nil }
         switch shared {
         case .persistClock(let stamp):
             return clockFile.write(stamp)
@@ -216,12 +221,12 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
                 try AtomicFile.moveDurably(source, to: "\(directory)/\(name)")
             }
         default:
-            return nil
+            preconditionFailure("\(shared) is a durable write with no work for the write queue")
         }
     }
 
     /// Runs `write` after the writes sent before it; the actions waiting for it follow once it lands.
-    private func send(_ write: @escaping @Sendable () throws -> Void, to writes: DispatchQueue) {
+    private func send(_ write: @escaping @Sendable () throws -> Void) {
         writesSent += 1
         let number = writesSent
         writes.async { [self] in
@@ -247,13 +252,6 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
         }
         draining = false
         drain()
-    }
-
-    private static func isReply(_ action: Node.Action) -> Bool {
-        switch Node.nodeAction(action) {
-        case .reply, .replyTrace, .log, .journal: true
-        default: false
-        }
     }
 
     func report(_ report: ShellReport) {

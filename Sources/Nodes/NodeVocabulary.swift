@@ -32,6 +32,26 @@ package enum NodeAction: Equatable, Sendable {
     case exit(code: Int32)
 }
 
+extension NodeAction {
+    /// Whether the shell runs this on its write queue (docs/PROTOCOL.md, "The order of writes"),
+    /// as it does every store action of a node.
+    package var isDurableWrite: Bool {
+        switch self {
+        case .persistClock, .persistLiveVersion, .link(.keepReceivedFile): true
+        default: false
+        }
+    }
+
+    /// Whether this may go out ahead of the writes before it when it answers a query
+    /// (`ShelledNode.isQuery`): it reports, it changes nothing.
+    package var answersWithoutWaiting: Bool {
+        switch self {
+        case .reply, .replyTrace, .log, .journal: true
+        default: false
+        }
+    }
+}
+
 /// What the shell reports back about the actions it carried out.
 package enum ShellReport: Sendable {
     case timerFired(NodeTimer)

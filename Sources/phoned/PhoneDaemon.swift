@@ -67,16 +67,14 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             guard case .store(let write) = action else { return nil }
             return { try documents.perform(write, stateDirectory: state, inbox: files) }
         }
-        shell.performStore = { [unowned self, documents, files = endpoint.state.files] action in
+        shell.performStore = { [unowned self, documents] action in
             switch action {
-            case .store(let write):
-                try documents.perform(write, stateDirectory: state, inbox: files)
             case .loadRuns(let wanted):
                 shell.post(.runsLoaded(documents.read(NeedsReads(documents: wanted))))
             case .rescan:
                 rescan()
-            case .node:
-                break
+            case .store, .node:
+                break  // store writes go to the write queue (`storeWrite`); the shell does the rest
             }
         }
         shell.closeServices = { [unowned self] in

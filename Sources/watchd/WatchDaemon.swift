@@ -59,7 +59,6 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
             guard case .store = action else { return nil }
             return { try cache.perform(action) }
         }
-        shell.performStore = { [cache] action in try cache.perform(action) }
         shell.closeServices = { [unowned self] in admin?.close() }
     }
 
