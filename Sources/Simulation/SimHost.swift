@@ -44,10 +44,10 @@ final class SimHost<Node: ShelledNode, Store> {
     var turnEndWaiting = false
     /// The shell's write queue (`NodeShell`): durable writes sent and not landed yet, in order; the
     /// actions waiting for the writes sent before them; and how many were sent and landed.
-    private var writesInFlight: [Node.Action] = []
-    private var waitingActions: [(after: UInt64, action: Node.Action)] = []
-    private var writesSent: UInt64 = 0
-    private var writesLanded: UInt64 = 0
+    var writesInFlight: [Node.Action] = []
+    var waitingActions: [(after: UInt64, action: Node.Action)] = []
+    var writesSent: UInt64 = 0
+    var writesLanded: UInt64 = 0
     /// Which of the node's own actions are durable writes (the store's).
     var isStoreWrite: (Node.Action) -> Bool = { _ in false }
     /// Set while the workload's admin request is handled: its writes, and those before them, land at
@@ -120,13 +120,7 @@ final class SimHost<Node: ShelledNode, Store> {
         seals = [:]
         armed = [:]
         work = []
-        linkActionsLeft = []
-        linkBacklog = []
-        turnEndWaiting = false
-        writesInFlight = []
-        waitingActions = []
-        writesSent = 0
-        writesLanded = 0
+        forgetShellWork()
         replies = [:]
         link = LinkEngine(
             configuration: configuration, instance: instance, authenticator: SimAuthenticator(),
@@ -149,13 +143,8 @@ final class SimHost<Node: ShelledNode, Store> {
         }
     }
 
-    /// The process dies at an action boundary: memory is gone, the disk stays. The group commit in
-    /// flight, if any, had written its records whole or not at all; a power loss (the machine went
-    /// down) keeps any prefix of them, tearing the last record at any byte.
-    func crash(powerLoss: Bool = false) {
-        node = nil
-        link = nil
-        work = []
+    /// What the shell held in memory (a burst cut short, writes not landed, what waits for them).
+    private func forgetShellWork() {
         linkActionsLeft = []
         linkBacklog = []
         turnEndWaiting = false
@@ -163,6 +152,16 @@ final class SimHost<Node: ShelledNode, Store> {
         waitingActions = []
         writesSent = 0
         writesLanded = 0
+    }
+
+    /// The process dies at an action boundary: memory is gone, the disk stays. The group commit in
+    /// flight, if any, had written its records whole or not at all; a power loss (the machine went
+    /// down) keeps any prefix of them, tearing the last record at any byte.
+    func crash(powerLoss: Bool = false) {
+        node = nil
+        link = nil
+        work = []
+        forgetShellWork()
         syncScheduled = false
         world.network.hostDied(side)
         let unsynced = disk.outbox.unsyncedByteCount
@@ -262,90 +261,13 @@ final class SimHost<Node: ShelledNode, Store> {
         }
     }
 
-    /// As `NodeShell` carries out actions with its write queue: a durable write lands 0–3 ms later,
-    /// after the ones before it; an action after a write waits for it, except a query's reply.
-    private func queue(_ actions: [Node.Action], query: Bool) {
-        releaseWaiting()
-        for action in actions {
-            guard isUp else { return }
-            if isDurableWrite(action) {
-                writesInFlight.append(action)
-                writesSent += 1
-                if writesInFlight.count == 1 {
-                    world.schedule(after: world.writeDelay(), .writeLanded(side, life: life))
-                }
-            } else if query && Self.isReply(action) || waitingActions.isEmpty && writesLanded == writesSent {
-                carryOutNow(action)
-            } else {
-                waitingActions.append((writesSent, action))
-            }
-        }
-        if writesLandAtOnce {
-            while isUp, !writesInFlight.isEmpty { landWrite() }
-        }
-    }
-
-    func writeLanded(life: UInt64) {
-        guard life == self.life, isUp else { return }
-        work.append(.writeLanded)
-        drain()
-    }
-
-    /// The oldest write in flight lands (or fails: then nothing behind it runs and the node hears
-    /// of it), and the actions that waited for it follow.
-    private func landWrite() {
-        guard !writesInFlight.isEmpty else { return }
-        guard !failNextWrite else {
-            writesInFlight = []
-            waitingActions = []
-            writesLanded = writesSent
-            return failWrite()
-        }
-        performLanding(writesInFlight.removeFirst())
-        releaseWaiting()
-        if !writesInFlight.isEmpty, !writesLandAtOnce {
-            world.schedule(after: world.writeDelay(), .writeLanded(side, life: life))
-        }
-    }
-
-    private func performLanding(_ write: Node.Action) {
-        carryOutNow(write)
-        writesLanded += 1
-    }
-
-    private func releaseWaiting() {
-        while isUp, let first = waitingActions.first, first.after <= writesLanded {
-            waitingActions.removeFirst()
-            carryOutNow(first.action)
-        }
-    }
-
-    private func carryOutNow(_ action: Node.Action) {
-        if let shared = Node.nodeAction(action) { perform(shared) } else { performStore(self, action) }
-    }
-
-    private func isDurableWrite(_ action: Node.Action) -> Bool {
-        guard let shared = Node.nodeAction(action) else { return isStoreWrite(action) }
-        switch shared {
-        case .persistClock, .persistLiveVersion, .link(.keepReceivedFile): return true
-        default: return false
-        }
-    }
-
-    private static func isReply(_ action: Node.Action) -> Bool {
-        switch Node.nodeAction(action) {
-        case .reply, .replyTrace, .log, .journal: true
-        default: false
-        }
-    }
-
     private static func isDurable(_ action: NodeAction) -> Bool {
         if case .persistClock = action { return true }
         return false
     }
 
     /// The write fails: the rest of the list is not carried out, and the node hears of it next.
-    private func failWrite() {
+    func failWrite() {
         failNextWrite = false
         world.record(side, "durable write fails (EIO)")
         runNode(Node.reported(.durableWriteFailed(reason: "EIO (simulated)")))
@@ -372,6 +294,13 @@ final class SimHost<Node: ShelledNode, Store> {
                 return
             }
         }
+    }
+
+    /// The write queue's oldest write lands (`landWrite`, in SimHost+Writes).
+    func writeLanded(life: UInt64) {
+        guard life == self.life, isUp else { return }
+        work.append(.writeLanded)
+        drain()
     }
 
     func linkResumed(life: UInt64) {
