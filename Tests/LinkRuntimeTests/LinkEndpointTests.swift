@@ -382,7 +382,7 @@ struct LinkEndpointTests {
         }
         let outstanding = try await watch.on { $0.outstandingTransfers() }
         #expect(outstanding.map(\.sequence) == [21, 22, 23])
-        try await watch.on { try $0.cancelTransfer(sequence: 22) }
+        _ = try await watch.on { try $0.cancelTransfer(sequence: 22) }
         #expect(try await watch.on { $0.outstandingTransfers() }.map(\.sequence) == [21, 23])
         await #expect(throws: LinkError.unknownTransfer(sequence: 99)) {
             try await watch.on { try $0.cancelTransfer(sequence: 99) }
