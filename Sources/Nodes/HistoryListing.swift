@@ -50,13 +50,14 @@ struct HistoryListing: Sendable {
     ) throws(OperationError) -> (keys: [Key], isSorted: Bool) {
         var floor: Key?
         if let after {
-            guard let anchor = index.summaries[after] else { throw .unknownRun(after) }
+            guard let anchor = index[after] else { throw .unknownRun(after) }
             floor = Key(startedAt: anchor.startedAt, id: anchor.id)
         }
         var keys: [Key] = []
-        for summary in index.summaries.values where since.map({ summary.startedAt >= $0 }) ?? true {
+        index.forEachSummary { summary in
+            guard since.map({ summary.startedAt >= $0 }) ?? true else { return }
             let key = Key(startedAt: summary.startedAt, id: summary.id)
-            if let floor, key <= floor { continue }
+            if let floor, key <= floor { return }
             keys.append(key)
         }
         guard let limit else { return (keys, false) }

@@ -200,7 +200,7 @@ extension PhoneNode {
     private mutating func loadRun(
         _ id: DocumentID, now: Timestamp, reads: Reads, into out: inout Output
     ) throws -> WorkoutDocument {
-        if engine.needsDocument(id), let summary = engine.index.summaries[id] {
+        if engine.needsDocument(id), let summary = engine.index[id] {
             let run = try reads.workout(id, startedAt: summary.startedAt)
             translate(engine.handle(.runsLoaded([run], unreadable: [], now: now)), now: now, into: &out)
             return engine.run(id) ?? run
@@ -213,7 +213,7 @@ extension PhoneNode {
 
     /// The run for reading: the working set's copy, else its file (not kept in memory).
     private func readRun(_ id: DocumentID, reads: Reads) throws -> WorkoutDocument {
-        if engine.needsDocument(id), let summary = engine.index.summaries[id] {
+        if engine.needsDocument(id), let summary = engine.index[id] {
             return try reads.workout(id, startedAt: summary.startedAt)
         }
         guard let run = engine.run(id) else {
@@ -265,11 +265,11 @@ extension PhoneNode {
     ) throws -> [WorkoutDocument] {
         var missing: [DocumentID: Timestamp] = [:]
         for key in keys where engine.needsDocument(key.id) && reads.documents[key.id] == nil {
-            missing[key.id] = engine.index.summaries[key.id]?.startedAt
+            missing[key.id] = engine.index[key.id]?.startedAt
         }
         if !missing.isEmpty { throw NeedsReads(documents: missing) }
         return try keys.compactMap { key in
-            guard engine.index.summaries[key.id] != nil else { return nil }
+            guard engine.index[key.id] != nil else { return nil }
             if let run = engine.run(key.id) { return run }
             do {
                 return try reads.documents[key.id]?.get()
@@ -311,11 +311,16 @@ extension PhoneNode {
             if !missing.isEmpty { throw NeedsReads(documents: missing) }
         }
         let known = Dictionary(uniqueKeysWithValues: carried.map { ($0.id, $0) })
-        let ids = all ? Array(index.summaries.keys) : carried.map(\.id)
-        var summaries = ids.compactMap { index.summaries[$0] }.sorted { ($0.startedAt, $0.id) < ($1.startedAt, $1.id) }
+        var summaries: [RunIndex.RunSummary] = []
+        if all {
+            index.forEachSummary { summaries.append($0) }
+        } else {
+            summaries = carried.compactMap { index[$0.id] }
+        }
+        summaries.sort { ($0.startedAt, $0.id) < ($1.startedAt, $1.id) }
         if let floor = try Self.since(since, now: now) { summaries.removeAll { $0.startedAt < floor } }
         if let after {
-            guard let anchor = index.summaries[after] else { throw OperationError.unknownRun(after) }
+            guard let anchor = index[after] else { throw OperationError.unknownRun(after) }
             summaries.removeAll { ($0.startedAt, $0.id) <= (anchor.startedAt, anchor.id) }
         }
         if let limit { summaries = Array(summaries.prefix(limit)) }

@@ -25,7 +25,7 @@ extension PhoneNode {
     mutating func fileReceived(_ file: ReceivedFile, now: Timestamp, into out: inout Output) {
         let storedAs: String?
         if let samples = try? DocumentCoder.decode(WorkoutSamplesMetadata.self, from: Array(file.metadata.utf8)) {
-            if let summary = engine.index.summaries[samples.runID] {
+            if let summary = engine.index[samples.runID] {
                 out.actions.append(.store(.writeSamples(file.key, runID: samples.runID, startedAt: summary.startedAt)))
                 storedAs = Self.samplesPath(samples.runID, startedAt: summary.startedAt)
             } else {

@@ -118,7 +118,7 @@ extension PhoneNode {
         _ decoded: Result<WatchToPhoneMessage, DocumentError>, reads: Reads, into out: inout Output
     ) throws(NeedsReads) -> WorkoutDocument? {
         guard case .success(.workoutUpdate(let run, _)) = decoded, engine.needsDocument(run.id),
-            let summary = engine.index.summaries[run.id]
+            let summary = engine.index[run.id]
         else { return nil }
         do {
             return try reads.workout(run.id, startedAt: summary.startedAt)
@@ -169,7 +169,7 @@ extension PhoneNode {
         for runID in followed.sorted() {
             if let run = engine.run(runID) {
                 out.node(live.feed(.documentAbsorbed(run, now: now)))
-            } else if engine.index.summaries[runID] == nil {
+            } else if engine.index[runID] == nil {
                 out.node(live.feed(.runRemoved(runID: runID)))
             }
         }

@@ -65,8 +65,9 @@ package struct PhoneNode: Sendable {
         /// its runs as active).
         case started(lastContext: [UInt8]?)
         case documentScanned(SyncEngine.ScannedDocument)
-        /// Runs of the gather known by summary only: a month folder the run index recorded, unchanged.
-        case runsSummarized([RunIndex.RunSummary])
+        /// The run index file's table before the gather reads any document: the runs of the month
+        /// folders recorded and unchanged since, known by summary only.
+        case runTableScanned(RunTable)
         /// What became of the run index (`<state>/run-index`); `rebuilt` when it could not be used or
         /// written, so the documents were (or will be) read whole.
         case runIndexNoted(String, rebuilt: Bool)
@@ -145,8 +146,8 @@ package struct PhoneNode: Sendable {
             }
         case .documentScanned(let document):
             translate(engine.handle(.documentScanned(document, now: now)), now: now, into: &out)
-        case .runsSummarized(let summaries):
-            translate(engine.handle(.summariesScanned(summaries, now: now)), now: now, into: &out)
+        case .runTableScanned(let table):
+            translate(engine.handle(.runTableScanned(table, now: now)), now: now, into: &out)
         case .runIndexNoted(let note, let rebuilt):
             out.log(rebuilt ? .warning : .info, "documents", "run index", [("note", note)])
         case .gatherProgress(let scanned, let elapsed):
@@ -266,7 +267,7 @@ package struct PhoneNode: Sendable {
             case .removeWorkoutFile(let id, let startedAt):
                 out.actions.append(.store(.removeWorkoutFile(id, startedAt: startedAt)))
                 // A run still known has moved month folders (its samples follow); otherwise it is gone.
-                if let moved = engine.index.summaries[id] {
+                if let moved = engine.index[id] {
                     if moved.startedAt != startedAt {
                         out.actions.append(.store(.moveSamples(id, from: startedAt, to: moved.startedAt)))
                     }

@@ -20,10 +20,11 @@ package struct IndexedScan: Sendable, CustomStringConvertible {
 
 extension DocumentDirectory {
     /// The start-up scan with a run index: like `scan(progress:_:)`, except that a month folder whose
-    /// fingerprint equals the one `previous` recorded is not read: its recorded summaries go to
-    /// `summarized` (one call per folder) and its recorded skips into the report. Every other month
-    /// folder is read and decoded as the plain scan does, and its documents go to `visit`. Tombstones
-    /// and splits are always read.
+    /// fingerprint equals the one `previous` recorded is not read. Every month folder is
+    /// fingerprinted first; then `recorded` gets the previous snapshot's table with the folders that
+    /// changed (or vanished) retired, once, before any document goes to `visit`; the recorded skips
+    /// of the unchanged folders go into the report. Every other month folder is then read and
+    /// decoded as the plain scan does. Tombstones and splits are always read.
     ///
     /// Each month folder is fingerprinted after its temporary files are swept and before it is
     /// read, so a file changed while it was being read leaves a fingerprint that no longer matches:
@@ -33,31 +34,58 @@ extension DocumentDirectory {
     /// one tick of the read would leave the fingerprint unchanged (git's "racily clean" entries).
     package func scan(
         reusing previous: RunIndexSnapshot?, progress: ScanProgress? = nil, settlingTime: Duration = .seconds(2),
-        _ visit: (SyncEngine.ScannedDocument) -> Void, summarized: ([RunIndex.RunSummary]) -> Void
+        _ visit: (SyncEngine.ScannedDocument) -> Void, recorded: (RunTable) -> Void
     ) throws(DocumentStoreError) -> IndexedScan {
         let settlingNanoseconds =
             settlingTime.components.seconds * 1_000_000_000
             + settlingTime.components.attoseconds / 1_000_000_000
-        var result = IndexedScan(snapshot: RunIndexSnapshot(root: root))
+        let previous = previous?.readable
+        var report = ScanReport()
+        var snapshot = RunIndexSnapshot(root: root)
+        var reusedFolders: [String] = []
+        var decodedFolders: [String] = []
+        // The month folders to decode, with the fingerprint each had before it was read.
+        var changed: [String: (fingerprint: FolderFingerprint, isSettled: Bool)] = [:]
         var ticker = ScanProgressTicker(progress)
-        try walk(report: &result.report, ticker: &ticker, visit) { month, report, ticker throws(DocumentStoreError) in
+        let prepare = {
+            (months: [DocumentFolder], report: inout ScanReport, ticker: inout ScanProgressTicker)
+                throws(DocumentStoreError) in
+            var reused: Set<Int> = []
+            var listings = try self.fingerprints(of: months)
+            for (month, listing) in zip(months, listings.indices) where listings[listing].mayHoldTemporaryFiles {
+                // Swept, then fingerprinted again: the fingerprint is of what the scan reads.
+                do {
+                    report.sweptTemporaryFiles += try AtomicFile.sweepTemporaryFiles(in: self.path(of: month))
+                } catch {
+                    // Not fatal: a leftover that cannot be removed is reported below like any stray file.
+                }
+                listings[listing] = try self.fingerprints(of: [month])[0]
+            }
+            for (month, listing) in zip(months, listings) {
+                let path = month.relativePath
+                if let folder = previous?.reusable(path, current: listing.fingerprint),
+                    case .recorded(_, let number) = folder.source
+                {
+                    reused.insert(number)
+                    report.workoutCount += folder.runCount
+                    for note in folder.skipped { report.skip(note.path, .recorded(note.reason)) }
+                    snapshot.folders[path] = folder
+                    reusedFolders.append(path)
+                    ticker.tick(scanned: report.documentCount + report.skippedCount)
+                } else {
+                    let isSettled = listing.newestChangeNanoseconds < Self.realTimeNanoseconds() - settlingNanoseconds
+                    changed[path] = (listing.fingerprint, isSettled)
+                }
+            }
+            guard let previous else { return }
+            var table = previous.table
+            for number in table.folders.indices where !reused.contains(number) { table.retire(folder: number) }
+            recorded(table)
+        }
+        try walk(report: &report, ticker: &ticker, visit, prepare: prepare) {
+            month, report, ticker throws(DocumentStoreError) in
             let path = month.relativePath
-            do {
-                report.sweptTemporaryFiles += try AtomicFile.sweepTemporaryFiles(in: self.path(of: month))
-            } catch {
-                // Not fatal: a leftover that cannot be removed is reported below like any stray file.
-            }
-            let (fingerprint, newestChange) = try fingerprint(of: month)
-            let isSettled = newestChange < Self.realTimeNanoseconds() - settlingNanoseconds
-            if let recorded = previous?.reusable(path, current: fingerprint), let runs = try? recorded.runs() {
-                summarized(runs)
-                report.workoutCount += runs.count
-                for note in recorded.skipped { report.skip(note.path, .recorded(note.reason)) }
-                result.snapshot.folders[path] = recorded
-                result.reusedFolders.append(path)
-                ticker.tick(scanned: report.documentCount + report.skippedCount)
-                return
-            }
+            guard let (fingerprint, isSettled) = changed[path] else { return }
             var folderReport = ScanReport()
             var runs: [RunIndex.RunSummary] = []
             ticker.earlier = report.documentCount + report.skippedCount
@@ -67,15 +95,16 @@ extension DocumentDirectory {
             }
             ticker.earlier = 0
             report.absorb(folderReport)
-            result.decodedFolders.append(path)
+            decodedFolders.append(path)
             // A folder with more skips than a report lists could not be reported whole from the
             // index, and one that has not settled may change unseen: left out, decoded next start.
             guard isSettled, folderReport.skippedCount == folderReport.skipped.count else { return }
-            result.snapshot.folders[path] = RunIndexSnapshot.Folder(
+            snapshot.folders[path] = RunIndexSnapshot.Folder(
                 fingerprint: fingerprint, runs: runs,
                 skipped: folderReport.skipped.map { .init(path: $0.path, reason: $0.reason.description) })
         }
-        return result
+        return IndexedScan(
+            report: report, snapshot: snapshot, reusedFolders: reusedFolders, decodedFolders: decodedFolders)
     }
 }
 

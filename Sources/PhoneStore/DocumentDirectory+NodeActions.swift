@@ -84,7 +84,7 @@ extension DocumentDirectory {
         }
         let scan = try scan(
             reusing: previous, progress: progress, { events(.documentScanned($0)) },
-            summarized: { events(.runsSummarized($0)) })
+            recorded: { events(.runTableScanned($0)) })
         if previous != nil { events(.runIndexNoted(scan.description, rebuilt: false)) }
         return (scan.report, { [snapshot = scan.snapshot] in RunIndexFile.writeAfterGather(snapshot, to: indexPath) })
     }

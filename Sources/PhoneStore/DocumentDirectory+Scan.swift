@@ -70,19 +70,26 @@ extension DocumentDirectory {
         return report
     }
 
-    /// The scan's order: strays of the root, tombstones, splits, then each month folder by `month`.
+    /// The scan's order: strays of the root and of the layout's year folders, `prepare` with the
+    /// month folders found, tombstones, splits, then each month folder by `month`.
     func walk(
         report: inout ScanReport, ticker: inout ScanProgressTicker, _ visit: (SyncEngine.ScannedDocument) -> Void,
+        prepare: ([DocumentFolder], inout ScanReport, inout ScanProgressTicker) throws(DocumentStoreError) -> Void = {
+            _, _, _ in
+        },
         month: (DocumentFolder, inout ScanReport, inout ScanProgressTicker) throws(DocumentStoreError) -> Void
     ) throws(DocumentStoreError) {
         // Only reports strays: the root's three folders are visited in a fixed order below.
         _ = try listFolders(in: .root, report: &report)
+        var months: [DocumentFolder] = []
+        for year in try listFolders(in: .workouts, report: &report) {
+            months += try listFolders(in: year, report: &report)
+        }
+        try prepare(months, &report, &ticker)
         try scanDocuments(in: .stubs, report: &report, ticker: &ticker, visit)
         try scanDocuments(in: .splits, report: &report, ticker: &ticker, visit)
-        for year in try listFolders(in: .workouts, report: &report) {
-            for folder in try listFolders(in: year, report: &report) {
-                try month(folder, &report, &ticker)
-            }
+        for folder in months {
+            try month(folder, &report, &ticker)
         }
     }
 

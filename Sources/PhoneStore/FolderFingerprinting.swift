@@ -4,16 +4,37 @@ import Synchronization
 import WorkoutModel
 
 extension DocumentDirectory {
-    /// The fingerprint of a layout folder from its listing and one `lstat` per entry, without
+    /// One folder's fingerprint (`fingerprints(of:)`).
+    package struct FolderListing: Sendable {
+        package var fingerprint: FolderFingerprint
+        /// The newest modification or change time of an entry (nanoseconds since the epoch), which
+        /// says whether the folder has settled (`scan(reusing:…)`).
+        package var newestChangeNanoseconds: Int64
+        /// Whether an entry's name starts with a dot, as the temporary files of an interrupted
+        /// `AtomicFile.write` do: only then is the folder listed again to sweep them.
+        package var mayHoldTemporaryFiles: Bool
+    }
+
+    /// The fingerprints of layout folders from their listings and one `lstat` per entry, without
     /// reading a file (`FolderFingerprint`): every entry counts, documents, strays and subfolders.
-    /// Also the newest modification or change time of an entry (nanoseconds since the epoch), which
-    /// says whether the folder has settled (`scan(reusing:…)`).
-    package func fingerprint(
-        of folder: DocumentFolder
-    ) throws(DocumentStoreError) -> (fingerprint: FolderFingerprint, newestChangeNanoseconds: Int64) {
+    /// Folders are fingerprinted on every core at once, each by one thread: at a million runs the
+    /// listings and `lstat`s are most of a restart, and the kernel's work for them is what bounds it.
+    package func fingerprints(of folders: [DocumentFolder]) throws(DocumentStoreError) -> [FolderListing] {
+        let results = Mutex([Result<FolderListing, DocumentStoreError>?](repeating: nil, count: folders.count))
+        DispatchQueue.concurrentPerform(iterations: folders.count) { index in
+            let result = Result { () throws(DocumentStoreError) in try self.serialFingerprint(of: folders[index]) }
+            results.withLock { $0[index] = result }
+        }
+        return try results.withLock { slots throws(DocumentStoreError) in
+            var listings: [FolderListing] = []
+            for slot in slots { listings.append(try slot!.get()) }
+            return listings
+        }
+    }
+
+    /// One folder's fingerprint, on this thread.
+    private func serialFingerprint(of folder: DocumentFolder) throws(DocumentStoreError) -> FolderListing {
         let path = path(of: folder)
-        // The names first, then their `lstat`s on every core: at a million runs the `lstat`s are most
-        // of a restart, and each costs a lookup in a folder of thousands of entries.
         let stream: DirectoryStream
         let names: [CChar]
         let starts: [Int]
@@ -23,26 +44,22 @@ extension DocumentDirectory {
         } catch {
             throw .listFailed(path: path, error)
         }
-        let descriptor = stream.descriptor
-        let chunkCount = min(starts.count, CurrentProcess.onlineProcessorCount * 4)
-        let parts = FingerprintParts(count: chunkCount)
+        var part = FingerprintPart()
+        var dotted = false
         // The stream holds the directory open for the `lstat`s relative to it.
         withExtendedLifetime(stream) {
-            DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
-                var part = FingerprintParts.Part()
-                names.withUnsafeBufferPointer { buffer in
-                    for index in stride(from: chunk, to: starts.count, by: chunkCount) {
-                        part.add(Self.entryFingerprint(descriptor, buffer.baseAddress! + starts[index]))
-                    }
+            names.withUnsafeBufferPointer { buffer in
+                for start in starts {
+                    if buffer[start] == CChar(UInt8(ascii: ".")) { dotted = true }
+                    part.add(Self.entryFingerprint(stream.descriptor, buffer.baseAddress! + start))
                 }
-                parts.store(part, at: chunk)
             }
         }
-        let whole = parts.combined
         let fingerprint = FolderFingerprint(
-            entryCount: whole.count, newestModificationNanoseconds: whole.count == 0 ? 0 : whole.newest,
-            digest: whole.digest)
-        return (fingerprint, whole.newestChange)
+            entryCount: part.count, newestModificationNanoseconds: part.count == 0 ? 0 : part.newest,
+            digest: part.digest)
+        return FolderListing(
+            fingerprint: fingerprint, newestChangeNanoseconds: part.newestChange, mayHoldTemporaryFiles: dotted)
     }
 
     /// One entry's part of its folder's fingerprint: its hash (name, size, inode, times, mode), its
@@ -60,12 +77,12 @@ extension DocumentDirectory {
         guard let status = FileStatus(ofEntry: name, inDirectory: descriptor) else { return nil }
         let modified = status.modificationNanoseconds
         let changed = status.changeNanoseconds
-        for value in [
-            UInt64(truncatingIfNeeded: status.size), status.inode,
-            UInt64(bitPattern: modified), UInt64(bitPattern: changed), UInt64(status.mode),
-        ] {
-            hash = mixed(hash ^ value)
-        }
+        // Unrolled: an array literal here was an allocation per entry, a million at a restart.
+        hash = mixed(hash ^ UInt64(truncatingIfNeeded: status.size))
+        hash = mixed(hash ^ status.inode)
+        hash = mixed(hash ^ UInt64(bitPattern: modified))
+        hash = mixed(hash ^ UInt64(bitPattern: changed))
+        hash = mixed(hash ^ UInt64(status.mode))
         return (hash, modified, max(modified, changed))
     }
 
@@ -78,40 +95,18 @@ extension DocumentDirectory {
     }
 }
 
-/// The partial fingerprints of a folder's entries, one per concurrent chunk, each in its own slot.
-private final class FingerprintParts: Sendable {
-    /// What a chunk of entries adds to the fingerprint; parts combine in any order.
-    struct Part {
-        var count = 0
-        var newest = Int64.min
-        var newestChange = Int64.min
-        // A sum of per-entry hashes does not depend on the listing's order.
-        var digest: UInt64 = 0
+/// What a folder's entries add up to; a sum of per-entry hashes does not depend on the listing's order.
+private struct FingerprintPart {
+    var count = 0
+    var newest = Int64.min
+    var newestChange = Int64.min
+    var digest: UInt64 = 0
 
-        mutating func add(_ entry: (hash: UInt64, modified: Int64, changed: Int64)?) {
-            guard let entry else { return }
-            count += 1
-            newest = max(newest, entry.modified)
-            newestChange = max(newestChange, entry.changed)
-            digest &+= entry.hash
-        }
-    }
-
-    private let slots: Mutex<[Part]>
-
-    init(count: Int) { slots = Mutex(Array(repeating: Part(), count: count)) }
-
-    func store(_ part: Part, at index: Int) { slots.withLock { $0[index] = part } }
-
-    /// Every part added together (read after the chunks are done).
-    var combined: Part {
-        slots.withLock { parts in
-            parts.reduce(into: Part()) { whole, part in
-                whole.count += part.count
-                whole.newest = max(whole.newest, part.newest)
-                whole.newestChange = max(whole.newestChange, part.newestChange)
-                whole.digest &+= part.digest
-            }
-        }
+    mutating func add(_ entry: (hash: UInt64, modified: Int64, changed: Int64)?) {
+        guard let entry else { return }
+        count += 1
+        newest = max(newest, entry.modified)
+        newestChange = max(newestChange, entry.changed)
+        digest &+= entry.hash
     }
 }

@@ -4,7 +4,8 @@ import POSIX
 import WorkoutModel
 
 /// The run index in phoned's state directory (`<state>/run-index`): a `RunIndexSnapshot` payload
-/// between a magic and a trailer holding its length and CRC-32C, replaced atomically.
+/// between a magic and a trailer holding its length and CRC-32C, replaced atomically (never
+/// rewritten in place: phoned reads it mapped, and a mapped file must not shrink under it).
 ///
 /// ```
 /// 8 bytes  "WSRUNIDX"
@@ -24,31 +25,39 @@ package enum RunIndexFile {
     static let trailerLength = 12
 
     /// The snapshot at `path` for the document directory at `root`, or nil when there is no file.
+    /// The file is mapped, not read: the snapshot's table stays in it (`RunTable`), and the pages
+    /// checked here are let go again, so a long history costs the process no memory until it is read.
     package static func read(at path: String, root: String) throws(RunIndexFileError) -> RunIndexSnapshot? {
-        let bytes: [UInt8]
-        switch FileSystem.readRegularFile(path, maximumBytes: Int(Int32.max)) {
-        case .missing: return nil
-        case .bytes(let contents): bytes = contents
-        case .notARegularFile: throw RunIndexFileError(path: path, reason: "not a regular file")
-        case .tooLarge(let size): throw RunIndexFileError(path: path, reason: "\(size) bytes is too large")
-        case .failed(let error): throw RunIndexFileError(path: path, reason: "unreadable: \(error)")
+        let file: MappedFile
+        do {
+            file = try MappedFile(path: path, maximumBytes: Int(Int32.max) * 4)
+        } catch {
+            switch error {
+            case .missing: return nil
+            case .notARegularFile: throw RunIndexFileError(path: path, reason: "not a regular file")
+            case .tooLarge(let size): throw RunIndexFileError(path: path, reason: "\(size) bytes is too large")
+            case .failed(let error): throw RunIndexFileError(path: path, reason: "unreadable: \(error)")
+            }
         }
+        defer { file.releaseResidentPages() }
+        let bytes = file.bytes
         guard bytes.count >= magic.count + trailerLength, bytes[0..<magic.count].elementsEqual(magic) else {
             throw RunIndexFileError(path: path, reason: "not a run index (bad magic or too short)")
         }
         let trailer = bytes.count - trailerLength
-        let length = bytes[trailer..<trailer + 8].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        let checksum = bytes[trailer + 8..<bytes.count].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        let length = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: trailer, as: UInt64.self))
+        let checksum = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: trailer + 8, as: UInt32.self))
         guard length == UInt64(trailer - magic.count) else {
             throw RunIndexFileError(
                 path: path, reason: "the trailer says \(length) payload bytes, the file holds \(trailer - magic.count)")
         }
-        let payload = bytes[magic.count..<trailer]
-        guard CRC32C.checksum(payload) == checksum else {
+        let payload = magic.count..<trailer
+        let computed = bytes.withMemoryRebound(to: UInt8.self) { CRC32C.checksum($0[payload]) }
+        guard computed == checksum else {
             throw RunIndexFileError(path: path, reason: "checksum mismatch (a torn or damaged file)")
         }
         do {
-            return try RunIndexSnapshot(decoding: payload, root: root)
+            return try RunIndexSnapshot(decoding: file, payload: payload, root: root)
         } catch {
             throw RunIndexFileError(path: path, reason: error.description)
         }
@@ -81,3 +90,5 @@ package struct RunIndexFileError: Error, Equatable, Sendable, CustomStringConver
 
     package var description: String { "\(path): \(reason)" }
 }
+
+extension MappedFile: RunTableStorage {}

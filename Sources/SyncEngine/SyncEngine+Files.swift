@@ -19,7 +19,7 @@ extension SyncEngine {
             cache(run, now: now)
         case .tombstone(let stub):
             tombstones[stub.id] = stub
-            if let summary = index.summaries[stub.id] {
+            if let summary = index[stub.id] {
                 forget(run: stub.id)
                 orphanedLiveFiles.append((stub.id, summary.startedAt))
             }
@@ -27,25 +27,19 @@ extension SyncEngine {
         }
     }
 
-    /// Runs of the initial scan known by their summary only (a month folder at a time): like scanned
-    /// runs, without their documents; indexed in one batch.
-    mutating func summarized(_ summaries: [RunIndex.RunSummary]) {
-        var kept: [RunIndex.RunSummary] = []
-        kept.reserveCapacity(summaries.count)
-        // Tombstones, pending deletes, held removals and documents are few while the scan runs: a
-        // run is looked up in them only when they hold anything.
-        let mayBeDeleted = !tombstones.isEmpty || !pendingDeletes.isEmpty
-        for summary in summaries {
-            clock.observe(summary.version)
-            if mayBeDeleted, tombstones[summary.id] != nil || pendingDeletes[summary.id] != nil {
-                orphanedLiveFiles.append((summary.id, summary.startedAt))
-                continue
-            }
-            if !heldRemovals.isEmpty { heldRemovals[summary.id] = nil }
-            if !documents.isEmpty { documents[summary.id] = nil }
-            kept.append(summary)
+    /// The runs of the initial scan known from the run index file (its month folders unchanged since
+    /// it was recorded): indexed where they lie, their documents loaded when a push or an operation
+    /// needs them. Sent before the scan reads any document.
+    mutating func recorded(_ table: RunTable) {
+        for (folder, statistics) in table.folders.enumerated() where table.isLive[folder] {
+            if let newest = statistics.newestVersion { clock.observe(newest) }
         }
-        index.upsert(contentsOf: kept)
+        index.install(table)
+        for id in Set(tombstones.keys).union(pendingDeletes.keys) {
+            guard let summary = index[id] else { continue }
+            orphanedLiveFiles.append((id, summary.startedAt))
+            forget(run: id)
+        }
     }
 
     mutating func externalChange(_ change: ExternalChange, now: Timestamp, into actions: inout [Action]) {
@@ -71,7 +65,7 @@ extension SyncEngine {
                 // (`scripts/simulate --mutations`: the late-echo rollback, every copy taken whole.)
                 let adopted = run
             #else
-                if let known = index.summaries[run.id], run.version <= known.version {
+                if let known = index[run.id], run.version <= known.version {
                     if run.version == known.version { editedInPlace(run, now: now, into: &actions) }
                     return
                 }
@@ -109,14 +103,14 @@ extension SyncEngine {
             guard tombstones[stub.id] == nil else { return }
             tombstones[stub.id] = stub
             pendingDeletes[stub.id] = nil
-            if let summary = index.summaries[stub.id] {
+            if let summary = index[stub.id] {
                 forget(run: stub.id)
                 actions.append(.removeWorkoutFile(stub.id, startedAt: summary.startedAt))
             }
             if splits.removeValue(forKey: stub.id) != nil { actions.append(.removeSplitFile(stub.id)) }
             actions.append(.log(.externalDelete(stub.id)))
         case .workoutRemoved(let id, let year, let month):
-            guard let summary = index.summaries[id] else { return }
+            guard let summary = index[id] else { return }
             guard summary.startedAt.yearAndMonth == (year, month) else {
                 actions.append(.log(.oldFolderFileRemoved(run: id, year: year, month: month)))
                 return

@@ -80,7 +80,7 @@ extension SyncEngine {
     /// `deferring` (a userInfo ingest in a batch): the write waits in `deferredWrites` unless the run
     /// moved months (its old file's removal must follow the new write at once).
     mutating func write(_ run: WorkoutDocument, now: Timestamp, deferring: Bool = false, into actions: inout [Action]) {
-        if let old = index.summaries[run.id], old.startedAt.yearAndMonth != run.startedAt.yearAndMonth {
+        if let old = index[run.id], old.startedAt.yearAndMonth != run.startedAt.yearAndMonth {
             actions += takeDeferredWrites()
             actions.append(.writeWorkout(run))
             actions.append(.removeWorkoutFile(run.id, startedAt: old.startedAt))

@@ -149,7 +149,7 @@ extension SyncEngine {
             actions.append(.removeSplitFile(id))
         case .startRun(let splitID, let runID, let endingOthers):
             guard let split = splits[splitID] else { throw .unknownSplit(splitID) }
-            guard index.summaries[runID] == nil else { throw .alreadyExists(runID) }
+            guard index[runID] == nil else { throw .alreadyExists(runID) }
             guard tombstones[runID] == nil, pendingDeletes[runID] == nil else { throw .deleted(runID) }
             // Every change is worked out before any is written, so a refusal leaves nothing half done.
             var ended: [WorkoutDocument] = []
@@ -202,7 +202,7 @@ extension SyncEngine {
             }
         case .discard(let runID):
             guard tombstones[runID] == nil, pendingDeletes[runID] == nil else { throw .deleted(runID) }
-            guard index.summaries[runID] != nil else { throw .unknownRun(runID) }
+            guard index[runID] != nil else { throw .unknownRun(runID) }
             delete(runID, now: now, into: &actions)
         case .clearHistory:
             let completed = index.completedIDs
@@ -218,7 +218,7 @@ extension SyncEngine {
             settingsCustomized = true
             actions.append(.persistSettings(newSettings))
         case .setWorkoutLock(let id):
-            if let id, index.summaries[id] == nil { throw .unknownRun(id) }
+            if let id, index[id] == nil { throw .unknownRun(id) }
             locks.editingWorkoutID = id
         case .setSplitLock(let id):
             if let id, splits[id] == nil { throw .unknownSplit(id) }
@@ -227,7 +227,7 @@ extension SyncEngine {
             push(now: now, force: true, reason: "requested", into: &actions)
             return
         case .launch(let runID):
-            guard index.summaries[runID] != nil else { throw .unknownRun(runID) }
+            guard index[runID] != nil else { throw .unknownRun(runID) }
             actions.append(.launchWatchApp(runID: runID))
             return
         }
@@ -236,7 +236,7 @@ extension SyncEngine {
 
     /// Tombstones a run: a pending delete until `tombstoneWritten`, the live file removed.
     private mutating func delete(_ id: DocumentID, now: Timestamp, into actions: inout [Action]) {
-        guard let summary = index.summaries[id] else { return }
+        guard let summary = index[id] else { return }
         let stub = Tombstone(id: id, kind: .workout, deletedAt: stamper.stamp(at: now))
         pendingDeletes[id] = stub
         forget(run: id)
@@ -260,7 +260,7 @@ extension SyncEngine {
         _ change: (inout WorkoutDocument, Stamp) throws(MutationError) -> Void
     ) throws(OperationError) -> WorkoutDocument {
         guard tombstones[runID] == nil, pendingDeletes[runID] == nil else { throw .deleted(runID) }
-        guard index.summaries[runID] != nil else { throw .unknownRun(runID) }
+        guard index[runID] != nil else { throw .unknownRun(runID) }
         guard var run = documents[runID] else { throw .runNotLoaded(runID) }
         if let logIndex, !run.logs.indices.contains(logIndex) {
             throw .logIndexOutOfRange(run: runID, index: logIndex, count: run.logs.count)

@@ -34,7 +34,7 @@ extension SyncEngine {
         let wanted = index.pushSelection(now: now, policy: policy) + awaited
         var missing: [DocumentID: Timestamp] = [:]
         for id in wanted where documents[id] == nil {
-            missing[id] = index.summaries[id]?.startedAt
+            missing[id] = index[id]?.startedAt
         }
         guard missing.isEmpty else {
             pendingPush = (force: force || pendingPush?.force == true, reason: reason)
@@ -90,10 +90,9 @@ extension SyncEngine {
     /// The completed runs that ride because the watch may still hold them active, at most
     /// `maximumAwaited` (those that ended last).
     private func awaitedRuns() -> Set<DocumentID> {
-        let summaries = index.summaries
-        let awaited = watchMayHoldActive.filter { summaries[$0].map { !$0.status.isActive } ?? false }
+        let awaited = watchMayHoldActive.filter { index[$0].map { !$0.status.isActive } ?? false }
         guard awaited.count > Self.maximumAwaited else { return awaited }
-        let ended = { (id: DocumentID) in summaries[id]?.endedAt ?? Timestamp(microsecondsSinceEpoch: 0) }
+        let ended = { (id: DocumentID) in index[id]?.endedAt ?? Timestamp(microsecondsSinceEpoch: 0) }
         return Set(awaited.sorted { (ended($0), $0) > (ended($1), $1) }.prefix(Self.maximumAwaited))
     }
 

@@ -72,10 +72,9 @@ package struct SyncEngine: Sendable {
     /// Facts fed into the engine.
     package enum Event: Equatable, Sendable {
         case documentScanned(ScannedDocument, now: Timestamp)
-        /// Runs of the initial scan known only by their summary (a month folder the run index
-        /// recorded and that has not changed since): indexed like scanned runs, their documents
-        /// loaded when a push or an operation needs them.
-        case summariesScanned([RunIndex.RunSummary], now: Timestamp)
+        /// The run index file's table, its changed folders retired: the runs of the month folders
+        /// unchanged since it was recorded, known by their summary only. Comes before any document.
+        case runTableScanned(RunTable, now: Timestamp)
         case gatherFinished(now: Timestamp)
         case externalChange(ExternalChange, now: Timestamp)
         case tombstoneWritten(DocumentID, now: Timestamp)
@@ -205,7 +204,7 @@ package struct SyncEngine: Sendable {
 
     /// Whether an operation on `runID` needs its document loaded from disk first.
     package func needsDocument(_ runID: DocumentID) -> Bool {
-        index.summaries[runID] != nil && documents[runID] == nil && deferredWrites[runID] == nil
+        index[runID] != nil && documents[runID] == nil && deferredWrites[runID] == nil
     }
 
     /// The phone's copy of a run, if it is in the working set (or written in the open batch).
@@ -218,12 +217,13 @@ package struct SyncEngine: Sendable {
         switch event {
         case .documentScanned(let document, let now):
             scanned(document, now: now, into: &actions)
-        case .summariesScanned(let summaries, _):
-            summarized(summaries)
+        case .runTableScanned(let table, _):
+            recorded(table)
         case .gatherFinished(let now):
             isGathered = true
-            index.releaseSpareCapacity()
-            for (id, startedAt) in orphanedLiveFiles {
+            // In (start, ID) order, however the scan came upon them (a recorded run's tombstone finds
+            // it before its folder would have been read).
+            for (id, startedAt) in orphanedLiveFiles.sorted(by: { ($0.1, $0.0) < ($1.1, $1.0) }) {
                 actions.append(.removeWorkoutFile(id, startedAt: startedAt))
                 actions.append(.log(.orphanedLiveFileRemoved(run: id)))
             }
@@ -248,7 +248,7 @@ package struct SyncEngine: Sendable {
             // those known only by summary are loaded now, by the push when it goes.
             if !isLinkActivated {
                 var unloaded: [DocumentID: Timestamp] = [:]
-                for id in index.activeIDs where documents[id] == nil { unloaded[id] = index.summaries[id]?.startedAt }
+                for id in index.activeIDs where documents[id] == nil { unloaded[id] = index[id]?.startedAt }
                 if !unloaded.isEmpty { actions.append(.loadRuns(unloaded)) }
             }
             push(now: now, force: false, reason: "initial gather", into: &actions)
@@ -351,14 +351,14 @@ package struct SyncEngine: Sendable {
     private mutating func runsLoaded(
         _ runs: [WorkoutDocument], unreadable: [DocumentID], now: Timestamp, into actions: inout [Action]
     ) {
-        for run in runs where index.summaries[run.id] != nil {
+        for run in runs where index[run.id] != nil {
             // Only a copy at least as new as the index's: a late load never rolls a run back.
-            guard run.updatedAt >= index.summaries[run.id]!.updatedAt else { continue }
+            guard run.updatedAt >= index[run.id]!.updatedAt else { continue }
             stamper.observe(run.updatedAt)
             index.upsert(RunIndex.RunSummary(run))
             documents[run.id] = run
         }
-        for id in unreadable where index.summaries[id] != nil {
+        for id in unreadable where index[id] != nil {
             forget(run: id)
             actions.append(.log(.unloadableRunDropped(id)))
         }

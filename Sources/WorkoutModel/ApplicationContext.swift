@@ -59,8 +59,8 @@ package struct ApplicationContext: VersionedDocument {
         encodedFrameSize: (ApplicationContext) -> Int = { DocumentCoder.encodeCompact($0).count }
     ) -> ApplicationContext {
         let selection = index.pushSelection(now: now, policy: policy)
-        let extra = awaited.subtracting(selection).compactMap { index.summaries[$0] }.filter { !$0.status.isActive }
-        let ordered = selection.compactMap { index.summaries[$0] } + extra
+        let extra = awaited.subtracting(selection).compactMap { index[$0] }.filter { !$0.status.isActive }
+        let ordered = selection.compactMap { index[$0] } + extra
         let runs = ordered.sorted(by: Self.displayOrder).compactMap { run($0.id) }
         var context = ApplicationContext(
             splits: splits.sorted { $0.id < $1.id }, workouts: runs, settings: settings, editLocks: editLocks)

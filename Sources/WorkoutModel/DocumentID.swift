@@ -42,6 +42,15 @@ package struct DocumentID: Hashable, Comparable, Sendable, CustomStringConvertib
         low = bytes[8..<16].reduce(0) { $0 << 8 | UInt64($1) }
     }
 
+    /// The ID whose 16 bytes are `high` then `low`, big-endian (how the run index file stores it).
+    package init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
+
+    /// The ID's first and last 8 bytes as big-endian integers: its order is theirs.
+    package var halves: (high: UInt64, low: UInt64) { (high, low) }
+
     /// The 16 bytes the ID's hexadecimal digits spell (the inverse of `init(bytes:)`).
     package var bytes: [UInt8] {
         (0..<8).map { UInt8(truncatingIfNeeded: high >> (56 - 8 * $0)) }

@@ -1,8 +1,10 @@
 /// The phone's index of every run it knows, kept so a push never walks the whole history.
 ///
-/// It holds one small `RunSummary` per run (not the documents), the set of active runs, and the
-/// completed runs sorted by end time. `pushSelection` touches only the active runs and the newest
-/// few completed ones, so its cost does not grow with history.
+/// It knows one small `RunSummary` per run (not the documents), the set of active runs, and the
+/// completed runs sorted by end time. Most of a long history is the run index file's table, read in
+/// place (`install`); only what changed since it was recorded is held in memory. `pushSelection`
+/// touches only the active runs and the newest few completed ones, so its cost does not grow with
+/// history.
 package struct RunIndex: Sendable, Equatable {
     /// A run's place in the index: enough to select it for a push.
     package struct RunSummary: Equatable, Sendable {
@@ -37,146 +39,205 @@ package struct RunIndex: Sendable, Equatable {
         }
     }
 
+    /// Whether the run sits in the completed list (else it is active and rides in every push).
+    package static func isCompleted(_ summary: RunSummary) -> Bool {
+        summary.endedAt != nil && !summary.status.isActive
+    }
+
     private struct CompletedKey: Comparable {
         var endedAt: Timestamp
         var id: DocumentID
         static func < (lhs: Self, rhs: Self) -> Bool { (lhs.endedAt, lhs.id) < (rhs.endedAt, rhs.id) }
     }
 
-    package private(set) var summaries: [DocumentID: RunSummary] = [:]
+    /// The runs recorded in the run index file, read in place: on a restart, most of the history.
+    private var table = RunTable.empty
+    /// What changed since `table` was recorded: a run's summary now, or nil for a recorded run
+    /// that is gone. Decoded folders, edits and new runs land here; it grows with what happens while
+    /// phoned runs, not with the history.
+    private var changes: [DocumentID: RunSummary?] = [:]
+    /// The completed runs among `changes`, ascending by (endedAt, id).
+    private var changedCompleted: [CompletedKey] = []
     package private(set) var activeIDs: Set<DocumentID> = []
-    /// Completed runs, ascending by (endedAt, id).
-    private var completed: [CompletedKey] = []
+    package private(set) var count = 0
+    package private(set) var completedCount = 0
 
     package init() {}
 
-    /// Builds the index from a whole scan at once: one sort instead of one insertion per run.
+    /// An index of `runs` alone.
     package init(_ runs: some Sequence<RunSummary>) {
-        for summary in runs {
-            summaries[summary.id] = summary
-        }
-        for summary in summaries.values {
-            if let endedAt = summary.endedAt, !summary.status.isActive {
-                completed.append(CompletedKey(endedAt: endedAt, id: summary.id))
-            } else {
-                activeIDs.insert(summary.id)
-            }
-        }
-        completed.sort()
+        for summary in runs { upsert(summary) }
     }
 
-    package var count: Int { summaries.count }
-    package var completedCount: Int { completed.count }
+    /// The summary of run `id`, if the index knows it.
+    package subscript(id: DocumentID) -> RunSummary? {
+        if let change = changes[id] { return change }
+        return table.summary(of: id)
+    }
+
+    /// Takes `table` as the recorded runs: its live folders' runs are known from now on, read where
+    /// they lie. What the index was told before stays on top of it.
+    package mutating func install(_ table: RunTable) {
+        let earlier = changes
+        self.table = table
+        changes = [:]
+        changedCompleted = []
+        activeIDs = []
+        count = 0
+        completedCount = 0
+        for (folder, statistics) in table.folders.enumerated() where table.isLive[folder] {
+            count += statistics.runCount
+            completedCount += statistics.completedCount
+        }
+        for entry in table.activeEntries where table.isLive(entry: entry) { activeIDs.insert(table.id(at: entry)) }
+        for (id, change) in earlier {
+            if let summary = change { upsert(summary) } else { remove(id) }
+        }
+    }
 
     /// Adds or replaces a run's summary.
     package mutating func upsert(_ summary: RunSummary) {
-        remove(summary.id)
-        summaries[summary.id] = summary
-        if let endedAt = summary.endedAt, !summary.status.isActive {
+        if let old = self[summary.id] { unplace(old) }
+        changes[summary.id] = .some(summary)
+        count += 1
+        if Self.isCompleted(summary), let endedAt = summary.endedAt {
+            completedCount += 1
             let key = CompletedKey(endedAt: endedAt, id: summary.id)
-            completed.insert(key, at: insertionPoint(of: key))
+            changedCompleted.insert(key, at: insertionPoint(of: key))
         } else {
             activeIDs.insert(summary.id)
         }
     }
 
-    /// Adds or replaces many runs' summaries at once — a month folder of the start-up scan — with the
-    /// same result as `upsert` of each in turn: one hash lookup a run, and the batch's completed runs
-    /// sorted and merged into the completed list once (appended when they all end after it, as the
-    /// folders of a scan, read oldest month first, mostly do) instead of inserted one by one, each
-    /// moving the list's tail (at a million runs that was most of a restart).
-    package mutating func upsert(contentsOf batch: [RunSummary]) {
-        summaries.reserveCapacity(summaries.count + batch.count)
-        var added: [CompletedKey] = []
-        added.reserveCapacity(batch.count)
-        for summary in batch {
-            if let old = summaries.updateValue(summary, forKey: summary.id) {
-                unplace(old)
-                // A run listed twice in one batch: its earlier place is in `added`, not yet merged.
-                added.removeAll { $0.id == summary.id }
-            }
-            if let endedAt = summary.endedAt, !summary.status.isActive {
-                added.append(CompletedKey(endedAt: endedAt, id: summary.id))
-            } else {
-                activeIDs.insert(summary.id)
-            }
-        }
-        added.sort()
-        guard let first = added.first else { return }
-        if let last = completed.last, first < last {
-            var merged: [CompletedKey] = []
-            merged.reserveCapacity(completed.count + added.count)
-            var (old, new) = (0, 0)
-            while old < completed.count, new < added.count {
-                if completed[old] < added[new] {
-                    merged.append(completed[old])
-                    old += 1
-                } else {
-                    merged.append(added[new])
-                    new += 1
-                }
-            }
-            merged += completed[old...]
-            merged += added[new...]
-            completed = merged
-        } else {
-            completed += added
-        }
-    }
-
-    /// Gives back the completed list's spare capacity: after a scan's batches it can be nearly as
-    /// large again as the list (a batch appended to a list a merge had sized exactly doubles it),
-    /// 24 bytes a run that would stay resident.
-    package mutating func releaseSpareCapacity() {
-        guard completed.capacity > completed.count + completed.count / 16 else { return }
-        completed = completed.withUnsafeBufferPointer { Array($0) }
-    }
-
     /// Forgets a run (deleted, or its file vanished).
     package mutating func remove(_ id: DocumentID) {
-        guard let old = summaries.removeValue(forKey: id) else { return }
+        guard let old = self[id] else { return }
         unplace(old)
+        if table.summary(of: id) != nil {
+            changes[id] = .some(nil)
+        } else {
+            changes[id] = nil
+        }
     }
 
-    /// Takes a run that left `summaries` out of the active set or the completed list.
+    /// Takes a run that is leaving out of the counts, the active set and the changed completed list.
     private mutating func unplace(_ old: RunSummary) {
-        activeIDs.remove(old.id)
-        if let endedAt = old.endedAt {
-            let key = CompletedKey(endedAt: endedAt, id: old.id)
-            let index = insertionPoint(of: key)
-            if index < completed.count, completed[index] == key { completed.remove(at: index) }
+        count -= 1
+        guard Self.isCompleted(old), let endedAt = old.endedAt else {
+            activeIDs.remove(old.id)
+            return
         }
+        completedCount -= 1
+        let key = CompletedKey(endedAt: endedAt, id: old.id)
+        let index = insertionPoint(of: key)
+        if index < changedCompleted.count, changedCompleted[index] == key { changedCompleted.remove(at: index) }
     }
 
     /// The runs a push carries: every active run (uncapped, oldest start first), then up to
     /// `policy.recentLimit` completed runs whose end is within `policy.recentWindow` of `now`
     /// (inclusive: a run that ended exactly `recentWindow` ago still rides), newest end first.
     package func pushSelection(now: Timestamp, policy: PushPolicy) -> [DocumentID] {
-        let active = activeIDs.compactMap { summaries[$0] }
+        let active = activeIDs.compactMap { self[$0] }
             .sorted { ($0.startedAt, $0.id) < ($1.startedAt, $1.id) }
             .map(\.id)
         let cutoff = now.advanced(by: .zero - policy.recentWindow)
         var recent: [DocumentID] = []
-        var index = completed.count - 1
-        while index >= 0, recent.count < policy.recentLimit, completed[index].endedAt >= cutoff {
-            recent.append(completed[index].id)
-            index -= 1
+        forEachCompleted(newestFirst: true) { key in
+            guard recent.count < policy.recentLimit, key.endedAt >= cutoff else { return false }
+            recent.append(key.id)
+            return true
         }
         return active + recent
     }
 
     /// Every completed run, oldest end first: the history a person sees, and exactly what "clear
     /// history" tombstones (never a date cutoff, so a run that arrives after the clear survives).
-    package var completedIDs: [DocumentID] { completed.map(\.id) }
+    package var completedIDs: [DocumentID] {
+        var ids: [DocumentID] = []
+        ids.reserveCapacity(completedCount)
+        forEachCompleted(newestFirst: false) { key in
+            ids.append(key.id)
+            return true
+        }
+        table.releaseResidentPages()
+        return ids
+    }
+
+    /// Every run's summary, in no particular order.
+    package func forEachSummary(_ body: (RunSummary) throws -> Void) rethrows {
+        defer { table.releaseResidentPages() }
+        for entry in 0..<table.entryCount where table.isLive(entry: entry) {
+            let summary = table.summary(at: entry)
+            if changes[summary.id] == nil { try body(summary) }
+        }
+        for case let summary? in changes.values { try body(summary) }
+    }
+
+    /// The completed runs in (endedAt, id) order, the table's and the changed ones merged, while
+    /// `body` says to go on.
+    private func forEachCompleted(newestFirst: Bool, _ body: (CompletedKey) -> Bool) {
+        let step = newestFirst ? -1 : 1
+        var recorded = newestFirst ? table.orderCount - 1 : 0
+        var changed = newestFirst ? changedCompleted.count - 1 : 0
+        // The table's next completed run that still counts (its folder live, no change on top).
+        func nextRecorded() -> CompletedKey? {
+            while recorded >= 0, recorded < table.orderCount {
+                let element = table.orderElement(at: recorded)
+                if table.isLive[element.folder] {
+                    let id = table.id(at: element.entry)
+                    if changes[id] == nil {
+                        return CompletedKey(endedAt: Timestamp(microsecondsSinceEpoch: element.endedAt), id: id)
+                    }
+                }
+                recorded += step
+            }
+            return nil
+        }
+        while true {
+            let fromTable = nextRecorded()
+            let fromChanges = changed >= 0 && changed < changedCompleted.count ? changedCompleted[changed] : nil
+            let next: CompletedKey
+            switch (fromTable, fromChanges) {
+            case (nil, nil): return
+            case (let key?, nil):
+                next = key
+                recorded += step
+            case (nil, let key?):
+                next = key
+                changed += step
+            case (let table?, let change?):
+                if (table < change) != newestFirst {
+                    next = table
+                    recorded += step
+                } else {
+                    next = change
+                    changed += step
+                }
+            }
+            guard body(next) else { return }
+        }
+    }
 
     private func insertionPoint(of key: CompletedKey) -> Int {
         var low = 0
-        var high = completed.count
+        var high = changedCompleted.count
         while low < high {
             let middle = (low + high) / 2
-            if completed[middle] < key { low = middle + 1 } else { high = middle }
+            if changedCompleted[middle] < key { low = middle + 1 } else { high = middle }
         }
         return low
+    }
+
+    /// Two indexes are equal when they know the same runs, whatever part of each is recorded.
+    package static func == (lhs: RunIndex, rhs: RunIndex) -> Bool {
+        guard lhs.count == rhs.count, lhs.completedCount == rhs.completedCount, lhs.activeIDs == rhs.activeIDs,
+            lhs.completedIDs == rhs.completedIDs
+        else { return false }
+        var same = true
+        lhs.forEachSummary { summary in
+            if same, rhs[summary.id] != summary { same = false }
+        }
+        return same
     }
 }
 

@@ -27,10 +27,14 @@ package struct FolderFingerprint: Hashable, Sendable {
 /// reused only when its fingerprint now is exactly the recorded one, and the whole snapshot only when
 /// it was taken of the same document directory in this format; anything else is decoded again. The
 /// documents stay the source of truth: the snapshot only ever saves decoding what they said.
+///
+/// A snapshot read from a file keeps its runs where they lie, in the file's `RunTable`; a scan's
+/// snapshot holds the runs of the folders it decoded and refers to the table for the folders it
+/// reused, so writing the next file copies the recorded runs across without decoding them.
 package struct RunIndexSnapshot: Equatable, Sendable {
     /// Bumped whenever the payload or the rules that produced it change (what a folder's scan
     /// accepts or skips), so an index written by another build is rebuilt, never misread.
-    package static let formatVersion: UInt32 = 1
+    package static let formatVersion: UInt32 = 2
 
     /// A file of a month folder the scan skipped, as it was reported (path relative to the root).
     package struct SkippedNote: Equatable, Sendable {
@@ -46,36 +50,49 @@ package struct RunIndexSnapshot: Equatable, Sendable {
     /// One month folder as its scan found it.
     package struct Folder: Equatable, Sendable {
         package var fingerprint: FolderFingerprint
-        /// The folder's runs, `RunSummaryCoding.byteCount` bytes each: kept encoded, so a snapshot
-        /// costs about 60 bytes a run in memory, and reusing a folder copies nothing (a snapshot read
-        /// from a file holds slices of the file's bytes).
-        package private(set) var encodedRuns: ArraySlice<UInt8>
         package var skipped: [SkippedNote]
+        /// Where the folder's runs are.
+        package var source: Source
+
+        package enum Source: Sendable {
+            /// Folder `number` of a run index file's table.
+            case recorded(RunTable, number: Int)
+            /// Decoded by this scan.
+            case decoded([RunIndex.RunSummary])
+        }
 
         package init(fingerprint: FolderFingerprint, runs: [RunIndex.RunSummary], skipped: [SkippedNote]) {
             self.fingerprint = fingerprint
             self.skipped = skipped
-            var writer = SnapshotWriter()
-            writer.bytes.reserveCapacity(runs.count * RunSummaryCoding.byteCount)
-            for run in runs { RunSummaryCoding.write(run, into: &writer) }
-            encodedRuns = writer.bytes[...]
+            source = .decoded(runs)
         }
 
-        fileprivate init(fingerprint: FolderFingerprint, encodedRuns: ArraySlice<UInt8>, skipped: [SkippedNote]) {
+        init(fingerprint: FolderFingerprint, table: RunTable, number: Int, skipped: [SkippedNote]) {
             self.fingerprint = fingerprint
-            self.encodedRuns = encodedRuns
             self.skipped = skipped
+            source = .recorded(table, number: number)
         }
 
-        package var runCount: Int { encodedRuns.count / RunSummaryCoding.byteCount }
+        package var runCount: Int {
+            switch source {
+            case .recorded(let table, let number): return table.folders[number].runCount
+            case .decoded(let runs): return runs.count
+            }
+        }
 
-        /// The folder's run summaries, decoded (each field checked again).
-        package func runs() throws(RunIndexSnapshotError) -> [RunIndex.RunSummary] {
-            var reader = SnapshotReader(encodedRuns)
-            var runs: [RunIndex.RunSummary] = []
-            runs.reserveCapacity(runCount)
-            while !reader.isAtEnd { runs.append(try RunSummaryCoding.read(from: &reader)) }
-            return runs
+        /// The folder's run summaries, in ID order (a recorded folder's: a pass over its table).
+        package func runs() -> [RunIndex.RunSummary] {
+            switch source {
+            case .recorded(let table, let number):
+                defer { table.releaseResidentPages() }
+                return (0..<table.entryCount).filter { table.folder(at: $0) == number }.map { table.summary(at: $0) }
+            case .decoded(let runs):
+                return runs.sorted { $0.id < $1.id }
+            }
+        }
+
+        package static func == (lhs: Folder, rhs: Folder) -> Bool {
+            lhs.fingerprint == rhs.fingerprint && lhs.skipped == rhs.skipped && lhs.runs() == rhs.runs()
         }
     }
 
@@ -83,6 +100,9 @@ package struct RunIndexSnapshot: Equatable, Sendable {
     package var root: String
     /// By path relative to the root, e.g. `Workouts/2026/11`.
     package var folders: [String: Folder]
+    /// The table the snapshot was read with (every folder live); empty for a snapshot not read from
+    /// a file.
+    package private(set) var table = RunTable.empty
 
     package init(root: String, folders: [String: Folder] = [:]) {
         self.root = root
@@ -98,6 +118,10 @@ package struct RunIndexSnapshot: Equatable, Sendable {
 
     /// How many runs the snapshot summarises.
     package var runCount: Int { folders.values.reduce(0) { $0 + $1.runCount } }
+
+    package static func == (lhs: RunIndexSnapshot, rhs: RunIndexSnapshot) -> Bool {
+        lhs.root == rhs.root && lhs.folders == rhs.folders
+    }
 }
 
 /// Why a run index payload was refused; the store then rebuilds it from the documents.
@@ -124,54 +148,59 @@ extension RunIndexSnapshot {
     /// The payload, little-endian:
     ///
     /// ```
-    /// u32 formatVersion, string root, u32 folderCount, then per folder (sorted by path):
-    ///   string path, u64 entryCount, i64 newestModificationNanoseconds, u64 digest,
-    ///   u32 runCount, runCount × RunSummaryCoding, u32 skippedCount, skippedCount × (string path, string reason)
+    /// u32 formatVersion, string root, u32 folderCount, then per folder (sorted by path, numbered
+    ///   from 0 in that order): string path, u64 entryCount, i64 newestModificationNanoseconds,
+    ///   u64 digest, u32 skippedCount, skippedCount × (string path, string reason)
+    /// u64 table entry count, u64 table order count, the table (RunTable)
     /// string = u32 byte count + UTF-8
     /// ```
+    ///
+    /// Every run ID is in one folder at most: two folders that hold the same run (a file copied
+    /// across months) are left out of the payload, so the next start decodes them as a full scan does.
     package func encoded() -> [UInt8] {
         var bytes: [UInt8] = []
         encode { bytes += $0 }
         return bytes
     }
 
-    /// The payload of `encoded()` in pieces, in order (a folder's runs as they are held), so a
-    /// writer never needs it in memory whole.
+    /// The payload of `encoded()` in pieces, in order, so a writer never needs it in memory whole:
+    /// the recorded folders' entries are copied from their table a slice at a time.
     package func encode(into append: (ArraySlice<UInt8>) throws -> Void) rethrows {
+        var plan = TablePlan(self)
         var writer = SnapshotWriter()
         writer.integer(Self.formatVersion)
         writer.string(root)
-        writer.integer(UInt32(folders.count))
-        try append(writer.bytes[...])
-        for path in folders.keys.sorted() {
+        writer.integer(UInt32(plan.paths.count))
+        for path in plan.paths {
             let folder = folders[path]!
-            writer = SnapshotWriter()
             writer.string(path)
             writer.integer(UInt64(folder.fingerprint.entryCount))
             writer.integer(folder.fingerprint.newestModificationNanoseconds)
             writer.integer(folder.fingerprint.digest)
-            writer.integer(UInt32(folder.runCount))
-            try append(writer.bytes[...])
-            try append(folder.encodedRuns)
-            writer = SnapshotWriter()
             writer.integer(UInt32(folder.skipped.count))
             for note in folder.skipped {
                 writer.string(note.path)
                 writer.string(note.reason)
             }
-            try append(writer.bytes[...])
         }
+        writer.integer(UInt64(plan.entryCount))
+        writer.integer(UInt64(plan.orderCount))
+        try append(writer.bytes[...])
+        try plan.writeTable(into: append)
     }
 
     /// Decodes a payload written by `encoded()` for the document directory at `root`.
     package init(decoding bytes: [UInt8], root: String) throws(RunIndexSnapshotError) {
-        try self.init(decoding: bytes[...], root: root)
+        let storage = RunTableBuffer(bytes)
+        try self.init(decoding: storage, payload: 0..<storage.bytes.count, root: root)
     }
 
-    /// Decodes a payload written by `encoded()` for the document directory at `root` (a file's
-    /// bytes past its header, not copied).
-    package init(decoding bytes: ArraySlice<UInt8>, root: String) throws(RunIndexSnapshotError) {
-        var reader = SnapshotReader(bytes)
+    /// Decodes the payload at `payload` in `storage` (a mapped file) for the document directory at
+    /// `root`; its table stays there, read in place.
+    package init(
+        decoding storage: any RunTableStorage, payload: Range<Int>, root: String
+    ) throws(RunIndexSnapshotError) {
+        var reader = SnapshotReader(storage.bytes, payload)
         let format: UInt32 = try reader.integer()
         guard format == Self.formatVersion else {
             throw .unsupportedFormat(found: format, supported: Self.formatVersion)
@@ -181,78 +210,189 @@ extension RunIndexSnapshot {
         self.root = root
         folders = [:]
         let folderCount: UInt32 = try reader.integer()
+        guard Int(folderCount) <= reader.remaining else { throw .truncated }
+        var headers: [(path: String, fingerprint: FolderFingerprint, skipped: [SkippedNote])] = []
+        var previousPath: String?
         for _ in 0..<folderCount {
             let path = try reader.string()
             let entryCount: UInt64 = try reader.integer()
             let newest: Int64 = try reader.integer()
             let digest: UInt64 = try reader.integer()
-            let runCount: UInt32 = try reader.integer()
-            let runs = try reader.bytes(Int(runCount) * RunSummaryCoding.byteCount)
             let skippedCount: UInt32 = try reader.integer()
             guard Int(skippedCount) <= reader.remaining else { throw .truncated }
             var skipped: [SkippedNote] = []
             for _ in 0..<skippedCount {
                 skipped.append(SkippedNote(path: try reader.string(), reason: try reader.string()))
             }
-            guard entryCount <= UInt64(Int.max), folders[path] == nil else {
-                throw .invalid("folder \(path) recorded twice or with an impossible entry count")
+            guard entryCount <= UInt64(Int.max), previousPath.map({ $0 < path }) ?? true else {
+                throw .invalid("folder \(path) out of order or with an impossible entry count")
             }
-            let folder = Folder(
-                fingerprint: FolderFingerprint(
-                    entryCount: Int(entryCount), newestModificationNanoseconds: newest, digest: digest),
-                encodedRuns: runs, skipped: skipped)
-            // Every summary is checked now, so a payload is accepted or refused whole.
-            _ = try folder.runs()
-            folders[path] = folder
+            previousPath = path
+            let fingerprint = FolderFingerprint(
+                entryCount: Int(entryCount), newestModificationNanoseconds: newest, digest: digest)
+            headers.append((path, fingerprint, skipped))
         }
-        guard reader.isAtEnd else { throw .invalid("\(reader.remaining) bytes after the last folder") }
+        let entryCount: UInt64 = try reader.integer()
+        let orderCount: UInt64 = try reader.integer()
+        let tableBytes = UInt64(reader.remaining)
+        guard entryCount <= tableBytes / UInt64(RunTable.entryBytes),
+            orderCount <= tableBytes / UInt64(RunTable.orderBytes)
+        else { throw .truncated }
+        let expected = entryCount * UInt64(RunTable.entryBytes) + orderCount * UInt64(RunTable.orderBytes)
+        guard expected <= tableBytes else { throw .truncated }
+        guard expected == tableBytes else { throw .invalid("\(tableBytes - expected) bytes after the table") }
+        // Every entry is checked now, so a payload is accepted or refused whole.
+        let table = try RunTable.load(
+            storage, offset: reader.position, entryCount: Int(entryCount), orderCount: Int(orderCount),
+            folderCount: headers.count)
+        self.table = table
+        for (number, header) in headers.enumerated() {
+            folders[header.path] = Folder(
+                fingerprint: header.fingerprint, table: table, number: number, skipped: header.skipped)
+        }
     }
 }
 
-/// One `RunSummary` in 59 bytes: the ID's 16 bytes, status (u8), startedAt (i64), whether ended
-/// (u8) and endedAt (i64), updatedAt (i64), version time (i64), counter (i64) and origin (u8);
-/// times are microseconds since the epoch.
-enum RunSummaryCoding {
-    static let byteCount = 59
+/// How `encode` lays out the table: the folders it keeps, the entries it copies from a recorded
+/// table (renumbered) and the decoded runs it merges in, by ID, and their completed order.
+private struct TablePlan {
+    /// The folders written, sorted; a folder's number is its place here.
+    var paths: [String] = []
+    var entryCount = 0
+    var orderCount = 0
+    /// The recorded table the carried folders are in, and each of its folders' new number (nil: not
+    /// carried).
+    var table = RunTable.empty
+    var carried: [Int?] = []
+    /// Decoded runs with their new folder number, by ID.
+    var decoded: [(summary: RunIndex.RunSummary, folder: Int)] = []
 
-    static func write(_ run: RunIndex.RunSummary, into writer: inout SnapshotWriter) {
-        writer.bytes += run.id.bytes
-        writer.integer(statusCode(run.status))
-        writer.integer(run.startedAt.microsecondsSinceEpoch)
-        writer.integer(UInt8(run.endedAt == nil ? 0 : 1))
-        writer.integer(run.endedAt?.microsecondsSinceEpoch ?? 0)
-        writer.integer(run.updatedAt.microsecondsSinceEpoch)
-        writer.integer(run.version.time.microsecondsSinceEpoch)
-        writer.integer(Int64(run.version.counter))
-        writer.integer(UInt8(run.version.origin == .phone ? 0 : 1))
-    }
-
-    static func read(from reader: inout SnapshotReader) throws(RunIndexSnapshotError) -> RunIndex.RunSummary {
-        let id = DocumentID(bytes: Array(try reader.bytes(16)))
-        let statusByte: UInt8 = try reader.integer()
-        guard statusByte < 3 else { throw .invalid("status \(statusByte) of run \(id)") }
-        let status: WorkoutStatus = statusByte == 0 ? .notStarted : statusByte == 1 ? .inProgress : .completed
-        let startedAt = Timestamp(microsecondsSinceEpoch: try reader.integer())
-        let ended: UInt8 = try reader.integer()
-        let endedMicroseconds: Int64 = try reader.integer()
-        guard ended < 2 else { throw .invalid("ended flag \(ended) of run \(id)") }
-        let updatedAt = Timestamp(microsecondsSinceEpoch: try reader.integer())
-        let versionTime = Timestamp(microsecondsSinceEpoch: try reader.integer())
-        let counter: Int64 = try reader.integer()
-        let originByte: UInt8 = try reader.integer()
-        guard counter >= 0, originByte < 2 else { throw .invalid("version of run \(id)") }
-        return RunIndex.RunSummary(
-            id: id, status: status, startedAt: startedAt,
-            endedAt: ended == 1 ? Timestamp(microsecondsSinceEpoch: endedMicroseconds) : nil, updatedAt: updatedAt,
-            version: Stamp(time: versionTime, counter: Int(counter), origin: originByte == 0 ? .phone : .watch))
-    }
-
-    private static func statusCode(_ status: WorkoutStatus) -> UInt8 {
-        switch status {
-        case .notStarted: return 0
-        case .inProgress: return 1
-        case .completed: return 2
+    init(_ snapshot: RunIndexSnapshot) {
+        var paths = snapshot.folders.keys.sorted()
+        // The recorded table: the one the first recorded folder names (a scan's reused folders all
+        // come from one file); a folder of any other table is written from its runs.
+        for path in paths {
+            if case .recorded(let recorded, _) = snapshot.folders[path]!.source {
+                table = recorded
+                break
+            }
         }
+        // Folders that share a run ID are left out, and so are their runs.
+        var excluded: Set<String> = []
+        while true {
+            let plan = Self.layout(snapshot, paths: paths.filter { !excluded.contains($0) }, table: table)
+            let duplicated = plan.duplicatedFolders
+            if duplicated.isEmpty {
+                self = plan.plan
+                return
+            }
+            excluded.formUnion(duplicated)
+            paths = paths.filter { !excluded.contains($0) }
+        }
+    }
+
+    private init() {}
+
+    /// The plan for `paths`, and the folders that hold an ID another folder holds too.
+    private static func layout(
+        _ snapshot: RunIndexSnapshot, paths: [String], table: RunTable
+    ) -> (plan: TablePlan, duplicatedFolders: Set<String>) {
+        var plan = TablePlan()
+        plan.paths = paths
+        plan.table = table
+        plan.carried = Array(repeating: nil, count: table.folders.count)
+        for (number, path) in paths.enumerated() {
+            let folder = snapshot.folders[path]!
+            if case .recorded(let recorded, let old) = folder.source, recorded.isSame(as: table) {
+                plan.carried[old] = number
+            } else {
+                for summary in folder.runs() { plan.decoded.append((summary, number)) }
+            }
+        }
+        plan.decoded.sort { $0.summary.id < $1.summary.id }
+        var duplicated: Set<String> = []
+        var previous: (id: DocumentID, folder: Int)?
+        plan.forEachEntry { summary, folder, _ in
+            if let previous, previous.id == summary.id {
+                duplicated.insert(paths[previous.folder])
+                duplicated.insert(paths[folder])
+            }
+            previous = (summary.id, folder)
+            plan.entryCount += 1
+            if RunIndex.isCompleted(summary) { plan.orderCount += 1 }
+        }
+        table.releaseResidentPages()
+        return (plan, duplicated)
+    }
+
+    /// Every entry of the new table in ID order: its summary, new folder, and where it comes from
+    /// (the recorded table's entry, or nil for a decoded run).
+    func forEachEntry(_ body: (RunIndex.RunSummary, Int, Int?) throws -> Void) rethrows {
+        var decodedPosition = 0
+        for entry in 0..<table.entryCount {
+            guard let folder = carried[table.folder(at: entry)] else { continue }
+            let id = table.id(at: entry)
+            while decodedPosition < decoded.count, decoded[decodedPosition].summary.id < id {
+                try body(decoded[decodedPosition].summary, decoded[decodedPosition].folder, nil)
+                decodedPosition += 1
+            }
+            try body(table.summary(at: entry), folder, entry)
+        }
+        for (summary, folder) in decoded[decodedPosition...] { try body(summary, folder, nil) }
+    }
+
+    /// Writes the entries, then the completed order: the recorded table's order (renumbered)
+    /// merged with the decoded completed runs'.
+    mutating func writeTable(into append: (ArraySlice<UInt8>) throws -> Void) rethrows {
+        // The new entry number of each recorded entry carried, for the order.
+        var renumbered = Array(repeating: -1, count: table.entryCount)
+        var decodedCompleted: [(endedAt: Timestamp, id: DocumentID, entry: Int, folder: Int)] = []
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(4096 * RunTable.entryBytes)
+        var written = 0
+        try forEachEntry { summary, folder, recorded in
+            if let recorded {
+                renumbered[recorded] = written
+            } else if RunIndex.isCompleted(summary), let endedAt = summary.endedAt {
+                decodedCompleted.append((endedAt, summary.id, written, folder))
+            }
+            RunTable.appendEntry(summary, folder: folder, to: &bytes)
+            written += 1
+            if bytes.count >= 4096 * RunTable.entryBytes {
+                try append(bytes[...])
+                bytes.removeAll(keepingCapacity: true)
+            }
+        }
+        decodedCompleted.sort { ($0.endedAt, $0.id) < ($1.endedAt, $1.id) }
+        var decodedPosition = 0
+        func flushIfFull() throws {
+            if bytes.count >= 4096 * RunTable.entryBytes {
+                try append(bytes[...])
+                bytes.removeAll(keepingCapacity: true)
+            }
+        }
+        for position in 0..<table.orderCount {
+            let element = table.orderElement(at: position)
+            guard let folder = carried[element.folder] else { continue }
+            let endedAt = Timestamp(microsecondsSinceEpoch: element.endedAt)
+            let id = table.id(at: element.entry)
+            while decodedPosition < decodedCompleted.count,
+                (decodedCompleted[decodedPosition].endedAt, decodedCompleted[decodedPosition].id) < (endedAt, id)
+            {
+                let next = decodedCompleted[decodedPosition]
+                RunTable.appendOrderElement(endedAt: next.endedAt, entry: next.entry, folder: next.folder, to: &bytes)
+                decodedPosition += 1
+                try flushIfFull()
+            }
+            RunTable.appendOrderElement(endedAt: endedAt, entry: renumbered[element.entry], folder: folder, to: &bytes)
+            try flushIfFull()
+        }
+        for next in decodedCompleted[decodedPosition...] {
+            RunTable.appendOrderElement(endedAt: next.endedAt, entry: next.entry, folder: next.folder, to: &bytes)
+            try flushIfFull()
+        }
+        try append(bytes[...])
+        table.releaseResidentPages()
     }
 }
 
@@ -271,32 +411,45 @@ struct SnapshotWriter {
     }
 }
 
-/// Reads what `SnapshotWriter` wrote; every read is bounds-checked.
+/// Reads what `SnapshotWriter` wrote, in place; every read is bounds-checked.
 struct SnapshotReader {
-    private var rest: ArraySlice<UInt8>
+    private let bytes: UnsafeRawBufferPointer
+    private(set) var position: Int
+    private let end: Int
 
-    init(_ bytes: ArraySlice<UInt8>) { rest = bytes }
-
-    var isAtEnd: Bool { rest.isEmpty }
-    var remaining: Int { rest.count }
-
-    mutating func bytes(_ count: Int) throws(RunIndexSnapshotError) -> ArraySlice<UInt8> {
-        guard count >= 0, count <= rest.count else { throw .truncated }
-        defer { rest = rest.dropFirst(count) }
-        return rest.prefix(count)
+    init(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) {
+        self.bytes = bytes
+        position = range.lowerBound
+        end = range.upperBound
     }
 
+    var remaining: Int { end - position }
+
     mutating func integer<Value: FixedWidthInteger>() throws(RunIndexSnapshotError) -> Value {
-        let raw = try bytes(MemoryLayout<Value>.size)
-        var value = Value.zero
-        for (shift, byte) in raw.enumerated() { value |= Value(truncatingIfNeeded: byte) << (shift * 8) }
-        return value
+        guard MemoryLayout<Value>.size <= remaining else { throw .truncated }
+        defer { position += MemoryLayout<Value>.size }
+        return Value(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: Value.self))
     }
 
     mutating func string() throws(RunIndexSnapshotError) -> String {
-        let count: UInt32 = try integer()
-        let raw = try bytes(Int(count))
+        let count = Int(try integer() as UInt32)
+        guard count <= remaining else { throw .truncated }
+        defer { position += count }
+        let raw = UnsafeRawBufferPointer(rebasing: bytes[position..<position + count])
         guard let text = String(validating: raw, as: UTF8.self) else { throw .invalid("a string is not UTF-8") }
         return text
+    }
+}
+
+extension RunIndexSnapshot {
+    /// The snapshot as a run index file holds it: every folder in its table. A snapshot read from a
+    /// file already is; one built in memory (a scan's, in tests) goes through its encoding.
+    package var readable: RunIndexSnapshot? {
+        let isRead = folders.values.allSatisfy { folder in
+            if case .recorded(let recorded, _) = folder.source { return recorded.isSame(as: table) }
+            return false
+        }
+        if isRead { return self }
+        return try? RunIndexSnapshot(decoding: encoded(), root: root)
     }
 }

@@ -45,7 +45,7 @@ struct HistoryListingTests {
                 from: split, id: id, at: Stamp(time: start, counter: 0, origin: .phone))
         }
         var phone = PhoneNode(engine: SyncEngine(settings: nil), live: LiveDriver(now: now, persistedVersion: nil))
-        _ = try phone.handle(.runsSummarized(summaries.shuffled()), now: now)
+        _ = try phone.handle(.runTableScanned(.recording(summaries)), now: now)
         _ = try phone.handle(.gatherFinished("", skipped: []), now: now)
         return (phone, documents)
     }

@@ -27,7 +27,7 @@ private struct Gathered {
         settle()
         scan = try documents.scan(
             reusing: previous, settlingTime: settlingTime, { _ = engine.value.handle(.documentScanned($0, now: t0)) },
-            summarized: { _ = engine.value.handle(.summariesScanned($0, now: t0)) })
+            recorded: { _ = engine.value.handle(.runTableScanned($0, now: t0)) })
         self.engine = engine.value
         report = scan!.report
         try finish(documents)
@@ -94,7 +94,7 @@ struct RunIndexTests {
         try fixture.documents.write(storedRun(1, month: 3, completed: true))
         settle()
         let scan = try fixture.documents.scan(
-            reusing: nil, settlingTime: settlingTime, { _ in }, summarized: { _ in })
+            reusing: nil, settlingTime: settlingTime, { _ in }, recorded: { _ in })
         return (fixture, scan, fixture.temporary.appending(RunIndexFile.name))
     }
 
@@ -136,17 +136,24 @@ struct RunIndexTests {
         for n in 1...6 { try fixture.documents.write(storedRun(n, month: n % 3 + 1, completed: true)) }
         settle()
         let first = try fixture.documents.scan(
-            reusing: nil, settlingTime: settlingTime, { _ in }, summarized: { _ in })
+            reusing: nil, settlingTime: settlingTime, { _ in }, recorded: { _ in })
         #expect(first.decodedFolders == ["Workouts/2025/01", "Workouts/2025/02", "Workouts/2025/03"])
         #expect(first.reusedFolders.isEmpty)
 
         try fixture.documents.write(storedRun(7, month: 2, completed: false))
         var visited: [SyncEngine.ScannedDocument] = []
         var summarized: [RunIndex.RunSummary] = []
+        var tables = 0
         settle()
         let second = try fixture.documents.scan(
             reusing: first.snapshot, settlingTime: settlingTime, { visited.append($0) },
-            summarized: { summarized += $0 })
+            recorded: { table in
+                tables += 1
+                var index = RunIndex()
+                index.install(table)
+                index.forEachSummary { summarized.append($0) }
+            })
+        #expect(tables == 1)
         #expect(second.decodedFolders == ["Workouts/2025/02"])
         #expect(second.reusedFolders == ["Workouts/2025/01", "Workouts/2025/03"])
         let decodedRuns = visited.compactMap { document -> DocumentID? in
@@ -156,13 +163,13 @@ struct RunIndexTests {
         #expect(Set(decodedRuns) == [id(1), id(4), id(7)])
         #expect(Set(summarized.map(\.id)) == [id(2), id(3), id(5), id(6)])
         #expect(second.report.workoutCount == 7)
-        #expect(try second.snapshot.folders["Workouts/2025/02"]?.runs().count == 3)
+        #expect(second.snapshot.folders["Workouts/2025/02"]?.runs().count == 3)
         #expect(
             second.snapshot.folders["Workouts/2025/02"]?.fingerprint
                 != first.snapshot.folders["Workouts/2025/02"]?.fingerprint)
 
         let third = try fixture.documents.scan(
-            reusing: second.snapshot, settlingTime: settlingTime, { _ in }, summarized: { _ in })
+            reusing: second.snapshot, settlingTime: settlingTime, { _ in }, recorded: { _ in })
         #expect(third.decodedFolders.isEmpty)
         #expect(third.snapshot == second.snapshot)
     }
@@ -190,9 +197,9 @@ struct RunIndexTests {
         let restarted = try Gathered(indexedScanOf: fixture.documents, reusing: recorded)
         let full = try Gathered(fullScanOf: fixture.documents)
         restarted.expectSameState(as: full)
-        #expect(restarted.engine.index.summaries[id(10)]?.version == edited.version)
-        #expect(restarted.engine.index.summaries[id(11)] == nil)
-        #expect(restarted.engine.index.summaries[id(12)] == nil)
+        #expect(restarted.engine.index[id(10)]?.version == edited.version)
+        #expect(restarted.engine.index[id(11)] == nil)
+        #expect(restarted.engine.index[id(12)] == nil)
         #expect(restarted.engine.index.activeIDs == [id(15), id(16)])
         #expect(restarted.actions.contains(.removeWorkoutFile(id(12), startedAt: edited.startedAt)))
         #expect(restarted.report.skipped.map(\.path) == ["Workouts/2025/05/notes.txt"])
@@ -203,7 +210,7 @@ struct RunIndexTests {
         let fixture = try Fixture()
         let original = try storedRun(1, month: 4, completed: true)
         try fixture.documents.write(original)
-        let first = try fixture.documents.scan(reusing: nil, { _ in }, summarized: { _ in })
+        let first = try fixture.documents.scan(reusing: nil, { _ in }, recorded: { _ in })
         #expect(first.decodedFolders == ["Workouts/2025/04"])
         #expect(first.snapshot.folders.isEmpty)
         // Rewritten in place at once, same size: whatever its times say, the next start reads it.
@@ -211,7 +218,7 @@ struct RunIndexTests {
         try writePlainFile(
             fixture.documents.path(ofWorkout: id(1), startedAt: edited.startedAt), DocumentCoder.encodeForDisk(edited))
         var visited: [SyncEngine.ScannedDocument] = []
-        let second = try fixture.documents.scan(reusing: first.snapshot, { visited.append($0) }, summarized: { _ in })
+        let second = try fixture.documents.scan(reusing: first.snapshot, { visited.append($0) }, recorded: { _ in })
         #expect(second.decodedFolders == ["Workouts/2025/04"])
         #expect(visited == [.workout(edited)])
     }

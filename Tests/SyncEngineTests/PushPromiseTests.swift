@@ -135,7 +135,7 @@ struct PushPromiseTests {
         // Old file first, the moved one seconds later: no push without the run, nothing forgotten.
         let removed = engine.handle(.externalChange(.workoutRemoved(id(510), year: year, month: month), now: at(3)))
         #expect(pushes(removed).isEmpty, "\(removed)")
-        #expect(engine.run(id(510)) == run && engine.index.summaries[id(510)] != nil)
+        #expect(engine.run(id(510)) == run && engine.index[id(510)] != nil)
         let grace = try #require(engine.nextDeadline)
         #expect(grace == at(3).advanced(by: SyncEngine.removalGrace))
         #expect(pushes(engine.handle(.tick(now: grace.advanced(by: .microseconds(-1))))).isEmpty)

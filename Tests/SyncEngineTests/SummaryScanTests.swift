@@ -2,7 +2,7 @@ import SyncEngine
 import Testing
 import WorkoutModel
 
-/// Runs the initial scan knows only by summary (a month folder the run index recorded, unchanged):
+/// Runs the initial scan knows only by summary (the run index file's table, its folders unchanged):
 /// indexed like scanned documents, loaded when something needs their document.
 @Suite("SyncEngine: runs known by summary from the run index")
 struct SummaryScanTests {
@@ -21,7 +21,7 @@ struct SummaryScanTests {
     private func summarizedEngine(_ runs: [WorkoutDocument]) -> SyncEngine {
         var engine = SyncEngine(settings: nil)
         _ = engine.handle(.documentScanned(.split(split), now: t0))
-        _ = engine.handle(.summariesScanned(runs.map(RunIndex.RunSummary.init), now: t0))
+        _ = engine.handle(.runTableScanned(.recording(runs.map(RunIndex.RunSummary.init)), now: t0))
         return engine
     }
 
@@ -31,7 +31,8 @@ struct SummaryScanTests {
         var scanned = SyncEngine(settings: nil)
         var summarized = SyncEngine(settings: nil)
         for run in [active, recent, old] { _ = scanned.handle(.documentScanned(.workout(run), now: t0)) }
-        _ = summarized.handle(.summariesScanned([active, recent, old].map(RunIndex.RunSummary.init), now: t0))
+        _ = summarized.handle(
+            .runTableScanned(.recording([active, recent, old].map(RunIndex.RunSummary.init)), now: t0))
         #expect(summarized.index == scanned.index)
         #expect(summarized.clock.last == scanned.clock.last)
         #expect(summarized.documents.isEmpty)
@@ -63,12 +64,23 @@ struct SummaryScanTests {
         #expect(pushes(loaded).map { $0.0.workouts.map(\.id) } == [[active.id, recent.id]])
     }
 
+    @Test("a recorded run whose tombstone comes after the table is dropped and its live file removed")
+    func tombstoneAfterTheTable() throws {
+        let (_, _, old) = try runs()
+        var engine = SyncEngine(settings: nil)
+        _ = engine.handle(.runTableScanned(.recording([RunIndex.RunSummary(old)]), now: t0))
+        _ = engine.handle(.documentScanned(.tombstone(Tombstone(id: old.id, kind: .workout, deletedAt: t0)), now: t0))
+        #expect(engine.index.count == 0)
+        let actions = engine.handle(.gatherFinished(now: t0))
+        #expect(actions.contains(.removeWorkoutFile(old.id, startedAt: old.startedAt)))
+    }
+
     @Test("a summary of a tombstoned run is dropped and its live file removed at the end of the gather")
     func tombstonedSummaryIsRemoved() throws {
         let (_, _, old) = try runs()
         var engine = SyncEngine(settings: nil)
         _ = engine.handle(.documentScanned(.tombstone(Tombstone(id: old.id, kind: .workout, deletedAt: t0)), now: t0))
-        _ = engine.handle(.summariesScanned([RunIndex.RunSummary(old)], now: t0))
+        _ = engine.handle(.runTableScanned(.recording([RunIndex.RunSummary(old)]), now: t0))
         #expect(engine.index.count == 0)
         let actions = engine.handle(.gatherFinished(now: t0))
         #expect(actions.contains(.removeWorkoutFile(old.id, startedAt: old.startedAt)))

@@ -106,7 +106,7 @@ struct IngestTests {
         let push = try #require(pushes(actions).first)
         #expect(push.1)
         #expect(push.0.workouts.isEmpty)
-        #expect(engine.index.summaries[run.id] == nil)
+        #expect(engine.index[run.id] == nil)
     }
 
     @Test("pending delete: vetoed while the stub has not landed; a tombstone veto afterwards")

@@ -34,7 +34,7 @@ struct RunIndexSnapshotTests {
         let original = try snapshot()
         let decoded = try RunIndexSnapshot(decoding: original.encoded(), root: original.root)
         #expect(decoded == original)
-        #expect(try decoded.folders["Workouts/2026/11"]?.runs() == summaries())
+        #expect(try decoded.folders["Workouts/2026/11"]?.runs() == summaries().sorted { $0.id < $1.id })
         #expect(decoded.runCount == 3)
     }
 
@@ -64,7 +64,7 @@ struct RunIndexSnapshotTests {
                 try RunIndexSnapshot(decoding: Array(bytes[..<length]), root: original.root)
             }
         }
-        #expect(throws: RunIndexSnapshotError.invalid("1 bytes after the last folder")) {
+        #expect(throws: RunIndexSnapshotError.invalid("1 bytes after the table")) {
             try RunIndexSnapshot(decoding: bytes + [0], root: original.root)
         }
         var otherFormat = bytes

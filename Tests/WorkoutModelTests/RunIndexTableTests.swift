@@ -2,11 +2,12 @@ import LinkProtocol
 import Testing
 import WorkoutModel
 
-/// `RunIndex.upsert(contentsOf:)`, the start-up scan's bulk insert, against one `upsert` at a time.
-@Suite("RunIndex: a batch of summaries indexes exactly as one upsert at a time")
-struct RunIndexBatchTests {
-    /// A summary of run `number` (IDs repeat across and within batches), active or completed, with an
-    /// end anywhere in a day so batches overlap the completed list in every way.
+/// `RunIndex` over a recorded `RunTable` (some folders retired) with changes on top, against a plain
+/// dictionary of what it should know.
+@Suite("RunIndex: a recorded table under changes answers as a dictionary of the same runs")
+struct RunIndexTableTests {
+    /// A summary of run `number`, active or completed, with an end anywhere in a day so recorded and
+    /// changed runs interleave in the completed order in every way.
     static func summary(_ number: Int, _ random: inout SplitMix64) -> RunIndex.RunSummary {
         let id = DocumentID(bytes: Array(repeating: 0x33, count: 15) + [UInt8(number)])
         let start = Timestamp(
@@ -19,25 +20,73 @@ struct RunIndexBatchTests {
             version: Stamp(time: end, counter: Int.random(in: 0..<3, using: &random), origin: .phone))
     }
 
-    @Test("batches with repeats, out-of-order ends, active and completed runs", arguments: 0..<200)
-    func batchEqualsOneAtATime(seed: UInt64) {
+    /// What the index must answer, from the runs it should know.
+    static func expect(_ index: RunIndex, knows runs: [DocumentID: RunIndex.RunSummary], _ comment: Comment) {
+        let completed = runs.values.filter(RunIndex.isCompleted).sorted { ($0.endedAt!, $0.id) < ($1.endedAt!, $1.id) }
+        #expect(index.count == runs.count, comment)
+        #expect(index.completedCount == completed.count, comment)
+        #expect(index.completedIDs == completed.map(\.id), comment)
+        #expect(index.activeIDs == Set(runs.values.filter { !RunIndex.isCompleted($0) }.map(\.id)), comment)
+        for number in 0..<64 {
+            let id = DocumentID(bytes: Array(repeating: 0x33, count: 15) + [UInt8(number)])
+            #expect(index[id] == runs[id], comment)
+        }
+        var listed: [DocumentID: RunIndex.RunSummary] = [:]
+        index.forEachSummary { listed[$0.id] = $0 }
+        #expect(listed == runs, comment)
+        let now = Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000 + 86_400_000_000)
+        let policy = PushPolicy(recentLimit: 5, recentWindow: .seconds(12 * 3_600))
+        let active = runs.values.filter { !RunIndex.isCompleted($0) }.sorted {
+            ($0.startedAt, $0.id) < ($1.startedAt, $1.id)
+        }
+        let recent = completed.reversed().prefix { $0.endedAt! >= now.advanced(by: .seconds(-12 * 3_600)) }.prefix(5)
+        #expect(index.pushSelection(now: now, policy: policy) == active.map(\.id) + recent.map(\.id), comment)
+    }
+
+    @Test("recorded runs in live and retired folders, then upserts and removals", arguments: 0..<200)
+    func tableUnderChanges(seed: UInt64) throws {
         var random = SplitMix64(seed: seed)
-        var batched = RunIndex()
-        var single = RunIndex()
-        for _ in 0..<Int.random(in: 1...6, using: &random) {
-            let batch = (0..<Int.random(in: 0...40, using: &random)).map { _ in
-                Self.summary(Int.random(in: 0..<60, using: &random), &random)
-            }
-            batched.upsert(contentsOf: batch)
-            for summary in batch { single.upsert(summary) }
-            #expect(batched == single, "seed \(seed)")
-            // Removals between batches go through the same completed list.
-            if let victim = batch.randomElement(using: &random) {
-                batched.remove(victim.id)
-                single.remove(victim.id)
+        // Each run recorded in one of three folders (or not at all).
+        var folders: [[RunIndex.RunSummary]] = [[], [], []]
+        for number in 0..<60 where Int.random(in: 0..<4, using: &random) > 0 {
+            folders[Int.random(in: 0..<3, using: &random)].append(Self.summary(number, &random))
+        }
+        let fingerprint = FolderFingerprint(entryCount: 0, newestModificationNanoseconds: 0, digest: 0)
+        let recorded = RunIndexSnapshot(
+            root: "/",
+            folders: Dictionary(
+                uniqueKeysWithValues: folders.enumerated().map {
+                    (
+                        "Workouts/2026/0\($0.offset + 1)",
+                        RunIndexSnapshot.Folder(fingerprint: fingerprint, runs: $0.element, skipped: [])
+                    )
+                }))
+        var table = try RunIndexSnapshot(decoding: recorded.encoded(), root: "/").table
+        var runs: [DocumentID: RunIndex.RunSummary] = [:]
+        for (number, folder) in folders.enumerated() {
+            if Int.random(in: 0..<3, using: &random) == 0 {
+                table.retire(folder: number)
+            } else {
+                for summary in folder { runs[summary.id] = summary }
             }
         }
-        #expect(batched == single, "seed \(seed)")
-        #expect(batched.completedIDs == single.completedIDs)
+        var index = RunIndex()
+        index.install(table)
+        Self.expect(index, knows: runs, "seed \(seed), installed")
+        for step in 0..<Int.random(in: 1...40, using: &random) {
+            let number = Int.random(in: 0..<64, using: &random)
+            if Int.random(in: 0..<3, using: &random) == 0 {
+                let id = DocumentID(bytes: Array(repeating: 0x33, count: 15) + [UInt8(number)])
+                index.remove(id)
+                runs[id] = nil
+            } else {
+                let summary = Self.summary(number, &random)
+                index.upsert(summary)
+                runs[summary.id] = summary
+            }
+            if step % 8 == 0 { Self.expect(index, knows: runs, "seed \(seed), step \(step)") }
+        }
+        Self.expect(index, knows: runs, "seed \(seed), end")
+        #expect(index == RunIndex(runs.values), "seed \(seed)")
     }
 }
