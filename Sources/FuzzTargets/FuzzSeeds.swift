@@ -80,6 +80,27 @@ package enum FuzzSeeds {
                 [5] + date + named(run.id) + DocumentCoder.encodeForDisk(run),
                 [2] + date + named(stub.id) + DocumentCoder.encodeForDisk(stub),
             ]
+        case .runIndex:
+            // Two folders: the sample run active in one, completed copies of it in the other; then
+            // the same with the second folder retired.
+            var ended = run
+            try? ended.endKeepingProgress(at: Stamp(time: run.startedAt.advanced(by: .seconds(3_600)), origin: .phone))
+            let completed = (1...3).map { n in
+                var summary = RunIndex.RunSummary(ended)
+                summary.id = DocumentID(bytes: [UInt8](repeating: UInt8(n), count: 16))
+                return summary
+            }
+            let fingerprint = FolderFingerprint(entryCount: 3, newestModificationNanoseconds: 1, digest: 2)
+            let payload = RunIndexSnapshot(
+                root: "/Documents",
+                folders: [
+                    "Workouts/2026/10": .init(fingerprint: fingerprint, runs: [RunIndex.RunSummary(run)], skipped: []),
+                    "Workouts/2026/11": .init(
+                        fingerprint: fingerprint, runs: completed,
+                        skipped: [.init(path: "Workouts/2026/11/notes.txt", reason: "not a document")]),
+                ]
+            ).encoded()
+            return [[0, 0, 0, 0] + payload, [0, 0, 0, 2] + payload]
         }
     }
 

@@ -15,6 +15,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case config = "config"
     case adminRequest = "admin-request"
     case phoneDirectory = "phone-directory"
+    case runIndex = "run-index"
 
     /// Feeds `bytes` to the target's entry point; throws ``PropertyViolation`` when a property fails.
     package func check(_ bytes: [UInt8]) throws {
@@ -31,6 +32,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
         case .config: try ConfigTarget.check(&input)
         case .adminRequest: try AdminRequestTarget.check(&input)
         case .phoneDirectory: try PhoneDirectoryTarget.check(&input)
+        case .runIndex: try RunIndexTarget.check(&input)
         }
     }
 }
