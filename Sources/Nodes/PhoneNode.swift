@@ -68,6 +68,8 @@ package struct PhoneNode: Sendable {
         /// The run index file's table before the gather reads any document: the runs of the month
         /// folders recorded and unchanged since, known by summary only.
         case runTableScanned(RunTable)
+        /// The run index file just written after the gather, read back (`SyncEngine.runTableWritten`).
+        case runTableWritten(RunTable)
         /// What became of the run index (`<state>/run-index`); `rebuilt` when it could not be used or
         /// written, so the documents were (or will be) read whole.
         case runIndexNoted(String, rebuilt: Bool)
@@ -148,6 +150,8 @@ package struct PhoneNode: Sendable {
             translate(engine.handle(.documentScanned(document, now: now)), now: now, into: &out)
         case .runTableScanned(let table):
             translate(engine.handle(.runTableScanned(table, now: now)), now: now, into: &out)
+        case .runTableWritten(let table):
+            translate(engine.handle(.runTableWritten(table)), now: now, into: &out)
         case .runIndexNoted(let note, let rebuilt):
             out.log(rebuilt ? .warning : .info, "documents", "run index", [("note", note)])
         case .gatherProgress(let scanned, let elapsed):

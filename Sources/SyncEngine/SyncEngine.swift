@@ -75,6 +75,9 @@ package struct SyncEngine: Sendable {
         /// The run index file's table, its changed folders retired: the runs of the month folders
         /// unchanged since it was recorded, known by their summary only. Comes before any document.
         case runTableScanned(RunTable, now: Timestamp)
+        /// The run index file phoned just wrote, read back: the recorded runs from now on, so what
+        /// the first start decoded leaves memory (`RunIndex.rebase`).
+        case runTableWritten(RunTable)
         case gatherFinished(now: Timestamp)
         case externalChange(ExternalChange, now: Timestamp)
         case tombstoneWritten(DocumentID, now: Timestamp)
@@ -219,6 +222,8 @@ package struct SyncEngine: Sendable {
             scanned(document, now: now, into: &actions)
         case .runTableScanned(let table, _):
             recorded(table)
+        case .runTableWritten(let table):
+            index.rebase(onto: table)
         case .gatherFinished(let now):
             isGathered = true
             // In (start, ID) order, however the scan came upon them (a recorded run's tombstone finds

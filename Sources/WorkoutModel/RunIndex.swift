@@ -95,6 +95,62 @@ package struct RunIndex: Sendable, Equatable {
         }
     }
 
+    /// Takes `newTable` (a run index file just written) as the recorded runs from now on, knowing
+    /// exactly what it knew: only the runs where the table differs from that stay in memory. One pass
+    /// over both tables and the changes, in ID order.
+    package mutating func rebase(onto newTable: RunTable) {
+        let changedIDs = changes.keys.sorted()
+        var oldEntry = 0
+        var changed = 0
+        // The runs known now, in ID order: the old table's that count, merged with the changed ones.
+        func nextKnown() -> RunSummary? {
+            while oldEntry < table.entryCount, !table.isLive(entry: oldEntry) || changes[table.id(at: oldEntry)] != nil
+            {
+                oldEntry += 1
+            }
+            while changed < changedIDs.count, changes[changedIDs[changed]]! == nil { changed += 1 }
+            let fromTable = oldEntry < table.entryCount ? table.id(at: oldEntry) : nil
+            let fromChanges = changed < changedIDs.count ? changedIDs[changed] : nil
+            switch (fromTable, fromChanges) {
+            case (nil, nil): return nil
+            case (let id?, let other) where other.map({ id < $0 }) ?? true:
+                defer { oldEntry += 1 }
+                return table.summary(at: oldEntry)
+            default:
+                defer { changed += 1 }
+                return changes[fromChanges!]!
+            }
+        }
+        var differences: [DocumentID: RunSummary?] = [:]
+        var known = nextKnown()
+        for entry in 0..<newTable.entryCount {
+            let recorded = newTable.summary(at: entry)
+            while let current = known, current.id < recorded.id {
+                differences[current.id] = .some(current)
+                known = nextKnown()
+            }
+            if let current = known, current.id == recorded.id {
+                if current != recorded { differences[current.id] = .some(current) }
+                known = nextKnown()
+            } else {
+                differences[recorded.id] = .some(nil)
+            }
+        }
+        while let current = known {
+            differences[current.id] = .some(current)
+            known = nextKnown()
+        }
+        table.releaseResidentPages()
+        newTable.releaseResidentPages()
+        table = newTable
+        changes = differences
+        changedCompleted = differences.values.compactMap { summary in
+            guard let summary, Self.isCompleted(summary), let endedAt = summary.endedAt else { return nil }
+            return CompletedKey(endedAt: endedAt, id: summary.id)
+        }
+        changedCompleted.sort()
+    }
+
     /// Adds or replaces a run's summary.
     package mutating func upsert(_ summary: RunSummary) {
         if let old = self[summary.id] { unplace(old) }

@@ -23,6 +23,8 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
     let shell: NodeShell<PhoneNode>
     var watcher: DirectoryWatcher?
     var admin: AdminServer<PhoneCommand>?
+    /// The run index being written after the start, which a graceful stop lets finish.
+    var indexWriter: SystemThread?
 
     init(configuration: PhonedConfiguration, logger: Logger) throws {
         self.configuration = configuration
@@ -105,8 +107,8 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         let (report, writeIndex) = try documents.gather(
             indexAt: "\(configuration.stateDirectory)/\(RunIndexFile.name)", progress: progress, shell.post)
         shell.post(.gatherFinished(report.description, skipped: report.skipped.map(PhoneNode.SkippedFile.init)))
-        // Written once the readiness line is out: a start is not made slower by recording the next one.
-        loop.execute { [shell] in writeIndex().map { shell.post(.runIndexNoted($0, rebuilt: true)) } }
+        // Written on a thread of its own: a start is not made slower by recording the next one.
+        indexWriter = RunIndexFile.writeInBackground(writeIndex, loop: loop, post: shell.post)
         link.log = { [logger = shell.logger] line in logger.info(line, component: "link") }
         link.onNotification = { [unowned self] in shell.post(.link($0)) }
         shell.listenPort = Int(try link.start() ?? 0)
@@ -122,6 +124,8 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
     }
 
     func stop(signal: String) {
+        indexWriter?.join()
+        indexWriter = nil
         shell.post(.shutdownRequested(signal: signal))
     }
 

@@ -29,6 +29,7 @@ struct RunIndexEndToEndTests {
         try Data(bytes).write(to: URL(fileURLWithPath: index))
 
         try await system.startPhoned()
+        try await waitForLog("unusable, rebuilt from the documents", times: 1, in: system)
         #expect(system.phonedLog.contains("unusable, rebuilt from the documents"), "\(system.phonedLog)")
         #expect(system.phonedLog.contains("checksum mismatch"))
         #expect(try await system.phoneStatus().runsInHistory == 1)
@@ -37,6 +38,7 @@ struct RunIndexEndToEndTests {
 
         // Unchanged since the rebuilt index: the folder is taken from it.
         try await system.startPhoned()
+        try await waitForLog(reusedOne, times: 1, in: system)
         #expect(occurrences(reusedOne, in: system.phonedLog) == 1, "\(system.phonedLog)")
         #expect(try await system.phoneRun(runID) == run)
         #expect(try await system.stopPhoned() == 0)
@@ -49,9 +51,18 @@ struct RunIndexEndToEndTests {
         try system.dropDocument(DocumentCoder.encodeForDisk(edited), at: SyncSystem.workoutPath(edited))
         try await system.startPhoned()
         // Once before (the start that first recorded the folder), once now.
+        try await waitForLog(decodedOne, times: 2, in: system)
         #expect(occurrences(decodedOne, in: system.phonedLog) == 2, "\(system.phonedLog)")
         #expect(try await system.phoneRun(runID) == edited)
         #expect(try await system.phoneStatus().activeRuns == 1)
+    }
+}
+
+/// Waits (up to 5 s) until phoned's stderr, read by another thread than its readiness line on
+/// stdout, holds `text` `times` times.
+private func waitForLog(_ text: String, times: Int, in system: SyncSystem) async throws {
+    for _ in 0..<500 where occurrences(text, in: system.phonedLog) < times {
+        try await Task.sleep(for: .milliseconds(10))
     }
 }
 

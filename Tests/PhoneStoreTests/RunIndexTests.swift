@@ -107,6 +107,28 @@ struct RunIndexTests {
         #expect(scan.snapshot.runCount == 1)
     }
 
+    @Test("after the gather the index is written and read back for the node to take; a failed write is noted")
+    func writtenIndexIsTakenBack() throws {
+        let (fixture, scan, path) = try scannedOnce()
+        defer { withExtendedLifetime(fixture) {} }
+        guard case .runTableWritten(let table) = RunIndexFile.writeAfterGather(scan.snapshot, to: path) else {
+            Issue.record("the written index was not read back")
+            return
+        }
+        #expect(table.entryCount == 1)
+        var index = RunIndex()
+        index.install(table)
+        #expect(index[id(1)]?.id == id(1))
+        guard
+            case .runIndexNoted(let note, rebuilt: true) = RunIndexFile.writeAfterGather(
+                scan.snapshot, to: "\(path)/no/such/folder")
+        else {
+            Issue.record("a failed write was not noted")
+            return
+        }
+        #expect(note.hasPrefix("not written"))
+    }
+
     @Test("a damaged, truncated or foreign index file is refused with a reason, so it is rebuilt")
     func damagedFileIsRefused() throws {
         let (fixture, scan, path) = try scannedOnce()

@@ -88,5 +88,30 @@ struct RunIndexTableTests {
         }
         Self.expect(index, knows: runs, "seed \(seed), end")
         #expect(index == RunIndex(runs.values), "seed \(seed)")
+
+        // A newer file, written from an earlier state: some runs as known, some otherwise, some
+        // missing, some that are gone. Rebased onto it, the index knows exactly what it knew.
+        var written: [RunIndex.RunSummary] = []
+        for number in 0..<64 {
+            let id = DocumentID(bytes: Array(repeating: 0x33, count: 15) + [UInt8(number)])
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0: if let known = runs[id] { written.append(known) }
+            case 1: written.append(Self.summary(number, &random))
+            default: break
+            }
+        }
+        index.rebase(onto: .recording(written))
+        Self.expect(index, knows: runs, "seed \(seed), rebased")
+        for _ in 0..<Int.random(in: 1...20, using: &random) {
+            let summary = Self.summary(Int.random(in: 0..<64, using: &random), &random)
+            if Bool.random(using: &random) {
+                index.upsert(summary)
+                runs[summary.id] = summary
+            } else {
+                index.remove(summary.id)
+                runs[summary.id] = nil
+            }
+        }
+        Self.expect(index, knows: runs, "seed \(seed), after the rebase")
     }
 }
