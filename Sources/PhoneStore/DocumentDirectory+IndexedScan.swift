@@ -51,6 +51,8 @@ extension DocumentDirectory {
             (months: [DocumentFolder], report: inout ScanReport, ticker: inout ScanProgressTicker)
                 throws(DocumentStoreError) in
             var reused: Set<Int> = []
+            // Taken before any folder is fingerprinted, so "settled" errs towards decoding again.
+            let settledBefore = Self.realTimeNanoseconds() - settlingNanoseconds
             var listings = try self.fingerprints(of: months)
             for (month, listing) in zip(months, listings.indices) where listings[listing].mayHoldTemporaryFiles {
                 // Swept, then fingerprinted again: the fingerprint is of what the scan reads.
@@ -73,8 +75,7 @@ extension DocumentDirectory {
                     reusedFolders.append(path)
                     ticker.tick(scanned: report.documentCount + report.skippedCount)
                 } else {
-                    let isSettled = listing.newestChangeNanoseconds < Self.realTimeNanoseconds() - settlingNanoseconds
-                    changed[path] = (listing.fingerprint, isSettled)
+                    changed[path] = (listing.fingerprint, listing.newestChangeNanoseconds < settledBefore)
                 }
             }
             guard let previous else { return }
