@@ -22,14 +22,33 @@ package final class Recorder<Value: Sendable>: Sendable {
     package func wait(
         for what: String, timeout: Duration = .seconds(30), until condition: ([Value]) -> Bool
     ) async throws -> [Value] {
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
-        while true {
-            let snapshot = values
-            if condition(snapshot) { return snapshot }
-            guard clock.now < deadline else { throw HangGuardExpired(waitingFor: what, recorded: snapshot.count) }
-            try await Task.sleep(for: .milliseconds(5))
+        var snapshot: [Value] = []
+        try await pollUntil(timeout: timeout, every: .milliseconds(5)) {
+            snapshot = values
+            return condition(snapshot)
+        } expired: {
+            HangGuardExpired(waitingFor: what, recorded: snapshot.count)
         }
+        return snapshot
+    }
+}
+
+/// Polls `condition` until it holds, or throws `expired()` once a check *begun* after `timeout` fails.
+///
+/// A check begun in time may come back late: on a loaded machine the task can wait seconds for a
+/// thread after the check ran, and judging that stale answer against the clock would fail a test
+/// whose condition came true meanwhile. So the guard looks at when each check started.
+package func pollUntil(
+    timeout: Duration, every interval: Duration, _ condition: () async throws -> Bool,
+    expired: () -> any Error
+) async throws {
+    let clock = ContinuousClock()
+    let deadline = clock.now.advanced(by: timeout)
+    while true {
+        let checkedAt = clock.now
+        if try await condition() { return }
+        guard checkedAt < deadline else { throw expired() }
+        try await Task.sleep(for: interval)
     }
 }
 

@@ -296,11 +296,8 @@ package final class SyncSystem: Sendable {
     package func eventually(
         _ what: String, timeout: Duration = SyncSystem.hangGuard, _ condition: () async throws -> Bool
     ) async throws {
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
-        while try await !condition() {
-            guard clock.now < deadline else { throw HarnessError("timed out waiting until \(what)\n\(transcript)") }
-            try await Task.sleep(for: .milliseconds(50))
+        try await pollUntil(timeout: timeout, every: .milliseconds(50), condition) {
+            HarnessError("timed out waiting until \(what)\n\(transcript)")
         }
     }
 

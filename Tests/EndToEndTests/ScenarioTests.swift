@@ -236,7 +236,7 @@ struct ScenarioTests {
         #expect(try await system.stopWatchd() == 0)
         try FileManager.default.removeItem(atPath: system.watchStateDirectory)
         _ = try await system.startWatchd()
-        var phone = try await system.waitForPhoneStatus("the copy was accepted once and its twin ignored") {
+        try await system.waitForPhoneStatus("the copy was accepted once and its twin ignored") {
             $0.ingested("merged") == 1 && $0.ingested("unchanged") >= 1
         }
         try await system.waitForWatchStatus("the watch is confirmed") {
@@ -253,7 +253,7 @@ struct ScenarioTests {
         _ = try await system.startPhoned()
         _ = try await system.phone("complete", run, "2", "1")
         _ = try await system.startWatchd()
-        phone = try await system.waitForPhoneStatus("the older copy was merged") { $0.ingested("merged") >= 1 }
+        try await system.waitForPhoneStatus("the older copy was merged") { $0.ingested("merged") >= 1 }
         let authoritative = try await system.waitForPhoneRun(run, "holds both edits") { $0.logs[0].sets[1].isDone }
         #expect(authoritative.logs[0].sets.map(\.reps) == [3, 2])
         #expect(authoritative.logs[1].sets[0].isDone)

@@ -89,19 +89,17 @@ final class TestEndpoint: Sendable {
 
     /// Waits until the endpoint reports being linked (or not).
     func waitUntil(linked: Bool) async throws {
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: .seconds(30))
-        while true {
-            let status = try await on { $0.status() }
-            if status.linked == linked { return }
-            guard clock.now < deadline else {
-                // What the endpoint saw, so a failure on a loaded machine says why it never (un)linked.
-                let lastNotifications = notifications.values.suffix(8).map { "\($0)" }.joined(separator: "; ")
-                throw HangGuardExpired(
-                    waitingFor: "linked == \(linked); status \(status); last notifications: \(lastNotifications)",
-                    recorded: notifications.values.count)
-            }
-            try await Task.sleep(for: .milliseconds(5))
+        var status: LinkStatus?
+        try await pollUntil(timeout: SyncSystem.hangGuard, every: .milliseconds(5)) {
+            status = try await on { $0.status() }
+            return status?.linked == linked
+        } expired: {
+            // What the endpoint saw, so a failure on a loaded machine says why it never (un)linked.
+            let lastNotifications = notifications.values.suffix(8).map { "\($0)" }.joined(separator: "; ")
+            return HangGuardExpired(
+                waitingFor: "linked == \(linked); status \(status.map { "\($0)" } ?? "none"); "
+                    + "last notifications: \(lastNotifications)",
+                recorded: notifications.values.count)
         }
     }
 

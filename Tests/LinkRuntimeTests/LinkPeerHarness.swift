@@ -104,18 +104,13 @@ final class LinkPeerHarness: Sendable {
     func waitUntil(
         _ what: String, watching processes: [DaemonProcess] = [], _ condition: () throws -> Bool
     ) async throws {
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: Self.hangGuard)
-        while try !condition() {
-            guard clock.now < deadline else {
-                throw TimedOut(
-                    what: what,
-                    outputs: processes.map {
-                        "--- \($0.executable) (pid \($0.pid)) stdout, last 3000 characters ---\n"
-                            + "\($0.standardOutput.suffix(3000))\n--- stderr ---\n\($0.standardError)"
-                    })
-            }
-            try await Task.sleep(for: .milliseconds(20))
+        try await pollUntil(timeout: Self.hangGuard, every: .milliseconds(20), condition) {
+            TimedOut(
+                what: what,
+                outputs: processes.map {
+                    "--- \($0.executable) (pid \($0.pid)) stdout, last 3000 characters ---\n"
+                        + "\($0.standardOutput.suffix(3000))\n--- stderr ---\n\($0.standardError)"
+                })
         }
     }
 

@@ -26,6 +26,31 @@ struct HarnessTests {
         #expect(child.standardError.contains("config error"))
     }
 
+    @Test("a hang guard judges a check by when it began: a late answer to an early check gets another check")
+    func pollingJudgesByStart() async throws {
+        // The first check begins in time but answers after the deadline (its task waited for a
+        // thread); the condition holds by the next. CI failed a link test this way, status stale.
+        var checks = 0
+        try await pollUntil(timeout: .milliseconds(50), every: .milliseconds(1)) {
+            checks += 1
+            if checks == 1 { try await Task.sleep(for: .milliseconds(200)) }
+            return checks > 1
+        } expired: {
+            HangGuardExpired(waitingFor: "the second check", recorded: checks)
+        }
+        #expect(checks == 2)
+        // A condition that never holds still expires, on a check begun after the deadline.
+        let start = ContinuousClock.now
+        await #expect(throws: HangGuardExpired.self) {
+            try await pollUntil(timeout: .milliseconds(50), every: .milliseconds(5)) {
+                false
+            } expired: {
+                HangGuardExpired(waitingFor: "never", recorded: 0)
+            }
+        }
+        #expect(ContinuousClock.now - start >= .milliseconds(50))
+    }
+
     @Test("the manual clock wakes sleepers only when advanced past their deadline")
     func manualClock() async throws {
         let clock = ManualClock()
