@@ -53,7 +53,7 @@ package final class DaemonProcess: Sendable {
 
     /// Waits until a whole stdout line contains `text` and returns that line; fails if the process
     /// exits first or `timeout` passes (a guard against hangs, not a timing assertion).
-    package func waitForLine(containing text: String, timeout: Duration = .seconds(30)) async throws -> String {
+    package func waitForLine(containing text: String, timeout: Duration = hangGuard) async throws -> String {
         try await poll(what: "a line containing \(text.debugDescription)", timeout: timeout) {
             let lines = self.standardOutput.split(separator: "\n", omittingEmptySubsequences: true)
             return lines.first { $0.contains(text) }.map(String.init)
@@ -66,7 +66,7 @@ package final class DaemonProcess: Sendable {
     }
 
     /// Waits for the process to exit and returns its status (the signal number if it was killed).
-    package func waitForExit(timeout: Duration = .seconds(30)) async throws -> Int32 {
+    package func waitForExit(timeout: Duration = hangGuard) async throws -> Int32 {
         guard let termination = try await child.waitForExit(timeout: timeout) else {
             throw Failure.timedOut(waitingFor: "exit", output: transcript)
         }

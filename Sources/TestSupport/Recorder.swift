@@ -20,7 +20,7 @@ package final class Recorder<Value: Sendable>: Sendable {
     /// Waits until `condition` holds for the recorded values, and returns them.
     @discardableResult
     package func wait(
-        for what: String, timeout: Duration = .seconds(30), until condition: ([Value]) -> Bool
+        for what: String, timeout: Duration = hangGuard, until condition: ([Value]) -> Bool
     ) async throws -> [Value] {
         var snapshot: [Value] = []
         try await pollUntil(timeout: timeout, every: .milliseconds(5)) {
@@ -32,6 +32,10 @@ package final class Recorder<Value: Sendable>: Sendable {
         return snapshot
     }
 }
+
+/// How long a test waits before it calls something hung. Never an assertion on time: the whole
+/// suite on two cores can hold a task off its thread for a minute (two long CPU-bound tests at once).
+package let hangGuard: Duration = .seconds(90)
 
 /// Polls `condition` until it holds, or throws `expired()` once a check *begun* after `timeout` fails.
 ///

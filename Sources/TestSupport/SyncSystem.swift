@@ -17,7 +17,7 @@ package final class SyncSystem: Sendable {
     /// Generous guard against hangs; a test never asserts on time. A debug phoned takes about 6 s
     /// to read 2,250 runs on a quiet machine and several times that under the whole suite's load,
     /// which outran a 30 s guard in a full run.
-    package static let hangGuard: Duration = .seconds(90)
+    package static let hangGuard: Duration = TestSupport.hangGuard
 
     package let directory: TemporaryDirectory
     /// The link port phoned listens on and watchd dials.

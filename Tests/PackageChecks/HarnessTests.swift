@@ -6,8 +6,10 @@ import Testing
 struct HarnessTests {
     @Test("a spawned process is awaited by its readiness line and stopped by a signal")
     func readinessAndStop() async throws {
+        // Sleeps far longer than any stall: a full run once resumed this test after its 60 s sleep
+        // had ended by itself (exit 0), so the SIGTERM found nothing to stop.
         let child = try DaemonProcess(
-            executable: "/bin/sh", arguments: ["-c", "echo starting; sleep 0.2; echo ready port=4242; exec sleep 60"])
+            executable: "/bin/sh", arguments: ["-c", "echo starting; sleep 0.2; echo ready port=4242; exec sleep 3600"])
         let line = try await child.waitForLine(containing: "ready port=")
         #expect(line == "ready port=4242")
         child.send(SIGTERM)
