@@ -25,6 +25,7 @@ package enum DaemonLauncher {
     ) -> Never {
         // Before any thread exists (see SignalWatcher): every thread inherits the block.
         SignalWatcher.block()
+        CurrentProcess.limitRetainedHeap()
         var configPath = defaultConfig
         var printedKey: String?
         var arguments = CommandLine.arguments.dropFirst()
