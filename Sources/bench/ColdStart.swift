@@ -229,10 +229,13 @@ extension BenchSuite {
         return (seconds, memory, restartFigures)
     }
 
+    /// At ready the gather is done and the first push built; its context slot is written off the
+    /// loop, so the push's generation is waited for rather than expected at once.
     private func checkStarted(_ files: DaemonFiles, runs: Int) throws {
         let status = try Admin.status(files.admin)
-        guard status.int("runsInHistory") == runs, status.int("contextGenerationSent") >= 1 else {
-            throw BenchError("phoned start: expected \(runs) runs and a first push, status: \(status)")
+        guard status.int("runsInHistory") == runs, status["lastPushAt"] is String else {
+            throw BenchError("phoned start: expected \(runs) runs and a first push built, status: \(status)")
         }
+        try Admin.waitFor(files.admin, "the first push's context slot on disk") { $0.int("contextGenerationSent") >= 1 }
     }
 }
