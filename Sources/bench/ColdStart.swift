@@ -108,6 +108,7 @@ extension BenchSuite {
                 try Admin.waitFor(pair.watch.admin, "a full cache on the watch (\(expected) runs)") {
                     $0.int("workouts") == expected && $0.int("contextGenerationApplied") > 0
                 }
+                try waitUntilSettled(pair)
                 let phone = try phoned.memory()
                 let watch = try watchd.memory()
                 phonedRSS.append(phone.rss / 1_048_576)
@@ -148,6 +149,7 @@ extension BenchSuite {
                 try Admin.waitFor(pair.watch.admin, "a full cache on the watch (\(expected) runs)") {
                     $0.int("workouts") == expected && $0.int("contextGenerationApplied") > 0
                 }
+                try waitUntilSettled(pair)
                 let memory = try phoned.memory()
                 rss.append(memory.rss / 1_048_576)
                 peak.append(memory.peak / 1_048_576)
@@ -227,6 +229,20 @@ extension BenchSuite {
             restartFigures.append((restartSeconds, restartMemory.rss, restartMemory.peak))
         }
         return (seconds, memory, restartFigures)
+    }
+
+    /// Waits until phoned has written its run index and taken it back (after a first start it then
+    /// lets go of what it decoded, within a second at 100k runs), so figure 6 is its settled memory:
+    /// sampled as soon as the watch's cache was full, it caught the decode still held (74 MiB
+    /// against 34 MiB a second later, at 100k).
+    private func waitUntilSettled(_ pair: DaemonPair) throws {
+        let index = "\(pair.phone.state)/run-index"
+        let deadline = monotonicSeconds() + 600
+        while !FileManager.default.fileExists(atPath: index) {
+            guard monotonicSeconds() < deadline else { throw BenchError("phoned wrote no run index at \(index)") }
+            usleep(10_000)
+        }
+        sleep(2)
     }
 
     /// At ready the gather is done and the first push built; its context slot is written off the
