@@ -263,6 +263,9 @@ extension PhoneNode {
     private static func historyRuns(
         _ keys: [HistoryListing.Key], engine: SyncEngine, reads: Reads
     ) throws -> [WorkoutDocument] {
+        // A chunk's lookups land all over the table: a whole listing would leave all of it resident
+        // (80 MB at a million runs, kept after a listing cut short).
+        defer { engine.index.releaseTablePages() }
         var missing: [DocumentID: Timestamp] = [:]
         for key in keys where engine.needsDocument(key.id) && reads.documents[key.id] == nil {
             missing[key.id] = engine.index[key.id]?.startedAt

@@ -219,6 +219,10 @@ package struct RunIndex: Sendable, Equatable {
         return ids
     }
 
+    /// Lets go of the table's pages read so far: after lookups spread over the whole table (a history
+    /// listing looks up every run it lists), which would otherwise leave all of a mapped file resident.
+    package func releaseTablePages() { table.releaseResidentPages() }
+
     /// Every run's summary, in no particular order.
     package func forEachSummary(_ body: (RunSummary) throws -> Void) rethrows {
         defer { table.releaseResidentPages() }

@@ -258,14 +258,18 @@ package struct RunTable: Sendable {
 // MARK: Writing
 
 extension RunTable {
-    /// A table of `runs` in one folder, as a run index file would hold them (tests, tools).
-    package static func recording(_ runs: [RunIndex.RunSummary]) -> RunTable {
+    /// A table of `runs` in one folder, as a run index file would hold them (tests, tools), in the
+    /// storage `store` makes of the file's payload (an owned buffer unless a test wants to watch it).
+    package static func recording(
+        _ runs: [RunIndex.RunSummary], store: ([UInt8]) -> any RunTableStorage = { RunTableBuffer($0) }
+    ) -> RunTable {
         let folder = RunIndexSnapshot.Folder(
             fingerprint: FolderFingerprint(entryCount: runs.count, newestModificationNanoseconds: 0, digest: 0),
             runs: runs, skipped: [])
         let snapshot = RunIndexSnapshot(root: "/", folders: ["Workouts/2000/01": folder])
+        let storage = store(snapshot.encoded())
         // A payload just encoded always decodes.
-        return (try? RunIndexSnapshot(decoding: snapshot.encoded(), root: "/").table) ?? .empty
+        return (try? RunIndexSnapshot(decoding: storage, payload: 0..<storage.bytes.count, root: "/").table) ?? .empty
     }
 }
 

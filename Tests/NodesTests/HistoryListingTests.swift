@@ -3,6 +3,7 @@ import Foundation
 import LinkProtocol
 import Nodes
 import SyncEngine
+import Synchronization
 import Testing
 import WorkoutModel
 
@@ -21,7 +22,9 @@ struct HistoryListingTests {
 
     /// A gathered phone whose history is `count` runs completed a day apart, the newest 10 days ago
     /// (none in a push), known by summary only; and each run's document, as its file would read.
-    static func phone(runs count: Int) throws -> (PhoneNode, [DocumentID: WorkoutDocument]) {
+    static func phone(
+        runs count: Int, store: ([UInt8]) -> any RunTableStorage = { RunTableBuffer($0) }
+    ) throws -> (PhoneNode, [DocumentID: WorkoutDocument]) {
         let split = SplitDocument(
             id: DocumentID(bytes: Array(repeating: 0xAA, count: 16)), name: "Legs",
             exercises: [
@@ -45,7 +48,7 @@ struct HistoryListingTests {
                 from: split, id: id, at: Stamp(time: start, counter: 0, origin: .phone))
         }
         var phone = PhoneNode(engine: SyncEngine(settings: nil), live: LiveDriver(now: now, persistedVersion: nil))
-        _ = try phone.handle(.runTableScanned(.recording(summaries)), now: now)
+        _ = try phone.handle(.runTableScanned(.recording(summaries, store: store)), now: now)
         _ = try phone.handle(.gatherFinished("", skipped: []), now: now)
         return (phone, documents)
     }
@@ -101,6 +104,36 @@ struct HistoryListingTests {
         // The reply is over: a late report finds nothing to send.
         let late = try Self.replies(&phone, .reported(.replyTaken(Self.request, clientGone: false)), files: files)
         #expect(late.responses.isEmpty && late.asked == 0)
+    }
+
+    @Test("each chunk lets go of the table's pages its lookups read: a listing leaves a mapped index unread")
+    func chunksReleaseTablePages() throws {
+        let storage = Mutex<CountingStorage?>(nil)
+        var (phone, files) = try Self.phone(runs: 300) { bytes in
+            let made = CountingStorage(bytes)
+            storage.withLock { $0 = made }
+            return made
+        }
+        let table = try #require(storage.withLock { $0 })
+        var releases = table.releases.withLock { $0 }
+        for event in [Self.workouts(json: false)]
+            + Array(repeating: .reported(.replyTaken(Self.request, clientGone: false)), count: 2)
+        {
+            _ = try Self.replies(&phone, event, files: files)
+            let now = table.releases.withLock { $0 }
+            // Found by the bench: after a 1M listing cut short, phoned kept the whole 80 MB table resident.
+            #expect(now > releases, "a chunk's lookups left the table's pages resident")
+            releases = now
+        }
+    }
+
+    /// An owned table that counts the times it was asked to let its pages go.
+    final class CountingStorage: RunTableStorage {
+        let buffer: RunTableBuffer
+        let releases = Mutex(0)
+        init(_ bytes: [UInt8]) { buffer = RunTableBuffer(bytes) }
+        var bytes: UnsafeRawBufferPointer { buffer.bytes }
+        func releaseResidentPages() { releases.withLock { $0 += 1 } }
     }
 
     @Test("--limit cuts the page in start order: 40 of 300 in a chunk of 32 and a last one of 8")
