@@ -34,7 +34,8 @@ package final class Recorder<Value: Sendable>: Sendable {
 }
 
 /// How long a test waits before it calls something hung. Never an assertion on time: the whole
-/// suite on two cores can hold a task off its thread for a minute (two long CPU-bound tests at once).
+/// suite on two cores can hold a task off its thread for a minute (two long CPU-bound tests at once),
+/// and a debug phoned reading 2,250 runs takes about 6 s alone, several times that under the suite.
 package let hangGuard: Duration = .seconds(90)
 
 /// Polls `condition` until it holds, or throws `expired()` once a check *begun* after `timeout` fails.

@@ -14,11 +14,6 @@ import Synchronization
 /// is a `DaemonProcess` kept here until the system goes away, so each is killed on teardown; the
 /// logs of earlier instances stay readable after a restart.
 package final class SyncSystem: Sendable {
-    /// Generous guard against hangs; a test never asserts on time. A debug phoned takes about 6 s
-    /// to read 2,250 runs on a quiet machine and several times that under the whole suite's load,
-    /// which outran a 30 s guard in a full run.
-    package static let hangGuard: Duration = TestSupport.hangGuard
-
     package let directory: TemporaryDirectory
     /// The link port phoned listens on and watchd dials.
     package let port: UInt16
@@ -180,7 +175,7 @@ package final class SyncSystem: Sendable {
             attempt += 1
             let process = try spawnPhoned(environment: environment)
             do {
-                _ = try await process.waitForLine(containing: "phoned ready port=", timeout: Self.hangGuard)
+                _ = try await process.waitForLine(containing: "phoned ready port=", timeout: hangGuard)
                 return process
             } catch DaemonProcess.Failure.exited(let status, let what, let output) {
                 guard attempt < 20, process.standardError.lowercased().contains("in use") else {
@@ -195,7 +190,7 @@ package final class SyncSystem: Sendable {
     @discardableResult
     package func startWatchd() async throws -> DaemonProcess {
         let process = try spawnWatchd()
-        _ = try await process.waitForLine(containing: "watchd ready", timeout: Self.hangGuard)
+        _ = try await process.waitForLine(containing: "watchd ready", timeout: hangGuard)
         return process
     }
 
@@ -221,7 +216,7 @@ package final class SyncSystem: Sendable {
     package func stopPhoned() async throws -> Int32 {
         guard let process = phoned else { throw HarnessError("phoned was never started") }
         process.send(SIGTERM)
-        return try await process.waitForExit(timeout: Self.hangGuard)
+        return try await process.waitForExit(timeout: hangGuard)
     }
 
     /// Sends SIGTERM to watchd and returns its exit status.
@@ -229,7 +224,7 @@ package final class SyncSystem: Sendable {
     package func stopWatchd() async throws -> Int32 {
         guard let process = watchd else { throw HarnessError("watchd was never started") }
         process.send(SIGTERM)
-        return try await process.waitForExit(timeout: Self.hangGuard)
+        return try await process.waitForExit(timeout: hangGuard)
     }
 
     /// SIGKILLs phoned and waits until it is gone; returns its status (the signal number).
@@ -237,7 +232,7 @@ package final class SyncSystem: Sendable {
     package func killPhoned() async throws -> Int32 {
         guard let process = phoned else { throw HarnessError("phoned was never started") }
         process.send(SIGKILL)
-        return try await process.waitForExit(timeout: Self.hangGuard)
+        return try await process.waitForExit(timeout: hangGuard)
     }
 
     /// SIGKILLs watchd and waits until it is gone; returns its status (the signal number).
@@ -245,7 +240,7 @@ package final class SyncSystem: Sendable {
     package func killWatchd() async throws -> Int32 {
         guard let process = watchd else { throw HarnessError("watchd was never started") }
         process.send(SIGKILL)
-        return try await process.waitForExit(timeout: Self.hangGuard)
+        return try await process.waitForExit(timeout: hangGuard)
     }
 
     // MARK: CLIs
@@ -296,7 +291,7 @@ package final class SyncSystem: Sendable {
     /// Polls `condition` until it holds; after `timeout` (a hang guard, never a timing assertion)
     /// fails naming `what`, with the tail of every daemon's log.
     package func eventually(
-        _ what: String, timeout: Duration = SyncSystem.hangGuard, _ condition: () async throws -> Bool
+        _ what: String, timeout: Duration = hangGuard, _ condition: () async throws -> Bool
     ) async throws {
         try await pollUntil(timeout: timeout, every: .milliseconds(50), condition) {
             HarnessError("timed out waiting until \(what)\n\(transcript)")

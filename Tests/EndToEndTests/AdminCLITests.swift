@@ -179,7 +179,7 @@ struct StartupTests {
     /// Spawns the daemon, which must refuse to start; returns its exit status and stderr.
     private func refusedStart(_ daemon: Daemon, _ system: SyncSystem) async throws -> (Int32, String) {
         let process = daemon == .phoned ? try system.spawnPhoned() : try system.spawnWatchd()
-        let status = try await process.waitForExit(timeout: SyncSystem.hangGuard)
+        let status = try await process.waitForExit(timeout: hangGuard)
         // The pipe may hand over the last line just after the exit.
         try await system.eventually("\(daemon) printed why it stopped") { process.standardError.hasSuffix("\n") }
         #expect(!process.standardOutput.contains("ready"), "\(process.standardOutput)")

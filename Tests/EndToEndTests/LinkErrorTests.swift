@@ -23,9 +23,9 @@ struct LinkErrorTests {
         try await system.startPhoned()
         let watch = try linkpeer(
             system, role: "watch", ["--message", "not JSON", "--message", #"{"kind":"requestSync","schemaVersion":1}"#])
-        let refused = try await watch.waitForLine(containing: "message-outcome failed", timeout: SyncSystem.hangGuard)
+        let refused = try await watch.waitForLine(containing: "message-outcome failed", timeout: hangGuard)
         #expect(refused.contains("payloadUnsupportedTypes: phoned cannot decode it"), "\(refused)")
-        let answered = try await watch.waitForLine(containing: "message-outcome replied", timeout: SyncSystem.hangGuard)
+        let answered = try await watch.waitForLine(containing: "message-outcome replied", timeout: hangGuard)
         #expect(answered.contains(#"{"outcome":"pushed"}"#), "\(answered)")
     }
 
@@ -33,9 +33,9 @@ struct LinkErrorTests {
     func noHandler() async throws {
         let system = try SyncSystem("msgnone")
         let phone = try linkpeer(system, role: "phone", ["--message", #"{"kind":"unknown","schemaVersion":1}"#])
-        _ = try await phone.waitForLine(containing: "ready role=phone", timeout: SyncSystem.hangGuard)
+        _ = try await phone.waitForLine(containing: "ready role=phone", timeout: hangGuard)
         try await system.startWatchd()
-        let outcome = try await phone.waitForLine(containing: "message-outcome", timeout: SyncSystem.hangGuard)
+        let outcome = try await phone.waitForLine(containing: "message-outcome", timeout: hangGuard)
         #expect(outcome.contains("failed deliveryFailed: watchd has no handler"), "\(outcome)")
     }
 

@@ -151,7 +151,7 @@ struct TraceFollowTests {
             follower.standardOutput.components(separatedBy: " watch message.reply.receive msg:").count > 3
         }
         follower.send(SIGKILL)
-        _ = try await follower.waitForExit(timeout: SyncSystem.hangGuard)
+        _ = try await follower.waitForExit(timeout: hangGuard)
         let lines = follower.standardOutput.split(separator: "\n")
         #expect(lines.filter { $0.contains(" watch started ") }.count == 1, "each event once")
         #expect(Set(lines).count == lines.count, "no line printed twice")

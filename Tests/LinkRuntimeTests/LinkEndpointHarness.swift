@@ -90,7 +90,7 @@ final class TestEndpoint: Sendable {
     /// Waits until the endpoint reports being linked (or not).
     func waitUntil(linked: Bool) async throws {
         var status: LinkStatus?
-        try await pollUntil(timeout: SyncSystem.hangGuard, every: .milliseconds(5)) {
+        try await pollUntil(timeout: hangGuard, every: .milliseconds(5)) {
             status = try await on { $0.status() }
             return status?.linked == linked
         } expired: {

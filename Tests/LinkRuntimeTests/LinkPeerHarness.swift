@@ -7,9 +7,6 @@ import Testing
 /// directory, for the link's process-level tests. Every child is a `DaemonProcess`, killed when the
 /// test lets go of it; the directory goes with the harness.
 final class LinkPeerHarness: Sendable {
-    /// Generous guard against hangs; a test never asserts on time.
-    static let hangGuard: Duration = .seconds(90)
-
     let directory: TemporaryDirectory
     let keyPath: String
     let phoneState: String
@@ -46,7 +43,7 @@ final class LinkPeerHarness: Sendable {
             attempt += 1
             let phone = try DaemonProcess(executable: executable, arguments: arguments)
             do {
-                let ready = try await phone.waitForLine(containing: "ready role=phone", timeout: Self.hangGuard)
+                let ready = try await phone.waitForLine(containing: "ready role=phone", timeout: hangGuard)
                 return (phone, try Self.port(in: ready))
             } catch DaemonProcess.Failure.exited(let status, let what, let output) {
                 guard attempt < 20, phone.standardError.contains("in use") else {
@@ -65,7 +62,7 @@ final class LinkPeerHarness: Sendable {
                 "--role", "watch", "--state", watchState, "--key", keyPath, "--connect", "127.0.0.1:\(port)",
                 "--enqueue", "\(enqueue)",
             ])
-        _ = try await watch.waitForLine(containing: "ready role=watch", timeout: Self.hangGuard)
+        _ = try await watch.waitForLine(containing: "ready role=watch", timeout: hangGuard)
         return watch
     }
 
@@ -73,16 +70,16 @@ final class LinkPeerHarness: Sendable {
     /// refuses to enqueue), then stops the watch with SIGTERM.
     func linkOnce(phone: DaemonProcess, port: UInt16) async throws {
         let watch = try await startWatch(port: port)
-        _ = try await watch.waitForLine(containing: "linked peer=", timeout: Self.hangGuard)
-        _ = try await phone.waitForLine(containing: "linked peer=", timeout: Self.hangGuard)
+        _ = try await watch.waitForLine(containing: "linked peer=", timeout: hangGuard)
+        _ = try await phone.waitForLine(containing: "linked peer=", timeout: hangGuard)
         watch.send(SIGTERM)
-        #expect(try await watch.waitForExit(timeout: Self.hangGuard) == 0)
+        #expect(try await watch.waitForExit(timeout: hangGuard) == 0)
     }
 
     /// Kills `process` with SIGKILL and waits until it is gone.
     func kill9(_ process: DaemonProcess) async throws {
         process.send(SIGKILL)
-        #expect(try await process.waitForExit(timeout: Self.hangGuard) == SIGKILL)
+        #expect(try await process.waitForExit(timeout: hangGuard) == SIGKILL)
     }
 
     /// The applied file's whole lines, parsed.
@@ -104,7 +101,7 @@ final class LinkPeerHarness: Sendable {
     func waitUntil(
         _ what: String, watching processes: [DaemonProcess] = [], _ condition: () throws -> Bool
     ) async throws {
-        try await pollUntil(timeout: Self.hangGuard, every: .milliseconds(20), condition) {
+        try await pollUntil(timeout: hangGuard, every: .milliseconds(20), condition) {
             TimedOut(
                 what: what,
                 outputs: processes.map {

@@ -42,7 +42,7 @@ struct TransferDeliveryProcessTests {
         var (phone, port) = try await harness.startPhone()
         try await harness.linkOnce(phone: phone, port: port)
         phone.send(SIGTERM)
-        #expect(try await phone.waitForExit(timeout: LinkPeerHarness.hangGuard) == 0)
+        #expect(try await phone.waitForExit(timeout: hangGuard) == 0)
 
         let watch = try await harness.startWatch(port: port, enqueue: 1000)
         try await harness.waitUntil("the watch has enqueued 1000 transfers", watching: [watch]) {
@@ -55,7 +55,7 @@ struct TransferDeliveryProcessTests {
         try await harness.waitUntil("the phone has applied 1000 transfers", watching: [phone, watch]) {
             try harness.applied().count >= 1000
         }
-        _ = try await watch.waitForLine(containing: "finished seq=1000", timeout: LinkPeerHarness.hangGuard)
+        _ = try await watch.waitForLine(containing: "finished seq=1000", timeout: hangGuard)
         expectExactlyOnceInOrder(try harness.applied(), count: 1000)
         #expect(redeliveredToApp(phone).isEmpty, "nothing was offered to the app twice")
     }
@@ -92,7 +92,7 @@ struct TransferDeliveryProcessTests {
         }
         let sentinel = LinkPeerHarness.sequences(after: "enqueued seq=", in: restarted.standardOutput)[0]
         #expect(sentinel > promised.count, "seed \(seed): a sequence promised before the crash is never reused")
-        _ = try await restarted.waitForLine(containing: "finished seq=\(sentinel)", timeout: LinkPeerHarness.hangGuard)
+        _ = try await restarted.waitForLine(containing: "finished seq=\(sentinel)", timeout: hangGuard)
         try await harness.waitUntil("the sentinel \(sentinel) is applied", watching: [phone, restarted]) {
             try harness.applied().contains { $0.sequence == sentinel }
         }
@@ -115,7 +115,7 @@ struct TransferDeliveryProcessTests {
         try await harness.linkOnce(phone: crashing, port: port)
 
         let watch = try await harness.startWatch(port: port, enqueue: 10)
-        #expect(try await crashing.waitForExit(timeout: LinkPeerHarness.hangGuard) == SIGKILL)
+        #expect(try await crashing.waitForExit(timeout: hangGuard) == SIGKILL)
         let beforeCrash = try harness.applied()
         #expect(beforeCrash.map(\.sequence) == [1, 2, 3, 4, 5], "the phone died right after applying 5")
         #expect(!watch.standardOutput.contains("finished seq=5"), "5 was never acknowledged")
@@ -124,7 +124,7 @@ struct TransferDeliveryProcessTests {
         try await harness.waitUntil("the phone has applied 10 transfers", watching: [phone, watch]) {
             try harness.applied().count >= 10
         }
-        _ = try await watch.waitForLine(containing: "finished seq=10", timeout: LinkPeerHarness.hangGuard)
+        _ = try await watch.waitForLine(containing: "finished seq=10", timeout: hangGuard)
         expectExactlyOnceInOrder(try harness.applied(), count: 10)
         // 5 reached the restarted app again (its ack was lost) and the app's record deduplicated it.
         #expect(LinkPeerHarness.count(ofLine: "already-applied seq=5", in: phone.standardOutput) == 1)
@@ -151,7 +151,7 @@ struct TransferDeliveryProcessTests {
         try #require(atKill < count, "the phone was killed while transfers were still coming")
 
         (phone, _) = try await harness.startPhone(port: port)
-        _ = try await watch.waitForLine(containing: "finished seq=\(count)", timeout: LinkPeerHarness.hangGuard)
+        _ = try await watch.waitForLine(containing: "finished seq=\(count)", timeout: hangGuard)
         #expect(LinkPeerHarness.sequences(after: "enqueued seq=", in: watch.standardOutput) == Array(1...UInt64(count)))
         expectExactlyOnceInOrder(try harness.applied(), count: count)
     }
