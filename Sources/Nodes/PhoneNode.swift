@@ -152,6 +152,9 @@ package struct PhoneNode: Sendable {
             translate(engine.handle(.runTableScanned(table, now: now)), now: now, into: &out)
         case .runTableWritten(let table):
             translate(engine.handle(.runTableWritten(table)), now: now, into: &out)
+            out.log(
+                .info, "documents", "run index",
+                [("note", "written and taken back (runs recorded: \(table.entryCount))")])
         case .runIndexNoted(let note, let rebuilt):
             out.log(rebuilt ? .warning : .info, "documents", "run index", [("note", note)])
         case .gatherProgress(let scanned, let elapsed):

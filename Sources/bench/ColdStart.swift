@@ -231,18 +231,17 @@ extension BenchSuite {
         return (seconds, memory, restartFigures)
     }
 
-    /// Waits until phoned has written its run index and taken it back (after a first start it then
-    /// lets go of what it decoded, within a second at 100k runs), so figure 6 is its settled memory:
-    /// sampled as soon as the watch's cache was full, it caught the decode still held (74 MiB
-    /// against 34 MiB a second later, at 100k).
+    /// Waits until phoned has written its run index and taken it back (its log says so; a first
+    /// start's decode is let go of then), so figure 6 is its settled memory: sampled as soon as the
+    /// watch's cache was full, it caught the decode still held (74 MiB against 34 MiB a second later,
+    /// at 100k).
     private func waitUntilSettled(_ pair: DaemonPair) throws {
-        let index = "\(pair.phone.state)/run-index"
         let deadline = monotonicSeconds() + 600
-        while !FileManager.default.fileExists(atPath: index) {
-            guard monotonicSeconds() < deadline else { throw BenchError("phoned wrote no run index at \(index)") }
+        while !((try? String(contentsOfFile: pair.phone.log, encoding: .utf8)) ?? "").contains("written and taken back")
+        {
+            guard monotonicSeconds() < deadline else { throw BenchError("phoned never took its run index back") }
             usleep(10_000)
         }
-        sleep(2)
     }
 
     /// At ready the gather is done and the first push built; its context slot is written off the

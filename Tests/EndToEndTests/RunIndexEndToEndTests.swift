@@ -30,6 +30,8 @@ struct RunIndexEndToEndTests {
 
         try await system.startPhoned()
         try await waitForLog("unusable, rebuilt from the documents", times: 1, in: system)
+        // The rebuilt index is written after the start and taken back in place of what was decoded.
+        try await waitForLog("written and taken back (runs recorded: 1)", times: 1, in: system)
         #expect(system.phonedLog.contains("unusable, rebuilt from the documents"), "\(system.phonedLog)")
         #expect(system.phonedLog.contains("checksum mismatch"))
         #expect(try await system.phoneStatus().runsInHistory == 1)
@@ -58,11 +60,11 @@ struct RunIndexEndToEndTests {
     }
 }
 
-/// Waits (up to 5 s) until phoned's stderr, read by another thread than its readiness line on
-/// stdout, holds `text` `times` times.
+/// Waits until phoned's stderr, read by another thread than its readiness line on stdout, holds
+/// `text` `times` times.
 private func waitForLog(_ text: String, times: Int, in system: SyncSystem) async throws {
-    for _ in 0..<500 where occurrences(text, in: system.phonedLog) < times {
-        try await Task.sleep(for: .milliseconds(10))
+    try await system.eventually("phoned's log holds \(text.debugDescription) \(times) times") {
+        occurrences(text, in: system.phonedLog) >= times
     }
 }
 
