@@ -66,9 +66,20 @@ enum LinkEngineTarget {
                 checker.messagesSent.insert(nextMessage)
                 nextMessage += 1
             case 6:
-                // The outbox never reuses a sequence, acknowledged or not.
-                actions = engine.handle(.transferPersisted(sequence: nextTransfer, payload: input.chunk()))
-                nextTransfer += 1
+                // The engine numbers each transfer asked for, in order, never reusing a persisted one's
+                // number; the shell persists it, or the append fails and the number is issued again.
+                let requested = engine.handle(.transferRequested(payload: input.chunk()))
+                guard requested.count == 1, case .appendTransfer(let sequence, let payload, false) = requested[0] else {
+                    throw PropertyViolation(description: "a transfer request gave \(requested), not one append")
+                }
+                try require(
+                    sequence == nextTransfer, "transfer numbered \(sequence), the outbox holds \(nextTransfer) next")
+                if input.byte() % 8 == 0 {
+                    actions = engine.handle(.transfersNotPersisted(from: sequence))
+                } else {
+                    actions = engine.handle(.transferPersisted(sequence: sequence, payload: payload))
+                    nextTransfer += 1
+                }
             case 7:
                 // Files: queue one, or play the shell's and the app's part for one arriving.
                 let choice = Int(input.byte()) % 4

@@ -16,6 +16,10 @@ package enum LinkDiagnostic: Equatable, Sendable, CustomStringConvertible {
     case transferCancelledAfterSending(sequence: UInt64)
     /// `reason` is the watch state that refuses sends, nil when the watch is not linked.
     case launchDropped(reason: LinkError?)
+    /// A complication transfer asked of a side without a complication outbox (the watch): dropped.
+    case noComplicationOutbox
+    /// A file transfer asked of an engine without a file outbox: dropped.
+    case noFileOutbox
 
     package var description: String {
         switch self {
@@ -31,6 +35,8 @@ package enum LinkDiagnostic: Equatable, Sendable, CustomStringConvertible {
         case .unknownFileCancelIgnored(let sequence): "cancel of unknown file transfer \(sequence) ignored"
         case .transferCancelledAfterSending(let sequence): "transfer \(sequence) cancelled after it was sent"
         case .launchDropped(let reason): "launch dropped: \(reason?.description ?? "the watch is not linked")"
+        case .noComplicationOutbox: "complication transfer dropped: this side has no complication outbox"
+        case .noFileOutbox: "file transfer dropped: this side has no file outbox"
         }
     }
 }

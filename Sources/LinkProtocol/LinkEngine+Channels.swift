@@ -16,6 +16,9 @@ struct TransferOutbox: Sendable, Equatable {
     /// The next sequence to join `pending`; later ones reported early wait in `early`.
     private var nextSequence: UInt64
     private var early: [UInt64: [UInt8]] = [:]
+    /// The sequence the next transfer asked for gets: the transfer's identity is decided here, and
+    /// the log only checks that it is the one it expects next.
+    private var nextIssued: UInt64
 
     init(queue: InstanceID, pending: [(sequence: UInt64, payload: [UInt8])], nextSequence: UInt64) {
         self.queue = queue
@@ -23,6 +26,21 @@ struct TransferOutbox: Sendable, Equatable {
             OutboundTransfer(sequence: $0.sequence, payload: $0.payload, everSent: true, inFlight: false)
         }
         self.nextSequence = nextSequence
+        nextIssued = nextSequence
+    }
+
+    /// Numbers a transfer asked for (in call order, which is the order of its append).
+    mutating func issue() -> UInt64 {
+        defer { nextIssued += 1 }
+        return nextIssued
+    }
+
+    /// The appends from `sequence` on failed, so none of them is on disk: those numbers are issued
+    /// again (a persisted transfer is never taken back).
+    mutating func notPersisted(from sequence: UInt64) {
+        guard sequence >= nextSequence else { return }
+        nextIssued = min(nextIssued, sequence)
+        early = early.filter { $0.key < sequence }
     }
 
     var inFlightCount: Int { pending.lazy.filter(\.inFlight).count }
@@ -32,6 +50,7 @@ struct TransferOutbox: Sendable, Equatable {
     /// always the sequence order the receiver's high-water mark relies on.
     mutating func append(sequence: UInt64, payload: [UInt8]) {
         guard sequence >= nextSequence else { return }
+        nextIssued = max(nextIssued, sequence + 1)
         early[sequence] = payload
         while let ready = early.removeValue(forKey: nextSequence) {
             pending.append(OutboundTransfer(sequence: nextSequence, payload: ready, everSent: false, inFlight: false))
@@ -207,6 +226,17 @@ extension LinkEngine {
     }
 
     // MARK: UserInfo (both ways, durable FIFO)
+
+    mutating func transferRequested(_ payload: [UInt8], complication: Bool, into actions: inout [Action]) {
+        if complication {
+            guard var complications else { return actions.append(.log(.noComplicationOutbox)) }
+            let sequence = complications.issue()
+            self.complications = complications
+            actions.append(.appendTransfer(sequence: sequence, payload: payload, complication: true))
+        } else {
+            actions.append(.appendTransfer(sequence: outbox.issue(), payload: payload, complication: false))
+        }
+    }
 
     mutating func transferPersisted(sequence: UInt64, payload: [UInt8], into actions: inout [Action]) {
         outbox.append(sequence: sequence, payload: payload)

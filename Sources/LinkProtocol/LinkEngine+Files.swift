@@ -4,6 +4,8 @@
 struct FileOutbox: Sendable, Equatable {
     let queue: InstanceID
     var pending: [OutboundFile]
+    /// The sequence the next file asked for gets (the store checks it, never issues it).
+    var nextIssued: UInt64
 }
 
 extension LinkEngine {
@@ -14,11 +16,21 @@ extension LinkEngine {
 
     // MARK: Sending
 
+    /// The app asks for a file transfer: numbered here, in call order, and copied by the shell.
+    mutating func fileRequested(_ source: FileSource, metadata: String, into actions: inout [Action]) {
+        guard var outbox = files else { return actions.append(.log(.noFileOutbox)) }
+        let sequence = outbox.nextIssued
+        outbox.nextIssued += 1
+        files = outbox
+        actions.append(.enqueueFile(sequence: sequence, source, metadata: metadata))
+    }
+
     /// A file is on disk in the outbox: it joins the queue, and is offered if it is the oldest.
     mutating func filePersisted(_ file: OutboundFile, into actions: inout [Action]) {
         guard var outbox = files, !outbox.pending.contains(where: { $0.sequence == file.sequence }) else { return }
         outbox.pending.append(file)
         outbox.pending.sort { $0.sequence < $1.sequence }
+        outbox.nextIssued = max(outbox.nextIssued, file.sequence + 1)
         files = outbox
         offerFile(into: &actions)
     }

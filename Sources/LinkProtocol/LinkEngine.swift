@@ -35,10 +35,20 @@ package struct LinkEngine: Sendable {
         case messageDataSent(id: UInt64, payload: [UInt8], wantsReply: Bool, now: LinkInstant)
         /// The app answered a received message.
         case messageAnswered(id: UInt64, MessageAnswer)
+        /// The app asks for a transfer (admission already checked): the engine numbers it, in call
+        /// order, and asks for its append (`appendTransfer`). `complication`: the phone's
+        /// complication outbox.
+        case transferRequested(payload: [UInt8], complication: Bool = false)
+        /// The appends from `sequence` on failed: none of them is on disk, and their numbers are
+        /// issued again.
+        case transfersNotPersisted(from: UInt64, complication: Bool = false)
         /// A transfer is on disk in the outbox (the caller has been answered).
         case transferPersisted(sequence: UInt64, payload: [UInt8])
         /// A complication transfer is on disk in the complication outbox (phone).
         case complicationPersisted(sequence: UInt64, payload: [UInt8])
+        /// The app asks for a file transfer (admission already checked): the engine numbers it and
+        /// asks for its copy into the file outbox (`enqueueFile`).
+        case fileRequested(FileSource, metadata: String)
         /// A file is on disk in the file outbox (`transferFile`).
         case filePersisted(OutboundFile)
         case fileCancelRequested(sequence: UInt64)
@@ -76,9 +86,16 @@ package struct LinkEngine: Sendable {
         case persistContextSlot(ContextSlot)
         case persistReceivedContext(ReceivedContext)
         case persistTransferMark(TransferKey)
+        /// Append the transfer to the (complication) outbox under `sequence` — the one the log
+        /// expects next — durably; then feed `transferPersisted` (`complicationPersisted`), or
+        /// `transfersNotPersisted` from the first append that failed.
+        case appendTransfer(sequence: UInt64, payload: [UInt8], complication: Bool)
         /// Delete the transfers from the durable outbox (acknowledged, or cancelled when `cancelled`)
         /// in one durable write.
         case removeTransfers(sequences: [UInt64], cancelled: Bool)
+        /// Copy the file into the file outbox under `sequence` (hashing it), durably; then feed
+        /// `filePersisted`. A copy that fails leaves the number unused (file sequences may skip).
+        case enqueueFile(sequence: UInt64, FileSource, metadata: String)
         /// Read `length` bytes at `offset` of outbound file `key.sequence` and send them as a `fileChunk`.
         case sendFileChunk(ConnectionID, TransferKey, offset: UInt64, length: Int)
         /// Delete the file (bytes and record) from the file outbox.
@@ -158,7 +175,9 @@ package struct LinkEngine: Sendable {
         receivedContext = restored.receivedContext
         transferMarks = restored.transferMarks
         watchState = restored.watchState ?? .installed
-        files = restored.fileQueue.map { FileOutbox(queue: $0, pending: restored.pendingFiles) }
+        files = restored.fileQueue.map {
+            FileOutbox(queue: $0, pending: restored.pendingFiles, nextIssued: restored.nextFileSequence)
+        }
         restoredPartials = restored.inboundPartials
         restoredInbox = restored.inboxFiles
         complications = restored.complicationQueue.map {
@@ -264,6 +283,12 @@ package struct LinkEngine: Sendable {
         case .messageAnswered(let id, let answer):
             now = nil
             messageAnswered(id: id, answer, into: &actions)
+        case .transferRequested(let payload, let complication):
+            now = nil
+            transferRequested(payload, complication: complication, into: &actions)
+        case .transfersNotPersisted(let sequence, let complication):
+            now = nil
+            if complication { complications?.notPersisted(from: sequence) } else { outbox.notPersisted(from: sequence) }
         case .transferPersisted(let sequence, let payload):
             now = nil
             transferPersisted(sequence: sequence, payload: payload, into: &actions)
@@ -271,6 +296,9 @@ package struct LinkEngine: Sendable {
             now = nil
             complications?.append(sequence: sequence, payload: payload)
             sendTransfers(into: &actions)
+        case .fileRequested(let source, let metadata):
+            now = nil
+            fileRequested(source, metadata: metadata, into: &actions)
         case .filePersisted(let file):
             now = nil
             filePersisted(file, into: &actions)

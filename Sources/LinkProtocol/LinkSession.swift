@@ -70,6 +70,8 @@ package struct RestoredLinkState: Equatable, Sendable {
     /// The file outbox (`transferFile`): its queue and the files not yet done, in order. Nil: none.
     package var fileQueue: InstanceID?
     package var pendingFiles: [OutboundFile]
+    /// The sequence the next queued file gets (past every one ever given, done ones included).
+    package var nextFileSequence: UInt64
     /// Files arriving: the bytes each partial holds on disk, and the whole, verified files waiting in
     /// the inbox for the app (handed to it again when the sender offers them again).
     package var inboundPartials: [TransferKey: UInt64]
@@ -81,11 +83,12 @@ package struct RestoredLinkState: Equatable, Sendable {
         pendingTransfers: [(sequence: UInt64, payload: [UInt8])] = [], nextOutboxSequence: UInt64? = nil,
         watchState: WatchState? = nil, complicationQueue: InstanceID? = nil,
         pendingComplications: [(sequence: UInt64, payload: [UInt8])] = [], nextComplicationSequence: UInt64? = nil,
-        fileQueue: InstanceID? = nil, pendingFiles: [OutboundFile] = [], inboundPartials: [TransferKey: UInt64] = [:],
-        inboxFiles: Set<TransferKey> = []
+        fileQueue: InstanceID? = nil, pendingFiles: [OutboundFile] = [], nextFileSequence: UInt64? = nil,
+        inboundPartials: [TransferKey: UInt64] = [:], inboxFiles: Set<TransferKey> = []
     ) {
         self.fileQueue = fileQueue
         self.pendingFiles = pendingFiles
+        self.nextFileSequence = nextFileSequence ?? ((pendingFiles.map(\.sequence).max() ?? 0) + 1)
         self.inboundPartials = inboundPartials
         self.inboxFiles = inboxFiles
         self.watchState = watchState
@@ -110,6 +113,7 @@ package struct RestoredLinkState: Equatable, Sendable {
             && lhs.pendingComplications.map(\.sequence) == rhs.pendingComplications.map(\.sequence)
             && lhs.pendingComplications.map(\.payload) == rhs.pendingComplications.map(\.payload)
             && lhs.fileQueue == rhs.fileQueue && lhs.pendingFiles == rhs.pendingFiles
+            && lhs.nextFileSequence == rhs.nextFileSequence
             && lhs.inboundPartials == rhs.inboundPartials && lhs.inboxFiles == rhs.inboxFiles
             && lhs.pendingTransfers.map(\.sequence) == rhs.pendingTransfers.map(\.sequence)
             && lhs.pendingTransfers.map(\.payload) == rhs.pendingTransfers.map(\.payload)

@@ -50,10 +50,14 @@ package final class FileTransferStore: Sendable {
 
     // MARK: Sending
 
-    /// Queues a copy of the file at `path` (or of `bytes`) under the next sequence; returns it as
-    /// the engine tracks it. Throws `LinkError.fileAccessDenied` when the source cannot be read.
-    package func enqueue(_ source: FileSource, metadata: String) throws -> OutboundFile {
-        let sequence = max(try pendingSequences().last ?? 0, try lastSequence()) + 1
+    /// Queues a copy of the file at `path` (or of `bytes`) under `sequence`, the link engine's
+    /// number for it (by default the next one: tools and tests); returns it as the engine tracks
+    /// it. Throws `LinkError.fileAccessDenied` when the source cannot be read, and
+    /// `FileTransferStoreError.sequenceReused` for a number at or below one given before.
+    package func enqueue(_ source: FileSource, metadata: String, sequence: UInt64? = nil) throws -> OutboundFile {
+        let next = try nextSequence()
+        let sequence = sequence ?? next
+        guard sequence >= next else { throw FileTransferStoreError.sequenceReused(sequence, next: next) }
         let dataPath = path(sequence, "data")
         let copy = try FileDescriptor(opening: dataPath, [.writeOnly, .create, .truncate])
         var hash = SHA256()
@@ -237,6 +241,11 @@ package final class FileTransferStore: Sendable {
         try Self.names(in: outgoing).filter { $0.hasSuffix(".record") }.compactMap { UInt64($0.dropLast(7)) }.sorted()
     }
 
+    /// The sequence the next file gets: past every pending one and the last ever given.
+    package func nextSequence() throws -> UInt64 {
+        max(try pendingSequences().last ?? 0, try lastSequence()) + 1
+    }
+
     /// The last sequence ever given (`last-sequence`), so a sequence is never reused after its file is done.
     private func lastSequence() throws -> UInt64 {
         try AtomicFile.read("\(outgoing)/last-sequence").flatMap { UInt64(String(decoding: $0, as: UTF8.self)) } ?? 0
@@ -273,5 +282,18 @@ package struct SHA256 {
         EVP_DigestFinal_ex(context, &output, &length)
         EVP_MD_CTX_free(context)
         return output
+    }
+}
+
+/// Why the file outbox refused a file.
+package enum FileTransferStoreError: Error, Equatable, CustomStringConvertible {
+    /// The number is at or below one the outbox gave before (sequences are never reused).
+    case sequenceReused(UInt64, next: UInt64)
+
+    package var description: String {
+        switch self {
+        case .sequenceReused(let sequence, let next):
+            "file sequence \(sequence) was given before: the file outbox holds \(next) next"
+        }
     }
 }

@@ -11,31 +11,55 @@ extension LinkEndpoint {
     package func transferUserInfo(
         _ payload: [UInt8], run: String? = nil, completion: @escaping (Result<UInt64, any Error>) -> Void
     ) {
-        guard let token = admitTransfer(bytes: payload.count, completion: completion) else { return }
-        appendsWaiting.append(
-            WaitingAppend(token: token, payload: payload, enqueuedAtMicros: Self.wallClockMicros(), run: run))
-        commitWaitingAppends()
+        requestTransfer(payload, complication: false, run: run, completion: completion)
     }
 
     /// `transferCurrentComplicationUserInfo`: a transfer in the complication outbox, sent ahead of
     /// ordinary userInfo; `completion` gets its sequence once it is on disk, or why it was refused.
-    /// Complications are rare (a daily budget), so each is its own append and sync.
     package func transferCurrentComplicationUserInfo(
         _ payload: [UInt8], completion: @escaping (Result<UInt64, any Error>) -> Void
     ) {
-        guard let token = admitTransfer(bytes: payload.count, completion: completion) else { return }
-        let log = state.complicationOutbox
-        let enqueuedAt = Self.wallClockMicros()
-        outboxQueue.async { [loop] in
-            let result = Result { try log.append(payload, enqueuedAtMicros: enqueuedAt) }
-            loop.execute { [self] in
-                if case .success(let sequence) = result {
-                    journal?.record(.transferQueued, cause: complicationCause(sequence), detail: "complication")
-                    handle(.complicationPersisted(sequence: sequence, payload: payload))
-                }
-                transferWaiters.removeValue(forKey: token)?(result)
-            }
+        requestTransfer(payload, complication: true, run: nil, completion: completion)
+    }
+
+    /// Checks the transfer's admission, then has the engine number it and queues its append for the
+    /// next group commit; the completion waits under the append's key.
+    private func requestTransfer(
+        _ payload: [UInt8], complication: Bool, run: String?,
+        completion: @escaping (Result<UInt64, any Error>) -> Void
+    ) {
+        loop.preconditionInLoop()
+        if let error = engine.admission(of: .userInfo, bytes: payload.count) {
+            completion(.failure(error))
+            return
         }
+        let request = WaitingAppend(
+            sequence: 0, payload: payload, complication: complication, enqueuedAtMicros: Self.wallClockMicros(),
+            run: run)
+        guard let key = number(request) else {
+            completion(.failure(LinkError.deliveryFailed(reason: "no outbox for this transfer")))
+            return
+        }
+        transferWaiters[key] = completion
+        commitWaitingAppends()
+    }
+
+    /// Has the engine number `request` and queues its append; nil when the engine gave it none. The
+    /// append is queued now, not behind the actions in hand: a producer never waits for a state
+    /// write it has nothing to do with. (The engine's other answer is a log line.)
+    private func number(_ request: WaitingAppend) -> AppendKey? {
+        var key: AppendKey?
+        for action in engine.handle(.transferRequested(payload: request.payload, complication: request.complication)) {
+            guard case .appendTransfer(let sequence, _, _) = action else {
+                perform(action)
+                continue
+            }
+            var append = request
+            append.sequence = sequence
+            appendsWaiting.append(append)
+            key = append.key
+        }
+        return key
     }
 
     /// `transferFile`: copies the file (or the bytes) into the file outbox, hashing it, off the
@@ -49,12 +73,24 @@ extension LinkEndpoint {
             completion(.failure(error))
             return
         }
-        let token = nextTransferToken
-        nextTransferToken += 1
+        var sequence: UInt64?
+        for action in engine.handle(.fileRequested(source, metadata: metadata)) {
+            guard case .enqueueFile(let issued, _, _) = action else {
+                perform(action)
+                continue
+            }
+            sequence = issued
+        }
+        guard let sequence else {
+            completion(.failure(LinkError.deliveryFailed(reason: "no file outbox")))
+            return
+        }
+        let token = nextFileToken
+        nextFileToken += 1
         fileWaiters[token] = completion
         let store = state.files
         outboxQueue.async { [loop] in
-            let result = Result { try store.enqueue(source, metadata: metadata) }
+            let result = Result { try store.enqueue(source, metadata: metadata, sequence: sequence) }
             loop.execute { [self] in
                 if case .success(let file) = result { handle(.filePersisted(file)) }
                 fileWaiters.removeValue(forKey: token)?(result)
@@ -85,56 +121,113 @@ extension LinkEndpoint {
     /// Where a received file waits for the app (valid from `fileReceived` until `fileProcessed`).
     package func inboxPath(for key: TransferKey) -> String { state.files.inboxPath(key) }
 
-    /// Checks a transfer's admission (answering `completion` with the refusal) and keeps the
-    /// completion under a token: the completion stays on the loop, only the token crosses to the
-    /// outbox thread and back.
-    private func admitTransfer(
-        bytes: Int, completion: @escaping (Result<UInt64, any Error>) -> Void
-    ) -> UInt64? {
-        loop.preconditionInLoop()
-        if let error = engine.admission(of: .userInfo, bytes: bytes) {
-            completion(.failure(error))
-            return nil
-        }
-        let token = nextTransferToken
-        nextTransferToken += 1
-        transferWaiters[token] = completion
-        return token
-    }
-
     /// Group commit across the loop: the transfers asked for while a commit is on the outbox thread
-    /// wait here and go together in the next one — one write each, one `fdatasync` for all — in the
-    /// order they were asked for. (One blocking append per transfer on a concurrent queue batched
-    /// only as many transfers as Dispatch gave it threads: two on a two-core machine.)
+    /// wait here and go together in the next one — one write each, one `fdatasync` per outbox for
+    /// all — in the order they were asked for, which is their sequence order. (One blocking append
+    /// per transfer on a concurrent queue batched only as many transfers as Dispatch gave it threads:
+    /// two on a two-core machine.)
+    ///
+    /// An append the log refuses (too large for it, a write the disk refused) fails alone. The log
+    /// wrote none of the appends numbered after it (it never leaves a gap): the engine issues the
+    /// number again, and those appends, and the ones waiting, are numbered anew and go in the next
+    /// commit, their producers none the wiser.
     private func commitWaitingAppends() {
         guard !appendInFlight, !appendsWaiting.isEmpty else { return }
         appendInFlight = true
         let batch = appendsWaiting
         appendsWaiting = []
-        let outbox = state.outbox
+        let (outbox, complicationOutbox) = (state.outbox, state.complicationOutbox)
         outboxQueue.async { [loop] in
-            let results = outbox.append(batch: batch.map { ($0.payload, $0.enqueuedAtMicros) })
+            let results = Self.append(batch, outbox: outbox, complicationOutbox: complicationOutbox)
             loop.execute { [self] in
                 appendInFlight = false
-                for (append, result) in zip(batch, results) {
-                    if case .success(let sequence) = result {
-                        journal?.record(.transferQueued, cause: transferCause(sequence), run: append.run)
-                        handle(.transferPersisted(sequence: sequence, payload: append.payload))
+                // Every waiter of the batch is taken out first: numbers are about to be issued again.
+                let waiters = batch.map { transferWaiters.removeValue(forKey: $0.key) }
+                var answers: [(Waiter?, Result<UInt64, any Error>)] = []
+                var refused: [Bool: UInt64] = [:]
+                var again: [(WaitingAppend, Waiter?)] = []
+                for (index, (append, result)) in zip(batch, results).enumerated() {
+                    switch result {
+                    case .success:
+                        journalQueued(append)
+                        handle(
+                            append.complication
+                                ? .complicationPersisted(sequence: append.sequence, payload: append.payload)
+                                : .transferPersisted(sequence: append.sequence, payload: append.payload))
+                        answers.append((waiters[index], .success(append.sequence)))
+                    case .failure where refused[append.complication] != nil:
+                        again.append((append, waiters[index]))
+                    case .failure(let error):
+                        refused[append.complication] = append.sequence
+                        answers.append((waiters[index], .failure(error)))
                     }
-                    transferWaiters.removeValue(forKey: append.token)?(result)
                 }
+                for (complication, sequence) in refused {
+                    handleAtOnce(.transfersNotPersisted(from: sequence, complication: complication))
+                    for append in appendsWaiting where append.complication == complication {
+                        again.append((append, transferWaiters.removeValue(forKey: append.key)))
+                    }
+                    appendsWaiting.removeAll { $0.complication == complication }
+                }
+                // Numbered anew in their order, before any producer hears back (and asks again).
+                for (append, waiter) in again {
+                    if let key = number(append) {
+                        transferWaiters[key] = waiter
+                    } else {
+                        answers.append(
+                            (waiter, .failure(LinkError.deliveryFailed(reason: "no outbox for this transfer"))))
+                    }
+                }
+                for (waiter, answer) in answers { waiter?(answer) }
                 commitWaitingAppends()
             }
         }
     }
+
+    private func journalQueued(_ append: WaitingAppend) {
+        guard let journal else { return }
+        let cause = append.complication ? complicationCause(append.sequence) : transferCause(append.sequence)
+        journal.record(
+            .transferQueued, cause: cause, run: append.run, detail: append.complication ? "complication" : nil)
+    }
 }
 
-/// A `transferUserInfo` waiting for the next group commit.
+extension LinkEndpoint {
+    /// Appends each outbox's share of `batch` in order (on the outbox thread); the results come back
+    /// in the batch's order.
+    static func append(
+        _ batch: [WaitingAppend], outbox: TransferLog, complicationOutbox: TransferLog
+    ) -> [Result<Void, any Error>] {
+        func records(_ complication: Bool) -> [(sequence: UInt64, payload: [UInt8], enqueuedAtMicros: Int64)] {
+            batch.filter { $0.complication == complication }.map { ($0.sequence, $0.payload, $0.enqueuedAtMicros) }
+        }
+        var complications =
+            batch.contains(where: \.complication) ? complicationOutbox.append(numbered: records(true))[...] : []
+        var ordinary = outbox.append(numbered: records(false))[...]
+        return batch.map { append in
+            (append.complication ? complications.popFirst() : ordinary.popFirst()) ?? .success(())
+        }
+    }
+}
+
+/// A `transferUserInfo` caller waiting for its transfer's outcome.
+typealias Waiter = (Result<UInt64, any Error>) -> Void
+
+/// Which transfer an append is: its outbox and the sequence the engine gave it.
+struct AppendKey: Hashable, Sendable {
+    var complication: Bool
+    var sequence: UInt64
+}
+
+/// A transfer waiting for the next group commit.
 struct WaitingAppend: Sendable {
-    var token: UInt64
+    var sequence: UInt64
     var payload: [UInt8]
+    var complication: Bool
     var enqueuedAtMicros: Int64
     var run: String?
+
+    var key: AppendKey { AppendKey(complication: complication, sequence: sequence) }
 }
 
 extension LinkEndpoint {

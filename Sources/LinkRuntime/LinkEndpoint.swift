@@ -40,9 +40,9 @@ package final class LinkEndpoint: @unchecked Sendable {
     private var wakeTimer: TimerID?
     private let origin = ContinuousClock.now
     private var messageWaiters: [UInt64: (MessageOutcome) -> Void] = [:]
-    var transferWaiters: [UInt64: (Result<UInt64, any Error>) -> Void] = [:]
+    var transferWaiters: [AppendKey: Waiter] = [:]
     var fileWaiters: [UInt64: (Result<OutboundFile, any Error>) -> Void] = [:]
-    var nextTransferToken: UInt64 = 1
+    var nextFileToken: UInt64 = 1
     private var nextMessageID: UInt64 = 1
     var queuedEvents: [LinkEngine.Event] = []
     /// The run each message in flight is about, for its outcome's journal line.
@@ -317,6 +317,9 @@ package final class LinkEndpoint: @unchecked Sendable {
                 self.wakeTimer = nil
                 self.handle(.tick(now: self.now))
             }
+        case .appendTransfer, .enqueueFile:
+            // Only `requestTransfer` and `transferFile` ask for these, and carry them out themselves.
+            break
         case .persistPeer, .persistContextSlot, .persistReceivedContext, .persistTransferMark, .removeTransfers,
             .removeComplications, .persistWatchState, .removeOutboundFile, .prepareInboundFile, .deliverInboundFile,
             .discardInboundFile:

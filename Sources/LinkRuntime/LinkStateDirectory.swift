@@ -128,7 +128,8 @@ package final class LinkStateDirectory: Sendable {
             complicationQueue: InstanceID(bytes: complicationOutbox.queueID),
             pendingComplications: complicationOutbox.pending().map { (sequence: $0.sequence, payload: $0.payload) },
             nextComplicationSequence: complicationOutbox.nextSequence, fileQueue: files.queue,
-            pendingFiles: try files.pending(), inboundPartials: try files.partials(), inboxFiles: try files.inboxFiles()
+            pendingFiles: try files.pending(), nextFileSequence: try files.nextSequence(),
+            inboundPartials: try files.partials(), inboxFiles: try files.inboxFiles()
         )
     }
 

@@ -114,7 +114,8 @@ package final class TransferLog: @unchecked Sendable {
         try deleteResolvedSegments()
     }
 
-    /// Durably appends a transfer and returns its sequence.
+    /// Durably appends a transfer under the sequence the log holds next, and returns it (tools and
+    /// tests; the link endpoint's transfers are numbered by its engine: `append(numbered:)`).
     ///
     /// Returns only after an `fdatasync` that covers the record has succeeded; safe to call from
     /// many threads at once, which then share syncs.
@@ -127,28 +128,37 @@ package final class TransferLog: @unchecked Sendable {
         return sequence
     }
 
-    /// Durably appends several transfers, in order, sharing one `fdatasync`; returns each one's
-    /// sequence or the reason it was refused, in the same order.
+    /// Durably appends transfers numbered by the caller (the link engine issues the numbers), in
+    /// order, sharing one `fdatasync`; returns each one's outcome, in the same order.
     ///
     /// For a caller that collects transfers itself (the link endpoint's single outbox thread): one
-    /// thread gets the batching that `append` gets only from many concurrent threads. A refused
-    /// record (too large, a failed write) does not stop the ones after it; once a sync fails, every
-    /// record of the batch reports that failure.
-    package func append(batch: [(payload: [UInt8], enqueuedAtMicros: Int64)]) -> [Result<UInt64, any Error>] {
+    /// thread gets the batching that `append` gets only from many concurrent threads. Each record
+    /// must carry the sequence the log holds next. A refused record (too large, a failed write, out
+    /// of order) is not written, and nor is any after it in the batch (each would leave a gap):
+    /// the caller issues those numbers again. Once a sync fails, every record of the batch reports
+    /// that failure.
+    package func append(
+        numbered batch: [(sequence: UInt64, payload: [UInt8], enqueuedAtMicros: Int64)]
+    ) -> [Result<Void, any Error>] {
         condition.lock()
         defer { condition.unlock() }
-        var results: [Result<UInt64, any Error>] = batch.map { item in
+        var results: [Result<Void, any Error>] = batch.map { item in
             Result {
+                // After a refused record the next sequence stays the refused one's: the rest are out of order.
+                guard item.sequence == state.nextSequence else {
+                    throw TransferLogError.sequenceOutOfOrder(expected: state.nextSequence, got: item.sequence)
+                }
                 try checkSize(item.payload)
-                return try write(item.payload, enqueuedAtMicros: item.enqueuedAtMicros)
+                _ = try write(item.payload, enqueuedAtMicros: item.enqueuedAtMicros)
             }
         }
-        let last = results.compactMap { try? $0.get() }.max()
-        if let last {
+        // What was written is a prefix of the batch: the first refusal refuses the rest.
+        let written = results.prefix { (try? $0.get()) != nil }.count
+        if written > 0 {
             do {
-                try waitUntilSynced(through: last)
+                try waitUntilSynced(through: batch[written - 1].sequence)
             } catch {
-                results = results.map { result in result.flatMap { _ in .failure(error) } }
+                results = results.map { result in result.flatMap { .failure(error) } }
             }
         }
         return results

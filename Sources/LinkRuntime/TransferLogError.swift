@@ -13,6 +13,9 @@ package enum TransferLogError: Error, Equatable, Sendable, CustomStringConvertib
     case missingRecords(directory: String, sequences: ClosedRange<UInt64>)
     /// `acknowledge` named a sequence that this log has not durably assigned.
     case unknownSequence(UInt64)
+    /// A record numbered by its caller is not the one the log holds next (`append(numbered:)`);
+    /// nothing was written.
+    case sequenceOutOfOrder(expected: UInt64, got: UInt64)
     /// An earlier `fdatasync`/`fsync` of `file` failed with `errno`; the log accepts nothing more
     /// and the process must restart and recover from disk.
     case syncFailed(file: String, errno: Int32)
@@ -29,6 +32,8 @@ package enum TransferLogError: Error, Equatable, Sendable, CustomStringConvertib
             "transfer log \(directory) has no segment holding unacknowledged sequences \(sequences)"
         case .unknownSequence(let sequence):
             "no durable transfer with sequence \(sequence)"
+        case .sequenceOutOfOrder(let expected, let got):
+            "transfer \(got) is out of order: the outbox holds \(expected) next"
         case .syncFailed(let file, let errno):
             "an earlier sync of \(file) failed (errno \(errno)); the log must be reopened after a restart"
         }

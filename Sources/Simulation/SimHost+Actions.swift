@@ -66,15 +66,8 @@ extension SimHost {
                 post(Node.reported(.transferNotQueued(payload, reason: "\(error)")))
                 return
             }
-            // Written now, made durable by a group commit 1–5 ms later (`LinkEndpoint`'s outbox
-            // thread); the engine hears of the transfer only then.
-            _ = disk.outbox.append(payload, enqueuedAtMicros: wallNow.microsecondsSinceEpoch)
-            if !syncScheduled {
-                syncScheduled = true
-                let milliseconds = world.pick(1...5)
-                world.schedule(after: .milliseconds(milliseconds), .outboxSynced(side, life: life))
-                onCommitStarted(milliseconds)
-            }
+            // The engine numbers it and asks for the append (`appendTransfer`, below).
+            callLink(.transferRequested(payload: payload))
         case .transfersProcessed(let keys):
             acknowledged.formUnion(keys)
             callLink(.transfersProcessed(keys))
@@ -134,6 +127,21 @@ extension SimHost {
             world.network.dial(from: side)
         case .scheduleWakeUp(let at):
             world.schedule(after: max(at.sinceOrigin - linkNow.sinceOrigin, .zero), .linkTick(side, life: life))
+        case .appendTransfer(let sequence, let payload, _):
+            // Written now, made durable by a group commit 1–5 ms later (`LinkEndpoint`'s outbox
+            // thread); the engine hears of the transfer only then.
+            guard disk.outbox.append(sequence: sequence, payload, enqueuedAtMicros: wallNow.microsecondsSinceEpoch)
+            else {
+                world.record(side, "outbox refused transfer \(sequence): out of order")
+                outOfOrderAppend = "the \(side)'s engine issued transfer \(sequence) out of the outbox's order"
+                return
+            }
+            if !syncScheduled {
+                syncScheduled = true
+                let milliseconds = world.pick(1...5)
+                world.schedule(after: .milliseconds(milliseconds), .outboxSynced(side, life: life))
+                onCommitStarted(milliseconds)
+            }
         case .persistPeer(let peer):
             disk.knownPeer = peer
         case .persistContextSlot(let slot):
@@ -146,7 +154,8 @@ extension SimHost {
             disk.outbox.resolve(sequences)
         case .persistWatchState(let state):
             disk.watchState = state
-        case .sendFileChunk, .removeOutboundFile, .prepareInboundFile, .writeInboundChunk, .verifyInboundFile,
+        case .sendFileChunk, .enqueueFile, .removeOutboundFile, .prepareInboundFile, .writeInboundChunk,
+            .verifyInboundFile,
             .deliverInboundFile, .discardInboundFile, .removeComplications:
             // No files or complications are queued in the simulation yet.
             world.record(side, "unexpected file action \(action)")

@@ -74,6 +74,8 @@ final class SimHost<Node: ShelledNode, Store> {
     private(set) var keptRunningAfterFailure: String?
     /// Set when the outbox does not open at a boot.
     private(set) var outboxRefused: String?
+    /// Set when the link engine numbered an append other than the one the outbox holds next.
+    var outOfOrderAppend: String?
     /// Whether an `outboxSynced` is scheduled for the appends written since the last one.
     var syncScheduled = false
     /// Told when a group commit starts, with the milliseconds until its fdatasync lands (a fault may

@@ -22,15 +22,16 @@ struct SimOutbox {
 
     var unsyncedByteCount: Int { unsynced.count }
 
-    /// Writes a record (not synced yet) and returns its sequence.
-    mutating func append(_ payload: [UInt8], enqueuedAtMicros: Int64) -> UInt64 {
-        let sequence = nextSequence
+    /// Writes a record (not synced yet) under the sequence the link engine issued; false (nothing
+    /// written) when it is not the one the log holds next, as the real log refuses it.
+    mutating func append(sequence: UInt64, _ payload: [UInt8], enqueuedAtMicros: Int64) -> Bool {
+        guard sequence == nextSequence else { return false }
         nextSequence += 1
         unsynced += TransferRecord(sequence: sequence, payload: payload, enqueuedAtMicros: enqueuedAtMicros)
             .encoded()
         unsyncedRecords.append((sequence, payload))
         pending.append((sequence, payload))
-        return sequence
+        return true
     }
 
     /// The fdatasync of the group commit: returns the records it made durable, in order.

@@ -158,6 +158,7 @@ package final class Simulator {
                 violations.append(failure)
             }
             if let refused = phone.outboxRefused ?? watch.outboxRefused { violations.append(refused) }
+            if let refused = phone.outOfOrderAppend ?? watch.outOfOrderAppend { violations.append(refused) }
             if let key = phone.appliedTwice {
                 violations.append("transfer \(key) was delivered to the phone again after it acknowledged it")
             }

@@ -34,6 +34,25 @@ struct FileTransferStoreTests {
         #expect(try reopened.enqueue(.bytes([1]), metadata: "{}").sequence == second.sequence + 1)
     }
 
+    @Test("a file takes the engine's number when it is past every one given; a number given before is refused")
+    func engineNumbers() throws {
+        let directory = try TemporaryDirectory("fstore-numbers")
+        let store = try Self.open(directory)
+        #expect(try store.nextSequence() == 1)
+        // A skipped number (an earlier copy that failed) is fine: numbers only have to grow.
+        let file = try store.enqueue(.bytes([1]), metadata: "{}", sequence: 3)
+        #expect(file.sequence == 3)
+        #expect(try store.nextSequence() == 4)
+        try store.remove(sequence: 3)
+        #expect(try Self.open(directory).nextSequence() == 4, "never reused, even once its file is done")
+        for reused: UInt64 in [3, 2] {
+            #expect(throws: FileTransferStoreError.sequenceReused(reused, next: 4)) {
+                try store.enqueue(.bytes([2]), metadata: "{}", sequence: reused)
+            }
+        }
+        #expect(try store.pending().isEmpty)
+    }
+
     @Test("a source that cannot be read is fileAccessDenied, and leaves nothing queued")
     func unreadable() throws {
         let directory = try TemporaryDirectory("fstore")

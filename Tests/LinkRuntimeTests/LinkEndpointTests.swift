@@ -392,6 +392,46 @@ struct LinkEndpointTests {
         #expect(reopened.outbox.pending().map(\.sequence) == [21, 23], "the outbox and the cancel survive a restart")
     }
 
+    @Test(
+        "an append the log refuses fails alone: the ones numbered after it are numbered again, so the outbox has no gap"
+    )
+    func refusedAppendRenumbers() async throws {
+        let directory = try TemporaryDirectory("link-refused-append")
+        // The session admits more than the outbox log takes (65,536 bytes): the log is what refuses.
+        let (phone, watch) = try await linkedPair(directory, key: key) { $0.maximumUserInfoBytes = 100_000 }
+        defer { phone.shutdown() }
+        let outcomes = Recorder<(String, String)>()
+        let payloads: [(String, [UInt8])] = [
+            ("a", [1]), ("big", [UInt8](repeating: 2, count: 70_000)), ("c", [3]),
+        ]
+        try await watch.on { link in
+            // One turn: "a" commits alone, "big" and "c" wait and go together in the next commit.
+            for (name, payload) in payloads {
+                link.transferUserInfo(payload) { result in
+                    switch result {
+                    case .success(let sequence): outcomes.record((name, "queued \(sequence)"))
+                    case .failure(let error): outcomes.record((name, "\(error)"))
+                    }
+                }
+            }
+        }
+        let three = try await outcomes.wait(for: "three outcomes") { $0.count == 3 }
+        let byName = Dictionary(uniqueKeysWithValues: three.map { ($0.0, $0.1) })
+        #expect(byName["a"] == "queued 1")
+        #expect(byName["big"]?.contains("exceeds the maximum") == true, "\(three)")
+        // "c" was written after "big" in the same commit, so the log refused it too (no gap); it
+        // was numbered anew and went in the next commit, its producer none the wiser.
+        #expect(byName["c"] == "queued 2", "\(three)")
+        let next = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<UInt64, any Error>) in
+            watch.loop.execute { watch.endpoint.transferUserInfo([4]) { continuation.resume(with: $0) } }
+        }
+        #expect(next == 3)
+        watch.shutdown()
+        let reopened = try LinkStateDirectory(root: directory.appending("watch")) { [UInt8](repeating: 0, count: 16) }
+        #expect(reopened.outbox.pending().map(\.payload) == [[1], [3], [4]])
+        #expect(reopened.outbox.pending().map(\.sequence) == [1, 2, 3])
+    }
+
     @Test("launch reaches a linked watch and is dropped, not queued, when the watch is away")
     func launch() async throws {
         let directory = try TemporaryDirectory("link")

@@ -52,21 +52,31 @@ struct TransferLogGroupCommitTests {
         }
     }
 
-    @Test("a batch gets contiguous sequences in order; an oversize record is refused alone; all survive reopening")
+    @Test(
+        "a numbered batch is written in order; a refused record refuses the rest (no gap); renumbered, they go in; all survive reopening"
+    )
     func batchAppend() throws {
         let dir = try TemporaryDirectory("groupcommit")
         let log = try TransferLog(directory: dir.path, configuration: .init(maximumPayloadBytes: 16))
         #expect(try log.append([9], enqueuedAtMicros: 1) == 1)
-        let batch: [(payload: [UInt8], enqueuedAtMicros: Int64)] = [
-            ([1], 10), ([2, 2], 11), ([UInt8](repeating: 3, count: 17), 12), ([4], 13),
+        let batch: [(sequence: UInt64, payload: [UInt8], enqueuedAtMicros: Int64)] = [
+            (2, [1], 10), (3, [2, 2], 11), (4, [UInt8](repeating: 3, count: 17), 12), (5, [4], 13),
         ]
-        let results = log.append(batch: batch)
+        let results = log.append(numbered: batch)
         #expect(results.count == 4)
-        #expect(try results[0].get() == 2)
-        #expect(try results[1].get() == 3)
+        try results[0].get()
+        try results[1].get()
         #expect(throws: TransferLogError.payloadTooLarge(size: 17, maximum: 16)) { try results[2].get() }
-        #expect(try results[3].get() == 4)
-        #expect(log.append(batch: []).isEmpty)
+        #expect(throws: TransferLogError.sequenceOutOfOrder(expected: 4, got: 5)) { try results[3].get() }
+        #expect(log.append(numbered: []).isEmpty)
+        #expect(log.nextSequence == 4)
+        // Numbered past the log's next, or again below it: refused, nothing written.
+        for sequence: UInt64 in [3, 5] {
+            #expect(throws: TransferLogError.sequenceOutOfOrder(expected: 4, got: sequence)) {
+                try log.append(numbered: [(sequence, [7], 14)])[0].get()
+            }
+        }
+        try log.append(numbered: [(4, [4], 13)])[0].get()
         #expect(log.pending().map(\.sequence) == [1, 2, 3, 4])
 
         let reopened = try TransferLog(directory: dir.path)
