@@ -5,9 +5,6 @@ package enum LinkDiagnostic: Equatable, Sendable, CustomStringConvertible {
     case dialFailed(reason: String)
     case linkEstablished(ConnectionID, peerRole: LinkRole, peer: InstanceID)
     case linkLost(reason: String)
-    case handshakeFailed(ConnectionID, code: LinkErrorCode, message: String)
-    /// A connection sent bytes that are not a frame; it is refused and closed.
-    case connectionRefused(ConnectionID, error: FrameError)
     /// The answer to a message that had already timed out or failed.
     case lateAnswerDropped(messageID: UInt64)
     case unknownTransferCancelIgnored(sequence: UInt64)
@@ -27,9 +24,6 @@ package enum LinkDiagnostic: Equatable, Sendable, CustomStringConvertible {
         case .linkEstablished(let connection, let role, let peer):
             "link established on \(connection) with \(role) \(peer)"
         case .linkLost(let reason): "link lost: \(reason)"
-        case .handshakeFailed(let connection, let code, let message):
-            "handshake on \(connection) failed (\(code)): \(message)"
-        case .connectionRefused(let connection, let error): "closing \(connection): \(error)"
         case .lateAnswerDropped(let id): "dropped late answer to message \(id)"
         case .unknownTransferCancelIgnored(let sequence): "cancel of unknown transfer \(sequence) ignored"
         case .unknownFileCancelIgnored(let sequence): "cancel of unknown file transfer \(sequence) ignored"

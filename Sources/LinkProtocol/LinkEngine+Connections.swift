@@ -183,7 +183,6 @@ extension LinkEngine {
             case .close(let code, let message):
                 handshaking[connection] = nil
                 actions.append(.close(connection, reason: "handshake failed (\(code)): \(message)"))
-                actions.append(.log(.handshakeFailed(connection, code: code, message: message)))
                 scheduleRedial(now: now)
             case .authenticated(let peer):
                 guard let pending = handshaking.removeValue(forKey: connection),
@@ -262,7 +261,6 @@ extension LinkEngine {
     private func refuse(_ connection: ConnectionID, _ error: FrameError, into actions: inout [Action]) {
         actions.append(.send(connection, .error(code: error.linkErrorCode, reason: "\(error)")))
         actions.append(.close(connection, reason: "\(error)"))
-        actions.append(.log(.connectionRefused(connection, error: error)))
     }
 
     /// A peer frame that is not allowed here: error frame, close, link lost.

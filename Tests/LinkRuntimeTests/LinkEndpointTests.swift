@@ -153,6 +153,32 @@ struct LinkEndpointTests {
         #expect(await watch.send([9], wantsReply: false) == .delivered)
     }
 
+    @Test("a refused connection and a failed handshake are each logged once, with the connection and the reason")
+    func refusalsLoggedOnce() async throws {
+        let directory = try TemporaryDirectory("link-log")
+        let lines = Recorder<String>()
+        let phone = try await TestEndpoint(
+            role: .phone, state: directory.appending("phone"), key: key, address: .listen(host: "127.0.0.1", port: 0),
+            prepare: { endpoint in endpoint.log = { lines.record($0) } })
+        defer { phone.shutdown() }
+        let garbage = try RawLinkClient(port: phone.port!)
+        garbage.send([0x7F, 0xFF, 0xFF, 0xFF, 0x10])
+        _ = try garbage.readUntilClosed()
+        let wrongKey = try await TestEndpoint(
+            role: .watch, state: directory.appending("watch"), key: freshPairingKey(),
+            address: .dial(host: "127.0.0.1", port: phone.port!))
+        defer { wrongKey.shutdown() }
+        let logged = try await lines.wait(for: "both refusals") { lines in
+            lines.contains { $0.contains("over the maximum") } && lines.contains { $0.contains("handshake") }
+        }
+        #expect(logged.filter { $0.contains("over the maximum") }.count == 1, "\(logged)")
+        // The watch redials with a backoff: count the lines about the first failed connection only.
+        let first = try #require(logged.first { $0.contains("handshake") })
+        let connection = try #require(first.split(separator: " ").first { $0.hasPrefix("#") }).trimmingCharacters(
+            in: CharacterSet(charactersIn: ":"))
+        #expect(logged.filter { $0.contains("handshake") && $0.contains("\(connection):") }.count == 1, "\(logged)")
+    }
+
     @Test("a silent connection is closed at the handshake deadline (slowloris)")
     func slowloris() async throws {
         let directory = try TemporaryDirectory("link")
