@@ -134,13 +134,13 @@ extension LinkEndpoint {
     private func commitWaitingAppends() {
         guard !appendInFlight, !appendsWaiting.isEmpty else { return }
         appendInFlight = true
+        groupCommits += 1
         let batch = appendsWaiting
         appendsWaiting = []
         let (outbox, complicationOutbox) = (state.outbox, state.complicationOutbox)
         outboxQueue.async { [loop] in
             let results = Self.append(batch, outbox: outbox, complicationOutbox: complicationOutbox)
             loop.execute { [self] in
-                appendInFlight = false
                 // Every waiter of the batch is taken out first: numbers are about to be issued again.
                 let waiters = batch.map { transferWaiters.removeValue(forKey: $0.key) }
                 var answers: [(Waiter?, Result<UInt64, any Error>)] = []
@@ -178,7 +178,10 @@ extension LinkEndpoint {
                             (waiter, .failure(LinkError.deliveryFailed(reason: "no outbox for this transfer"))))
                     }
                 }
+                // The commit counts as in flight until every producer has heard back: what they ask
+                // for next goes in one commit, not the first alone and the rest in the one after.
                 for (waiter, answer) in answers { waiter?(answer) }
+                appendInFlight = false
                 commitWaitingAppends()
             }
         }

@@ -70,6 +70,8 @@ package final class LinkEndpoint: @unchecked Sendable {
     let outboxQueue = DispatchQueue(label: "link.outbox")
     var appendsWaiting: [WaitingAppend] = []
     var appendInFlight = false
+    /// How many group commits of the outbox have started (each is one `fdatasync` per outbox).
+    package internal(set) var groupCommits = 0
     /// How long a dial may take before it counts as failed (a partition drops SYNs silently).
     package var connectTimeout: Duration = .seconds(1)
 

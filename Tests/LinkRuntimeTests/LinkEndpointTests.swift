@@ -458,6 +458,32 @@ struct LinkEndpointTests {
         #expect(reopened.outbox.pending().map(\.sequence) == [1, 2, 3])
     }
 
+    @Test("16 producers, each asking again when it hears back: every commit after the first carries all 16")
+    func groupCommitTakesEveryProducer() async throws {
+        let directory = try TemporaryDirectory("link-group-commit")
+        let (phone, watch) = try await linkedPair(directory, key: key)
+        defer { phone.shutdown() }
+        let done = Recorder<UInt64>()
+        try await watch.on { link in
+            let total = 160
+            var issued = 0
+            func produce() {
+                guard issued < total else { return }
+                issued += 1
+                link.transferUserInfo([UInt8(issued % 256)]) { result in
+                    if case .success(let sequence) = result { done.record(sequence) }
+                    produce()
+                }
+            }
+            for _ in 0..<16 { produce() }
+        }
+        _ = try await done.wait(for: "160 transfers on disk") { $0.count == 160 }
+        // The first call commits alone (nothing was in flight), the other 15 wait; from then on each
+        // commit takes all 16. (Starting the next commit at the first producer's answer alternated
+        // commits of one transfer and of sixteen: nearly twice as many.)
+        #expect(try await watch.on { $0.groupCommits } == 11)
+    }
+
     @Test("launch reaches a linked watch and is dropped, not queued, when the watch is away")
     func launch() async throws {
         let directory = try TemporaryDirectory("link")
