@@ -320,8 +320,7 @@ package final class LinkEndpoint: @unchecked Sendable {
                 self.handle(.tick(now: self.now))
             }
         case .appendTransfer, .enqueueFile:
-            // Only `requestTransfer` and `transferFile` ask for these, and carry them out themselves.
-            break
+            break  // carried out where they are asked for: `requestTransfer`, `transferFile`
         case .persistPeer, .persistContextSlot, .persistReceivedContext, .persistTransferMark, .removeTransfers,
             .removeComplications, .persistWatchState, .removeOutboundFile, .prepareInboundFile, .deliverInboundFile,
             .discardInboundFile:
