@@ -207,8 +207,11 @@ extension LinkEndpoint {
         var complications =
             batch.contains(where: \.complication) ? complicationOutbox.append(numbered: records(true))[...] : []
         var ordinary = outbox.append(numbered: records(false))[...]
+        // A log answers every record it is given; a missing answer is never taken for a write.
         return batch.map { append in
-            (append.complication ? complications.popFirst() : ordinary.popFirst()) ?? .success(())
+            (append.complication ? complications.popFirst() : ordinary.popFirst())
+                ?? .failure(
+                    LinkError.deliveryFailed(reason: "the outbox gave no outcome for transfer \(append.sequence)"))
         }
     }
 }
