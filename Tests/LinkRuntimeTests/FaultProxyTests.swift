@@ -266,10 +266,12 @@ struct FaultProxyTests {
 
     @Test("an upstream that refuses makes the proxy reset the client")
     func upstreamRefuses() async throws {
-        let proxy = try await FaultProxy(upstreamPort: try freeLoopbackPort())
+        let refusing = try RefusingPort()
+        let proxy = try await FaultProxy(upstreamPort: refusing.port)
         defer { proxy.stop() }
         let client = try EchoClient(port: proxy.port)
         #expect(client.read() == .reset)
+        withExtendedLifetime(refusing) {}
     }
 }
 
