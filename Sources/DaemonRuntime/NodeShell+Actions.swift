@@ -71,14 +71,10 @@ extension NodeShell {
             } catch {
                 report(.contextRefused(reason: error.description))
             }
-        case .sendMessage(let payload, let wantsReply, let run, let purpose):
-            link.sendMessage(payload, wantsReply: wantsReply, run: run) { [unowned self] outcome in
-                report(.messageEnded(purpose, outcome, stillReachable: link.status().reachable))
-            }
-        case .sendMessageData(let payload, let wantsReply, let purpose):
-            link.sendMessageData(payload, wantsReply: wantsReply) { [unowned self] outcome in
-                report(.messageEnded(purpose, outcome, stillReachable: link.status().reachable))
-            }
+        case .sendMessage(let payload, let wantsReply, let run, _, let id):
+            link.sendMessage(id: id, payload, wantsReply: wantsReply, run: run, asData: false)
+        case .sendMessageData(let payload, let wantsReply, _, let id):
+            link.sendMessage(id: id, payload, wantsReply: wantsReply, run: nil, asData: true)
         case .answerMessage(let id, let answer):
             link.answerMessage(id: id, answer)
         case .transferUserInfo(let payload, let run):

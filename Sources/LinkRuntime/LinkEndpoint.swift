@@ -174,8 +174,7 @@ package final class LinkEndpoint: @unchecked Sendable {
         loop.preconditionInLoop()
         let id = nextMessageID
         nextMessageID += 1
-        journal?.record(.messageAttempt, cause: messageCause(sender: state.instance, id), run: run)
-        if let run { messageRuns[id] = run }
+        journalAttempt(id, run: run)
         messageWaiters[id] = completion
         return id
     }

@@ -58,7 +58,6 @@ package enum ShellReport: Sendable {
     case turnEnded
     case contextQueued(generation: UInt64)
     case contextRefused(reason: String)
-    case messageEnded(MessagePurpose, MessageOutcome, stillReachable: Bool)
     case transferNotQueued([UInt8], reason: String)
     case transferCancelEnded(AdminRequestID, sequence: UInt64, Result<Bool, ReadFailure>, payload: [UInt8]?)
     case durableWriteFailed(reason: String)
@@ -77,10 +76,11 @@ package enum ShellReport: Sendable {
 package enum LinkCommand: Equatable, Sendable {
     /// The context slot; the shell feeds `.contextQueued` or `.contextRefused` back.
     case updateContext([UInt8], force: Bool)
-    /// A message; its one outcome comes back as `.messageEnded(purpose, …)`.
-    case sendMessage([UInt8], wantsReply: Bool, run: String?, MessagePurpose)
-    /// Raw bytes (`sendMessageData`); its one outcome comes back as `.messageEnded(purpose, …)`.
-    case sendMessageData([UInt8], wantsReply: Bool, MessagePurpose)
+    /// A message, sent under `id`; its one outcome comes back as the link's `messageCompleted(id:)`.
+    /// The node numbers it (`MessageLedger`) before the shell sees it; 0 until then.
+    case sendMessage([UInt8], wantsReply: Bool, run: String?, MessagePurpose, id: UInt64 = 0)
+    /// Raw bytes (`sendMessageData`), numbered and answered as `sendMessage` is.
+    case sendMessageData([UInt8], wantsReply: Bool, MessagePurpose, id: UInt64 = 0)
     case answerMessage(id: UInt64, MessageAnswer)
     /// A durable transfer; a refusal to queue it comes back as `.transferNotQueued`.
     case transferUserInfo([UInt8], run: String?)
@@ -271,6 +271,7 @@ protocol NodeOutput {
     associatedtype Action
     var actions: [Action] { get set }
     static func shared(_ action: NodeAction) -> Action
+    static func sharedPart(of action: Action) -> NodeAction?
 }
 
 extension NodeOutput {
@@ -292,6 +293,15 @@ extension NodeOutput {
             node(.reply(request, .error("durable write failed: \(reason); \(daemon) exits to recover from disk")))
         }
         node(.exit(code: 75))
+    }
+
+    /// Numbers the messages among the actions, in order (`MessageLedger`): the last step of an
+    /// event, once nothing can throw.
+    mutating func numberMessages(in ledger: inout MessageLedger) {
+        for index in actions.indices {
+            guard case .link(let command) = Self.sharedPart(of: actions[index]) else { continue }
+            actions[index] = Self.shared(.link(ledger.number(command)))
+        }
     }
 }
 

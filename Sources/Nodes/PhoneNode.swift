@@ -28,6 +28,8 @@ package struct PhoneNode: Sendable {
     var peer: InstanceID?
     /// The watch's state as last seen in an admin request's facts or a link notification.
     var lastWatchState = WatchState.installed
+    /// The messages in flight and why each was sent.
+    package internal(set) var messages = MessageLedger()
     package internal(set) var dataMessages = DataMessages()
     package internal(set) var fileTransfers = FileTransfers()
     /// `workouts --all` replies being sent a chunk at a time.
@@ -171,7 +173,13 @@ package struct PhoneNode: Sendable {
         case .linkStarted(let activated):
             if activated { translate(engine.handle(.linkActivated(now: now)), now: now, into: &out) }
         case .link(let notification):
-            try linkNotified(notification, now: now, reads: reads, into: &out)
+            messages.observe(notification)
+            if case .messageCompleted(let id, let outcome) = notification, let purpose = messages.purpose(of: id) {
+                messageEnded(purpose, outcome, now: now, into: &out)
+                messages.ended(id)
+            } else {
+                try linkNotified(notification, now: now, reads: reads, into: &out)
+            }
         case .reported(.turnEnded):
             endBatch(now: now, into: &out)
         case .reported(.contextQueued(let generation)):
@@ -180,14 +188,6 @@ package struct PhoneNode: Sendable {
         case .reported(.contextRefused(let reason)):
             out.log(.warning, "push", "push not sent", [("reason", reason)])
             translate(engine.handle(.pushFailed(reason: reason, now: now)), now: now, into: &out)
-        case .reported(.messageEnded(.dataCommand(let request), let outcome, _)):
-            out.node(dataMessages.sendEnded(request, outcome, now: now))
-        case .reported(.messageEnded(let purpose, let outcome, let stillReachable)):
-            guard case .live(let runID, let version, let attempt) = purpose else { break }
-            out.node(
-                live.sendEnded(
-                    runID: runID, version: version, attempt: attempt, outcome, stillReachable: stillReachable, now: now)
-            )
         case .runsLoaded(let reads):
             var loaded: [WorkoutDocument] = []
             var unreadable: [DocumentID] = []
@@ -254,7 +254,25 @@ package struct PhoneNode: Sendable {
         }
         finish(now: now, into: &out)
         lastAnswered = out.actions.answeredRequests(Self.nodeAction)
+        out.numberMessages(in: &messages)
         return out.actions
+    }
+
+    /// A message the phone sent ended: a data command's reply, or the live mirror's next step.
+    private mutating func messageEnded(
+        _ purpose: MessagePurpose, _ outcome: MessageOutcome, now: Timestamp, into out: inout Output
+    ) {
+        switch purpose {
+        case .dataCommand(let request):
+            out.node(dataMessages.sendEnded(request, outcome, now: now))
+        case .live(let runID, let version, let attempt):
+            out.node(
+                live.sendEnded(
+                    runID: runID, version: version, attempt: attempt, outcome, stillReachable: messages.reachable,
+                    now: now))
+        case .edit, .requestSync:
+            break  // the watch's alone
+        }
     }
 
     // MARK: The engine's actions
@@ -329,6 +347,7 @@ package struct PhoneNode: Sendable {
     struct Output: NodeOutput {
         var actions: [Action] = []
         static func shared(_ action: NodeAction) -> Action { .node(action) }
+        static func sharedPart(of action: Action) -> NodeAction? { PhoneNode.nodeAction(action) }
 
         mutating func ingestLine(_ line: IngestLine) {
             log(

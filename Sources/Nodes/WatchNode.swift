@@ -33,6 +33,8 @@ package struct WatchNode: Sendable {
     package internal(set) var complication: ComplicationPayload?
     package internal(set) var complicationsReceived = 0
     package internal(set) var fileTransfers = FileTransfers()
+    /// The messages in flight and why each was sent.
+    package internal(set) var messages = MessageLedger()
 
     package enum Event: Sendable {
         /// Start-up: the cache's unreadable files and the last received context, re-applied now (the
@@ -83,30 +85,12 @@ package struct WatchNode: Sendable {
             for file in skipped { out.log(.warning, "watchd", "skipped unreadable cache file", [("file", file)]) }
             translate(engine.handle(.started(lastContext: lastContext, now: edited)), now: now, into: &out)
         case .link(let notification):
-            linkNotified(notification, now: now, into: &out)
-        case .reported(.messageEnded(let purpose, let outcome, let stillReachable)):
-            switch purpose {
-            case .live(let runID, let version, let attempt):
-                out.node(
-                    live.sendEnded(
-                        runID: runID, version: version, attempt: attempt, outcome, stillReachable: stillReachable,
-                        now: now))
-            case .edit(let token):
-                if let sent = editsSentAt.removeValue(forKey: token) {
-                    roundTrip.record(seconds: Double(sent.duration(to: now).wholeMicroseconds) / 1_000_000)
-                }
-                let token = MessageToken(rawValue: token)
-                switch outcome {
-                case .replied, .delivered:
-                    translate(engine.handle(.messageDelivered(token)), now: now, into: &out)
-                case .failed(let error):
-                    translate(
-                        engine.handle(.messageSendFailed(token, reason: error.description)), now: now, into: &out)
-                }
-            case .requestSync:
-                out.log(.info, "link", "requestSync answered", [("outcome", "\(outcome)")])
-            case .dataCommand(let request):
-                out.node(dataMessages.sendEnded(request, outcome, now: now))
+            messages.observe(notification)
+            if case .messageCompleted(let id, let outcome) = notification, let purpose = messages.purpose(of: id) {
+                messageEnded(purpose, outcome, now: now, into: &out)
+                messages.ended(id)
+            } else {
+                linkNotified(notification, now: now, into: &out)
             }
         case .reported(.transferNotQueued(let payload, let reason)):
             out.log(.warning, "link", "could not queue a transfer", [("reason", reason)])
@@ -157,7 +141,38 @@ package struct WatchNode: Sendable {
             out.node(.armTimer(.shutdown, at: now.advanced(by: .milliseconds(200))))
         }
         lastAnswered = out.actions.answeredRequests(Self.nodeAction)
+        out.numberMessages(in: &messages)
         return out.actions
+    }
+
+    /// A message the watch sent ended: an edit's delivery, the live mirror's next step, a data
+    /// command's reply.
+    private mutating func messageEnded(
+        _ purpose: MessagePurpose, _ outcome: MessageOutcome, now: Timestamp, into out: inout Output
+    ) {
+        switch purpose {
+        case .live(let runID, let version, let attempt):
+            out.node(
+                live.sendEnded(
+                    runID: runID, version: version, attempt: attempt, outcome, stillReachable: messages.reachable,
+                    now: now))
+        case .edit(let token):
+            if let sent = editsSentAt.removeValue(forKey: token) {
+                roundTrip.record(seconds: Double(sent.duration(to: now).wholeMicroseconds) / 1_000_000)
+            }
+            let token = MessageToken(rawValue: token)
+            switch outcome {
+            case .replied, .delivered:
+                translate(engine.handle(.messageDelivered(token)), now: now, into: &out)
+            case .failed(let error):
+                translate(
+                    engine.handle(.messageSendFailed(token, reason: error.description)), now: now, into: &out)
+            }
+        case .requestSync:
+            out.log(.info, "link", "requestSync answered", [("outcome", "\(outcome)")])
+        case .dataCommand(let request):
+            out.node(dataMessages.sendEnded(request, outcome, now: now))
+        }
     }
 
     /// The clock edits are stamped with.
@@ -320,6 +335,7 @@ package struct WatchNode: Sendable {
     struct Output: NodeOutput {
         var actions: [Action] = []
         static func shared(_ action: NodeAction) -> Action { .node(action) }
+        static func sharedPart(of action: Action) -> NodeAction? { WatchNode.nodeAction(action) }
     }
 }
 

@@ -54,10 +54,7 @@ extension SimHost {
             }
             callLink(.contextUpdated(payload: payload, force: force, now: linkNow))
             post(Node.reported(.contextQueued(generation: self.link?.currentContextSlot?.generation ?? 0)))
-        case .sendMessage(let payload, let wantsReply, _, let purpose):
-            let id = nextMessageID
-            nextMessageID += 1
-            messagePurposes[id] = purpose
+        case .sendMessage(let payload, let wantsReply, _, _, let id):
             handleLink(.messageSent(id: id, payload: payload, wantsReply: wantsReply, now: linkNow))
         case .answerMessage(let id, let answer):
             handleLink(.messageAnswered(id: id, answer))
@@ -87,10 +84,7 @@ extension SimHost {
             handleLink(.launchRequested(payload: payload))
         case .setAppForeground(let foreground):
             handleLink(.localAppStateChanged(foreground: foreground))
-        case .sendMessageData(let payload, let wantsReply, let purpose):
-            let id = nextMessageID
-            nextMessageID += 1
-            messagePurposes[id] = purpose
+        case .sendMessageData(let payload, let wantsReply, _, let id):
             handleLink(.messageDataSent(id: id, payload: payload, wantsReply: wantsReply, now: linkNow))
         case .setWatchState(let state):
             handleLink(.localWatchStateChanged(state))
@@ -161,11 +155,6 @@ extension SimHost {
             world.record(side, "unexpected file action \(action)")
         case .notify(let notification):
             if case .userInfoReceived(let key, _) = notification, acknowledged.contains(key) { appliedTwice = key }
-            if case .messageCompleted(let id, let outcome) = notification,
-                let purpose = messagePurposes.removeValue(forKey: id)
-            {
-                post(Node.reported(.messageEnded(purpose, outcome, stillReachable: link?.isReachable ?? false)))
-            }
             post(Node.linkNotified(notification))
         case .log(let line):
             world.record(side, "link \(line)")

@@ -55,12 +55,10 @@ final class SimHost<Node: ShelledNode, Store> {
     var writesLandAtOnce = false
     var hasWritesInFlight: Bool { !writesInFlight.isEmpty }
     var linkIsBehind: Bool { !linkActionsLeft.isEmpty || !linkBacklog.isEmpty }
-    var messagePurposes: [UInt64: MessagePurpose] = [:]
     /// Each connection's seal once its handshake is over (`LinkEndpoint` keeps the same).
     var seals: [Int: FrameSeal] = [:]
     /// The armed timers: a timer fires only if it is still the one armed under its name.
     var armed: [NodeTimer: UInt64] = [:]
-    var nextMessageID: UInt64 = 1
     var replies: [AdminRequestID: AdminResponse] = [:]
     /// Set when one event led to an endless chain of work (invariant 8).
     private(set) var runaway: String?
@@ -118,7 +116,6 @@ final class SimHost<Node: ShelledNode, Store> {
         life += 1
         bootedAt = world.now
         self.node = node
-        messagePurposes = [:]
         seals = [:]
         armed = [:]
         work = []

@@ -45,7 +45,8 @@ struct NodePair {
     private var lastPhoneSequence: UInt64 = 0
     private var lastSequence: UInt64 = 0
     private var lastMessage: UInt64 = 0
-    private var waitingMessages: [UInt64: (toWatch: Bool, purpose: MessagePurpose)] = [:]
+    /// Each message on the wire (numbered here), with its sender and the id its node gave it.
+    private var waitingMessages: [UInt64: (toWatch: Bool, id: UInt64)] = [:]
     private(set) var launchesDelivered = 0
     /// Files: what each side's inbox holds, and the samples the phone kept per run.
     private(set) var inbox: [TransferKey: [UInt8]] = [:]
@@ -117,8 +118,8 @@ struct NodePair {
         queue.append(.phone(.link(.reachabilityChanged(false))))
         queue.append(.watch(.link(.reachabilityChanged(false))))
         for (id, waiting) in waitingMessages {
-            let ended = ShellReport.messageEnded(waiting.purpose, .failed(.notReachable), stillReachable: false)
-            queue.append(waiting.toWatch ? .phone(.reported(ended)) : .watch(.reported(ended)))
+            let ended = LinkNotification.messageCompleted(id: waiting.id, .failed(.notReachable))
+            queue.append(waiting.toWatch ? .phone(.link(ended)) : .watch(.link(ended)))
             waitingMessages[id] = nil
         }
         queue.append(.phone(.link(.linkLost(reason: "partition"))))
@@ -151,7 +152,7 @@ struct NodePair {
         response.text.flatMap { DocumentID(codedText: $0) }
     }
 
-    private func facts(_ role: LinkRole) -> ShellFacts {
+    func facts(_ role: LinkRole) -> ShellFacts {
         let link = LinkStatus(
             role: role, instance: role == .phone ? phoneID : watchID, activated: activated, reachable: linked,
             linked: linked, peer: activated ? (role == .phone ? watchID : phoneID) : nil, watchAppForeground: true,
@@ -263,10 +264,10 @@ struct NodePair {
             slot = (generation, payload)
             queue.append(.phone(.reported(.contextQueued(generation: generation))))
             if linked, let slot { sendContext(slot) }
-        case .sendMessage(let payload, let wantsReply, _, let purpose):
-            send(payload, wantsReply: wantsReply, purpose, asData: false, fromPhone: fromPhone)
-        case .sendMessageData(let payload, let wantsReply, let purpose):
-            send(payload, wantsReply: wantsReply, purpose, asData: true, fromPhone: fromPhone)
+        case .sendMessage(let payload, let wantsReply, _, _, let id):
+            send(payload, wantsReply: wantsReply, id: id, asData: false, fromPhone: fromPhone)
+        case .sendMessageData(let payload, let wantsReply, _, let id):
+            send(payload, wantsReply: wantsReply, id: id, asData: true, fromPhone: fromPhone)
         case .answerMessage(let id, let answer):
             guard let waiting = waitingMessages.removeValue(forKey: id) else { return }
             let outcome: MessageOutcome
@@ -275,8 +276,8 @@ struct NodePair {
             case .reply(let bytes): outcome = .replied(bytes)
             case .failed(_, let reason): outcome = .failed(.deliveryFailed(reason: reason))
             }
-            let ended = ShellReport.messageEnded(waiting.purpose, outcome, stillReachable: linked)
-            queue.append(waiting.toWatch ? .phone(.reported(ended)) : .watch(.reported(ended)))
+            let ended = LinkNotification.messageCompleted(id: waiting.id, outcome)
+            queue.append(waiting.toWatch ? .phone(.link(ended)) : .watch(.link(ended)))
         case .transferUserInfo(let payload, _):
             lastSequence += 1
             outbox.append((lastSequence, payload))
@@ -340,15 +341,15 @@ struct NodePair {
 
     /// A message or data message: delivered when linked, else it fails with `notReachable`.
     private mutating func send(
-        _ payload: [UInt8], wantsReply: Bool, _ purpose: MessagePurpose, asData: Bool, fromPhone: Bool
+        _ payload: [UInt8], wantsReply: Bool, id: UInt64, asData: Bool, fromPhone: Bool
     ) {
         guard linked else {
-            let ended = ShellReport.messageEnded(purpose, .failed(.notReachable), stillReachable: false)
-            queue.append(fromPhone ? .phone(.reported(ended)) : .watch(.reported(ended)))
+            let ended = LinkNotification.messageCompleted(id: id, .failed(.notReachable))
+            queue.append(fromPhone ? .phone(.link(ended)) : .watch(.link(ended)))
             return
         }
         lastMessage += 1
-        waitingMessages[lastMessage] = (fromPhone, purpose)
+        waitingMessages[lastMessage] = (fromPhone, id)
         let received =
             asData
             ? LinkNotification.messageDataReceived(id: lastMessage, payload: payload, wantsReply: wantsReply)

@@ -1,0 +1,24 @@
+import LinkProtocol
+
+// MARK: Messages numbered by the caller
+
+extension LinkEndpoint {
+    /// `sendMessage` (or `sendMessageData` when `asData`) under an id the caller issued: a node numbers
+    /// its own messages and hears the outcome as the `messageCompleted(id:)` notification, with no
+    /// completion kept here. An endpoint is driven either this way or through the numbering calls,
+    /// never both (their ids would meet). Loop-only; `run` only labels the journal's lines.
+    package func sendMessage(id: UInt64, _ payload: [UInt8], wantsReply: Bool, run: String?, asData: Bool) {
+        loop.preconditionInLoop()
+        journalAttempt(id, run: run)
+        handle(
+            asData
+                ? .messageDataSent(id: id, payload: payload, wantsReply: wantsReply, now: now)
+                : .messageSent(id: id, payload: payload, wantsReply: wantsReply, now: now))
+    }
+
+    /// Journals a message's attempt and keeps its run for the outcome's line.
+    func journalAttempt(_ id: UInt64, run: String?) {
+        journal?.record(.messageAttempt, cause: messageCause(sender: state.instance, id), run: run)
+        if let run { messageRuns[id] = run }
+    }
+}
