@@ -65,12 +65,7 @@ extension NodeShell {
     private func perform(_ command: LinkCommand) throws {
         switch command {
         case .updateContext(let payload, let force):
-            do {
-                try link.updateApplicationContext(payload, force: force)
-                report(.contextQueued(generation: link.status().contextGenerationSent ?? 0))
-            } catch {
-                report(.contextRefused(reason: error.description))
-            }
+            link.updateContext(payload, force: force)
         case .sendMessage(let payload, let wantsReply, let run, _, let id):
             link.sendMessage(id: id, payload, wantsReply: wantsReply, run: run, asData: false)
         case .sendMessageData(let payload, let wantsReply, _, let id):

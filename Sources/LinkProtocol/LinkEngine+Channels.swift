@@ -87,12 +87,20 @@ extension LinkEngine {
 
     mutating func contextUpdated(_ payload: [UInt8], force: Bool, into actions: inout [Action]) {
         precondition(configuration.role == .phone, "only the phone updates the application context")
-        if !force, let slot = contextSlot, slot.payload == payload { return }
+        if let error = admission(of: .context, bytes: payload.count) {
+            actions.append(.notify(.contextRefused(error)))
+            return
+        }
+        if !force, let slot = contextSlot, slot.payload == payload {
+            actions.append(.notify(.contextQueued(generation: slot.generation)))
+            return
+        }
         let generation = (contextSlot?.generation ?? 0) + 1
         let slot = ContextSlot(
             generation: generation, payload: payload, acknowledgedGeneration: contextSlot?.acknowledgedGeneration ?? 0)
         contextSlot = slot
         actions.append(.persistContextSlot(slot))
+        actions.append(.notify(.contextQueued(generation: generation)))
         sendContextIfUnacknowledged(into: &actions)
     }
 

@@ -151,6 +151,12 @@ package enum LinkNotification: Equatable, Sendable {
     case watchStateChanged(WatchState)
     /// A new application context arrived and is on disk.
     case contextReceived(ReceivedContext)
+    /// The app's context update is the slot's generation `generation` and on disk (the generation
+    /// it already had when the payload was unchanged). Phone only.
+    case contextQueued(generation: UInt64)
+    /// The app's context update was refused (`payloadTooLarge`, `sessionNotActivated`); the slot
+    /// is unchanged. `updateApplicationContext` throws this instead.
+    case contextRefused(LinkError)
     /// The watch acknowledged this context generation.
     case contextAcknowledged(generation: UInt64)
     /// A message arrived; answer it with `Event.messageAnswered`.

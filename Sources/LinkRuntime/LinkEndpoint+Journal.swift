@@ -91,7 +91,8 @@ extension LinkEndpoint {
             journal.record(.linkDown, detail: reason)
         case .reachabilityChanged(let reachable):
             journal.record(.reachability, detail: "\(reachable)")
-        case .activated, .peerAppStateChanged, .watchStateChanged, .fileReceived, .fileFinished:
+        case .activated, .peerAppStateChanged, .watchStateChanged, .fileReceived, .fileFinished, .contextQueued,
+            .contextRefused:
             break
         }
     }

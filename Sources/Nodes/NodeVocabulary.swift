@@ -56,8 +56,6 @@ extension NodeAction {
 package enum ShellReport: Sendable {
     case timerFired(NodeTimer)
     case turnEnded
-    case contextQueued(generation: UInt64)
-    case contextRefused(reason: String)
     case transferNotQueued([UInt8], reason: String)
     case transferCancelEnded(AdminRequestID, sequence: UInt64, Result<Bool, ReadFailure>, payload: [UInt8]?)
     case durableWriteFailed(reason: String)
@@ -74,7 +72,7 @@ package enum ShellReport: Sendable {
 
 /// What a node asks of its link endpoint (docs/PROTOCOL.md's channels).
 package enum LinkCommand: Equatable, Sendable {
-    /// The context slot; the shell feeds `.contextQueued` or `.contextRefused` back.
+    /// The context slot; the link answers with its `contextQueued` or `contextRefused` notification.
     case updateContext([UInt8], force: Bool)
     /// A message, sent under `id`; its one outcome comes back as the link's `messageCompleted(id:)`.
     /// The node numbers it (`MessageLedger`) before the shell sees it; 0 until then.

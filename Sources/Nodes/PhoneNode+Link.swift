@@ -15,6 +15,12 @@ extension PhoneNode {
         case .activated(let peer):
             self.peer = peer
             translate(engine.handle(.linkActivated(now: now)), now: now, into: &out)
+        case .contextQueued(let generation):
+            // Not dropped: any event hands out an open batch's deferred writes.
+            translate(engine.handle(.pushQueued(generation: generation)), now: now, into: &out)
+        case .contextRefused(let error):
+            out.log(.warning, "push", "push not sent", [("reason", error.description)])
+            translate(engine.handle(.pushFailed(reason: error.description, now: now)), now: now, into: &out)
         case .reachabilityChanged(let reachable):
             out.log(.info, "link", "watch reachability changed", [("reachable", "\(reachable)")])
             if reachable { translate(engine.handle(.reachabilityRestored(now: now)), now: now, into: &out) }

@@ -182,12 +182,6 @@ package struct PhoneNode: Sendable {
             }
         case .reported(.turnEnded):
             endBatch(now: now, into: &out)
-        case .reported(.contextQueued(let generation)):
-            // Not dropped: any event hands out an open batch's deferred writes.
-            translate(engine.handle(.pushQueued(generation: generation)), now: now, into: &out)
-        case .reported(.contextRefused(let reason)):
-            out.log(.warning, "push", "push not sent", [("reason", reason)])
-            translate(engine.handle(.pushFailed(reason: reason, now: now)), now: now, into: &out)
         case .runsLoaded(let reads):
             var loaded: [WorkoutDocument] = []
             var unreadable: [DocumentID] = []

@@ -123,8 +123,8 @@ package struct WatchNode: Sendable {
             out.node(live.feed(.tick(now: now)))
         case .reported(.timerFired(.shutdown)):
             out.node(.exit(code: 0))
-        case .reported(.timerFired(.push)), .reported(.turnEnded), .reported(.contextQueued),
-            .reported(.contextRefused), .reported(.complicationQueued), .reported(.replyTaken):
+        case .reported(.timerFired(.push)), .reported(.turnEnded), .reported(.complicationQueued),
+            .reported(.replyTaken):
             // The watch pushes no context, sends no complications, keeps no batches and answers
             // every admin request whole.
             break
@@ -241,7 +241,8 @@ package struct WatchNode: Sendable {
             out.log(.notice, "link", "transfer not delivered", [("sequence", "\(sequence)"), ("reason", "\(error)")])
         case .activated:
             translate(engine.handle(.linkActivated), now: now, into: &out)
-        case .contextAcknowledged, .messageCompleted, .transferFinished, .complicationFinished, .launchDropped,
+        case .contextQueued, .contextRefused, .contextAcknowledged, .messageCompleted, .transferFinished,
+            .complicationFinished, .launchDropped,
             .peerAppStateChanged,
             .watchStateChanged:
             break

@@ -48,12 +48,7 @@ extension SimHost {
         guard let link else { return }
         switch command {
         case .updateContext(let payload, let force):
-            if let error = link.admission(of: .context, bytes: payload.count) {
-                post(Node.reported(.contextRefused(reason: error.description)))
-                return
-            }
             callLink(.contextUpdated(payload: payload, force: force, now: linkNow))
-            post(Node.reported(.contextQueued(generation: self.link?.currentContextSlot?.generation ?? 0)))
         case .sendMessage(let payload, let wantsReply, _, _, let id):
             handleLink(.messageSent(id: id, payload: payload, wantsReply: wantsReply, now: linkNow))
         case .answerMessage(let id, let answer):

@@ -22,7 +22,7 @@ struct LinkChannelTests {
         let slot = ContextSlot(generation: 1, payload: [1, 2, 3], acknowledgedGeneration: 0)
         #expect(
             actions == [
-                .persistContextSlot(slot),
+                .persistContextSlot(slot), .notify(.contextQueued(generation: 1)),
                 .send(connection(pair), .context(generation: 1, sender: LinkPair.phoneInstance, payload: [1, 2, 3])),
             ])
         pair.handle(.phone, .contextUpdated(payload: [1, 2, 3], now: pair.now))
@@ -58,7 +58,8 @@ struct LinkChannelTests {
         pair.handle(.phone, .contextUpdated(payload: [9], now: pair.now))
         pair.forget()
         pair.handle(.phone, .contextUpdated(payload: [9], now: pair.now))
-        #expect(pair.recorded[.phone]!.isEmpty)
+        // Only the app hears of it: the same generation, nothing written or sent.
+        #expect(pair.recorded[.phone]! == [.notify(.contextQueued(generation: 1))])
         pair.cutConnection()
         pair.advance(by: .seconds(2))
         #expect(pair.phone.isLinked)
@@ -232,17 +233,28 @@ struct LinkChannelTests {
         #expect(pair.phone.isReachable && pair.phone.admission(of: .message, bytes: 1) == nil)
     }
 
-    @Test("an uninstalled watch app: sends fail with watchAppNotInstalled; the context waits and goes on reinstall")
+    @Test("an uninstalled watch app: sends and updates fail with watchAppNotInstalled; a slot written before waits")
     func uninstalledApp() {
-        var pair = linkedPair()
         let uninstalled = WatchState(isPaired: true, isWatchAppInstalled: false, isComplicationEnabled: true)
-        pair.handle(.watch, .localWatchStateChanged(uninstalled))
-        #expect(pair.phone.admission(of: .message, bytes: 1) == .watchAppNotInstalled)
-        pair.forget()
-        // A slot written before the app went (admission checked then) is not sent to it, on a new link either.
-        pair.handle(.phone, .contextUpdated(payload: [9], now: pair.now))
-        pair.cutConnection()
+        var refusing = linkedPair()
+        refusing.handle(.watch, .localWatchStateChanged(uninstalled))
+        #expect(refusing.phone.admission(of: .message, bytes: 1) == .watchAppNotInstalled)
+        refusing.forget()
+        refusing.handle(.phone, .contextUpdated(payload: [9], now: refusing.now))
+        #expect(refusing.recorded[.phone]! == [.notify(.contextRefused(.watchAppNotInstalled))])
+
+        // A slot written before the app went (admission checked then) is not sent to it on a new link,
+        // and goes once the app is back.
+        var pair = LinkPair(
+            phoneRestored: RestoredLinkState(
+                knownPeer: LinkPair.watchInstance,
+                contextSlot: ContextSlot(generation: 1, payload: [9], acknowledgedGeneration: 0),
+                outboxQueue: LinkPair.phoneQueue, watchState: uninstalled),
+            watchRestored: RestoredLinkState(
+                knownPeer: LinkPair.phoneInstance, outboxQueue: LinkPair.watchQueue, watchState: uninstalled))
+        pair.start()
         pair.advance(by: .seconds(2))
+        #expect(pair.phone.isLinked)
         #expect(!pair.framesSent[.phone]!.contains { if case .context = $0 { true } else { false } })
         pair.handle(.watch, .localWatchStateChanged(.installed))
         #expect(

@@ -70,14 +70,14 @@ struct NodeActionTests {
         #expect(ended[(ack + 1)...].allSatisfy(Self.isTimerBookkeeping), "\(ended)")
     }
 
-    /// With writes off the loop, an earlier batch's push is queued by the link (`contextQueued`) while
+    /// With writes off the loop, an earlier batch's push is queued by the link (its `contextQueued` notification) while
     /// the next batch is open. The engine hands out the open batch's deferred writes with any event;
     /// the node dropped that event's actions, so the write was lost and the transfer acknowledged.
     @Test("a push queued while a batch is open: the batch's write still comes before its ack")
     func pushQueuedMidBatch() throws {
         var (phone, key, payload, run, now) = try Self.transferWaiting()
         _ = try phone.handle(.link(.userInfoReceived(key, payload: payload)), now: now)
-        let queued = try phone.handle(.reported(.contextQueued(generation: 7)), now: now)
+        let queued = try phone.handle(.link(.contextQueued(generation: 7)), now: now)
         let ended = try phone.handle(.reported(.turnEnded), now: now)
         let all = queued + ended
         let write = try #require(Self.index(all, Self.isWrite(run)), "the batch's write is gone: \(all)")

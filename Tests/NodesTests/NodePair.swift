@@ -262,7 +262,7 @@ struct NodePair {
         case .updateContext(let payload, _):
             generation += 1
             slot = (generation, payload)
-            queue.append(.phone(.reported(.contextQueued(generation: generation))))
+            queue.append(.phone(.link(.contextQueued(generation: generation))))
             if linked, let slot { sendContext(slot) }
         case .sendMessage(let payload, let wantsReply, _, _, let id):
             send(payload, wantsReply: wantsReply, id: id, asData: false, fromPhone: fromPhone)

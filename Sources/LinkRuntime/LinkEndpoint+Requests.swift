@@ -1,8 +1,15 @@
 import LinkProtocol
 
-// MARK: Messages numbered by the caller
+// MARK: Requests answered by notifications (a node's way in)
 
 extension LinkEndpoint {
+    /// `updateApplicationContext` without the throw: the outcome comes as the `contextQueued` or
+    /// `contextRefused` notification. Handled at once, as `updateApplicationContext` is.
+    package func updateContext(_ payload: [UInt8], force: Bool) {
+        loop.preconditionInLoop()
+        handleAtOnce(.contextUpdated(payload: payload, force: force, now: now))
+    }
+
     /// `sendMessage` (or `sendMessageData` when `asData`) under an id the caller issued: a node numbers
     /// its own messages and hears the outcome as the `messageCompleted(id:)` notification, with no
     /// completion kept here. An endpoint is driven either this way or through the numbering calls,
