@@ -15,13 +15,14 @@ package protocol LaunchedDaemon: AnyObject, Sendable {
 /// The `main` both daemons share: `--config FILE` / `--help` / `--print-config-table` (the
 /// Markdown table docs/OPERATIONS.md shows) / `--print-config KEY` (one value as loaded, for
 /// scripts that must find a daemon's files without parsing its config), strict config loading (exit 78 on a bad file, naming
-/// the key), signals taken with `sigwait` (SIGTERM/SIGINT stop gracefully and exit
+/// the key), one daemon per state directory (`StateDirectoryLock`; a second exits 78), signals taken with `sigwait` (SIGTERM/SIGINT stop gracefully and exit
 /// 0; SIGHUP is logged and ignored), the readiness line on stdout, then the loop runs forever.
 package enum DaemonLauncher {
     /// Parses the command line, loads the configuration, builds and starts the daemon; never returns.
     package static func main<Configuration: ConfigRecord, Daemon: LaunchedDaemon>(
         name: String, usage: String, defaultConfig: String, configuration _: Configuration.Type,
-        logLevel: (Configuration) -> LogLevel, make: (Configuration, Logger) throws -> Daemon
+        logLevel: (Configuration) -> LogLevel, stateDirectory: (Configuration) -> String,
+        make: (Configuration, Logger) throws -> Daemon
     ) -> Never {
         // Before any thread exists (see SignalWatcher): every thread inherits the block.
         SignalWatcher.block()
@@ -64,6 +65,8 @@ package enum DaemonLauncher {
         let logger = Logger(component: name, minimumLevel: logLevel(configuration))
         let daemon: Daemon
         do {
+            // Before the daemon reads or sweeps anything: a second one on the same state stops here.
+            try StateDirectoryLock.acquire(stateDirectory(configuration), daemon: name)
             daemon = try make(configuration, logger)
         } catch {
             fail("\(error)", status: 78)

@@ -47,6 +47,20 @@ package final class FileDescriptor: Sendable {
         close(rawValue)
     }
 
+    /// `flock(LOCK_EX | LOCK_NB)`: true when this descriptor now holds the file's exclusive lock,
+    /// false when another open file description holds it (in this process or another). The lock
+    /// goes with the descriptor's close, or the process's end however it ends.
+    package func tryLockExclusively() throws(SystemCallError) -> Bool {
+        while flock(rawValue, LOCK_EX | LOCK_NB) != 0 {
+            switch errno {
+            case EINTR: continue
+            case EWOULDBLOCK: return false
+            default: throw .last("flock", path: path)
+            }
+        }
+        return true
+    }
+
     /// Writes all of `bytes` at `offset`, retrying short writes and `EINTR`.
     package func write(_ bytes: [UInt8], at offset: Int) throws(SystemCallError) {
         var written = 0

@@ -15,4 +15,5 @@ DaemonLauncher.main(
         as loaded from FILE (a relative path resolved against the current directory).
         """,
     defaultConfig: "config/phoned.json", configuration: PhonedConfiguration.self, logLevel: \.logLevel,
+    stateDirectory: \.stateDirectory,
     make: { try PhoneDaemon(configuration: $0, logger: $1) })

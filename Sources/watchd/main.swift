@@ -15,4 +15,5 @@ DaemonLauncher.main(
         as loaded from FILE (a relative path resolved against the current directory).
         """,
     defaultConfig: "config/watchd.json", configuration: WatchdConfiguration.self, logLevel: \.logLevel,
+    stateDirectory: \.stateDirectory,
     make: { try WatchDaemon(configuration: $0, logger: $1) })

@@ -7,6 +7,31 @@ import Testing
 /// What watchd repairs in its link state at start-up, and that it says so in its log.
 @Suite("watchd state recovery at start-up")
 struct StateRecoveryTests {
+    @Test("a second daemon on a state directory in use exits 78 naming the holder; the first serves on, unharmed")
+    func stateDirectoryHeld() async throws {
+        let system = try SyncSystem("held")
+        let (_, run) = try await system.startBothWithRun()
+        let first = try #require(system.watchd)
+        // The same state directory under another admin socket: only the socket would clash otherwise.
+        try system.writeWatchdConfig(["adminSocket": SyncSystem.json("\(system.watchSocket).second")])
+        let second = try system.spawnWatchd()
+        #expect(try await second.waitForExit() == 78)
+        #expect(
+            second.standardError.contains("is held by another process (pid \(first.pid))"), "\(second.standardError)")
+        // Nothing of the first was touched: it serves, stays linked and still has the run.
+        try await system.waitUntilLinked()
+        #expect(try await system.watchRun(run) != nil)
+
+        let phone = try #require(system.phoned)
+        try system.writePhonedConfig([
+            "adminSocket": SyncSystem.json("\(system.phoneSocket).second"), "listen": SyncSystem.json("127.0.0.1:0"),
+        ])
+        let secondPhone = try system.spawnPhoned()
+        #expect(try await secondPhone.waitForExit() == 78)
+        #expect(secondPhone.standardError.contains("pid \(phone.pid)"), "\(secondPhone.standardError)")
+        try await system.waitUntilLinked()
+    }
+
     @Test("a damaged received context is set aside and logged; watchd starts and converges on a fresh push")
     func damagedReceivedContext() async throws {
         let system = try SyncSystem("rxctx")
