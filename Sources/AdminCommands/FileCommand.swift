@@ -90,7 +90,7 @@ extension AdminReply {
     }
 
     /// One received file: its transfer key, size, metadata, and where the app put it (nil: dropped).
-    package struct FileReceived: Codable, Equatable, Sendable {
+    package struct FileReceived: Codable, ExplicitNulls, Equatable, Sendable {
         package var transfer: String
         package var bytes: UInt64
         package var metadata: String

@@ -1,3 +1,4 @@
+import AdminCommands
 import LinkProtocol
 import WorkoutModel
 
@@ -223,3 +224,6 @@ package struct WatchStatus: Codable, Sendable {
         ].joined(separator: "\n")
     }
 }
+
+extension PhoneStatus: ExplicitNulls {}
+extension WatchStatus: ExplicitNulls {}
