@@ -24,14 +24,14 @@ extension LiveDriver {
         case .open(let id, let exercise):
             guard let found = try run(id) else { return .finished(.refused("no run \(id) here"), []) }
             let logID = try exercise.map { found.logs[try found.logIndex(exercise: $0)].id }
-            return answer(handle(.flowOpened(run: found, logID: logID, settings: settings, now: now)), now: now)
+            return answering(.flowOpened(run: found, logID: logID, settings: settings, now: now), now: now)
         case .advance(let id, let reps, let weight):
             guard let screen = mirror.screen(for: id, now: now), screen.role == .driving else {
                 return .finished(.refused("the run's flow is not open here (live open RUN first)"), [])
             }
             switch screen.phase {
             case .ready:
-                return answer(handle(.countdownSkipped(runID: id, now: now)), now: now)
+                return answering(.countdownSkipped(runID: id, now: now), now: now)
             case .work:
                 guard let found = try run(id), let logIndex = found.logs.firstIndex(where: { $0.id == screen.logID })
                 else { return .finished(.refused("the run no longer has the exercise on screen"), []) }
@@ -44,15 +44,15 @@ extension LiveDriver {
                     found, logIndex: logIndex, setIndex: screen.setIndex, reps: reps ?? log.targetReps,
                     weight: weight ?? log.targetWeight, refusals: refusals, actions)
             case .rest:
-                return answer(handle(.restSkipped(runID: id, now: now)), now: now)
+                return answering(.restSkipped(runID: id, now: now), now: now)
             case .finish:
                 return .finished(
                     .refused("the exercise is finished; live close RUN, or live open RUN for the next exercise"), [])
             }
         case .close(let id):
-            return answer(handle(.flowClosed(runID: id, now: now)), now: now)
+            return answering(.flowClosed(runID: id, now: now), now: now)
         case .dismiss(let id):
-            return answer(handle(.coverDismissed(runID: id)), now: now)
+            return answering(.coverDismissed(runID: id), now: now)
         case .show:
             return .finished(show(now: now), [])
         }
@@ -64,8 +64,12 @@ extension LiveDriver {
         return show(now: now)
     }
 
-    private func answer(_ handled: (actions: [NodeAction], refusals: [LiveRefusal]), now: Timestamp) -> Step {
-        .finished(outcome(refusals: handled.refusals, now: now), handled.actions)
+    /// Feeds `event`, then answers with the screens as it left them. (Handing `handle(event)` to a
+    /// method of `self` as an argument read `self` before the event changed it: the reply showed the
+    /// screens as they were before the verb.)
+    private mutating func answering(_ event: LiveMirror.Event, now: Timestamp) -> Step {
+        let handled = handle(event)
+        return .finished(outcome(refusals: handled.refusals, now: now), handled.actions)
     }
 }
 

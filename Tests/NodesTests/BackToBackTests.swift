@@ -156,3 +156,19 @@ struct NodeMetricsTests {
         #expect(pair.phonectl(.metrics).text?.contains("watchsync_starts_total 0") == true)
     }
 }
+
+@Suite("live verbs answer with the screens they leave")
+struct LiveVerbReplyTests {
+    @Test("live open, advance and close each print the flow as the verb left it, as live show does")
+    func repliesShowTheNewState() throws {
+        var (pair, run) = try BackToBackTests.started()
+        let opened = pair.phonectl(.live(.open(run: run, exercise: nil)))
+        #expect(opened.text != "no live run", "\(opened)")
+        #expect(opened.text == pair.phonectl(.live(.show)).text)
+        let advanced = pair.phonectl(.live(.advance(run: run, reps: nil, weight: nil)))
+        #expect(advanced.text != opened.text, "the countdown was skipped: \(advanced)")
+        #expect(advanced.text == pair.phonectl(.live(.show)).text)
+        let closed = pair.phonectl(.live(.close(run: run)))
+        #expect(closed.text == pair.phonectl(.live(.show)).text, "\(closed)")
+    }
+}
