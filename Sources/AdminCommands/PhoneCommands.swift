@@ -248,9 +248,17 @@ package enum PhoneCommand: AdminCommand {
             try Self.checkName(name, what: "--name")
             guard !exercises.isEmpty else { throw UsageError("a split needs at least one --exercise") }
             try Self.check(exercises)
+            guard exercises.count <= SplitDocument.maximumExercises else {
+                throw UsageError("\(exercises.count) exercises is over \(SplitDocument.maximumExercises)")
+            }
         case .editSplit(_, let name, let exercises):
             if let name { try Self.checkName(name, what: "--name") }
-            if let exercises { try Self.check(exercises) }
+            if let exercises {
+                try Self.check(exercises)
+                guard exercises.count <= SplitDocument.maximumExercises else {
+                    throw UsageError("\(exercises.count) exercises is over \(SplitDocument.maximumExercises)")
+                }
+            }
         case .set(let command): try command.validate()
         case .live(let command): try command.validate()
         case .trace(let query): try query.validate()
@@ -261,13 +269,12 @@ package enum PhoneCommand: AdminCommand {
     }
 
     /// The longest split or exercise name, in UTF-8 bytes: a label on a watch face, not a document.
-    package static let maximumNameBytes = 200
+    package static let maximumNameBytes = SplitDocument.maximumNameBytes
 
-    /// A name is shown on both screens: not blank, not longer than `maximumNameBytes`.
-    private static func checkName(_ name: String, what: String) throws(UsageError) {
-        guard name.contains(where: { !$0.isWhitespace }) else { throw UsageError("\(what) must not be blank") }
-        guard name.utf8.count <= maximumNameBytes else {
-            throw UsageError("\(what) of \(name.utf8.count) bytes is over \(maximumNameBytes)")
+    /// A name is shown on both screens: `SplitDocument.nameProblem`'s rules.
+    private static func checkName(_ name: String, what: String, blankAllowed: Bool = false) throws(UsageError) {
+        if let problem = SplitDocument.nameProblem(name, blankAllowed: blankAllowed) {
+            throw UsageError("\(what) \(problem)")
         }
     }
 
@@ -277,9 +284,7 @@ package enum PhoneCommand: AdminCommand {
     private static func check(_ exercises: [ExerciseTemplate]) throws(UsageError) {
         for exercise in exercises {
             try checkName(exercise.name, what: "an exercise's name")
-            guard exercise.equipment.utf8.count <= maximumNameBytes else {
-                throw UsageError("equipment of \(exercise.equipment.utf8.count) bytes is over \(maximumNameBytes)")
-            }
+            try checkName(exercise.equipment, what: "equipment", blankAllowed: true)
             guard (1...100).contains(exercise.targetSets) else {
                 throw UsageError("\(exercise.name): sets must be 1...100, got \(exercise.targetSets)")
             }

@@ -163,7 +163,8 @@ package struct PhoneNode: Sendable {
             let rate = elapsed > 0 ? Int((Double(scanned) / elapsed).rounded()) : 0
             out.log(.info, "documents", "gather progress", [("scanned", "\(scanned)"), ("rate", "\(rate)")])
         case .gatherFinished(let report, let skipped):
-            skippedFiles = skipped
+            // With the split files the engine refused meanwhile (`refuseSplitFile`).
+            skippedFiles = skipped + skippedFiles.filter { refused in !skipped.contains { $0.path == refused.path } }
             out.log(.info, "documents", "initial gather", [("report", report)])
             for file in skipped {
                 out.log(
@@ -203,13 +204,24 @@ package struct PhoneNode: Sendable {
             skippedFiles.removeAll { $0.path == file.path }
             skippedFiles.append(file)
             out.log(.warning, "documents", "skipped unreadable file", [("path", file.path), ("reason", file.reason)])
+            if file.path.hasPrefix("Splits/"), file.path.hasSuffix(".json"),
+                let id = DocumentID(String(file.path.dropFirst("Splits/".count).dropLast(".json".count)))
+            {
+                translate(
+                    engine.handle(.externalChange(.splitUnreadable(id, reason: file.reason), now: now)), now: now,
+                    into: &out)
+            }
         case .fileSettled(let path):
             skippedFiles.removeAll { $0.path == path }
         case .watcherNoticed(let notice, let rescan):
             out.log(.notice, "documents", "watcher", [("notice", notice)])
-            if rescan { out.actions.append(.rescan) }
+            if rescan {
+                // The rescan reports every file again, the refused split files included.
+                skippedFiles = []
+                out.actions.append(.rescan)
+            }
         case .rescanFinished(.success(let skipped)):
-            skippedFiles = skipped
+            skippedFiles = skipped + skippedFiles.filter { refused in !skipped.contains { $0.path == refused.path } }
         case .rescanFinished(.failure(let failure)):
             out.log(.error, "documents", "rescan failed", [("reason", failure.description)])
         case .reported(.timerFired(.push)):
@@ -309,6 +321,11 @@ package struct PhoneNode: Sendable {
                 out.actions.append(.store(.persistSettings(settings)))
             case .persistEpoch(let epoch):
                 out.actions.append(.store(.persistEpoch(epoch)))
+            case .refuseSplitFile(let id, let reason):
+                let file = SkippedFile(path: "Splits/\(id).json", reason: reason)
+                skippedFiles.removeAll { $0.path == file.path }
+                skippedFiles.append(file)
+                out.log(.warning, "documents", "skipped split file", [("path", file.path), ("reason", reason)])
             case .log(let line):
                 out.log(.info, "sync", line.description)
             }

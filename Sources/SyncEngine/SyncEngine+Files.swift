@@ -9,6 +9,12 @@ extension SyncEngine {
                 orphanedSplitFiles.append(split.id)
                 return
             }
+            do throws(OperationError) {
+                try validateSplit(name: split.name, exercises: split.exercises)
+            } catch {
+                actions.append(.refuseSplitFile(split.id, reason: "\(error)"))
+                return
+            }
             splits[split.id] = split
         case .workout(let run):
             clock.observe(run)
@@ -97,6 +103,19 @@ extension SyncEngine {
                 actions.append(.log(.externalSplitEditedInPlace(split.id)))
                 break
             }
+            do throws(OperationError) {
+                try validateSplit(name: split.name, exercises: split.exercises)
+            } catch {
+                // A newer copy, or a new split, that breaks a rule: the phone's own copy goes back
+                // over it when there is one; else the file is only reported.
+                if let known = splits[split.id] {
+                    actions.append(.writeSplit(known))
+                    actions.append(.log(.externalSplitEditRefused(split.id, reason: "\(error)")))
+                } else {
+                    actions.append(.refuseSplitFile(split.id, reason: "\(error)"))
+                }
+                return
+            }
             splits[split.id] = split
             actions.append(.log(.externalSplit(split.id)))
         case .documentChanged(.tombstone(let stub)):
@@ -123,6 +142,13 @@ extension SyncEngine {
         case .splitRemoved(let id):
             guard splits.removeValue(forKey: id) != nil else { return }
             actions.append(.log(.splitFileVanished(id)))
+        case .splitUnreadable(let id, let reason):
+            // Put back, as an edit in place that breaks a rule is: else the split would vanish from
+            // both sides at the next start, when the scan skips the file.
+            guard tombstones[id] == nil, let known = splits[id] else { return }
+            actions.append(.writeSplit(known))
+            actions.append(.log(.externalSplitEditRefused(id, reason: reason)))
+            return
         }
         push(now: now, force: false, reason: "external change", into: &actions)
     }

@@ -275,7 +275,7 @@ extension SyncEngine {
     }
 
     func validateSplit(name: String, exercises: [ExerciseTemplate]) throws(OperationError) {
-        guard !name.isEmpty else { throw .invalid("a split needs a name") }
+        if let problem = SplitDocument.ruleProblem(name: name, exercises: exercises) { throw .invalid(problem) }
         let probe = SplitDocument(
             id: DocumentID(bytes: [UInt8](repeating: 0, count: 16)), name: name, exercises: exercises,
             updatedAt: Timestamp(microsecondsSinceEpoch: 0))

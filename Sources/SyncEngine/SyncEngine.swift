@@ -39,6 +39,9 @@ package struct SyncEngine: Sendable {
         case persistSettings(Settings)
         /// Persist the phone epoch in the state directory; fed back to `init` at start-up.
         case persistEpoch(Timestamp)
+        /// A split file breaks the phone's rules (`SplitDocument.ruleProblem`) and the phone holds no
+        /// good copy to put back: it is left as it is, not pushed, and reported as skipped.
+        case refuseSplitFile(DocumentID, reason: String)
         case log(SyncDiagnostic)
     }
 
@@ -58,6 +61,9 @@ package struct SyncEngine: Sendable {
         /// start moved: the run lives on in its new folder).
         case workoutRemoved(DocumentID, year: Int, month: Int)
         case splitRemoved(DocumentID)
+        /// A split's file was rewritten with something that cannot be read (not JSON, a target out of
+        /// range): the phone's copy, when it has one, goes back over it.
+        case splitUnreadable(DocumentID, reason: String)
     }
 
     /// How long a run whose file vanished without a stub stays (in the cache and the push) before it

@@ -26,6 +26,43 @@ package struct SplitDocument: VersionedDocument, Identifiable {
     }
 }
 
+/// The phone's rules for what a split may hold, beyond what its reader checks (`validate`): the same
+/// for `split create`/`edit` and for a split file dropped into or edited in the document directory.
+extension SplitDocument {
+    /// The longest split, exercise or equipment name, in UTF-8 bytes: a label on a watch face.
+    package static let maximumNameBytes = 200
+    /// The most exercises one split holds: every split rides every push, within half the context.
+    package static let maximumExercises = 100
+
+    /// What is wrong with `name` as a split's or an exercise's name ("must not be blank", …), or nil.
+    /// Control characters are refused: a name is printed on terminals, where one could move the
+    /// cursor or set colours.
+    package static func nameProblem(_ name: String, blankAllowed: Bool = false) -> String? {
+        if !blankAllowed, !name.contains(where: { !$0.isWhitespace }) { return "must not be blank" }
+        if name.utf8.count > maximumNameBytes { return "of \(name.utf8.count) bytes is over \(maximumNameBytes)" }
+        if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            return "must not hold control characters (a newline, a tab, an escape)"
+        }
+        return nil
+    }
+
+    /// Why a split of this name and these exercises breaks a rule, or nil.
+    package static func ruleProblem(name: String, exercises: [ExerciseTemplate]) -> String? {
+        if let problem = nameProblem(name) { return "the name \(problem)" }
+        guard !exercises.isEmpty else { return "a split needs at least one exercise" }
+        guard exercises.count <= maximumExercises else {
+            return "\(exercises.count) exercises is over \(maximumExercises)"
+        }
+        for exercise in exercises {
+            if let problem = nameProblem(exercise.name) { return "an exercise's name \(problem)" }
+            if let problem = nameProblem(exercise.equipment, blankAllowed: true) {
+                return "\(exercise.name)'s equipment \(problem)"
+            }
+        }
+        return nil
+    }
+}
+
 /// One exercise in a split: what to do and the targets for each set.
 package struct ExerciseTemplate: Codable, Equatable, Sendable {
     package var name: String

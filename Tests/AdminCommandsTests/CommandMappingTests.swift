@@ -136,6 +136,15 @@ struct CommandMappingTests {
             (["split", "create", "--name", String(repeating: "x", count: 201), "-e", "Squat:3x5@1"], "201 bytes"),
             (["split", "edit", id, "--name", ""], "--name must not be blank"),
             (["split", "edit", id, "-e", "Squat:101x5@100"], "sets must be 1...100"),
+            // Names are printed on terminals: no control characters (an escape could recolour one).
+            (["split", "create", "--name", "a\nb", "-e", "Squat:3x5@1"], "--name must not hold control characters"),
+            (["split", "create", "--name", "\u{1B}[31mred", "-e", "Squat:3x5@1"], "control characters"),
+            (["split", "create", "--name", "Legs", "-e", "A\tB:3x5@1"], "an exercise's name must not hold control"),
+            (["split", "create", "--name", "Legs", "-e", "Squat:3x5@1:bar\u{7F}"], "equipment must not hold control"),
+            (
+                ["split", "create", "--name", "Legs"] + (1...101).flatMap { ["-e", "E\($0):1x1@1"] },
+                "101 exercises is over 100"
+            ),
         ])
     func phoneInvalidValues(words: [String], message: String) throws {
         guard case .command(let parsed) = PhoneCommands.spec.parse(words) else {

@@ -276,15 +276,80 @@ struct PhoneDefectsTests {
         let reported = try await system.waitForPhoneStatus("both are reported") { $0.skippedFiles.count == 2 }
         #expect(reported.skippedFiles.allSatisfy { $0.contains("not a regular file") }, "\(reported.skippedFiles)")
 
-        // Removed: forgotten. A garbage file later fixed in place: forgotten too.
+        // Removed: forgotten. A garbage file later fixed in place: forgotten too. (Garbage over a split
+        // the phone holds is put back instead: `brokenSplitIsPutBack`.)
         #expect(unlink("\(folder)/\(link).json") == 0 && unlink("\(folder)/\(fifo).json") == 0)
         try await system.waitForPhoneStatus("removed entries are forgotten") { $0.skippedFiles.isEmpty }
-        let split = try await system.createSplit("Fixed", ["Row:1x1@1"])
-        let good = try Data(contentsOf: URL(fileURLWithPath: "\(folder)/\(split).json"))
-        try system.dropDocument(Array("{not json".utf8), at: "Splits/\(split).json")
+        let stray = SplitDocument(
+            id: try #require(DocumentID(UUID().uuidString.uppercased())), name: "Stray",
+            exercises: [ExerciseTemplate(name: "Row", equipment: "", targetSets: 1, targetReps: 1, targetWeight: 1)],
+            updatedAt: Timestamp(secondsSinceEpoch: 1_780_000_000))
+        try system.dropDocument(Array("{not json".utf8), at: "Splits/\(stray.id).json")
         try await system.waitForPhoneStatus("the broken file is reported") { $0.skippedFiles.count == 1 }
-        try system.dropDocument(Array(good), at: "Splits/\(split).json")
+        try system.dropDocument(DocumentCoder.encodeForDisk(stray), at: "Splits/\(stray.id).json")
         try await system.waitForPhoneStatus("the fixed file is forgotten") { $0.skippedFiles.isEmpty }
+    }
+
+    @Test("a split file broken or made invalid by hand is put back; after a restart the split is on both sides")
+    func brokenSplitIsPutBack() async throws {
+        let system = try SyncSystem("putback")
+        try await system.startBoth()
+        let split = try await system.createSplit("Kept", ["Row:3x5@40"])
+        let path = "\(system.documentsDirectory)/Splits/\(split).json"
+        try await system.eventually("the watch has the split") {
+            try await system.watchctl("splits").standardOutput.contains("Kept")
+        }
+        let good = try DocumentCoder.decode(
+            SplitDocument.self, from: Array(Data(contentsOf: URL(fileURLWithPath: path))))
+        // Sets out of range (the reader refuses the file), then not JSON at all: each time the
+        // phone's copy goes back over it.
+        var invalid = try String(contentsOfFile: path, encoding: .utf8)
+        invalid = invalid.replacingOccurrences(of: "\"targetSets\" : 3", with: "\"targetSets\" : 0")
+        #expect(invalid.contains("\"targetSets\" : 0"), "\(invalid)")
+        for broken in [Array(invalid.utf8), Array("{not json".utf8)] {
+            try system.dropDocument(broken, at: "Splits/\(split).json")
+            try await system.eventually("the phone's copy is back") {
+                (try? DocumentCoder.decode(
+                    SplitDocument.self, from: Array(Data(contentsOf: URL(fileURLWithPath: path)))))
+                    == good
+            }
+        }
+        try await system.waitForPhoneStatus("nothing is left skipped") { $0.skippedFiles.isEmpty }
+        #expect(system.phonedLog.contains("edited in place into an invalid split"), "\(system.phonedLog)")
+
+        _ = try await system.stopPhoned()
+        try await system.startPhoned()
+        try await system.waitUntilLinked()
+        #expect(try await system.phonectl("splits").standardOutput.contains("Kept"))
+        try await system.eventually("the watch still has the split") {
+            try await system.watchctl("splits").standardOutput.contains("Kept")
+        }
+    }
+
+    @Test("a split file breaking the phone's rules is not taken: a new one is reported, a known one put back")
+    func splitFileBreakingRules() async throws {
+        let system = try SyncSystem("rules")
+        try await system.startPhoned()
+        let split = try await system.createSplit("Named", ["Row:3x5@40"])
+        let path = "\(system.documentsDirectory)/Splits/\(split).json"
+        var known = try DocumentCoder.decode(
+            SplitDocument.self, from: Array(Data(contentsOf: URL(fileURLWithPath: path))))
+        // A newer copy with a 2,000-byte name: the phone's copy goes back.
+        var long = known
+        long.name = String(repeating: "n", count: 2_000)
+        long.updatedAt = Timestamp(microsecondsSinceEpoch: known.updatedAt.microsecondsSinceEpoch + 1_000_000)
+        try system.dropDocument(DocumentCoder.encodeForDisk(long), at: "Splits/\(split).json")
+        try await system.eventually("the phone's copy is back") {
+            (try? DocumentCoder.decode(SplitDocument.self, from: Array(Data(contentsOf: URL(fileURLWithPath: path)))))
+                == known
+        }
+        // A new split file whose name holds an escape: listed as skipped, not among the splits.
+        known.id = try #require(DocumentID(UUID().uuidString.uppercased()))
+        known.name = "\u{1B}[31mred"
+        try system.dropDocument(DocumentCoder.encodeForDisk(known), at: "Splits/\(known.id).json")
+        let status = try await system.waitForPhoneStatus("the new file is skipped") { $0.skippedFiles.count == 1 }
+        #expect(status.skippedFiles[0].contains("control characters"), "\(status.skippedFiles)")
+        #expect(status.splits == 1)
     }
 
     @Test("a phone that never linked lists its recent runs in workouts and status")
