@@ -27,6 +27,7 @@ extension PhoneNode {
             tombstones: engine.tombstones.count, pendingDeletes: engine.pendingDeletes.count,
             skippedFiles: skippedFiles.map(\.description), lastPushAt: engine.lastPushAt?.iso8601,
             pushError: engine.pushFailure, heldBackRuns: engine.lastPushed?.heldBackRunIDs?.count ?? 0,
+            heldBackSplits: engine.splitsHeldBack,
             editingWorkoutID: engine.locks.editingWorkoutID?.rawValue,
             editingSplitID: engine.locks.editingSplitID?.rawValue,
             ingest: counts, outboxDepth: link.outboxDepth, launchesSent: launchesSent, launchesDropped: launchesDropped,

@@ -27,6 +27,8 @@ package struct PhoneStatus: Codable, Sendable {
     package var pushError: String?
     /// Runs the last push left out to fit the context limit (see docs/PROTOCOL.md).
     package var heldBackRuns: Int
+    /// Splits the last push left out to fit (all splits together get half the context).
+    package var heldBackSplits: Int
     package var editingWorkoutID: String?
     package var editingSplitID: String?
     package var ingest: [String: Int]
@@ -51,7 +53,7 @@ package struct PhoneStatus: Codable, Sendable {
         linked: Bool, watchInstance: String?, watchAppForeground: Bool, contextGenerationSent: UInt64,
         contextGenerationAcknowledged: UInt64, splits: Int, activeRuns: Int, recentRuns: Int, runsInHistory: Int,
         tombstones: Int, pendingDeletes: Int, skippedFiles: [String], lastPushAt: String?, pushError: String?,
-        heldBackRuns: Int, editingWorkoutID: String?,
+        heldBackRuns: Int, heldBackSplits: Int, editingWorkoutID: String?,
         editingSplitID: String?, ingest: [String: Int], outboxDepth: Int, launchesSent: Int, launchesDropped: Int,
         liveFramesSent: [String: Int], liveFramesReceived: Int, watchState: WatchState, hasContentPending: Bool,
         heartbeatRoundTrip: Double?
@@ -82,6 +84,7 @@ package struct PhoneStatus: Codable, Sendable {
         self.lastPushAt = lastPushAt
         self.pushError = pushError
         self.heldBackRuns = heldBackRuns
+        self.heldBackSplits = heldBackSplits
         self.editingWorkoutID = editingWorkoutID
         self.editingSplitID = editingSplitID
         self.ingest = ingest
@@ -96,6 +99,7 @@ package struct PhoneStatus: Codable, Sendable {
     package var text: String {
         var push = "last push \(lastPushAt ?? "never")"
         if heldBackRuns > 0 { push += ", \(heldBackRuns) runs held back to fit" }
+        if heldBackSplits > 0 { push += ", \(heldBackSplits) splits held back to fit (the watch does not show them)" }
         if let pushError { push += "; push NOT SENT: \(pushError) (retrying)" }
         var lines = [
             "phoned \(instance) up \(uptimeSeconds) s, link port \(listenPort)",

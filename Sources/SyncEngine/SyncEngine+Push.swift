@@ -58,6 +58,7 @@ extension SyncEngine {
         beforeLastPush = (lastPushed, lastPushAt)
         lastPushed = context
         lastPushAt = now
+        splitsHeldBack = splits.count - context.splits.count
         pushFailure = nil
         retryAt = nil
         recordAwaitingAck(context)
@@ -67,7 +68,7 @@ extension SyncEngine {
                 .pushed(
                     reason: reason, forced: force, splits: context.splits.count, runs: context.workouts.count,
                     heldBack: context.heldBackRunIDs?.count, maximumBytes: policy.maximumBytes,
-                    splitsHeldBack: splits.count - context.splits.count)))
+                    splitsHeldBack: splitsHeldBack)))
     }
 
     /// The bytes of a push `push` built: `DocumentCoder.encodeCompact(context)`, from the encodings it

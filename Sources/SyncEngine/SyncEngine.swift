@@ -149,6 +149,8 @@ package struct SyncEngine: Sendable {
     package var isGathered = false
     package var isLinkActivated = false
     package var lastPushed: ApplicationContext?
+    /// The splits the last push left out to fit the context (`ApplicationContext.build`).
+    package var splitsHeldBack = 0
     package var lastPushAt: Timestamp?
     /// Why the last push could not go, until one goes; it is retried at `retryAt`.
     package var pushFailure: String?

@@ -2,6 +2,7 @@ import AdminCommands
 import Foundation
 import Nodes
 import Testing
+import WorkoutModel
 
 /// `status --json` names every key docs/CLI.md documents, with `null` for what is absent.
 @Suite("status --json: absent values are null, never missing keys")
@@ -31,5 +32,23 @@ struct StatusJSONTests {
             #expect(status[key] is NSNull, "\(key): \(String(describing: status[key]))")
         }
         #expect(status["workouts"] as? Int == 0)
+    }
+
+    @Test("splits the push leaves out to fit are counted in status, and said in its text")
+    func heldBackSplits() throws {
+        var pair = NodePair()
+        pair.connect()
+        // Six splits of 100 exercises with the longest names and equipment: about 48 KB each, while
+        // all splits together get half of the 262,144-byte context.
+        let long = String(repeating: "x", count: SplitDocument.maximumNameBytes)
+        let exercises = (1...SplitDocument.maximumExercises).map { _ in
+            ExerciseTemplate(name: long, equipment: long, targetSets: 3, targetReps: 5, targetWeight: 10)
+        }
+        for n in 1...6 { _ = pair.phonectl(.createSplit(name: "Big \(n)", exercises: exercises)) }
+        let status = try Self.object(pair.phonectl(.status))
+        let held = try #require(status["heldBackSplits"] as? Int)
+        #expect(held > 0 && held < 6, "\(held)")
+        #expect(status["splits"] as? Int == 6)
+        #expect(pair.phonectl(.status).text?.contains("\(held) splits held back to fit") == true)
     }
 }
