@@ -259,6 +259,13 @@ package enum PhoneCommand: AdminCommand {
                     throw UsageError("\(exercises.count) exercises is over \(SplitDocument.maximumExercises)")
                 }
             }
+        case .setSettings(let rest, let countdown, _):
+            if let rest, !Settings.restRange.contains(rest) {
+                throw UsageError("--rest must be 0 to 3600 seconds, got \(rest)")
+            }
+            if let countdown, !Settings.countdownRange.contains(countdown) {
+                throw UsageError("--countdown must be 0 to 600 seconds, got \(countdown)")
+            }
         case .set(let command): try command.validate()
         case .live(let command): try command.validate()
         case .trace(let query): try query.validate()

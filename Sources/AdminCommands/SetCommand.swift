@@ -27,10 +27,23 @@ package enum SetCommand: Codable, Sendable, Equatable {
         }
     }
 
-    /// What the CLI can tell without the run: reps not negative, a weight an edit may enter.
+    /// What the CLI can tell without the run: positions from 1, reps not negative, a weight an edit
+    /// may enter. (Whether the run has that exercise or set only the daemon knows: exit 1.)
     func validate() throws(UsageError) {
-        guard case .complete(_, _, _, let reps, let weight) = self else { return }
-        try Self.check(reps: reps, weight: weight)
+        switch self {
+        case .complete(_, let exercise, let set, let reps, let weight):
+            try Self.check(exercise: exercise, set: set)
+            try Self.check(reps: reps, weight: weight)
+        case .undo(_, let exercise, let set):
+            try Self.check(exercise: exercise, set: set)
+        case .skip(_, let exercise), .reopen(_, let exercise):
+            try Self.check(exercise: exercise, set: nil)
+        }
+    }
+
+    private static func check(exercise: Int, set: Int?) throws(UsageError) {
+        guard exercise >= 1 else { throw UsageError("EXERCISE counts from 1, got \(exercise)") }
+        if let set, set < 1 { throw UsageError("SET counts from 1, got \(set)") }
     }
 
     /// `--reps` and `--weight` as an edit may enter them (`complete`, `live advance`).

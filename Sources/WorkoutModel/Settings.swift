@@ -16,11 +16,15 @@ package struct Settings: VersionedDocument {
         self.weightUnit = weightUnit
     }
 
+    /// The rest and the countdown a person may set, in seconds.
+    package static let restRange = 0...3_600
+    package static let countdownRange = 0...600
+
     package func validate() throws(DocumentError) {
-        guard (0...3_600).contains(restSeconds) else {
+        guard Self.restRange.contains(restSeconds) else {
             throw .malformed(type: "Settings", field: "restSeconds", reason: "must be 0...3600, got \(restSeconds)")
         }
-        guard (0...600).contains(doneCountdownSeconds) else {
+        guard Self.countdownRange.contains(doneCountdownSeconds) else {
             throw .malformed(
                 type: "Settings", field: "doneCountdownSeconds", reason: "must be 0...600, got \(doneCountdownSeconds)")
         }

@@ -120,6 +120,8 @@ struct CommandMappingTests {
             (["split", "create", "--name", "X", "-e", "Squat-3x5"], "NAME:SETSxREPS@WEIGHT"),
             (["split", "create", "--name", "X", "-e", "Squat:Front:3x5"], "NAME:SETSxREPS@WEIGHT"),
             (["settings", "set", "--unit", "stone"], "--unit must be kg or lb"),
+            (["settings", "set", "--rest", "-1"], "--rest must be 0 to 3600 seconds, got -1"),
+            (["settings", "set", "--countdown", "601"], "--countdown must be 0 to 600 seconds, got 601"),
             (["workouts", "--limit", "0"], "--limit must be at least 1"),
             (["complete", id, "one", "1"], "expected an integer"),
             // Splits phoned would write but no one could use (or its own reader would skip).
@@ -133,6 +135,9 @@ struct CommandMappingTests {
             // A weight whose volume is no longer a number once the run ends (watchd died encoding it).
             (["complete", id, "1", "1", "--weight", "1e308"], "--weight must be a number from 0 to 100000"),
             (["complete", id, "1", "1", "--reps", "-1"], "--reps must not be negative"),
+            (["complete", id, "-1", "1"], "EXERCISE counts from 1, got -1"),
+            (["undo", id, "1", "0"], "SET counts from 1, got 0"),
+            (["skip", id, "0"], "EXERCISE counts from 1, got 0"),
             (["split", "create", "--name", String(repeating: "x", count: 201), "-e", "Squat:3x5@1"], "201 bytes"),
             (["split", "edit", id, "--name", ""], "--name must not be blank"),
             (["split", "edit", id, "-e", "Squat:101x5@100"], "sets must be 1...100"),
@@ -141,10 +146,6 @@ struct CommandMappingTests {
             (["split", "create", "--name", "\u{1B}[31mred", "-e", "Squat:3x5@1"], "control characters"),
             (["split", "create", "--name", "Legs", "-e", "A\tB:3x5@1"], "an exercise's name must not hold control"),
             (["split", "create", "--name", "Legs", "-e", "Squat:3x5@1:bar\u{7F}"], "equipment must not hold control"),
-            (
-                ["split", "create", "--name", "Legs"] + (1...101).flatMap { ["-e", "E\($0):1x1@1"] },
-                "101 exercises is over 100"
-            ),
         ])
     func phoneInvalidValues(words: [String], message: String) throws {
         guard case .command(let parsed) = PhoneCommands.spec.parse(words) else {
@@ -155,6 +156,21 @@ struct CommandMappingTests {
             try PhoneCommand(parsed)
         } throws: { error in
             (error as? UsageError)?.message.contains(message) == true
+        }
+    }
+
+    @Test("a split of more than 100 exercises is refused before anything is sent")
+    func tooManyExercises() throws {
+        let exercises: [String] = (1...101).flatMap { ["-e", "E\($0):1x1@1"] }
+        guard case .command(let parsed) = PhoneCommands.spec.parse(["split", "create", "--name", "Legs"] + exercises)
+        else {
+            Issue.record("did not parse")
+            return
+        }
+        #expect {
+            try PhoneCommand(parsed)
+        } throws: { error in
+            (error as? UsageError)?.message.contains("101 exercises is over 100") == true
         }
     }
 
