@@ -212,7 +212,8 @@ package struct PhoneNode: Sendable {
                     into: &out)
             }
         case .fileSettled(let path):
-            skippedFiles.removeAll { $0.path == path }
+            // A folder settles what was reported in it too.
+            skippedFiles.removeAll { $0.path == path || $0.path.hasPrefix("\(path)/") }
         case .watcherNoticed(let notice, let rescan):
             out.log(.notice, "documents", "watcher", [("notice", notice)])
             if rescan {

@@ -114,6 +114,7 @@ package struct PhoneStatus: Codable, Sendable {
                     : ingest.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")),
             "launches: \(launchesSent) sent, \(launchesDropped) dropped; outbox \(outboxDepth)",
         ]
+        lines.append(liveFramesLine(sent: liveFramesSent, received: liveFramesReceived))
         lines.append("skipped files: \(skippedFiles.count)")
         lines += skippedFiles.map { "  \($0)" }
         return lines.joined(separator: "\n")
@@ -225,8 +226,17 @@ package struct WatchStatus: Codable, Sendable {
             "watch: \(paired ? "paired" : "NOT PAIRED"), app \(appInstalled ? "installed" : "NOT INSTALLED"), complication \(complicationEnabled ? "enabled" : "disabled")\(hasContentPending ? "; content pending" : "")",
             "complication: "
                 + (complication.map { "\($0.debugDescription) (sent \(complicationSentAt ?? "?"))" } ?? "none"),
-        ].joined(separator: "\n")
+            liveFramesLine(sent: liveFramesSent, received: liveFramesReceived),
+            "skipped cache files: \(skippedCacheFiles.count)",
+        ]
+        .joined(separator: "\n") + skippedCacheFiles.map { "\n  \($0)" }.joined()
     }
+}
+
+/// `live frames: 3 sent (progress 2, ended 1), 5 received`, as both statuses print it.
+private func liveFramesLine(sent: [String: Int], received: Int) -> String {
+    let kinds = sent.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+    return "live frames: \(sent.values.reduce(0, +)) sent\(kinds.isEmpty ? "" : " (\(kinds))"), \(received) received"
 }
 
 extension PhoneStatus: ExplicitNulls {}

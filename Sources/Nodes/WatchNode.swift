@@ -268,6 +268,12 @@ package struct WatchNode: Sendable {
         }
     }
 
+    /// A cache file skipped at start-up (`path: reason`) that the watch now writes or removes itself
+    /// is no longer worth reporting.
+    private mutating func forgetSkipped(_ file: String) {
+        skippedCacheFiles.removeAll { $0.contains("\(file): ") }
+    }
+
     /// Turns the engine's actions into the node's, in order; returns an edit's refusal, if any. A
     /// write is assumed done when the next action runs: a failed one stops the shell there.
     @discardableResult
@@ -277,19 +283,25 @@ package struct WatchNode: Sendable {
             switch action {
             case .persistWorkout(let run):
                 out.actions.append(.store(.persistWorkout(run)))
+                forgetSkipped("/Workouts/\(run.id).json")
                 // Every stored document repairs the live mirror, local edits too (the phone may be away).
                 out.node(live.feed(.documentAbsorbed(run, now: now)))
             case .deleteWorkout(let id):
                 out.actions.append(.store(.deleteWorkout(id)))
+                forgetSkipped("/Workouts/\(id).json")
                 out.node(live.feed(.runRemoved(runID: id)))
             case .persistSplit(let split):
                 out.actions.append(.store(.persistSplit(split)))
+                forgetSkipped("/Splits/\(split.id).json")
             case .deleteSplit(let id):
                 out.actions.append(.store(.deleteSplit(id)))
+                forgetSkipped("/Splits/\(id).json")
             case .persistPhoneEpoch(let record):
                 out.actions.append(.store(.persistPhoneEpoch(record)))
+                forgetSkipped("/phone-epoch.json")
             case .persistSession(let record):
                 out.actions.append(.store(.persistSession(record)))
+                forgetSkipped("/session.json")
                 out.log(.info, "session", "session", [("state", describe(record.state))])
                 out.node(
                     .journal(

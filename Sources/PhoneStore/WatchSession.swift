@@ -72,7 +72,12 @@ final class WatchSession {
         }
         guard !name.isEmpty else { return }
         if events.contains(.isDirectory) {
-            if !events.isDisjoint(with: [.create, .movedTo]) { folderAppeared(named: name, in: folder) }
+            if !events.isDisjoint(with: [.create, .movedTo]) {
+                folderAppeared(named: name, in: folder)
+            } else if !events.isDisjoint(with: [.delete, .movedFrom]) {
+                // A folder gone: whatever was reported in it (or of it, a stray folder) is settled.
+                handlers.onSettled(folder.relativePath(of: name))
+            }
             return
         }
         guard !name.hasPrefix(".") else { return }

@@ -280,6 +280,15 @@ struct PhoneDefectsTests {
         // the phone holds is put back instead: `brokenSplitIsPutBack`.)
         #expect(unlink("\(folder)/\(link).json") == 0 && unlink("\(folder)/\(fifo).json") == 0)
         try await system.waitForPhoneStatus("removed entries are forgotten") { $0.skippedFiles.isEmpty }
+        // A folder where a document belongs, and one the layout has no place for: reported, then
+        // forgotten once removed.
+        let strayFolder = "\(folder)/\(UUID().uuidString.uppercased()).json"
+        let junk = "\(system.documentsDirectory)/Workouts/junk"
+        try FileManager.default.createDirectory(atPath: strayFolder, withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(atPath: junk, withIntermediateDirectories: true)
+        try await system.waitForPhoneStatus("both folders are reported") { $0.skippedFiles.count == 2 }
+        #expect(rmdir(strayFolder) == 0 && rmdir(junk) == 0)
+        try await system.waitForPhoneStatus("removed folders are forgotten") { $0.skippedFiles.isEmpty }
         let stray = SplitDocument(
             id: try #require(DocumentID(UUID().uuidString.uppercased())), name: "Stray",
             exercises: [ExerciseTemplate(name: "Row", equipment: "", targetSets: 1, targetReps: 1, targetWeight: 1)],

@@ -52,3 +52,23 @@ struct StatusJSONTests {
         #expect(pair.phonectl(.status).text?.contains("\(held) splits held back to fit") == true)
     }
 }
+
+@Suite("watchd status: skipped cache files")
+struct SkippedCacheFileTests {
+    @Test("a cache file skipped at start-up leaves the list once the watch writes that file itself")
+    func rewrittenFileLeaves() throws {
+        var (pair, _) = try BackToBackTests.started()
+        let split = try #require(pair.phoneSplits.keys.first)
+        let skipped = [
+            "/cache/Splits/\(split).json: malformed", "/cache/Splits/notes.txt: not a <UUID>.json document file",
+        ]
+        pair.deliver(.watch(.started(lastContext: nil, skippedCacheFiles: skipped)))
+        #expect(pair.watch.skippedCacheFiles == skipped)
+        #expect(pair.watchctl(.status).text?.contains("skipped cache files: 2") == true)
+        _ = pair.phonectl(.editSplit(id: split, name: "Renamed", exercises: nil))
+        #expect(pair.watch.skippedCacheFiles == [skipped[1]])
+        let text = try #require(pair.watchctl(.status).text)
+        #expect(text.contains("skipped cache files: 1\n  \(skipped[1])"), "\(text)")
+        #expect(text.contains("live frames: 0 sent, 0 received"), "\(text)")
+    }
+}
