@@ -17,6 +17,8 @@ package enum ConfigError: Error, Equatable, Sendable, CustomStringConvertible {
     case missingKey(key: String, path: String, expected: String)
     /// A key holds a value of the wrong type or outside its range; `found` is the value as written.
     case invalidValue(key: String, path: String, expected: String, found: String)
+    /// The object names a key twice (a JSON parser keeps one of the two without a word).
+    case duplicateKey(key: String, path: String)
 
     package var description: String {
         switch self {
@@ -35,6 +37,8 @@ package enum ConfigError: Error, Equatable, Sendable, CustomStringConvertible {
             return "config file \(path): required key \"\(key)\" is missing; it must be \(expected)"
         case .invalidValue(let key, let path, let expected, let found):
             return "config file \(path): key \"\(key)\" must be \(expected); found \(found)"
+        case .duplicateKey(let key, let path):
+            return "config file \(path): key \"\(key)\" is given twice; keep one"
         }
     }
 }

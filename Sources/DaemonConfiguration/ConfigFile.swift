@@ -36,6 +36,7 @@ package struct ConfigFile: Sendable {
             throw .notJSON(path: path, detail: describe(error))
         }
         guard case .object(let values) = value else { throw .notAnObject(path: path) }
+        if let key = firstRepeatedTopLevelKey(bytes) { throw .duplicateKey(key: key, path: path) }
         for key in values.keys.sorted() where !knownKeys.contains(key) {
             throw .unknownKey(key: key, path: path, suggestion: closestKey(to: key, among: knownKeys))
         }
@@ -62,6 +63,44 @@ package struct ConfigFile: Sendable {
         // ".." is left alone: resolving it lexically is wrong when a component is a symlink.
         let components = joined.split(separator: "/").filter { $0 != "." }
         return "/" + components.joined(separator: "/")
+    }
+
+    /// The first key the top-level object of `json` (valid JSON) names a second time, if any.
+    package static func firstRepeatedTopLevelKey(_ json: [UInt8]) -> String? {
+        var depth = 0
+        var seen: Set<String> = []
+        var index = 0
+        var expectingKey = false
+        while index < json.count {
+            switch json[index] {
+            case UInt8(ascii: "{"):
+                depth += 1
+                expectingKey = depth == 1
+            case UInt8(ascii: "["):
+                depth += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+            case UInt8(ascii: ","):
+                expectingKey = depth == 1
+            case UInt8(ascii: "\""):
+                let start = index
+                index += 1
+                while index < json.count, json[index] != UInt8(ascii: "\"") {
+                    index += json[index] == UInt8(ascii: "\\") ? 2 : 1
+                }
+                if expectingKey {
+                    expectingKey = false
+                    // The key as the parser reads it (escapes resolved).
+                    let literal = Data(json[start...min(index, json.count - 1)])
+                    let key = (try? JSONDecoder().decode(String.self, from: literal)) ?? ""
+                    if !seen.insert(key).inserted { return key }
+                }
+            default:
+                break
+            }
+            index += 1
+        }
+        return nil
     }
 
     /// The bytes of the file, with errors naming it.

@@ -94,6 +94,29 @@ struct ConfigFileTests {
         }
     }
 
+    @Test("a key given twice is refused, naming it, whatever the second spelling; strings holding braces do not count")
+    func duplicateKey() throws {
+        let (directory, path) = try configFile(phonedJSON(#", "logLevel": "info", "logLevel": "debug""#))
+        _ = directory
+        let expected = ConfigError.duplicateKey(key: "logLevel", path: path)
+        #expect(throws: expected) { try PhonedConfiguration.load(path: path) }
+        #expect(expected.description == "config file \(path): key \"logLevel\" is given twice; keep one")
+        let (escaped, escapedPath) = try configFile(phonedJSON(#", "logLevel": "info", "log\u004cevel": "debug""#))
+        _ = escaped
+        #expect(throws: ConfigError.duplicateKey(key: "logLevel", path: escapedPath)) {
+            try PhonedConfiguration.load(path: escapedPath)
+        }
+        // Keys inside a string value, and escaped quotes, are not keys of the object.
+        let (fine, finePath) = try configFile(
+            phonedJSON(#", "listen": "127.0.0.1:1", "logLevel": "info""#).replacingOccurrences(
+                of: #""/run/phoned/admin.sock""#, with: #""/run/{\"listen\": 1, }.sock""#))
+        _ = fine
+        #expect(
+            ConfigFile.firstRepeatedTopLevelKey(Array(try String(contentsOfFile: finePath, encoding: .utf8).utf8))
+                == nil)
+        #expect(ConfigFile.firstRepeatedTopLevelKey(Array(#"{"a": {"b": 1, "b": 2}, "c": [{"a": 1}]}"#.utf8)) == nil)
+    }
+
     @Test("an unknown key is reported even when a required key is also missing")
     func unknownKeyFirst() throws {
         let (directory, path) = try configFile(#"{"documentDirectory": "/d"}"#)
