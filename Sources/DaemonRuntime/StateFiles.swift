@@ -10,9 +10,20 @@ package enum StateFiles {
         return try DocumentCoder.decode(type, from: bytes)
     }
 
-    /// The live mirror's last version (`<state>/live-version`), nil when there is none yet.
+    /// The live mirror's last version (`<state>/live-version`), nil when there is none yet. Anything
+    /// but a decimal version in it refuses the start (docs/OPERATIONS.md: a damaged state file is not
+    /// guessed at), naming the file: deleting it lets the next version start from the clock.
     package static func liveVersion(stateDirectory: String) throws -> Int? {
-        try AtomicFile.read("\(stateDirectory)/live-version").flatMap { Int(String(decoding: $0, as: UTF8.self)) }
+        let path = "\(stateDirectory)/live-version"
+        guard let bytes = try AtomicFile.read(path) else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let version = Int(text), version >= 0 else {
+            throw StateFileError.malformed(
+                file: path,
+                reason: "\(bytes.count) bytes that are not a live version (a decimal number); delete it to "
+                    + "start again from the clock")
+        }
+        return version
     }
 }
 
