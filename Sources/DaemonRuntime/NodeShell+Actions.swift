@@ -103,15 +103,8 @@ extension NodeShell {
             break
         case .transfersProcessed(let keys):
             link.transfersProcessed(keys)
-        case .cancelTransfer(let sequence, let request):
-            let payload = link.state.outbox.pending().first { $0.sequence == sequence }?.payload
-            let result: Result<Bool, ReadFailure>
-            do {
-                result = .success(try link.cancelTransfer(sequence: sequence))
-            } catch {
-                result = .failure(ReadFailure(error.description))
-            }
-            report(.transferCancelEnded(request, sequence: sequence, result, payload: payload))
+        case .cancelTransfer(let sequence):
+            link.requestTransferCancel(sequence: sequence)
         case .launch(let payload):
             link.launch(payload)
         case .setAppForeground(let foreground):

@@ -322,6 +322,7 @@ extension LinkEngine {
     mutating func cancelTransfer(sequence: UInt64, into actions: inout [Action]) {
         guard let transfer = outbox.pending.first(where: { $0.sequence == sequence }) else {
             actions.append(.log(.unknownTransferCancelIgnored(sequence: sequence)))
+            actions.append(.notify(.transferCancelRefused(sequence: sequence, .unknownTransfer(sequence: sequence))))
             return
         }
         // Anything not acknowledged can be cancelled; one already sent may have been delivered, and
@@ -329,7 +330,8 @@ extension LinkEngine {
         if transfer.everSent { actions.append(.log(.transferCancelledAfterSending(sequence: sequence))) }
         _ = outbox.remove(sequence: sequence)
         actions.append(.removeTransfers(sequences: [sequence], cancelled: true))
-        actions.append(.notify(.transferFailed(sequence: sequence, .transferCancelled)))
+        actions.append(
+            .notify(.transferCancelled(sequence: sequence, payload: transfer.payload, wasSent: transfer.everSent)))
     }
 
     /// Why cancelling `sequence` would be refused (it is not outstanding), or nil if it will be cancelled.

@@ -166,9 +166,12 @@ package enum LinkNotification: Equatable, Sendable {
     case messageDataReceived(id: UInt64, payload: [UInt8], wantsReply: Bool)
     /// A message this side sent ended.
     case messageCompleted(id: UInt64, MessageOutcome)
-    /// The transfer ended without delivery: cancelled before it was ever sent (`transferCancelled`),
-    /// as `session(_:didFinish:error:)` reports it.
-    case transferFailed(sequence: UInt64, LinkError)
+    /// A transfer the app cancelled left the outbox (`session(_:didFinish:error:)` with
+    /// `transferCancelled`): its payload, and whether it had been put on the wire (the peer may then
+    /// have it, and keeps it).
+    case transferCancelled(sequence: UInt64, payload: [UInt8], wasSent: Bool)
+    /// A cancel of a transfer that is not outstanding (acknowledged already, or never queued).
+    case transferCancelRefused(sequence: UInt64, LinkError)
     /// A transfer arrived; process it durably, then send `Event.transfersProcessed`.
     case userInfoReceived(TransferKey, payload: [UInt8])
     /// The peer durably processed this outbound transfer (didFinish).

@@ -79,8 +79,9 @@ extension LinkEndpoint {
             journal.record(.transferAckReceive, cause: transferCause(sequence))
         case .complicationFinished(let sequence):
             journal.record(.transferAckReceive, cause: complicationCause(sequence))
-        case .transferFailed(let sequence, let error):
-            journal.record(.transferFailed, cause: transferCause(sequence), detail: "\(error)")
+        case .transferCancelled(let sequence, _, _):
+            journal.record(.transferCancelled, cause: transferCause(sequence))
+            journal.record(.transferFailed, cause: transferCause(sequence), detail: "\(LinkError.transferCancelled)")
         case .launchReceived:
             journal.record(.launchReceive, cause: "launch")
         case .launchDropped:
@@ -92,7 +93,7 @@ extension LinkEndpoint {
         case .reachabilityChanged(let reachable):
             journal.record(.reachability, detail: "\(reachable)")
         case .activated, .peerAppStateChanged, .watchStateChanged, .fileReceived, .fileFinished, .contextQueued,
-            .contextRefused:
+            .contextRefused, .transferCancelRefused:
             break
         }
     }

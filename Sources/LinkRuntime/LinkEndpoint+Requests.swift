@@ -10,6 +10,13 @@ extension LinkEndpoint {
         handleAtOnce(.contextUpdated(payload: payload, force: force, now: now))
     }
 
+    /// `cancelTransfer` without the throw: the outcome comes as the `transferCancelled` or
+    /// `transferCancelRefused` notification.
+    package func requestTransferCancel(sequence: UInt64) {
+        loop.preconditionInLoop()
+        handle(.transferCancelRequested(sequence: sequence))
+    }
+
     /// `sendMessage` (or `sendMessageData` when `asData`) under an id the caller issued: a node numbers
     /// its own messages and hears the outcome as the `messageCompleted(id:)` notification, with no
     /// completion kept here. An endpoint is driven either this way or through the numbering calls,

@@ -207,7 +207,6 @@ package final class LinkEndpoint: @unchecked Sendable {
         loop.preconditionInLoop()
         if let error = engine.cancellationError(sequence: sequence) { throw error }
         let wasSent = engine.outstandingTransfers.contains { $0.sequence == sequence && $0.everSent }
-        journal?.record(.transferCancelled, cause: transferCause(sequence))
         handle(.transferCancelRequested(sequence: sequence))
         return wasSent
     }

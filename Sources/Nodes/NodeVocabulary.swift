@@ -57,7 +57,6 @@ package enum ShellReport: Sendable {
     case timerFired(NodeTimer)
     case turnEnded
     case transferNotQueued([UInt8], reason: String)
-    case transferCancelEnded(AdminRequestID, sequence: UInt64, Result<Bool, ReadFailure>, payload: [UInt8]?)
     case durableWriteFailed(reason: String)
     /// A `.transferComplication` is on disk under this sequence, or why the link refused it.
     case complicationQueued(AdminRequestID, asCurrent: Bool, Result<UInt64, ReadFailure>)
@@ -96,8 +95,8 @@ package enum LinkCommand: Equatable, Sendable {
     case fileProcessed(TransferKey)
     /// The transfers are processed durably: mark and acknowledge them.
     case transfersProcessed([TransferKey])
-    /// Admin `queue cancel`: the result comes back as `.transferCancelEnded`.
-    case cancelTransfer(sequence: UInt64, AdminRequestID)
+    /// Admin `queue cancel`: the link answers with `transferCancelled` or `transferCancelRefused`.
+    case cancelTransfer(sequence: UInt64)
     case launch([UInt8])
     /// Move a received file out of the inbox to `<state>/received-files/<name>` (the app took it).
     case keepReceivedFile(TransferKey, name: String)

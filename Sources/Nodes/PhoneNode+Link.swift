@@ -69,7 +69,8 @@ extension PhoneNode {
             out.log(.notice, "link", "watch state changed", [("state", state.description)])
         case .contextAcknowledged(let generation):
             translate(engine.handle(.contextAcknowledged(generation: generation, now: now)), now: now, into: &out)
-        case .contextReceived, .messageCompleted, .transferFinished, .complicationFinished, .transferFailed,
+        case .contextReceived, .messageCompleted, .transferFinished, .complicationFinished, .transferCancelled,
+            .transferCancelRefused,
             .launchReceived,
             .peerAppStateChanged:
             break

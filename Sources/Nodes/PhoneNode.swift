@@ -241,7 +241,7 @@ package struct PhoneNode: Sendable {
             out.node(fileTransfers.cancelEnded(request, sequence: sequence, failure))
         case .reported(.replyTaken(let request, let clientGone)):
             try continueHistory(request, clientGone: clientGone, reads: reads, into: &out)
-        case .reported(.transferNotQueued), .reported(.transferCancelEnded):
+        case .reported(.transferNotQueued):
             // The phone's only transfers are complications (answered above); it cancels none.
             break
         case .admin(let request, let command, let freshID, let facts):

@@ -17,7 +17,9 @@ extension WatchNode {
             out.node(.replyTrace(request, query))
             return
         case .cancelTransfer(let sequence):
-            out.node(.link(.cancelTransfer(sequence: sequence, request)))
+            // Answered when the link says how it went (`cancelEnded`).
+            cancelling[sequence, default: []].append(request)
+            out.node(.link(.cancelTransfer(sequence: sequence)))
             return
         case .data(let data):
             out.node(dataMessages.serve(data, request: request, now: now))

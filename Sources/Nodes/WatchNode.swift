@@ -35,6 +35,8 @@ package struct WatchNode: Sendable {
     package internal(set) var fileTransfers = FileTransfers()
     /// The messages in flight and why each was sent.
     package internal(set) var messages = MessageLedger()
+    /// The `queue cancel` requests waiting for the link's answer, by transfer sequence.
+    var cancelling: [UInt64: [AdminRequestID]] = [:]
 
     package enum Event: Sendable {
         /// Start-up: the cache's unreadable files and the last received context, re-applied now (the
@@ -97,24 +99,6 @@ package struct WatchNode: Sendable {
             if let message = try? DocumentCoder.decode(WatchToPhoneMessage.self, from: payload) {
                 translate(engine.handle(.transferRefused(message, reason: reason)), now: now, into: &out)
             }
-        case .reported(.transferCancelEnded(let request, let sequence, let result, let payload)):
-            let outcome: AdminOutcome
-            switch result {
-            case .success(let wasSent):
-                if let payload, let message = try? DocumentCoder.decode(WatchToPhoneMessage.self, from: payload) {
-                    translate(engine.handle(.transferCancelled(message)), now: now, into: &out)
-                }
-                let text =
-                    wasSent
-                    ? "cancelled \(sequence); it had been sent: if the phone received it, the phone keeps it "
-                        + "(its dedup makes the cancel a no-op there)"
-                    : "cancelled \(sequence) before it was sent"
-                outcome = .output(
-                    text: text, json: AdminOutcome.json(AdminReply.Cancelled(cancelled: sequence, wasSent: wasSent)))
-            case .failure(let failure):
-                outcome = .refused(failure.description)
-            }
-            reply(request, "queue cancel \(sequence)", outcome, into: &out)
         case .reported(.fileQueued(let request, let result)):
             out.node(fileTransfers.queued(request, result))
         case .reported(.fileCancelEnded(let request, let sequence, let failure)):
@@ -237,8 +221,25 @@ package struct WatchNode: Sendable {
             out.log(.info, "link", "phone linked", [("peer", "\(peer)")])
         case .linkLost(let reason):
             out.log(.info, "link", "phone unlinked", [("reason", reason)])
-        case .transferFailed(let sequence, let error):
-            out.log(.notice, "link", "transfer not delivered", [("sequence", "\(sequence)"), ("reason", "\(error)")])
+        case .transferCancelled(let sequence, let payload, let wasSent):
+            out.log(
+                .notice, "link", "transfer not delivered",
+                [("sequence", "\(sequence)"), ("reason", "\(LinkError.transferCancelled)")])
+            if let message = try? DocumentCoder.decode(WatchToPhoneMessage.self, from: payload) {
+                translate(engine.handle(.transferCancelled(message)), now: now, into: &out)
+            }
+            let text =
+                wasSent
+                ? "cancelled \(sequence); it had been sent: if the phone received it, the phone keeps it "
+                    + "(its dedup makes the cancel a no-op there)"
+                : "cancelled \(sequence) before it was sent"
+            cancelEnded(
+                sequence,
+                .output(
+                    text: text, json: AdminOutcome.json(AdminReply.Cancelled(cancelled: sequence, wasSent: wasSent))),
+                into: &out)
+        case .transferCancelRefused(let sequence, let error):
+            cancelEnded(sequence, .refused(error.description), into: &out)
         case .activated:
             translate(engine.handle(.linkActivated), now: now, into: &out)
         case .contextQueued, .contextRefused, .contextAcknowledged, .messageCompleted, .transferFinished,
@@ -266,6 +267,14 @@ package struct WatchNode: Sendable {
                 out.node(live.feed(.runRemoved(runID: runID)))
             }
         }
+    }
+
+    /// Answers the oldest `queue cancel` of `sequence` still waiting for the link.
+    private mutating func cancelEnded(_ sequence: UInt64, _ outcome: AdminOutcome, into out: inout Output) {
+        guard var waiting = cancelling[sequence], !waiting.isEmpty else { return }
+        let request = waiting.removeFirst()
+        cancelling[sequence] = waiting.isEmpty ? nil : waiting
+        reply(request, "queue cancel \(sequence)", outcome, into: &out)
     }
 
     /// A cache file skipped at start-up (`path: reason`) that the watch now writes or removes itself

@@ -63,18 +63,8 @@ extension SimHost {
         case .transfersProcessed(let keys):
             acknowledged.formUnion(keys)
             callLink(.transfersProcessed(keys))
-        case .cancelTransfer(let sequence, let request):
-            let payload = disk.outbox.pending.first { $0.sequence == sequence }?.payload
-            if let error = link.cancellationError(sequence: sequence) {
-                post(
-                    Node.reported(
-                        .transferCancelEnded(
-                            request, sequence: sequence, .failure(ReadFailure(error.description)), payload: payload)))
-                return
-            }
-            let wasSent = link.outstandingTransfers.contains { $0.sequence == sequence && $0.everSent }
+        case .cancelTransfer(let sequence):
             handleLink(.transferCancelRequested(sequence: sequence))
-            post(Node.reported(.transferCancelEnded(request, sequence: sequence, .success(wasSent), payload: payload)))
         case .launch(let payload):
             handleLink(.launchRequested(payload: payload))
         case .setAppForeground(let foreground):

@@ -221,12 +221,15 @@ extension Simulator {
     }
 
     /// `watchctl queue cancel`: one of the watch's queued transfers, cancelled before it is delivered.
+    /// The run is no longer held to its acknowledged edits from the moment the person asks: the link
+    /// answers once it has handled the cancel, which may be after a slow write, or never if watchd
+    /// dies first, while the cancel may have taken effect.
     private func cancelQueuedTransfer() {
-        guard let queued = world.pick(watch.disk.outbox.pending) else { return }
-        guard watchctl(.cancelTransfer(sequence: queued.sequence))?.status == .ok else { return }
+        guard watch.isUp, watch.link != nil, let queued = world.pick(watch.disk.outbox.pending) else { return }
         if case .workoutUpdate(let run, _) = try? DocumentCoder.decode(WatchToPhoneMessage.self, from: queued.payload) {
             checker.transferCancelled(run.id)
         }
+        _ = watchctl(.cancelTransfer(sequence: queued.sequence))
     }
 
     /// A live-flow verb on `run`: mostly advancing, sometimes opening or closing.

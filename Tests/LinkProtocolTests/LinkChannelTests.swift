@@ -336,7 +336,7 @@ struct LinkChannelTests {
         #expect(pair.framesSent[.phone] == [.userInfo(queue: Self.complicationQueue, sequence: 1, payload: [0xC5])])
     }
 
-    @Test("a cancelled transfer is reported to the app as transferCancelled")
+    @Test("a cancel is answered to the app: cancelled with its payload and whether it was sent, or refused")
     func cancelReported() {
         var pair = LinkPair(
             watchRestored: RestoredLinkState(knownPeer: LinkPair.phoneInstance, outboxQueue: LinkPair.watchQueue))
@@ -344,7 +344,11 @@ struct LinkChannelTests {
         pair.start()
         pair.handle(.watch, .transferPersisted(sequence: 1, payload: [1]))
         pair.handle(.watch, .transferCancelRequested(sequence: 1))
-        #expect(pair.notifications(.watch).contains(.transferFailed(sequence: 1, .transferCancelled)))
+        #expect(pair.notifications(.watch).contains(.transferCancelled(sequence: 1, payload: [1], wasSent: false)))
+        pair.handle(.watch, .transferCancelRequested(sequence: 1))
+        #expect(
+            pair.notifications(.watch).contains(
+                .transferCancelRefused(sequence: 1, .unknownTransfer(sequence: 1))))
     }
 
     @Test("phone → watch messages fail at once with notReachable while the watch app is in the background")

@@ -315,12 +315,14 @@ struct NodePair {
                     phoneOutbox.removeAll { $0.sequence == key.sequence }
                 }
             }
-        case .cancelTransfer(let sequence, let request):
+        case .cancelTransfer(let sequence):
             let payload = outbox.first { $0.sequence == sequence }?.payload
             outbox.removeAll { $0.sequence == sequence }
-            let result: Result<Bool, ReadFailure> =
-                payload == nil ? .failure(ReadFailure("no such transfer")) : .success(false)
-            queue.append(.watch(.reported(.transferCancelEnded(request, sequence: sequence, result, payload: payload))))
+            queue.append(
+                .watch(
+                    .link(
+                        payload.map { .transferCancelled(sequence: sequence, payload: $0, wasSent: false) }
+                            ?? .transferCancelRefused(sequence: sequence, .unknownTransfer(sequence: sequence)))))
         case .launch(let payload):
             if linked {
                 launchesDelivered += 1

@@ -33,7 +33,7 @@ struct SimulationTests {
     }
 
     /// Seeds that found a defect with the turn cuts and the write queue modelled (docs/SIMULATION.md).
-    @Test("pinned seeds, with the shells' turns and write queue", arguments: [UInt64(4), 5, 20])
+    @Test("pinned seeds, with the shells' turns and write queue", arguments: [UInt64(4), 5, 20, 1_665])
     func pinnedWithWriteQueue(seed: UInt64) {
         let result = Simulation.run(seed: seed)
         #expect(result.violations.isEmpty, "seed \(seed): \(result.violations)")
