@@ -39,6 +39,9 @@ package final class WatchCacheDirectory: Sendable {
     package init(root: String) throws {
         self.root = root
         for directory in [root, "\(root)/Workouts", "\(root)/Splits"] {
+            if let status = try? FileStatus(of: directory), status.kind != .directory {
+                throw CacheLayoutError(description: "\(directory) is in the way of the cache: it is not a folder")
+            }
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             try AtomicFile.sweepTemporaryFiles(in: directory)
         }
@@ -119,4 +122,9 @@ package final class WatchCacheDirectory: Sendable {
         }
         return found
     }
+}
+
+/// Something other than a folder where the cache keeps one (a file named as `cacheDirectory`).
+package struct CacheLayoutError: Error, CustomStringConvertible {
+    package let description: String
 }

@@ -20,6 +20,26 @@ struct WatchCacheDirectoryTests {
             updatedAt: t0)
     }
 
+    @Test("a file where the cache or one of its folders belongs refuses the start, naming it")
+    func fileInTheWay() throws {
+        let directory = try TemporaryDirectory("cache")
+        let file = directory.appending("cache")
+        try Data("x".utf8).write(to: URL(fileURLWithPath: file))
+        #expect {
+            _ = try WatchCacheDirectory(root: file)
+        } throws: { error in
+            "\(error)" == "\(file) is in the way of the cache: it is not a folder"
+        }
+        let root = directory.appending("root")
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        try Data("x".utf8).write(to: URL(fileURLWithPath: "\(root)/Splits"))
+        #expect {
+            _ = try WatchCacheDirectory(root: root)
+        } throws: { error in
+            "\(error)".hasPrefix("\(root)/Splits is in the way")
+        }
+    }
+
     @Test("documents and the session record round-trip through plain files")
     func roundTrip() throws {
         let directory = try TemporaryDirectory("watch-cache")
