@@ -11,7 +11,12 @@ package struct MessageLedger: Sendable {
     /// (the link fails the messages in flight right after it, before it reports reachability).
     package private(set) var reachable = false
 
-    package init() {}
+    /// Numbers from `life << 32` on: `life` counts the daemon's starts over its state directory, so
+    /// no two messages of one instance share an id across restarts, and the trace's causal ids
+    /// (`msg:<instance>/<id>`) each name one exchange (`trace --run`).
+    package init(life: Int = 0) {
+        lastID = UInt64(max(life, 0)) << 32
+    }
 
     /// The messages sent and not yet ended.
     package var inFlight: Int { purposes.count }

@@ -128,8 +128,9 @@ package struct PhoneNode: Sendable {
 
     package init(
         engine: SyncEngine, live: LiveDriver, complicationsPerDay: Int = 50,
-        complicationBudget: ComplicationBudget = ComplicationBudget()
+        complicationBudget: ComplicationBudget = ComplicationBudget(), life: Int = 0
     ) {
+        messages = MessageLedger(life: life)
         self.engine = engine
         self.live = live
         self.complicationsPerDay = complicationsPerDay

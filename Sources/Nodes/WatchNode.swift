@@ -66,8 +66,10 @@ package struct WatchNode: Sendable {
     }
 
     package init(
-        engine: WatchEngine, live: LiveDriver, clockOffset: Duration = .zero, complication: ComplicationPayload? = nil
+        engine: WatchEngine, live: LiveDriver, clockOffset: Duration = .zero, complication: ComplicationPayload? = nil,
+        life: Int = 0
     ) {
+        messages = MessageLedger(life: life)
         self.engine = engine
         self.live = live
         self.clockOffset = clockOffset

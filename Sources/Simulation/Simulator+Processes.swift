@@ -14,8 +14,10 @@ extension Simulator {
         phone.openDisk()
         var engine = SyncEngine(settings: phone.store.settings, policy: .standard, epoch: phone.store.epoch)
         engine.clock = HybridLogicalClock(origin: .phone, highWater: phone.disk.clock)
+        // Messages numbered per boot, as the daemons number them per start (`MessageLedger`).
         let node = PhoneNode(
-            engine: engine, live: LiveDriver(now: phone.wallNow, persistedVersion: phone.disk.liveVersion))
+            engine: engine, live: LiveDriver(now: phone.wallNow, persistedVersion: phone.disk.liveVersion),
+            life: Int(phone.life + 1))
         phone.boot(node, configuration: LinkConfiguration(role: .phone)) { host in
             host.post(.started(lastContext: host.disk.contextSlot?.payload))
             let files = host.store
@@ -41,7 +43,8 @@ extension Simulator {
             },
             clockHighWater: watch.disk.clock, phoneEpochRecord: files.epoch)
         let node = WatchNode(
-            engine: engine, live: LiveDriver(now: watch.wallNow, persistedVersion: watch.disk.liveVersion))
+            engine: engine, live: LiveDriver(now: watch.wallNow, persistedVersion: watch.disk.liveVersion),
+            life: Int(watch.life + 1))
         watch.boot(node, configuration: LinkConfiguration(role: .watch)) { host in
             host.post(.started(lastContext: host.disk.receivedContext?.payload, skippedCacheFiles: []))
         }

@@ -56,7 +56,7 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             live: LiveDriver(now: .current, persistedVersion: try StateFiles.liveVersion(stateDirectory: state)),
             complicationsPerDay: configuration.complicationTransfersPerDay,
             complicationBudget: try StateFiles.readState(ComplicationBudget.self, "\(state)/complication-budget.json")
-                ?? ComplicationBudget())
+                ?? ComplicationBudget(), life: endpoint.state.starts)
         shell = NodeShell(
             node: node, loop: loop, link: endpoint, logger: logger, clockFile: clockFile, stateDirectory: state,
             notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment))

@@ -48,7 +48,7 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
         let node = WatchNode(
             engine: engine,
             live: LiveDriver(now: .current, persistedVersion: try StateFiles.liveVersion(stateDirectory: state)),
-            clockOffset: configuration.clockOffset, complication: contents.complication)
+            clockOffset: configuration.clockOffset, complication: contents.complication, life: endpoint.state.starts)
         shell = NodeShell(
             node: node, loop: loop, link: endpoint, logger: logger, clockFile: clockFile, stateDirectory: state,
             notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment))

@@ -25,6 +25,33 @@ struct TraceEndToEndTests {
         lines.indices.first { $0 >= start && lines[$0].hasPrefix(prefix) && (text.isEmpty || lines[$0].contains(text)) }
     }
 
+    @Test("trace --run keeps to its run across a watchd restart: message ids are not reused")
+    func runFilterAcrossRestart() async throws {
+        let system = try SyncSystem("trace-run")
+        let (split, first) = try await system.startBothWithRun()
+        // Several messages about the first run, so the second life's numbers meet them.
+        for set in ["1", "2"] { _ = try await system.watch("complete", first, "1", set) }
+        _ = try await system.watch("undo", first, "1", "2")
+        try await system.waitForPhoneRun(first, "has the sets") { $0.doneSets == 1 }
+        _ = try await system.stopWatchd()
+        try await system.startWatchd()
+        try await system.waitUntilLinked()
+        _ = try await system.phone("end", first)
+        let second = try await system.startRun(split)
+        try await system.eventually("the watch has the second run") { try await system.watchRun(second) != nil }
+        _ = try await system.watch("complete", second, "1", "1")
+        try await system.waitForPhoneRun(second, "has the set") { $0.doneSets == 1 }
+
+        for side in ["phone", "watch"] {
+            let lines = try await
+                (side == "phone"
+                ? system.phone("trace", "--run", second, "--json")
+                : system.watch("trace", "--run", second, "--json")).split(separator: "\n")
+            #expect(lines.contains { $0.contains("\"run\":\"\(second)\"") }, "\(side): \(lines)")
+            #expect(!lines.contains { $0.contains("\"run\":\"\(first)\"") }, "\(side) shows the first run: \(lines)")
+        }
+    }
+
     @Test("S5 queued delivery: the failed message, the fallback transfer, its delivery after both restart, its ack")
     func queuedDeliveryAcrossRestarts() async throws {
         let system = try SyncSystem("trace-s5")
