@@ -179,6 +179,9 @@ package enum WatchCommand: AdminCommand {
         case .trace(let query): try query.validate()
         case .data(let data): try data.validate()
         case .file(let file): try file.validate()
+        case .endSession(let failure):
+            // The reason is what the watch shows and logs for the failed session.
+            if let problem = SplitDocument.nameProblem(failure) { throw UsageError("--failure \(problem)") }
         default: break
         }
     }

@@ -148,7 +148,9 @@ extension SyncEngine {
             actions.append(.writeTombstone(stub))
             actions.append(.removeSplitFile(id))
         case .startRun(let splitID, let runID, let endingOthers):
-            guard let split = splits[splitID] else { throw .unknownSplit(splitID) }
+            guard let split = splits[splitID] else {
+                throw tombstones[splitID] != nil ? .deleted(splitID) : .unknownSplit(splitID)
+            }
             guard index[runID] == nil else { throw .alreadyExists(runID) }
             guard tombstones[runID] == nil, pendingDeletes[runID] == nil else { throw .deleted(runID) }
             // Every change is worked out before any is written, so a refusal leaves nothing half done.

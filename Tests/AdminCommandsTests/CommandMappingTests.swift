@@ -159,6 +159,24 @@ struct CommandMappingTests {
         }
     }
 
+    @Test("session end needs a failure reason a person can read: not blank, no control characters")
+    func sessionEndReason() throws {
+        for reason in ["", "  ", "bad\u{1B}[2J"] {
+            guard case .command(let parsed) = WatchCommands.spec.parse(["session", "end", "--failure", reason]) else {
+                Issue.record("did not parse")
+                return
+            }
+            #expect {
+                try WatchCommand(parsed)
+            } throws: { error in
+                (error as? UsageError)?.message.hasPrefix("--failure must not") == true
+            }
+        }
+        guard case .command(let parsed) = WatchCommands.spec.parse(["session", "end", "--failure", "heart rate lost"])
+        else { throw UsageError("no parse") }
+        #expect(try WatchCommand(parsed) == .endSession(failure: "heart rate lost"))
+    }
+
     @Test("a split of more than 100 exercises is refused before anything is sent")
     func tooManyExercises() throws {
         let exercises: [String] = (1...101).flatMap { ["-e", "E\($0):1x1@1"] }

@@ -284,6 +284,12 @@ struct OperationTests {
             try engine.perform(.completeSet(runID: id(5), logIndex: 0, setIndex: 0, reps: 1, weight: 1), now: at(4))
         }
         #expect(engine.splits == before)
+        // A deleted split is named as such when a run is started from it, as when it is edited.
+        _ = try engine.perform(.deleteSplit(id: id(1)), now: at(5))
+        _ = engine.handle(.tombstoneWritten(id(1), now: at(5)))
+        #expect(throws: OperationError.deleted(id(1))) {
+            try engine.perform(.startRun(splitID: id(1), runID: id(6), endingOthers: false), now: at(6))
+        }
         var gathering = SyncEngine(settings: nil)
         #expect(throws: OperationError.stillGathering) { try gathering.perform(.forcePush, now: t0) }
     }
