@@ -159,11 +159,18 @@ package struct CLIRunner: Sendable {
         let response: AdminResponse
         do {
             let json = invocation.json
+            let expected = daemonName
             response = try AdminClient.send(
                 path: socketPath, request: invocation.request, timeout: timeout,
-                onChunk: output.map { write in { chunk in write((json ? chunk.json : chunk.text) ?? "") } })
+                onChunk: output.map { write in
+                    { chunk in if chunk.daemon ?? expected == expected { write((json ? chunk.json : chunk.text) ?? "") }
+                    }
+                })
         } catch {
             return Outcome(exitCode: exitCode(for: error), standardError: "Error: \(explain(error))\n")
+        }
+        if let wrong = wrongDaemon(response, socketPath) {
+            return Outcome(exitCode: Self.exitUnavailable, standardError: "Error: \(wrong)\n")
         }
         switch response.status {
         case .ok:
@@ -211,6 +218,10 @@ package struct CLIRunner: Sendable {
                 StandardStream.error.write("Error: \(explain(error))\n")
                 return exitCode(for: error)
             }
+            if let wrong = wrongDaemon(response, socketPath) {
+                StandardStream.error.write("Error: \(wrong)\n")
+                return Self.exitUnavailable
+            }
             guard response.status == .ok else {
                 StandardStream.error.write("Error: \(response.message ?? "\(daemonName) refused the request")\n")
                 return Self.exitRefused
@@ -246,6 +257,13 @@ package struct CLIRunner: Sendable {
             usageFailure(
                 "no admin socket given: pass --socket PATH or --config FILE, or set \(socketEnvironmentVariable)",
                 usage: invocation.usage))
+    }
+
+    /// Why `response` is not this tool's to print: the other daemon answered (exit 69).
+    private func wrongDaemon(_ response: AdminResponse, _ socketPath: String) -> String? {
+        guard let other = response.daemon, other != daemonName else { return nil }
+        return "\(socketPath) is \(other)'s admin socket, not \(daemonName)'s (check --socket, the config's "
+            + "adminSocket, or \(socketEnvironmentVariable))"
     }
 
     private func exitCode(for error: AdminClientError) -> Int32 {

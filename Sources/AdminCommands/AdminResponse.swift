@@ -32,6 +32,8 @@ package struct AdminResponse: Codable, Sendable, Equatable {
     /// True on every chunk of a chunked reply but the last (always `ok`); nil on a whole reply and on
     /// a chunked reply's last response, which says how it ended.
     package var more: Bool?
+    /// The daemon that answered (`AdminCommand.daemon`); nil from one that did not say.
+    package var daemon: String?
 
     /// A response with every field given.
     package init(status: Status, message: String? = nil, text: String? = nil, json: String? = nil) {

@@ -17,6 +17,10 @@ package protocol AdminCommand: Codable, Sendable, Equatable {
 
     /// The `trace` verb both CLIs have (the enum case), which `trace --follow` sends again each round.
     static func trace(_ query: TraceQuery) -> Self
+
+    /// The daemon that serves these commands (`phoned`, `watchd`): every response names it, so a CLI
+    /// pointed at the other daemon's socket says so instead of printing that daemon's answer.
+    static var daemon: String { get }
 }
 
 /// Why request bytes are not a command (the daemon answers with an `error` response).

@@ -142,6 +142,8 @@ package enum PhoneCommands {
 /// leaf maps to a case). phoned switches over it exhaustively; values are typed here, so the
 /// daemon only checks what needs its state (a run's exercise count, a known ID).
 package enum PhoneCommand: AdminCommand {
+    package static let daemon = "phoned"
+
     case status
     case splits
     /// `json`: only the form the CLI prints is built (a long history is costly to encode twice).

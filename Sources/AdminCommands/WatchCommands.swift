@@ -93,6 +93,8 @@ package enum WatchCommands {
 /// What watchctl asks watchd to do: one case per leaf of `WatchCommands.spec` (a test checks every
 /// leaf maps to a case). watchd switches over it exhaustively.
 package enum WatchCommand: AdminCommand {
+    package static let daemon = "watchd"
+
     case status
     case workouts
     case splits

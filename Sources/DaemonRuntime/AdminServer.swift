@@ -103,6 +103,8 @@ package final class AdminServer<Command: AdminCommand>: @unchecked Sendable {
         func answer(_ response: AdminResponse) {
             guard !answered else { return }
             answered = true
+            var response = response
+            response.daemon = Command.daemon
             let bytes = response.encoded
             // A response is ours and already whole in memory: the write buffer's cap (meant for
             // peers that stop reading) must never truncate it.
@@ -120,6 +122,7 @@ package final class AdminServer<Command: AdminCommand>: @unchecked Sendable {
             guard !answered, !connection.isClosed else { return scheduleSoon { next(false) } }
             var piece = response
             piece.more = true
+            piece.daemon = Command.daemon
             let bytes = piece.encoded
             connection.maximumBufferedWriteBytes = max(
                 connection.maximumBufferedWriteBytes, connection.bufferedWriteBytes + bytes.count)

@@ -57,20 +57,20 @@ struct AdminChunkTests {
         let lines = raw.split(separator: 0x0A).map { String(decoding: $0, as: UTF8.self) }
         #expect(
             lines == [
-                #"{"json":"[0","more":true,"status":"ok","text":"line 0\n"}"#,
-                #"{"json":",1","more":true,"status":"ok","text":"line 1\n"}"#,
-                #"{"json":",2","more":true,"status":"ok","text":"line 2\n"}"#,
-                #"{"json":"]","status":"ok","text":"end"}"#,
+                #"{"daemon":"phoned","json":"[0","more":true,"status":"ok","text":"line 0\n"}"#,
+                #"{"daemon":"phoned","json":",1","more":true,"status":"ok","text":"line 1\n"}"#,
+                #"{"daemon":"phoned","json":",2","more":true,"status":"ok","text":"line 2\n"}"#,
+                #"{"daemon":"phoned","json":"]","status":"ok","text":"end"}"#,
             ])
         #expect(raw.last == 0x0A)
 
         var chunks: [AdminResponse] = []
         let last = try AdminClient.send(path: path, request: AdminWire.encode(StubCommand.status)) { chunks.append($0) }
         #expect(chunks.map(\.text) == ["line 0\n", "line 1\n", "line 2\n"])
-        #expect(last == .ok(text: "end", json: "]"))
+        #expect(last == .ok(text: "end", json: "]").from("phoned"))
 
         let whole = try AdminClient.send(path: path, command: StubCommand.status)
-        #expect(whole == .ok(text: "line 0\nline 1\nline 2\nend", json: "[0,1,2]"))
+        #expect(whole == .ok(text: "line 0\nline 1\nline 2\nend", json: "[0,1,2]").from("phoned"))
         #expect(ended.value == true)
         _ = server
     }

@@ -12,6 +12,9 @@ import Testing
 
 /// A stand-in daemon's command enum: the transport serves any `AdminCommand`.
 enum StubCommand: AdminCommand {
+    /// It stands in for phoned (the CLI runner under test administers "phoned").
+    static let daemon = "phoned"
+
     case status
     case endSession(id: String)
     case tag(documents: [String])
@@ -71,7 +74,7 @@ struct AdminServerTests {
 
         let request = StubCommand.endSession(id: "S-1")
         let response = try AdminClient.send(path: path, command: request)
-        #expect(response == AdminResponse(status: .ok, text: "ended S-1", json: #"{"ended":true}"#))
+        #expect(response == AdminResponse(status: .ok, text: "ended S-1", json: #"{"ended":true}"#).from("phoned"))
         let recorded = seen.withLock { $0 }
         #expect(recorded.count == 1)
         #expect(recorded.first?.0 == request)
@@ -94,7 +97,9 @@ struct AdminServerTests {
         }
         let raw = #"{"tag":{"documents":["a","b"]}}"#
         let reply = try UnixSocketClient.request(path: path, bytes: Array(raw.utf8))
-        #expect(String(decoding: reply, as: UTF8.self) == #"{"message":"no such tag","status":"refused"}"# + "\n")
+        #expect(
+            String(decoding: reply, as: UTF8.self)
+                == #"{"daemon":"phoned","message":"no such tag","status":"refused"}"# + "\n")
         _ = server
     }
 
@@ -111,10 +116,10 @@ struct AdminServerTests {
         }
         let huge = StubCommand.tag(documents: [String(repeating: "x", count: 300_000)])
         let response = try AdminClient.send(path: path, command: huge)
-        #expect(response == .error("the request is larger than 4096 bytes"))
+        #expect(response == .error("the request is larger than 4096 bytes").from("phoned"))
         #expect(handled.withLock { $0 } == 0)
         // The server is still serving afterwards.
-        #expect(try AdminClient.send(path: path, command: StubCommand.status) == .ok())
+        #expect(try AdminClient.send(path: path, command: StubCommand.status) == .ok().from("phoned"))
         _ = server
     }
 
@@ -127,7 +132,8 @@ struct AdminServerTests {
         let server = try await startAdminServer(on: loop, path: path) { _ in .ok() }
         let request = StubCommand.tag(documents: [String(repeating: "z", count: 1024 * 1024)])
         #expect(
-            try AdminClient.send(path: path, command: request) == .error("the request is larger than 1048576 bytes"))
+            try AdminClient.send(path: path, command: request)
+                == .error("the request is larger than 1048576 bytes").from("phoned"))
         _ = server
     }
 
@@ -142,7 +148,7 @@ struct AdminServerTests {
         #expect(notJSON.status == .error)
         #expect(notJSON.message?.hasPrefix("malformed admin request: ") == true)
         let missing = try decodeResponse(UnixSocketClient.request(path: path, bytes: Array(#"{"endSession":{}}"#.utf8)))
-        #expect(missing == .error(#"malformed admin request: missing field "id""#))
+        #expect(missing == .error(#"malformed admin request: missing field "id""#).from("phoned"))
         // The string-path requests of old are not commands any more.
         let legacyRequest = #"{"command":["status"],"arguments":{},"flags":[]}"#
         let legacy = try decodeResponse(UnixSocketClient.request(path: path, bytes: Array(legacyRequest.utf8)))
@@ -251,5 +257,14 @@ struct AdminServerTests {
             return reported == path
         }
         _ = listener
+    }
+}
+
+extension AdminResponse {
+    /// This response as `daemon`'s server sends it: every response names the daemon that answered.
+    func from(_ daemon: String) -> AdminResponse {
+        var stamped = self
+        stamped.daemon = daemon
+        return stamped
     }
 }

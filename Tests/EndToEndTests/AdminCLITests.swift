@@ -105,6 +105,19 @@ struct AdminCLITests {
         #expect(dead.standardOutput.isEmpty)
     }
 
+    @Test("a CLI pointed at the other daemon's socket says so (exit 69) instead of printing its answer")
+    func otherDaemonsSocket() async throws {
+        let system = try SyncSystem("wrongsock")
+        try await system.startBoth()
+        let phone = try await system.run("phonectl", ["--socket", system.watchSocket, "status"])
+        #expect(phone.exitCode == 69, "\(phone)")
+        #expect(phone.standardOutput.isEmpty, "\(phone)")
+        #expect(phone.standardError.contains("is watchd's admin socket, not phoned's"), "\(phone)")
+        let watch = try await system.run("watchctl", ["--socket", system.phoneSocket, "status", "--json"])
+        #expect(watch.exitCode == 69 && watch.standardError.contains("is phoned's admin socket"), "\(watch)")
+        #expect(try await system.phonectl("status").exitCode == 0)
+    }
+
     @Test("watchctl: help, status --json shape, and exit codes 0, 64, 69 and 1")
     func watchctl() async throws {
         let system = try SyncSystem("wctl")
