@@ -73,6 +73,8 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
         // One write queue for the daemon: the link's state writes and the node's, in one order.
         writes = link.writes ?? DispatchQueue(label: "durable-writes")
         link.writes = writes
+        link.log = { line in logger.info(line, component: "link") }
+        link.warn = { line in logger.warning(line, component: "link") }
     }
 
     /// Feeds `event` (after the ones already waiting); on the loop.

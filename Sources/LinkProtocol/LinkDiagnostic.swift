@@ -34,3 +34,26 @@ package enum LinkDiagnostic: Equatable, Sendable, CustomStringConvertible {
         }
     }
 }
+
+/// Why the engine closes a connection: the words the log shows, and whether the peer failed to
+/// prove the pairing key (a wrong key, a forged frame), which the log shows as a warning.
+package struct CloseReason: Equatable, Sendable, CustomStringConvertible, ExpressibleByStringInterpolation {
+    package var description: String
+    package var isAuthenticationFailure: Bool
+
+    package init(_ description: String, authenticationFailure: Bool = false) {
+        self.description = description
+        isAuthenticationFailure = authenticationFailure
+    }
+
+    /// A reason with `code`, which may say authentication failed.
+    package init(_ description: String, code: LinkErrorCode) {
+        self.init(description, authenticationFailure: code == .authenticationFailed)
+    }
+
+    package init(stringLiteral value: String) { self.init(value) }
+
+    package init(stringInterpolation: DefaultStringInterpolation) {
+        self.init(String(stringInterpolation: stringInterpolation))
+    }
+}

@@ -182,7 +182,8 @@ extension LinkEngine {
                 handshaking[connection]?.deadline = now.advanced(by: after)
             case .close(let code, let message):
                 handshaking[connection] = nil
-                actions.append(.close(connection, reason: "handshake failed (\(code)): \(message)"))
+                actions.append(
+                    .close(connection, reason: CloseReason("handshake failed (\(code)): \(message)", code: code)))
                 scheduleRedial(now: now)
             case .authenticated(let peer):
                 guard let pending = handshaking.removeValue(forKey: connection),
@@ -260,14 +261,14 @@ extension LinkEngine {
     /// Sends an error frame naming the decoding problem and closes the connection.
     private func refuse(_ connection: ConnectionID, _ error: FrameError, into actions: inout [Action]) {
         actions.append(.send(connection, .error(code: error.linkErrorCode, reason: "\(error)")))
-        actions.append(.close(connection, reason: "\(error)"))
+        actions.append(.close(connection, reason: CloseReason("\(error)", code: error.linkErrorCode)))
     }
 
     /// A peer frame that is not allowed here: error frame, close, link lost.
     mutating func violation(_ message: String, now: LinkInstant, into actions: inout [Action]) {
         guard let current = link else { return }
         actions.append(.send(current.connection, .error(code: .protocolViolation, reason: message)))
-        actions.append(.close(current.connection, reason: message))
+        actions.append(.close(current.connection, reason: CloseReason(message)))
         linkLost(reason: "protocol violation: \(message)", now: now, into: &actions)
     }
 
@@ -285,7 +286,7 @@ extension LinkEngine {
             }
         case .error(let code, let reason):
             guard let current = link else { return }
-            actions.append(.close(current.connection, reason: "peer error \(code): \(reason)"))
+            actions.append(.close(current.connection, reason: CloseReason("peer error \(code): \(reason)", code: code)))
             linkLost(reason: "peer sent error \(code): \(reason)", now: now, into: &actions)
         case .appState(let state) where role == .phone:
             let foreground = state == .foreground

@@ -79,7 +79,7 @@ package struct LinkEngine: Sendable {
         /// value (it counts them), chunks read for `sendFileChunk` included.
         case seal(ConnectionID, FrameSeal)
         /// Close the connection after flushing what was sent to it (an error frame, say).
-        case close(ConnectionID, reason: String)
+        case close(ConnectionID, reason: CloseReason)
         case dial
         case scheduleWakeUp(at: LinkInstant)
         case persistPeer(InstanceID)

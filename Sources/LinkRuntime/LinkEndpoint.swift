@@ -80,8 +80,10 @@ package final class LinkEndpoint: @unchecked Sendable {
     /// The event journal (docs/TRACE.md): every frame that carries an id, every receipt, link changes.
     /// Nil writes none (tests of the endpoint alone).
     package var journal: EventJournal?
-    /// One line per decision worth seeing (handshake failures, link up/down, dropped launches).
+    /// One line per decision worth seeing (handshake failures, link up/down, dropped launches);
+    /// `warn` for a peer that failed to prove the pairing key.
     package var log: (String) -> Void = { _ in }
+    package var warn: (String) -> Void = { _ in }
     /// Called when a durable write fails: after a failed fsync nothing is known about the file, so
     /// the daemon must stop and recover from disk (default: print and exit 75).
     package var onFatal: (String) -> Void = { message in
@@ -307,7 +309,7 @@ package final class LinkEndpoint: @unchecked Sendable {
         case .seal(let connection, let seal):
             seals[connection.rawValue] = seal
         case .close(let connection, let reason):
-            log("closing connection \(connection): \(reason)")
+            (reason.isAuthenticationFailure ? warn : log)("closing connection \(connection): \(reason)")
             connections[connection.rawValue]?.closeAfterFlush()
         case .dial:
             dial()

@@ -109,7 +109,6 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         shell.post(.gatherFinished(report.description, skipped: report.skipped.map(PhoneNode.SkippedFile.init)))
         // Written on a thread of its own: a start is not made slower by recording the next one.
         indexWriter = RunIndexFile.writeInBackground(writeIndex, loop: loop, post: shell.post)
-        link.log = { [logger = shell.logger] line in logger.info(line, component: "link") }
         link.onNotification = { [unowned self] in shell.post(.link($0)) }
         shell.listenPort = Int(try link.start() ?? 0)
         shell.post(.linkStarted(activated: link.status().activated))

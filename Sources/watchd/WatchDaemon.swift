@@ -69,7 +69,6 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
         for note in link.state.recoveryNotes { shell.logger.warning(note, component: "link") }
         shell.post(
             .started(lastContext: try link.state.readReceivedContext()?.payload, skippedCacheFiles: skippedCacheFiles))
-        link.log = { [logger = shell.logger] line in logger.info(line, component: "link") }
         link.onNotification = { [unowned self] in shell.post(.link($0)) }
         try link.start()
         admin = try AdminServer(loop: loop, path: configuration.adminSocket) { [unowned self] command, respond in

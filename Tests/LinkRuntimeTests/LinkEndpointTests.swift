@@ -153,13 +153,22 @@ struct LinkEndpointTests {
         #expect(await watch.send([9], wantsReply: false) == .delivered)
     }
 
-    @Test("a refused connection and a failed handshake are each logged once, with the connection and the reason")
+    @Test(
+        "a refused connection and a failed handshake are each logged once, with the connection and the reason; a wrong key as a warning"
+    )
     func refusalsLoggedOnce() async throws {
         let directory = try TemporaryDirectory("link-log")
         let lines = Recorder<String>()
+        let warnings = Recorder<String>()
         let phone = try await TestEndpoint(
             role: .phone, state: directory.appending("phone"), key: key, address: .listen(host: "127.0.0.1", port: 0),
-            prepare: { endpoint in endpoint.log = { lines.record($0) } })
+            prepare: { endpoint in
+                endpoint.log = { lines.record($0) }
+                endpoint.warn = { line in
+                    lines.record(line)
+                    warnings.record(line)
+                }
+            })
         defer { phone.shutdown() }
         let garbage = try RawLinkClient(port: phone.port!)
         garbage.send([0x7F, 0xFF, 0xFF, 0xFF, 0x10])
@@ -177,6 +186,10 @@ struct LinkEndpointTests {
         let connection = try #require(first.split(separator: " ").first { $0.hasPrefix("#") }).trimmingCharacters(
             in: CharacterSet(charactersIn: ":"))
         #expect(logged.filter { $0.contains("handshake") && $0.contains("\(connection):") }.count == 1, "\(logged)")
+        // The wrong key is the operator's to see (level=warning); the garbage is not.
+        let warned = warnings.values
+        #expect(warned.contains { $0.contains("\(connection):") && $0.contains("authenticationFailed") }, "\(warned)")
+        #expect(!warned.contains { $0.contains("over the maximum") }, "\(warned)")
     }
 
     @Test("a silent connection is closed at the handshake deadline (slowloris)")
