@@ -1,3 +1,4 @@
+import Foundation
 import POSIX
 
 /// One daemon per state directory: `<state>/lock`, held with `flock` for the life of the process,
@@ -11,7 +12,7 @@ package enum StateDirectoryLock {
     /// Takes the lock on `directory` (created if missing) for `daemon`, or throws naming the holder.
     /// Called once, on the main thread, before anything in the directory is read or written.
     package static func acquire(_ directory: String, daemon: String) throws {
-        try createDirectories(directory)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let path = "\(directory)/lock"
         let file = try FileDescriptor(opening: path, [.readWrite, .create], mode: 0o600)
         guard try file.tryLockExclusively() else {
@@ -24,15 +25,6 @@ package enum StateDirectoryLock {
         try file.truncate(to: 0)
         try file.write(Array("\(CurrentProcess.id)\n".utf8), at: 0)
         held.append(file)
-    }
-
-    /// `mkdir -p`.
-    private static func createDirectories(_ path: String) throws {
-        var prefix = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/") {
-            prefix += "/\(component)"
-            try FileSystem.createDirectory(prefix)
-        }
     }
 }
 

@@ -148,12 +148,19 @@ struct CommandMappingTests {
             (["split", "create", "--name", "Legs", "-e", "Squat:3x5@1:bar\u{7F}"], "equipment must not hold control"),
         ])
     func phoneInvalidValues(words: [String], message: String) throws {
-        guard case .command(let parsed) = PhoneCommands.spec.parse(words) else {
+        Self.expectRefused(PhoneCommand.self, PhoneCommands.spec, words, message)
+    }
+
+    /// `words` parse, and `Command` refuses them with a usage error containing `message`.
+    static func expectRefused<Command: AdminCommand>(
+        _: Command.Type, _ spec: CommandSpec, _ words: [String], _ message: String
+    ) {
+        guard case .command(let parsed) = spec.parse(words) else {
             Issue.record("\(words) did not parse")
             return
         }
         #expect {
-            try PhoneCommand(parsed)
+            try Command(parsed)
         } throws: { error in
             (error as? UsageError)?.message.contains(message) == true
         }
@@ -162,15 +169,8 @@ struct CommandMappingTests {
     @Test("session end needs a failure reason a person can read: not blank, no control characters")
     func sessionEndReason() throws {
         for reason in ["", "  ", "bad\u{1B}[2J"] {
-            guard case .command(let parsed) = WatchCommands.spec.parse(["session", "end", "--failure", reason]) else {
-                Issue.record("did not parse")
-                return
-            }
-            #expect {
-                try WatchCommand(parsed)
-            } throws: { error in
-                (error as? UsageError)?.message.hasPrefix("--failure must not") == true
-            }
+            Self.expectRefused(
+                WatchCommand.self, WatchCommands.spec, ["session", "end", "--failure", reason], "--failure must not")
         }
         guard case .command(let parsed) = WatchCommands.spec.parse(["session", "end", "--failure", "heart rate lost"])
         else { throw UsageError("no parse") }
@@ -178,18 +178,11 @@ struct CommandMappingTests {
     }
 
     @Test("a split of more than 100 exercises is refused before anything is sent")
-    func tooManyExercises() throws {
+    func tooManyExercises() {
         let exercises: [String] = (1...101).flatMap { ["-e", "E\($0):1x1@1"] }
-        guard case .command(let parsed) = PhoneCommands.spec.parse(["split", "create", "--name", "Legs"] + exercises)
-        else {
-            Issue.record("did not parse")
-            return
-        }
-        #expect {
-            try PhoneCommand(parsed)
-        } throws: { error in
-            (error as? UsageError)?.message.contains("101 exercises is over 100") == true
-        }
+        Self.expectRefused(
+            PhoneCommand.self, PhoneCommands.spec, ["split", "create", "--name", "Legs"] + exercises,
+            "101 exercises is over 100")
     }
 
     @Test("trace bounds are typed as ages or UTC times, and the run as a UUID")

@@ -12,14 +12,19 @@ struct StatusJSONTests {
         return try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
     }
 
+    /// Each of `keys` is in the status and null.
+    static func expectNull(_ keys: [String], in status: [String: Any]) {
+        for key in keys {
+            #expect(status.keys.contains(key), "\(key) missing: \(status.keys.sorted())")
+            #expect(status[key] is NSNull, "\(key): \(String(describing: status[key]))")
+        }
+    }
+
     @Test("phoned: pushError, the edit locks and the heartbeat are null before they have a value")
     func phone() throws {
         var pair = NodePair()
         let status = try Self.object(pair.phonectl(.status))
-        for key in ["pushError", "editingWorkoutID", "editingSplitID", "watchInstance", "lastPushAt"] {
-            #expect(status.keys.contains(key), "\(key) missing: \(status.keys.sorted())")
-            #expect(status[key] is NSNull, "\(key): \(String(describing: status[key]))")
-        }
+        Self.expectNull(["pushError", "editingWorkoutID", "editingSplitID", "watchInstance", "lastPushAt"], in: status)
         #expect(status["splits"] as? Int == 0)
     }
 
@@ -27,10 +32,9 @@ struct StatusJSONTests {
     func watch() throws {
         var pair = NodePair()
         let status = try Self.object(pair.watchctl(.status))
-        for key in ["editingWorkoutID", "editingSplitID", "lastSkippedContext", "complication", "complicationSentAt"] {
-            #expect(status.keys.contains(key), "\(key) missing: \(status.keys.sorted())")
-            #expect(status[key] is NSNull, "\(key): \(String(describing: status[key]))")
-        }
+        Self.expectNull(
+            ["editingWorkoutID", "editingSplitID", "lastSkippedContext", "complication", "complicationSentAt"],
+            in: status)
         #expect(status["workouts"] as? Int == 0)
     }
 
