@@ -76,3 +76,18 @@ package struct OutstandingTransfer: Equatable, Sendable, Codable {
         self.isCurrentComplicationInfo = isCurrentComplicationInfo
     }
 }
+
+extension LinkEngine {
+    /// The snapshot `status` shows.
+    package var status: LinkStatus {
+        LinkStatus(
+            role: configuration.role, instance: instance, activated: isActivated, reachable: isReachable,
+            linked: isLinked, peer: peerInstance, watchAppForeground: watchAppForeground,
+            contextGenerationSent: contextSlot?.generation,
+            contextGenerationAcknowledged: contextSlot?.acknowledgedGeneration,
+            contextGenerationReceived: receivedContext?.generation, contextSender: receivedContext?.sender,
+            outboxDepth: outstandingTransfers.count, handshakingConnections: handshakingConnectionCount,
+            watchState: currentWatchState, hasContentPending: hasContentPending,
+            heartbeatRoundTrips: heartbeatRoundTrips)
+    }
+}
