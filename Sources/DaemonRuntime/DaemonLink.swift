@@ -15,8 +15,6 @@ extension LinkEndpoint {
         let endpoint = try LinkEndpoint(
             configuration: configuration, state: state, pairingKey: try PairingKeyFile.load(pairingKeyFile),
             address: address, loop: loop, seed: UInt64(truncatingIfNeeded: CurrentProcess.id))
-        // A burst of frames is handled a few milliseconds at a time: status and heartbeats go between.
-        endpoint.turnBudget = .milliseconds(3)
         // Kept with the file turned off (0): it still counts events for `metrics`.
         endpoint.journal = EventJournal(
             stateDirectory: stateDirectory, role: configuration.role, instance: state.instance,

@@ -9,18 +9,19 @@ import Synchronization
 import Trace
 import WorkoutModel
 
-/// The shell both daemons share: owns the node on the event loop, feeds it one event at a time in
-/// the order they came (an event an action produces, or a link notification that arrives while
-/// actions run, waits its turn: nothing re-enters the node), stamps each with the wall clock,
-/// reads what the node asks for, and carries out the shared actions — the link's verbs, logs, the
-/// journal, admin replies, timers, the clock and live-version files, systemd, exit. The daemon adds
-/// its own store: `read`, `storeWrite` and `performStore`. Durable writes go to the link's write
-/// queue (`LinkEndpoint.writes`), never waited for on the loop; an action after a write waits until
-/// it has landed, except a query's reply (docs/PROTOCOL.md, "The order of writes"). A failed
-/// durable action stops everything after it and is reported to the node, which exits.
+/// The shell both daemons share: owns the node — with its link engine inside (`LinkedNode`) — on the
+/// event loop, feeds it one event at a time in the order they came (an event an action produces, or
+/// bytes that arrive while actions run, waits its turn: nothing re-enters the node), stamps each with
+/// the clocks, reads what the node asks for, and carries out the actions: the link's through the
+/// endpoint (frames, dials, timers, the outboxes), logs, the journal, admin replies, timers, the
+/// clock and live-version files, systemd, exit. The daemon adds its own store: `storeWrite` and
+/// `performStore`. Durable writes (the store's and the link's state) go to one write queue, never
+/// waited for on the loop; an action after a write waits until it has landed, except a query's reply
+/// and a heartbeat (docs/PROTOCOL.md, "The order of writes"). A failed durable action stops
+/// everything after it and is reported to the node, which exits.
 package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     // @unchecked: after `init`, every member is used only on `loop`'s thread.
-    package private(set) var node: Node
+    package private(set) var node: LinkedNode<Node>
     package let loop: EventLoop
     package let link: LinkEndpoint
     package let logger: Logger
@@ -31,18 +32,31 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     var timers: [NodeTimer: TimerID] = [:]
     var responders: [AdminRequestID: AdminResponder] = [:]
     private var lastRequest: UInt64 = 0
-    private var queue: [Node.Event] = []
+    private var queue: [LinkedNode<Node>.Event] = []
     private var draining = false
+    /// The node left steps waiting for reads: `.resume` is its next event.
+    private var resumeNext = false
+    /// The node's end of turn waits for the writes in flight to land.
+    private var turnEndWaiting = false
+    /// The link's events that wait for the writes in flight (`LinkEventHold`), and since when the
+    /// write queue has been busy.
+    private var hold = LinkEventHold()
+    private var busySince = ContinuousClock.now
+    /// The link's events ready for the node, `linkBacklog[linkHead...]`, fed after the other events.
+    private var linkBacklog: [LinkEngine.Event] = []
+    private var linkHead = 0
+    /// A later turn will go on with the backlog.
+    private var continuing = false
     var watchdogTimer: TimerID?
     /// A failed durable action, fed to the node before any other waiting event.
     private var failure: Node.Event?
-    /// Where every durable write runs, off the loop, in order (shared with `link`).
-    let writes: DispatchQueue
+    /// Where every durable write runs, off the loop, in order.
+    let writes = DispatchQueue(label: "durable-writes")
     /// Durable writes sent to `writes`, and landed, so far (numbered in the order sent).
     private var writesSent: UInt64 = 0
     private var writesLanded: UInt64 = 0
     /// Actions waiting for the writes sent before them to land, in order.
-    private var waiting: [(after: UInt64, action: Node.Action)] = []
+    private var waiting: [(after: UInt64, action: LinkedNode<Node>.Action)] = []
     /// Set at the first failed write: the writes queued after it never begin.
     private let writeFailed = Atomic<Bool>(false)
 
@@ -50,7 +64,7 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     /// `action` is not one); `performStore` gets the rest.
     package var storeWrite: (Node.Action) -> (@Sendable () throws -> Void)? = { _ in nil }
 
-    /// Reads the documents or listings the node asked for (the daemon's store).
+    /// Reads the documents the node asked for (the daemon's store).
     package var read: (NeedsReads) -> Reads = { _ in Reads() }
     /// Carries out one of the node's own actions (its store's writes); throws when a durable one failed.
     package var performStore: @Sendable (Node.Action) throws -> Void = { _ in }
@@ -63,42 +77,94 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
         node: Node, loop: EventLoop, link: LinkEndpoint, logger: Logger, clockFile: ClockFile, stateDirectory: String,
         notifier: SystemdNotifier
     ) {
-        self.node = node
+        self.node = LinkedNode(node, link: link.engine)
         self.loop = loop
         self.link = link
         self.logger = logger
         self.clockFile = clockFile
         self.stateDirectory = stateDirectory
         self.notifier = notifier
-        // One write queue for the daemon: the link's state writes and the node's, in one order.
-        writes = link.writes ?? DispatchQueue(label: "durable-writes")
-        link.writes = writes
+        link.drive(
+            LinkDriver(
+                event: { [unowned self] in linkArrived($0) },
+                appendRefused: { [unowned self] in
+                    postAfterHeld(.appendRefused(sequence: $0, complication: $1, reason: $2))
+                },
+                fileNotQueued: { [unowned self] in postAfterHeld(.fileNotQueued(sequence: $0, reason: $1)) }))
         link.log = { line in logger.info(line, component: "link") }
         link.warn = { line in logger.warning(line, component: "link") }
     }
 
     /// Feeds `event` (after the ones already waiting); on the loop.
     package func post(_ event: Node.Event) {
+        post(.inner(event))
+    }
+
+    private func post(_ event: LinkedNode<Node>.Event) {
         loop.preconditionInLoop()
         queue.append(event)
         drain()
     }
 
-    /// Feeds the waiting events (a failure first) unless that is already under way.
+    /// A link event: fed now, or held while writes are in flight (`LinkEventHold`).
+    private func linkArrived(_ event: LinkEngine.Event) {
+        let idle = writesLanded == writesSent || writeFailed.load(ordering: .acquiring)
+        linkBacklog += hold.arrived(event, writesBusyFor: idle ? nil : ContinuousClock.now - busySince)
+        pauseReadingIfBehind()
+        if !continuing { drain() }
+    }
+
+    /// An outbox's outcome, after the link events held before it.
+    private func postAfterHeld(_ event: LinkedNode<Node>.Event) {
+        linkBacklog += hold.release()
+        // In the backlog's order: after every link event before it.
+        let (backlog, head) = (linkBacklog, linkHead)
+        queue += backlog[head...].map { .link($0) }
+        linkBacklog = []
+        linkHead = 0
+        post(event)
+    }
+
+    private func pauseReadingIfBehind() {
+        link.setReadingPaused(
+            waiting.count > Self.maximumWaiting || hold.isFull || linkBacklog.count - linkHead > Self.maximumBacklog)
+    }
+
+    /// How many link events may wait in the backlog before the link stops reading.
+    static var maximumBacklog: Int { 64 }
+
+    /// Feeds the waiting events unless that is already under way: a failure first, then a `.resume`,
+    /// the other events in order, and the link's events after them, `turnBudget` at a time (the rest
+    /// in a later turn, so a drain of thousands of transfers leaves room for admin requests and other
+    /// connections); then, once all is handled and every write has landed, a waiting end of turn.
     private func drain() {
         guard !draining else { return }
         draining = true
         defer { draining = false }
+        let start = ContinuousClock.now
         var next = 0
         while true {
-            let event: Node.Event
+            let event: LinkedNode<Node>.Event
             if let failed = failure {
                 // A failure is the node's next event, before anything that waited.
                 failure = nil
-                event = failed
+                event = .inner(failed)
+            } else if resumeNext {
+                resumeNext = false
+                event = .resume
             } else if next < queue.count {
                 event = queue[next]
                 next += 1
+            } else if linkHead < linkBacklog.count {
+                guard ContinuousClock.now - start < Self.turnBudget else {
+                    continueNextTurn()
+                    break
+                }
+                event = .link(linkBacklog[linkHead])
+                linkHead += 1
+            } else if turnEndWaiting, writesLanded == writesSent, hold.isEmpty {
+                turnEndWaiting = false
+                event = .inner(Node.reported(.turnEnded))
             } else {
                 break
             }
@@ -108,7 +174,22 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
                 next = 0
             }
         }
-        queue.removeAll(keepingCapacity: true)
+        queue.removeFirst(next)
+        linkBacklog.removeFirst(linkHead)
+        linkHead = 0
+        pauseReadingIfBehind()
+    }
+
+    /// How long one loop turn may spend on the link's events before the rest waits for a later turn.
+    static var turnBudget: Duration { .milliseconds(3) }
+
+    private func continueNextTurn() {
+        guard !continuing else { return }
+        continuing = true
+        loop.execute { [unowned self] in
+            continuing = false
+            drain()
+        }
     }
 
     /// Serves one admin request: numbers it and hands the node the event `make` builds with the
@@ -119,13 +200,13 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
         lastRequest += 1
         let request = AdminRequestID(lastRequest)
         responders[request] = respond
-        post(make(request, facts))
+        post(.inner(make(request, facts)))
     }
 
     /// What the shell knows that a status reply shows.
     package var facts: ShellFacts {
         ShellFacts(
-            link: link.status(), uptimeSeconds: Int((ContinuousClock.now - startedAt).components.seconds),
+            link: node.link.status, uptimeSeconds: Int((ContinuousClock.now - startedAt).components.seconds),
             journalCounts: link.journal?.counts ?? [:], listenPort: listenPort, starts: link.state.starts,
             fsyncLatency: LatencyRecorder.fsync.snapshot)
     }
@@ -136,37 +217,41 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
         notifier.keepWatchdogFed(on: loop) { [unowned self] timer in watchdogTimer = timer }
     }
 
-    private func run(_ event: Node.Event) {
+    private func run(_ event: LinkedNode<Node>.Event) {
         var reads = Reads()
-        var actions: [Node.Action] = []
+        var actions: [LinkedNode<Node>.Action] = []
         while true {
             do throws(NeedsReads) {
-                actions = try node.handle(event, now: .current, reads: reads)
+                actions = try node.handle(event, now: .current, linkNow: link.now, reads: reads)
                 break
             } catch {
                 // What the node reads must include every write sent before.
                 writes.sync {}
                 let more = read(error)
                 reads.documents.merge(more.documents) { _, new in new }
-                if let listing = more.outstandingTransfers { reads.outstandingTransfers = listing }
-                if error.outstandingFiles { reads.outstandingFiles = link.outstandingFileTransfers() }
+                if error.outstandingTransfers {
+                    reads.outstandingTransfers = link.outstandingTransfers(engine: node.link)
+                }
+                if error.outstandingFiles { reads.outstandingFiles = node.link.outstandingFiles }
                 reads.samples.merge(more.samples) { _, new in new }
                 for id in error.samples.keys where reads.samples[id] == nil { reads.samples[id] = .some(nil) }
                 // Whatever the store did not answer is unreadable: the node must not ask forever.
                 for id in error.documents.keys where reads.documents[id] == nil {
                     reads.documents[id] = .failure(ReadFailure("not readable"))
                 }
-                if error.outstandingTransfers, reads.outstandingTransfers == nil { reads.outstandingTransfers = [] }
             }
         }
+        let query = if case .inner(let inner) = event { Node.isQuery(inner) } else { false }
         for action in actions {
             if let write = durableWrite(action) {
                 send(write)
+            } else if case .resume = action {
+                resumeNext = true
             } else if writeFailed.load(ordering: .acquiring) {
                 // After a failed write only the way out is left (the writes are skipped): at once.
                 carryOut(action)
-            } else if Node.isQuery(event) && Node.nodeAction(action)?.answersWithoutWaiting == true
-                || waiting.isEmpty && writesLanded == writesSent
+            } else if query && action.answersWithoutWaiting || waiting.isEmpty && writesLanded == writesSent
+                || passesWrites(action)
             {
                 // A query's reply may show what is not on disk yet: it acknowledges no edit.
                 guard carryOut(action) else { return }
@@ -174,16 +259,40 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
                 waiting.append((after: writesSent, action))
             }
         }
+        pauseReadingIfBehind()
+    }
+
+    /// How many actions may wait for writes before the link stops reading (TCP slows the peer).
+    static var maximumWaiting: Int { 4096 }
+
+    /// Heartbeats promise nothing about what is on disk: a ping answered, one sent, the next wake-up
+    /// go out at once, unless a seal waits (a frame sent unsealed on a sealed link closes it). The
+    /// engine's latest wake-up supersedes any waiting.
+    private func passesWrites(_ action: LinkedNode<Node>.Action) -> Bool {
+        guard action.passesWrites(waiting: waiting.lazy.map(\.action)) else { return false }
+        if action.isWakeUp { waiting.removeAll { $0.action.isWakeUp } }
+        return true
     }
 
     /// Carries out one action on the loop; false (and the failure fed next) when it failed.
     @discardableResult
-    private func carryOut(_ action: Node.Action) -> Bool {
+    private func carryOut(_ action: LinkedNode<Node>.Action) -> Bool {
         do {
-            if let shared = Node.nodeAction(action) {
-                try perform(shared)
-            } else {
-                try performStore(action)
+            switch action {
+            case .inner(let action):
+                if let shared = Node.nodeAction(action) {
+                    try perform(shared)
+                } else {
+                    try performStore(action)
+                }
+            case .link(let action, let run):
+                link.carryOut(driven: action, run: run)
+            case .messageAttempt(let id, let run):
+                link.journalAttempt(id, run: run)
+            case .appendsRenumbered(let complication):
+                link.appendsRenumbered(complication: complication)
+            case .resume:
+                resumeNext = true
             }
             return true
         } catch {
@@ -201,6 +310,20 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     }
 
     /// The durable write `action` stands for, to run on the write queue; nil for any other action.
+    private func durableWrite(_ action: LinkedNode<Node>.Action) -> (@Sendable () throws -> Void)? {
+        switch action {
+        case .inner(let action):
+            return durableWrite(action)
+        case .link(let action, _):
+            guard let (what, write) = link.stateWrite(action) else { return nil }
+            return {
+                do { try write() } catch { throw StateWriteFailure(description: "\(what) failed: \(error)") }
+            }
+        case .messageAttempt, .appendsRenumbered, .resume:
+            return nil
+        }
+    }
+
     private func durableWrite(_ action: Node.Action) -> (@Sendable () throws -> Void)? {
         guard let shared = Node.nodeAction(action) else { return storeWrite(action) }
         guard shared.isDurableWrite else { return nil }
@@ -229,6 +352,7 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
 
     /// Runs `write` after the writes sent before it; the actions waiting for it follow once it lands.
     private func send(_ write: @escaping @Sendable () throws -> Void) {
+        if writesLanded == writesSent { busySince = ContinuousClock.now }
         writesSent += 1
         let number = writesSent
         writes.async { [self] in
@@ -253,10 +377,24 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
             guard carryOut(first.action) else { break }
         }
         draining = false
+        // The held link events are handled before a waiting end of turn (`drain`): its batch takes them in.
+        if writesLanded == writesSent { linkBacklog += hold.release() }
+        pauseReadingIfBehind()
         drain()
     }
 
     func report(_ report: ShellReport) {
         post(Node.reported(report))
     }
+
+    /// Reports the end of turn once every event in hand is handled and the writes have landed (`drain`).
+    func endTurnWhenCaughtUp() {
+        turnEndWaiting = true
+        drain()
+    }
+}
+
+/// A link state write that failed, named.
+private struct StateWriteFailure: Error, CustomStringConvertible {
+    var description: String
 }

@@ -33,9 +33,9 @@ extension LinkEndpoint {
         case .message(let id, _, _), .messageData(let id, _, _):
             journal.record(.messageSend, cause: messageCause(sender: state.instance, id), run: messageRuns[id])
         case .messageReply(let id, _), .messageDelivered(let id):
-            journal.record(.messageReplySend, cause: messageCause(sender: engine.peerInstance, id))
+            journal.record(.messageReplySend, cause: messageCause(sender: journalPeer, id))
         case .messageFailed(let id, let code, _):
-            journal.record(.messageReplySend, cause: messageCause(sender: engine.peerInstance, id), detail: "\(code)")
+            journal.record(.messageReplySend, cause: messageCause(sender: journalPeer, id), detail: "\(code)")
         case .userInfo(let queue, let sequence, _):
             journal.record(
                 .transferSend, cause: TraceEvent.transferCause(queue: queue.description, sequence: sequence))
@@ -63,7 +63,7 @@ extension LinkEndpoint {
                 .contextAckReceive,
                 cause: TraceEvent.contextCause(sender: state.instance.description, generation: generation))
         case .messageReceived(let id, _, _), .messageDataReceived(let id, _, _):
-            journal.record(.messageReceive, cause: messageCause(sender: engine.peerInstance, id))
+            journal.record(.messageReceive, cause: messageCause(sender: journalPeer, id))
         case .messageCompleted(let id, let outcome):
             let run = messageRuns.removeValue(forKey: id)
             let cause = messageCause(sender: state.instance, id)

@@ -132,6 +132,57 @@ extension LinkEndpoint {
     /// number again, and those appends, and the ones waiting, are numbered anew and go in the next
     /// commit, their producers none the wiser.
     private func commitWaitingAppends() {
+        startCommit { [self] batch, results in
+            // Every waiter of the batch is taken out first: numbers are about to be issued again.
+            let waiters = batch.map { transferWaiters.removeValue(forKey: $0.key) }
+            var answers: [(Waiter?, Result<UInt64, any Error>)] = []
+            var refused: [Bool: UInt64] = [:]
+            var again: [(WaitingAppend, Waiter?)] = []
+            for (index, (append, result)) in zip(batch, results).enumerated() {
+                switch result {
+                case .success:
+                    journalQueued(append)
+                    handle(
+                        append.complication
+                            ? .complicationPersisted(sequence: append.sequence, payload: append.payload)
+                            : .transferPersisted(sequence: append.sequence, payload: append.payload))
+                    answers.append((waiters[index], .success(append.sequence)))
+                case .failure where refused[append.complication] != nil:
+                    again.append((append, waiters[index]))
+                case .failure(let error):
+                    refused[append.complication] = append.sequence
+                    answers.append((waiters[index], .failure(error)))
+                }
+            }
+            for (complication, sequence) in refused {
+                handleAtOnce(.transfersNotPersisted(from: sequence, complication: complication))
+                for append in appendsWaiting where append.complication == complication {
+                    again.append((append, transferWaiters.removeValue(forKey: append.key)))
+                }
+                appendsWaiting.removeAll { $0.complication == complication }
+            }
+            // Numbered anew in their order, before any producer hears back (and asks again).
+            for (append, waiter) in again {
+                if let key = number(append) {
+                    transferWaiters[key] = waiter
+                } else {
+                    answers.append(
+                        (waiter, .failure(LinkError.deliveryFailed(reason: "no outbox for this transfer"))))
+                }
+            }
+            // The commit counts as in flight until every producer has heard back: what they ask
+            // for next goes in one commit, not the first alone and the rest in the one after.
+            for (waiter, answer) in answers { waiter?(answer) }
+            appendInFlight = false
+            commitWaitingAppends()
+        }
+    }
+
+    /// Starts a group commit of the waiting appends, unless one is in flight: `landed` gets the batch
+    /// and its outcomes, in order, on the loop, and ends the commit (`appendInFlight = false`).
+    func startCommit(
+        _ landed: @escaping @Sendable (_ batch: [WaitingAppend], _ results: [Result<Void, any Error>]) -> Void
+    ) {
         guard !appendInFlight, !appendsWaiting.isEmpty else { return }
         appendInFlight = true
         groupCommits += 1
@@ -140,54 +191,11 @@ extension LinkEndpoint {
         let (outbox, complicationOutbox) = (state.outbox, state.complicationOutbox)
         outboxQueue.async { [loop] in
             let results = Self.append(batch, outbox: outbox, complicationOutbox: complicationOutbox)
-            loop.execute { [self] in
-                // Every waiter of the batch is taken out first: numbers are about to be issued again.
-                let waiters = batch.map { transferWaiters.removeValue(forKey: $0.key) }
-                var answers: [(Waiter?, Result<UInt64, any Error>)] = []
-                var refused: [Bool: UInt64] = [:]
-                var again: [(WaitingAppend, Waiter?)] = []
-                for (index, (append, result)) in zip(batch, results).enumerated() {
-                    switch result {
-                    case .success:
-                        journalQueued(append)
-                        handle(
-                            append.complication
-                                ? .complicationPersisted(sequence: append.sequence, payload: append.payload)
-                                : .transferPersisted(sequence: append.sequence, payload: append.payload))
-                        answers.append((waiters[index], .success(append.sequence)))
-                    case .failure where refused[append.complication] != nil:
-                        again.append((append, waiters[index]))
-                    case .failure(let error):
-                        refused[append.complication] = append.sequence
-                        answers.append((waiters[index], .failure(error)))
-                    }
-                }
-                for (complication, sequence) in refused {
-                    handleAtOnce(.transfersNotPersisted(from: sequence, complication: complication))
-                    for append in appendsWaiting where append.complication == complication {
-                        again.append((append, transferWaiters.removeValue(forKey: append.key)))
-                    }
-                    appendsWaiting.removeAll { $0.complication == complication }
-                }
-                // Numbered anew in their order, before any producer hears back (and asks again).
-                for (append, waiter) in again {
-                    if let key = number(append) {
-                        transferWaiters[key] = waiter
-                    } else {
-                        answers.append(
-                            (waiter, .failure(LinkError.deliveryFailed(reason: "no outbox for this transfer"))))
-                    }
-                }
-                // The commit counts as in flight until every producer has heard back: what they ask
-                // for next goes in one commit, not the first alone and the rest in the one after.
-                for (waiter, answer) in answers { waiter?(answer) }
-                appendInFlight = false
-                commitWaitingAppends()
-            }
+            loop.execute { landed(batch, results) }
         }
     }
 
-    private func journalQueued(_ append: WaitingAppend) {
+    func journalQueued(_ append: WaitingAppend) {
         guard let journal else { return }
         let cause = append.complication ? complicationCause(append.sequence) : transferCause(append.sequence)
         journal.record(
@@ -239,8 +247,10 @@ struct WaitingAppend: Sendable {
 extension LinkEndpoint {
     /// Outstanding transfers with their age and size, oldest first: the complication outbox's (the
     /// newest tagged current), then the ordinary ones.
-    package func outstandingTransfers() -> [OutstandingTransfer] {
+    /// `engine`: the one a node holds, when the endpoint is driven.
+    package func outstandingTransfers(engine: LinkEngine? = nil) -> [OutstandingTransfer] {
         loop.preconditionInLoop()
+        let engine = engine ?? self.engine
         let complications = Self.listing(state.complicationOutbox.pending(), engine.outstandingComplications)
         return complications.enumerated().map { index, transfer in
             var tagged = transfer

@@ -31,7 +31,7 @@ extension LinkEndpoint {
     }
 
     /// Journals a message's attempt and keeps its run for the outcome's line.
-    func journalAttempt(_ id: UInt64, run: String?) {
+    package func journalAttempt(_ id: UInt64, run: String?) {
         journal?.record(.messageAttempt, cause: messageCause(sender: state.instance, id), run: run)
         if let run { messageRuns[id] = run }
     }

@@ -6,8 +6,8 @@ import Trace
 
 extension LinkEndpoint {
     /// Carries out `actions` in order on the loop; a state write is durable before the next action
-    /// runs, and a failed one stops the daemon (`onFatal`). (With `writes`, `work` sends state
-    /// writes there instead and never hands one to this.)
+    /// runs, and a failed one stops the process (`onFatal`). (Driven, `NodeShell` runs state writes
+    /// on its write queue and never hands one to this.)
     func carryOut(_ actions: [LinkEngine.Action]) {
         for action in actions {
             if let (what, write) = stateWrite(action) {
@@ -19,7 +19,7 @@ extension LinkEndpoint {
     }
 
     /// The durable write `action` stands for, when it is one.
-    func stateWrite(_ action: LinkEngine.Action) -> (what: String, write: @Sendable () throws -> Void)? {
+    package func stateWrite(_ action: LinkEngine.Action) -> (what: String, write: @Sendable () throws -> Void)? {
         let state = self.state
         switch action {
         case .persistPeer(let peer):

@@ -3,15 +3,16 @@ import LinkProtocol
 import POSIX
 import Trace
 
-/// The link as an app sees it — the `WCSession` analog — running one `LinkEngine` on an `EventLoop`.
+/// The link's I/O on an `EventLoop`: it listens (phone) or dials (watch), turns socket bytes, closes
+/// and timer expiry into `LinkEngine` events, and carries out the engine's actions: frames are
+/// written (sealed), the outboxes' appends run on one outbox thread, batched so concurrent producers
+/// share one `fdatasync` (group commit), files are copied, read and synced off the loop.
 ///
-/// The endpoint is the engine's shell: it listens (phone) or dials (watch), feeds socket bytes,
-/// closes and timer expiry into the engine, and carries out the engine's actions in order: frames
-/// are written, `persist…` actions are written durably before the next action runs, notifications
-/// go to `onNotification`. With `writes` set (the daemons), state writes run on that queue and the
-/// actions after one wait for it to land, while the loop goes on (heartbeats are answered meanwhile);
-/// without, they run on the loop. `transferUserInfo`'s appends run on one outbox thread, batched so
-/// concurrent producers share one `fdatasync` (group commit). `turnBudget` spreads a burst over turns.
+/// Two ways to use it. The daemons' node holds the engine (`drive`, in LinkEndpoint+Driven): every
+/// event goes to the node, which decides, and `NodeShell` carries out the actions, state writes on
+/// its own write queue. Alone (linkpeer, the link's own tests, the enqueue bench), it runs the engine
+/// itself as the `WCSession` analog: actions in order on the loop, each `persist…` durable before the
+/// next, notifications to `onNotification`.
 ///
 /// Loop-only API: `start`, `updateApplicationContext`, `sendMessage`, `answerMessage`,
 /// `transferUserInfo`, `transferProcessed`, `cancelTransfer`, `launch`, `setAppForeground`,
@@ -32,7 +33,7 @@ package final class LinkEndpoint: @unchecked Sendable {
     package let configuration: LinkConfiguration
     package let state: LinkStateDirectory
     private let address: Address
-    var engine: LinkEngine
+    package internal(set) var engine: LinkEngine
     var connections: [Int: Connection] = [:]
     /// The seal of each connection past its handshake: every frame written to it is sealed.
     private var seals: [Int: FrameSeal] = [:]
@@ -48,24 +49,16 @@ package final class LinkEndpoint: @unchecked Sendable {
     /// The run each message in flight is about, for its outcome's journal line.
     var messageRuns: [UInt64: String] = [:]
     var isHandling = false
-    /// A state write is on `writes`; the actions after it wait for it to land.
-    var writeInFlight = false
-    var writeSentAt = ContinuousClock.now
-    /// Where state writes run, off the loop, one at a time in order (nil: on the loop, each done
-    /// before the next action). `NodeShell` sets it and sends the daemon's own writes there too.
-    package var writes: DispatchQueue?
-    /// The rest of the action list being carried out when a turn's budget ran out.
+    /// The rest of the action list being carried out (alone: actions of a call made meanwhile join it).
     var actionsLeft: ArraySlice<LinkEngine.Action> = []
     var readingPaused = false
-    var whenCaughtUp: [() -> Void] = []
-    /// How long one loop turn may spend carrying out the engine's actions (with the app's work on
-    /// the notifications among them) before the rest waits for a later turn; nil: no limit. Other
-    /// connections, admin requests and timers are served between the slices of a large burst.
-    package var turnBudget: Duration?
-    /// A state write in flight longer than this makes the disk slow: events that arrive meanwhile
-    /// are handed to the engine at once, so heartbeats are answered (`handleWhileWriting`).
-    package var slowWrite: Duration = .milliseconds(100)
     var stopped = false
+    /// Set once a node holds the engine (`drive`): events go to it, and `engine` is no longer used.
+    var driver: LinkDriver?
+    /// The outboxes (by `complication`) whose appends are void until the node numbers them again.
+    var voidAppends: Set<Bool> = []
+    /// The peer named in the journal's lines for what it sent (as the engine last reported it).
+    var journalPeer: InstanceID?
     /// Runs the blocking outbox appends (serial: one group commit at a time, see `commitWaitingAppends`).
     let outboxQueue = DispatchQueue(label: "link.outbox")
     var appendsWaiting: [WaitingAppend] = []
@@ -241,22 +234,12 @@ package final class LinkEndpoint: @unchecked Sendable {
     /// A snapshot of the session for status displays.
     package func status() -> LinkStatus {
         loop.preconditionInLoop()
-        let slot = engine.currentContextSlot
-        let received = engine.lastReceivedContext
-        return LinkStatus(
-            role: configuration.role, instance: state.instance, activated: engine.isActivated,
-            reachable: engine.isReachable, linked: engine.isLinked, peer: engine.peerInstance,
-            watchAppForeground: engine.watchAppForeground, contextGenerationSent: slot?.generation,
-            contextGenerationAcknowledged: slot?.acknowledgedGeneration,
-            contextGenerationReceived: received?.generation,
-            contextSender: received?.sender, outboxDepth: engine.outstandingTransfers.count,
-            handshakingConnections: engine.handshakingConnectionCount, watchState: engine.currentWatchState,
-            hasContentPending: engine.hasContentPending, heartbeatRoundTrips: engine.heartbeatRoundTrips)
+        return engine.status
     }
 
     // MARK: The shell
 
-    var now: LinkInstant { LinkInstant(ContinuousClock.now - origin) }
+    package var now: LinkInstant { LinkInstant(ContinuousClock.now - origin) }
 
     static func wallClockMicros() -> Int64 {
         Int64((Date().timeIntervalSince1970 * 1_000_000).rounded())
@@ -357,6 +340,8 @@ package final class LinkEndpoint: @unchecked Sendable {
                 loop.execute { [self] in handle(.inboundFileVerified(key, matches: matches)) }
             }
         case .notify(let notification):
+            if case .activated(let peer) = notification { journalPeer = peer }
+            if case .linkEstablished(let peer) = notification { journalPeer = peer }
             journalNotified(notification)
             if case .messageCompleted(let id, let outcome) = notification,
                 let waiter = messageWaiters.removeValue(forKey: id)

@@ -18,7 +18,9 @@ package enum NodeAction: Equatable, Sendable {
     /// One timer per name: arming again replaces it. When it fires the shell feeds `.timerFired`.
     case armTimer(NodeTimer, at: Timestamp)
     case cancelTimer(NodeTimer)
-    /// Feed `.turnEnded` once the events the loop has in hand now are handled (a batch's end).
+    /// Feed `.turnEnded` once the events the loop has in hand now are handled and no durable write
+    /// is in flight (a batch's end): while the disk is busy, what arrives joins the batch, so one
+    /// round of fsyncs covers more (group commit).
     case callAtEndOfTurn
     /// Keep `value` in `<state>/live-version` (best effort: a failure is logged, the floor holds).
     case persistLiveVersion(Int)

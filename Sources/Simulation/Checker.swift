@@ -109,7 +109,7 @@ struct Checker {
     /// superseded it, no tombstoned run is anywhere, and no session runs for a run that ended.
     func atQuiescence(phone: SimHost<PhoneNode, PhoneFiles>, watch: SimHost<WatchNode, WatchFiles>) -> [String] {
         var found: [String] = []
-        guard let phoneNode = phone.node, let watchNode = watch.node else {
+        guard let phoneNode = phone.node?.inner, let watchNode = watch.node?.inner else {
             return ["a process is down at quiescence (phone up: \(phone.isUp), watch up: \(watch.isUp))"]
         }
         // Queues drained.

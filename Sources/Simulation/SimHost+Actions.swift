@@ -3,13 +3,15 @@ import LinkProtocol
 import Nodes
 import WorkoutModel
 
-/// Carrying out what the node and the link engine decide, as `NodeShell` and `LinkEndpoint` do.
+/// Carrying out what the node and its link engine decide, as `NodeShell` and `LinkEndpoint` do.
 extension SimHost {
 
     func perform(_ action: NodeAction) {
         switch action {
-        case .link(let command):
-            perform(command)
+        case .link:
+            // The node hands its link verbs to its engine; `keepReceivedFile` (no files are
+            // simulated) is all that reaches a shell.
+            break
         case .log(let line):
             world.record(
                 side,
@@ -44,56 +46,14 @@ extension SimHost {
         }
     }
 
-    func perform(_ command: LinkCommand) {
-        guard let link else { return }
-        switch command {
-        case .updateContext(let payload, let force):
-            callLink(.contextUpdated(payload: payload, force: force, now: linkNow))
-        case .sendMessage(let payload, let wantsReply, _, _, let id):
-            handleLink(.messageSent(id: id, payload: payload, wantsReply: wantsReply, now: linkNow))
-        case .answerMessage(let id, let answer):
-            handleLink(.messageAnswered(id: id, answer))
-        case .transferUserInfo(let payload, _):
-            if let error = link.admission(of: .userInfo, bytes: payload.count) {
-                post(Node.reported(.transferNotQueued(payload, reason: "\(error)")))
-                return
-            }
-            // The engine numbers it and asks for the append (`appendTransfer`, below).
-            callLink(.transferRequested(payload: payload))
-        case .transfersProcessed(let keys):
-            acknowledged.formUnion(keys)
-            callLink(.transfersProcessed(keys))
-        case .cancelTransfer(let sequence):
-            handleLink(.transferCancelRequested(sequence: sequence))
-        case .launch(let payload):
-            handleLink(.launchRequested(payload: payload))
-        case .setAppForeground(let foreground):
-            handleLink(.localAppStateChanged(foreground: foreground))
-        case .sendMessageData(let payload, let wantsReply, _, let id):
-            handleLink(.messageDataSent(id: id, payload: payload, wantsReply: wantsReply, now: linkNow))
-        case .setWatchState(let state):
-            handleLink(.localWatchStateChanged(state))
-        case .fileProcessed(let key):
-            handleLink(.fileProcessed(key))
-        case .keepReceivedFile:
-            break
-        // The workload sends no complications and no files yet (docs/SIMULATION.md): refused.
-        case .transferComplication(_, let asCurrent, let request):
-            post(
-                Node.reported(
-                    .complicationQueued(request, asCurrent: asCurrent, .failure(ReadFailure("not simulated")))))
-        case .transferFile(_, _, let request):
-            post(Node.reported(.fileQueued(request, .failure(ReadFailure("not simulated")))))
-        case .cancelFile(let sequence, let request):
-            post(Node.reported(.fileCancelEnded(request, sequence: sequence, ReadFailure("not simulated"))))
-        }
-    }
-
     // MARK: The link engine's actions
 
     func perform(_ action: LinkEngine.Action) {
         switch action {
         case .send(let connection, let frame):
+            if case .userInfoAck(let queue, let sequence) = frame {
+                acknowledged.insert(TransferKey(queue: queue, sequence: sequence))
+            }
             let bytes = seals[connection.rawValue]?.seal(frame) ?? frame.encoded()
             world.network.send(from: side, connection: connection.rawValue, bytes)
         case .seal(let connection, let seal):
@@ -106,7 +66,10 @@ extension SimHost {
             world.network.dial(from: side)
         case .scheduleWakeUp(let at):
             world.schedule(after: max(at.sinceOrigin - linkNow.sinceOrigin, .zero), .linkTick(side, life: life))
-        case .appendTransfer(let sequence, let payload, _):
+        case .appendTransfer(let sequence, _, true):
+            // The workload sends no complications (docs/SIMULATION.md).
+            postAfterHeld(.appendRefused(sequence: sequence, complication: true, reason: "not simulated"))
+        case .appendTransfer(let sequence, let payload, false):
             // Written now, made durable by a group commit 1–5 ms later (`LinkEndpoint`'s outbox
             // thread); the engine hears of the transfer only then.
             guard disk.outbox.append(sequence: sequence, payload, enqueuedAtMicros: wallNow.microsecondsSinceEpoch)
@@ -133,14 +96,17 @@ extension SimHost {
             disk.outbox.resolve(sequences)
         case .persistWatchState(let state):
             disk.watchState = state
-        case .sendFileChunk, .enqueueFile, .removeOutboundFile, .prepareInboundFile, .writeInboundChunk,
+        case .enqueueFile(let sequence, _, _):
+            // The workload sends no files (docs/SIMULATION.md).
+            postAfterHeld(.fileNotQueued(sequence: sequence, reason: "not simulated"))
+        case .sendFileChunk, .removeOutboundFile, .prepareInboundFile, .writeInboundChunk,
             .verifyInboundFile,
             .deliverInboundFile, .discardInboundFile, .removeComplications:
             // No files or complications are queued in the simulation yet.
             world.record(side, "unexpected file action \(action)")
         case .notify(let notification):
+            // The node takes it as its next step; here it is only checked.
             if case .userInfoReceived(let key, _) = notification, acknowledged.contains(key) { appliedTwice = key }
-            post(Node.linkNotified(notification))
         case .log(let line):
             world.record(side, "link \(line)")
         }
@@ -153,9 +119,10 @@ extension SimHost {
         post(Node.reported(.timerFired(timer)))
     }
 
+    /// As `NodeShell`: the end of turn waits for the writes in flight to land (`landWrite`).
     func endOfTurn(life: UInt64) {
         guard life == self.life, isUp else { return }
-        if linkIsBehind {
+        if hasWritesInFlight {
             turnEndWaiting = true
         } else {
             post(Node.reported(.turnEnded))

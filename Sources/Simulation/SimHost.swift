@@ -18,8 +18,8 @@ struct LinkDisk {
     var watchState: WatchState?
 }
 
-/// One simulated daemon: its node and link engine run exactly as `NodeShell` and `LinkEndpoint` run
-/// them — one event at a time, actions in order, notifications queued as node events — against the
+/// One simulated daemon: its node, with the link engine inside (`LinkedNode`), run exactly as
+/// `NodeShell` runs it — one event at a time, actions in order, writes on a write queue — against the
 /// simulated network, disk and clock. `Store` is the node's own files (phone: the document
 /// directory; watch: the cache).
 final class SimHost<Node: ShelledNode, Store> {
@@ -28,8 +28,9 @@ final class SimHost<Node: ShelledNode, Store> {
     var queueID: InstanceID
     var store: Store
     var disk = LinkDisk()
-    private(set) var node: Node?
-    private(set) var link: LinkEngine?
+    private(set) var node: LinkedNode<Node>?
+    /// The link engine, inside the node.
+    var link: LinkEngine? { node?.link }
     /// When this process started (its monotonic origin), and its wall clock's offset from true time.
     private var bootedAt: Duration = .zero
     var clockOffset: Duration = .zero
@@ -37,15 +38,18 @@ final class SimHost<Node: ShelledNode, Store> {
     private(set) var life: UInt64 = 0
     private var work: [Work] = []
     private var working = false
-    /// The rest of a link action list cut by the turn budget, the link events that came meanwhile
-    /// (they wait behind it, as in `LinkEndpoint`), and whether an end of turn waits for both.
-    private var linkActionsLeft: ArraySlice<LinkEngine.Action> = []
-    private var linkBacklog: [LinkEngine.Event] = []
+    /// The node left steps waiting for reads: `.resume` is its next event.
+    var resumeNext = false
+    /// The node's end of turn waits for the writes in flight to land.
     var turnEndWaiting = false
+    /// The link's events that wait for the writes in flight, as `NodeShell` holds them, and since
+    /// when the write queue has been busy.
+    var hold = LinkEventHold()
+    var busySince: Duration = .zero
     /// The shell's write queue (`NodeShell`): durable writes sent and not landed yet, in order; the
     /// actions waiting for the writes sent before them; and how many were sent and landed.
-    var writesInFlight: [Node.Action] = []
-    var waitingActions: [(after: UInt64, action: Node.Action)] = []
+    var writesInFlight: [LinkedNode<Node>.Action] = []
+    var waitingActions: [(after: UInt64, action: LinkedNode<Node>.Action)] = []
     var writesSent: UInt64 = 0
     var writesLanded: UInt64 = 0
     /// Which of the node's own actions are durable writes (the store's).
@@ -54,7 +58,6 @@ final class SimHost<Node: ShelledNode, Store> {
     /// once (a fast disk), so the workload reads the reply when its call returns, as it was written to.
     var writesLandAtOnce = false
     var hasWritesInFlight: Bool { !writesInFlight.isEmpty }
-    var linkIsBehind: Bool { !linkActionsLeft.isEmpty || !linkBacklog.isEmpty }
     /// Each connection's seal once its handshake is over (`LinkEndpoint` keeps the same).
     var seals: [Int: FrameSeal] = [:]
     /// The armed timers: a timer fires only if it is still the one armed under its name.
@@ -83,9 +86,7 @@ final class SimHost<Node: ShelledNode, Store> {
     var onExit: (Int32) -> Void = { _ in }
 
     enum Work {
-        case node(Node.Event)
-        case link(LinkEngine.Event)
-        case linkResumed
+        case event(LinkedNode<Node>.Event)
         case writeLanded
     }
 
@@ -115,19 +116,19 @@ final class SimHost<Node: ShelledNode, Store> {
     func boot(_ node: Node, configuration: LinkConfiguration, before: (SimHost) -> Void) {
         life += 1
         bootedAt = world.now
-        self.node = node
         seals = [:]
         armed = [:]
         work = []
         forgetShellWork()
         replies = [:]
-        link = LinkEngine(
+        let link = LinkEngine(
             configuration: configuration, instance: instance, authenticator: SimAuthenticator(),
             restored: RestoredLinkState(
                 knownPeer: disk.knownPeer, contextSlot: disk.contextSlot, receivedContext: disk.receivedContext,
                 transferMarks: disk.transferMarks, outboxQueue: queueID, pendingTransfers: disk.outbox.pending,
                 nextOutboxSequence: disk.outbox.nextSequence, watchState: disk.watchState),
             seed: world.random.next())
+        self.node = LinkedNode(node, link: link)
         before(self)
         handleLink(.started(now: linkNow))
     }
@@ -144,9 +145,9 @@ final class SimHost<Node: ShelledNode, Store> {
 
     /// What the shell held in memory (a burst cut short, writes not landed, what waits for them).
     private func forgetShellWork() {
-        linkActionsLeft = []
-        linkBacklog = []
+        resumeNext = false
         turnEndWaiting = false
+        hold = LinkEventHold()
         writesInFlight = []
         waitingActions = []
         writesSent = 0
@@ -158,7 +159,6 @@ final class SimHost<Node: ShelledNode, Store> {
     /// down) keeps any prefix of them, tearing the last record at any byte.
     func crash(powerLoss: Bool = false) {
         node = nil
-        link = nil
         work = []
         forgetShellWork()
         syncScheduled = false
@@ -182,15 +182,27 @@ final class SimHost<Node: ShelledNode, Store> {
     // MARK: Events in
 
     func post(_ event: Node.Event) {
+        post(.inner(event))
+    }
+
+    func post(_ event: LinkedNode<Node>.Event) {
         guard isUp else { return }
-        work.append(.node(event))
+        work.append(.event(event))
         drain()
     }
 
+    /// A link event: fed now, or held while writes are in flight (`LinkEventHold`).
     func handleLink(_ event: LinkEngine.Event) {
         guard isUp else { return }
-        work.append(.link(event))
-        drain()
+        for event in hold.arrived(event, writesBusyFor: hasWritesInFlight ? world.now - busySince : nil) {
+            post(.link(event))
+        }
+    }
+
+    /// An outbox's outcome, after the link events held before it.
+    func postAfterHeld(_ event: LinkedNode<Node>.Event) {
+        for held in hold.release() { post(.link(held)) }
+        post(event)
     }
 
     /// Feeds a link event stamped now.
@@ -201,33 +213,37 @@ final class SimHost<Node: ShelledNode, Store> {
         working = true
         defer { working = false }
         var next = 0
-        while next < work.count, isUp, runaway == nil {
-            let item = work[next]
-            next += 1
+        while next < work.count || resumeNext, isUp, runaway == nil {
+            let item: Work
+            if resumeNext {
+                resumeNext = false
+                item = .event(.resume)
+            } else {
+                item = work[next]
+                next += 1
+            }
             if next > 20_000 {
                 runaway = "unbounded: one event led to more than 20,000 follow-ups on the \(side); last: \(item)"
                 world.record(side, String(runaway?.prefix(400) ?? ""))
             }
             switch item {
-            case .node(let event): runNode(event)
-            case .link(let event): runLink(event)
-            case .linkResumed: resumeLink()
+            case .event(let event): run(event)
             case .writeLanded: landWrite()
             }
         }
         work.removeAll()
     }
 
-    private func runNode(_ event: Node.Event) {
+    private func run(_ event: LinkedNode<Node>.Event) {
         // The node is moved out while it handles the event, not copied: with a second reference held
         // here, its first write to each dictionary and array (the phone's working set, the watch's
         // cache) copied the whole collection, as the daemons' shells never do.
         guard var node = node.take() else { return }
         var reads = Reads()
-        var actions: [Node.Action] = []
+        var actions: [LinkedNode<Node>.Action] = []
         while true {
             do throws(NeedsReads) {
-                actions = try node.handle(event, now: wallNow, reads: reads)
+                actions = try node.handle(event, now: wallNow, linkNow: linkNow, reads: reads)
                 break
             } catch {
                 // What the node reads includes every write sent before (the shell waits for them).
@@ -241,23 +257,23 @@ final class SimHost<Node: ShelledNode, Store> {
             }
         }
         self.node = node
-        if world.queuesWrites { return queue(actions, query: Node.isQuery(event)) }
+        let query = if case .inner(let inner) = event { Node.isQuery(inner) } else { false }
+        if world.queuesWrites { return queue(actions, query: query) }
         for action in actions {
             guard isUp else { return }
-            if let shared = Node.nodeAction(action) {
-                if failNextWrite, Self.isDurable(shared) {
-                    failWrite()
-                    return
-                }
-                perform(shared)
-            } else {
-                if failNextWrite {
-                    failWrite()
-                    return
-                }
-                performStore(self, action)
+            if failNextWrite, isFallible(action) {
+                failWrite()
+                return
             }
+            carryOutNow(action)
         }
+    }
+
+    /// Whether a failed write may strike this action: the clock's file or the store's writes.
+    private func isFallible(_ action: LinkedNode<Node>.Action) -> Bool {
+        guard case .inner(let inner) = action else { return false }
+        guard let shared = Node.nodeAction(inner) else { return true }
+        return Self.isDurable(shared)
     }
 
     private static func isDurable(_ action: NodeAction) -> Bool {
@@ -269,30 +285,8 @@ final class SimHost<Node: ShelledNode, Store> {
     func failWrite() {
         failNextWrite = false
         world.record(side, "durable write fails (EIO)")
-        runNode(Node.reported(.durableWriteFailed(reason: "EIO (simulated)")))
+        run(.inner(Node.reported(.durableWriteFailed(reason: "EIO (simulated)"))))
         if isUp { keptRunningAfterFailure = "the \(side) kept running after a failed durable write" }
-    }
-
-    private func runLink(_ event: LinkEngine.Event) {
-        guard !linkIsBehind else { return linkBacklog.append(event) }
-        guard var link = link.take() else { return }
-        let actions = link.handle(event)
-        self.link = link
-        carryOut(actions[...])
-    }
-
-    /// Carries out link actions in order; at a random point the rest waits for a later turn.
-    private func carryOut(_ actions: ArraySlice<LinkEngine.Action>) {
-        var left = actions
-        while let action = left.popFirst() {
-            guard isUp else { return }
-            perform(action)
-            if !left.isEmpty, let delay = world.turnCut() {
-                linkActionsLeft = left
-                world.schedule(after: delay, .linkResumed(side, life: life))
-                return
-            }
-        }
     }
 
     /// The write queue's oldest write lands (`landWrite`, in SimHost+Writes).
@@ -300,39 +294,6 @@ final class SimHost<Node: ShelledNode, Store> {
         guard life == self.life, isUp else { return }
         work.append(.writeLanded)
         drain()
-    }
-
-    func linkResumed(life: UInt64) {
-        guard life == self.life, isUp else { return }
-        work.append(.linkResumed)
-        drain()
-    }
-
-    /// Carries out what the budget put off, then the events that waited, until cut again or done;
-    /// a waiting end of turn comes once all is done (`LinkEndpoint.afterActionsInHand`).
-    private func resumeLink() {
-        let left = linkActionsLeft
-        linkActionsLeft = []
-        carryOut(left)
-        while linkActionsLeft.isEmpty, !linkBacklog.isEmpty, isUp, var link = link.take() {
-            let actions = link.handle(linkBacklog.removeFirst())
-            self.link = link
-            carryOut(actions[...])
-        }
-        if !linkIsBehind, turnEndWaiting {
-            turnEndWaiting = false
-            post(Node.reported(.turnEnded))
-        }
-    }
-
-    /// Link verbs the node calls are handled at once, as `LinkEndpoint`'s are.
-    func callLink(_ event: LinkEngine.Event) {
-        guard var link = link.take() else { return }
-        let actions = link.handle(event)
-        self.link = link
-        // After the actions of earlier calls, as `LinkEndpoint.handleAtOnce` orders them.
-        guard linkActionsLeft.isEmpty else { return linkActionsLeft.append(contentsOf: actions) }
-        for action in actions where isUp { perform(action) }
     }
 
 }

@@ -65,9 +65,9 @@ extension Simulator {
     package var phoneRuns: [DocumentID: WorkoutDocument] { phone.store.runs }
     package var phoneTombstones: [DocumentID: Tombstone] { phone.store.tombstones }
     package var watchRuns: [DocumentID: WorkoutDocument] { watch.store.runs }
-    package var watchSession: SessionState? { watch.node?.engine.session }
+    package var watchSession: SessionState? { watch.node?.inner.engine.session }
     package var watchOutbox: Int { watch.disk.outbox.pending.count }
-    package var phoneIngest: [SyncEngine.IngestOutcome: Int] { phone.node?.engine.ingestCounts ?? [:] }
+    package var phoneIngest: [SyncEngine.IngestOutcome: Int] { phone.node?.inner.engine.ingestCounts ?? [:] }
 
     /// The invariants the soak checks at its end (the watch holds the phone's push, queues drained,
     /// no session for an ended run), and any broken after a step of the script.

@@ -55,7 +55,7 @@ extension Simulator {
     }
 
     private func operatePhone() {
-        guard let engine = phone.node?.engine else { return }
+        guard let engine = phone.node?.inner.engine else { return }
         if !engine.splits.isEmpty, world.chance(0.15) {
             operatePhoneRarely(engine)
             return
@@ -97,11 +97,11 @@ extension Simulator {
         default:
             _ = phonectl(.push)
         }
-        if let tombstones = phone.node?.engine.tombstones.keys { checker.tombstoned.formUnion(tombstones) }
+        if let tombstones = phone.node?.inner.engine.tombstones.keys { checker.tombstoned.formUnion(tombstones) }
     }
 
     private func operateWatch() {
-        guard let cache = watch.node?.engine.cache else { return }
+        guard let cache = watch.node?.inner.engine.cache else { return }
         let active = cache.workouts.values.filter(\.status.isActive).map(\.id).sorted()
         guard let runID = world.pick(active), let run = cache.workouts[runID] else { return }
         if world.chance(0.05), !run.logs.isEmpty {
@@ -166,7 +166,7 @@ extension Simulator {
         default:
             externalRunEdit()
         }
-        if let tombstones = phone.node?.engine.tombstones.keys { checker.tombstoned.formUnion(tombstones) }
+        if let tombstones = phone.node?.inner.engine.tombstones.keys { checker.tombstoned.formUnion(tombstones) }
     }
 
     /// Another device renames a split in the phone's directory (a newer `updatedAt`), or a person

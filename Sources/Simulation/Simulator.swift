@@ -33,9 +33,9 @@ package struct SimulationOptions: Sendable {
     /// which reads neither, leaves it out (describing every admin command and log line was a tenth
     /// of a seed's work).
     package var recordTrace = true
-    /// Whether the link's action lists are cut at random points and resumed later, as the daemons'
-    /// turn budget cuts a burst (node events, such as admin requests, then come mid-burst). Off only
-    /// for seeds pinned before the model existed, which must replay as they were found.
+    /// Whether durable writes land later, on a write queue, as in the daemons (the name is that of the
+    /// turn slicing the model came with, since gone). Off only for seeds pinned before the model
+    /// existed.
     package var slicesTurns = true
 
     package init(
@@ -204,8 +204,6 @@ package final class Simulator {
             host(side) { $0.linkTick(life: life) }
         case .endOfTurn(let side, let life):
             host(side) { $0.endOfTurn(life: life) }
-        case .linkResumed(let side, let life):
-            host(side) { $0.linkResumed(life: life) }
         case .writeLanded(let side, let life):
             host(side) { $0.writeLanded(life: life) }
         case .outboxSynced(let side, let life):
@@ -258,7 +256,6 @@ package final class Simulator {
         case .hostTimer(let side, let timer, _): "timer \(timer) at \(side)"
         case .linkTick(let side, _): "link tick at \(side)"
         case .endOfTurn(let side, _): "end of turn at \(side)"
-        case .linkResumed(let side, _): "link resumes at \(side)"
         case .writeLanded(let side, _): "write lands at \(side)"
         case .outboxSynced(let side, _): "outbox synced at \(side)"
         case .echo(let run, _): "watcher echo of \(run.id) version \(run.version)"
@@ -281,7 +278,6 @@ protocol SimHostProtocol: AnyObject {
     func timerFired(_ timer: NodeTimer, token: UInt64)
     func linkTick(life: UInt64)
     func endOfTurn(life: UInt64)
-    func linkResumed(life: UInt64)
     func writeLanded(life: UInt64)
     func outboxSynced(life: UInt64)
 }

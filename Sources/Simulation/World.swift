@@ -10,8 +10,8 @@ final class World {
     /// True wall time at `now == 0` (each process adds its own clock offset).
     let epoch = Timestamp(secondsSinceEpoch: 1_790_000_000)
     var random: SplitMix64
-    /// Draws for the daemons' turn budget (`LinkEndpoint.turnBudget`) only: a stream of its own, so
-    /// a run without that model (`slicesTurns` false) draws exactly as before it existed.
+    /// Draws for the write queue's delays only: a stream of its own, so a run without that model
+    /// (`slicesTurns` false) draws exactly as before it existed.
     private var turnRandom: SplitMix64?
     private var queue = EventQueue()
     private(set) var network: Network!
@@ -30,8 +30,6 @@ final class World {
         case hostTimer(Side, NodeTimer, token: UInt64)
         case linkTick(Side, life: UInt64)
         case endOfTurn(Side, life: UInt64)
-        /// The rest of a link action list the turn budget put off is carried out.
-        case linkResumed(Side, life: UInt64)
         /// The next durable write on a side's write queue lands.
         case writeLanded(Side, life: UInt64)
         /// The group commit of a side's outbox appends reached the disk (fdatasync).
@@ -98,22 +96,13 @@ final class World {
     func pick<T>(_ items: [T]) -> T? { items.isEmpty ? nil : items[Int(random.next() % UInt64(items.count))] }
     func milliseconds(_ range: ClosedRange<Int>) -> Duration { .milliseconds(pick(range)) }
 
-    /// Whether a link action list is cut here, as the turn budget cuts a burst, and after how long
-    /// the rest is carried out (other events come in between); nil: carried on now.
-    /// Whether the shells' write queue is modelled (with the turn cuts: both arrived together).
+    /// Whether the shells' write queue is modelled.
     var queuesWrites: Bool { turnRandom != nil }
 
     /// How long a durable write on the shell's write queue takes to land: 0–3 ms.
     func writeDelay() -> Duration {
         guard var stream = turnRandom else { return .zero }
         defer { turnRandom = stream }
-        return .microseconds(Int64(stream.next() % 3_000))
-    }
-
-    func turnCut() -> Duration? {
-        guard var stream = turnRandom else { return nil }
-        defer { turnRandom = stream }
-        guard stream.next() % 20 == 0 else { return nil }
         return .microseconds(Int64(stream.next() % 3_000))
     }
 }

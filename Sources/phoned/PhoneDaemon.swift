@@ -60,11 +60,7 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         shell = NodeShell(
             node: node, loop: loop, link: endpoint, logger: logger, clockFile: clockFile, stateDirectory: state,
             notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment))
-        shell.read = { [documents, endpoint] needs in
-            var reads = documents.read(needs)
-            if needs.outstandingTransfers { reads.outstandingTransfers = endpoint.outstandingTransfers() }
-            return reads
-        }
+        shell.read = { [documents] in documents.read($0) }
         shell.storeWrite = { [documents, files = endpoint.state.files] action in
             guard case .store(let write) = action else { return nil }
             return { try documents.perform(write, stateDirectory: state, inbox: files) }
@@ -102,21 +98,20 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             onSkipped: { post(.fileSkipped(PhoneNode.SkippedFile($0))) },
             onNotice: { post(.watcherNoticed($0.description, rescan: $0.needsRescan)) },
             onSettled: { post(.fileSettled(path: $0)) })
-        shell.post(.started(lastContext: link.contextSlot?.payload))
+        shell.post(.started(lastContext: shell.node.link.currentContextSlot?.payload))
         let progress = ScanProgress { [shell] in shell.post(.gatherProgress(scanned: $0, elapsedSeconds: $1)) }
         let (report, writeIndex) = try documents.gather(
             indexAt: "\(configuration.stateDirectory)/\(RunIndexFile.name)", progress: progress, shell.post)
         shell.post(.gatherFinished(report.description, skipped: report.skipped.map(PhoneNode.SkippedFile.init)))
         // Written on a thread of its own: a start is not made slower by recording the next one.
         indexWriter = RunIndexFile.writeInBackground(writeIndex, loop: loop, post: shell.post)
-        link.onNotification = { [unowned self] in shell.post(.link($0)) }
         shell.listenPort = Int(try link.start() ?? 0)
-        shell.post(.linkStarted(activated: link.status().activated))
+        shell.post(.linkStarted(activated: shell.node.link.isActivated))
         admin = try AdminServer(loop: loop, path: configuration.adminSocket) { [unowned self] command, respond in
             guard let bytes = try? SecureRandom.bytes(count: 16) else { return respond(.error("no random bytes")) }
             shell.admin(respond: respond) { .admin($0, command, freshID: DocumentID(bytes: bytes), facts: $1) }
         }
-        let engine = shell.node.engine
+        let engine = shell.node.inner.engine
         shell.notifyReady("linked: no; documents: \(engine.splits.count) splits, \(engine.index.count) runs")
         return
             "phoned ready port=\(shell.listenPort) admin=\(configuration.adminSocket) instance=\(link.state.instance)"

@@ -52,9 +52,6 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
         shell = NodeShell(
             node: node, loop: loop, link: endpoint, logger: logger, clockFile: clockFile, stateDirectory: state,
             notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment))
-        shell.read = { [endpoint] needs in
-            Reads(outstandingTransfers: needs.outstandingTransfers ? endpoint.outstandingTransfers() : nil)
-        }
         shell.storeWrite = { [cache] action in
             guard case .store = action else { return nil }
             return { try cache.perform(action) }
@@ -69,12 +66,11 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
         for note in link.state.recoveryNotes { shell.logger.warning(note, component: "link") }
         shell.post(
             .started(lastContext: try link.state.readReceivedContext()?.payload, skippedCacheFiles: skippedCacheFiles))
-        link.onNotification = { [unowned self] in shell.post(.link($0)) }
         try link.start()
         admin = try AdminServer(loop: loop, path: configuration.adminSocket) { [unowned self] command, respond in
             shell.admin(respond: respond) { .admin($0, command, facts: $1) }
         }
-        shell.notifyReady("cache: \(shell.node.engine.cache.workouts.count) runs")
+        shell.notifyReady("cache: \(shell.node.inner.engine.cache.workouts.count) runs")
         return
             "watchd ready phone=\(configuration.phoneAddress) admin=\(configuration.adminSocket) instance=\(link.state.instance)"
     }
