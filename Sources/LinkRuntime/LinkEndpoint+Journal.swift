@@ -5,6 +5,12 @@ import Trace
 // MARK: The journal
 
 extension LinkEndpoint {
+    /// Journals a message's attempt and keeps its run for the outcome's line.
+    package func journalAttempt(_ id: UInt64, run: String?) {
+        journal?.record(.messageAttempt, cause: messageCause(sender: state.instance, id), run: run)
+        if let run { messageRuns[id] = run }
+    }
+
     func messageCause(sender: InstanceID?, _ id: UInt64) -> String {
         TraceEvent.messageCause(sender: sender?.description ?? "unknown", id: id)
     }

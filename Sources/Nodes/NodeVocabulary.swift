@@ -54,7 +54,9 @@ extension NodeAction {
     }
 }
 
-/// What the shell reports back about the actions it carried out.
+/// What the shell reports back about the actions it carried out (and `LinkedNode` about the link
+/// verbs it handed to the engine: a transfer not queued, a complication or file queued or not, a
+/// file cancel's outcome).
 package enum ShellReport: Sendable {
     case timerFired(NodeTimer)
     case turnEnded
@@ -71,7 +73,8 @@ package enum ShellReport: Sendable {
     case replyTaken(AdminRequestID, clientGone: Bool)
 }
 
-/// What a node asks of its link endpoint (docs/PROTOCOL.md's channels).
+/// What a node asks of its link (docs/PROTOCOL.md's channels): `LinkedNode` hands each to the link
+/// engine, except `keepReceivedFile`, the shell's.
 package enum LinkCommand: Equatable, Sendable {
     /// The context slot; the link answers with its `contextQueued` or `contextRefused` notification.
     case updateContext([UInt8], force: Bool)
