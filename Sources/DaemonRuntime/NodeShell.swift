@@ -93,6 +93,7 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
                 fileNotQueued: { [unowned self] in postAfterHeld(.fileNotQueued(sequence: $0, reason: $1)) }))
         link.log = { line in logger.info(line, component: "link") }
         link.warn = { line in logger.warning(line, component: "link") }
+        for note in link.state.recoveryNotes { logger.warning(note, component: "link") }
     }
 
     /// Feeds `event` (after the ones already waiting); on the loop.

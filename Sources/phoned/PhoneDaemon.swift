@@ -85,7 +85,6 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
     func start() throws -> String {
         loop.preconditionInLoop()
         let link = shell.link
-        for note in link.state.recoveryNotes { shell.logger.warning(note, component: "link") }
         // The watcher starts before the scan so nothing that lands during it is missed; its reports
         // queue on this loop and are handled after the gather (a document seen twice is equal by
         // value and ignored).

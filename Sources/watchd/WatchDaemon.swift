@@ -63,7 +63,6 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
     func start() throws -> String {
         loop.preconditionInLoop()
         let link = shell.link
-        for note in link.state.recoveryNotes { shell.logger.warning(note, component: "link") }
         shell.post(
             .started(lastContext: try link.state.readReceivedContext()?.payload, skippedCacheFiles: skippedCacheFiles))
         try link.start()
