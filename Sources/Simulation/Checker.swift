@@ -42,6 +42,17 @@ struct Checker {
 
     mutating func liveAdvanced(_ run: DocumentID) { untrackedRuns.insert(run) }
 
+    /// Complications the phone acknowledged (since it was last replaced), and every one that reached
+    /// the watch, with the time it was sent (the watch shows the newest).
+    private var acknowledgedComplications: Set<String> = []
+    private var receivedComplications: [String: Timestamp] = [:]
+
+    mutating func complicationAcknowledged(_ text: String) { acknowledgedComplications.insert(text) }
+
+    mutating func complicationReceived(_ complication: ComplicationPayload) {
+        receivedComplications[complication.text] = complication.sentAt
+    }
+
     mutating func transferCancelled(_ run: DocumentID) { untrackedRuns.insert(run) }
 
     /// Another device edited the run's file: its stamps, not the order of acknowledgements, decide.
@@ -56,6 +67,8 @@ struct Checker {
         supersededRuns.formUnion(runsBefore)
         supersededRuns.formUnion(edits.keys.map(\.run))
         edits = [:]
+        // The wiped outboxes held them.
+        acknowledgedComplications = []
         tombstoned = []
         restoredPhone = false
     }
@@ -104,6 +117,37 @@ struct Checker {
         return nil
     }
 
+    /// Complications: the phone's outboxes drained, every acknowledged one reached the watch, and the
+    /// watch shows (and keeps on disk) one no older than any of those.
+    private func complications(phone: SimHost<PhoneNode, PhoneFiles>, watch: SimHost<WatchNode, WatchFiles>) -> [String]
+    {
+        // A restored phone is refused by the watch (see `atQuiescence`): nothing of it arrives.
+        if restoredPhone { return [] }
+        var found: [String] = []
+        for (name, outbox) in [("outbox", phone.disk.outbox), ("complication outbox", phone.disk.complicationOutbox)]
+        where !outbox.pending.isEmpty {
+            found.append("the phone's \(name) still holds \(outbox.pending.count) transfers")
+        }
+        let shown = watch.node?.inner.complication
+        if shown != watch.store.complication {
+            found.append(
+                "the watch shows complication \(shown?.text ?? "none"), its disk holds \(watch.store.complication?.text ?? "none")"
+            )
+        }
+        for text in acknowledgedComplications.sorted() {
+            guard let sentAt = receivedComplications[text] else {
+                found.append("acknowledged complication \(text) never reached the watch")
+                continue
+            }
+            if let shown, shown.sentAt < sentAt {
+                found.append("the watch shows complication \(shown.text), older than \(text), which reached it")
+            } else if shown == nil {
+                found.append("the watch shows no complication, though \(text) reached it")
+            }
+        }
+        return found
+    }
+
     /// At quiescence (every fault healed, both up, queues drained): the watch holds exactly the
     /// phone's push, nothing is left undelivered, no acknowledged edit is lost unless a later one
     /// superseded it, no tombstoned run is anywhere, and no session runs for a run that ended.
@@ -118,6 +162,7 @@ struct Checker {
         }
         let undelivered = watchNode.engine.cache.undeliveredEdits
         if !undelivered.isEmpty { found.append("the watch has \(undelivered.count) undelivered edits") }
+        found += complications(phone: phone, watch: watch)
         // A restored backup of a replaced phone never wins: the watch keeps the newer phone's state
         // and refuses the restored one's (after every step: it never follows it again), so nothing
         // converges, and the watch's edits, made against the newer phone, are vetoed by the old one.

@@ -66,14 +66,12 @@ extension SimHost {
             world.network.dial(from: side)
         case .scheduleWakeUp(let at):
             world.schedule(after: max(at.sinceOrigin - linkNow.sinceOrigin, .zero), .linkTick(side, life: life))
-        case .appendTransfer(let sequence, _, true):
-            // The workload sends no complications (docs/SIMULATION.md).
-            postAfterHeld(.appendRefused(sequence: sequence, complication: true, reason: "not simulated"))
-        case .appendTransfer(let sequence, let payload, false):
+        case .appendTransfer(let sequence, let payload, let complication):
             // Written now, made durable by a group commit 1–5 ms later (`LinkEndpoint`'s outbox
             // thread); the engine hears of the transfer only then.
-            guard disk.outbox.append(sequence: sequence, payload, enqueuedAtMicros: wallNow.microsecondsSinceEpoch)
-            else {
+            let outbox = complication ? \LinkDisk.complicationOutbox : \LinkDisk.outbox
+            let enqueuedAt = wallNow.microsecondsSinceEpoch
+            guard disk[keyPath: outbox].append(sequence: sequence, payload, enqueuedAtMicros: enqueuedAt) else {
                 world.record(side, "outbox refused transfer \(sequence): out of order")
                 outOfOrderAppend = "the \(side)'s engine issued transfer \(sequence) out of the outbox's order"
                 return
@@ -94,6 +92,8 @@ extension SimHost {
             disk.transferMarks[key.queue] = max(disk.transferMarks[key.queue] ?? 0, key.sequence)
         case .removeTransfers(let sequences, _):
             disk.outbox.resolve(sequences)
+        case .removeComplications(let sequences):
+            disk.complicationOutbox.resolve(sequences)
         case .persistWatchState(let state):
             disk.watchState = state
         case .enqueueFile(let sequence, _, _):
@@ -101,12 +101,13 @@ extension SimHost {
             postAfterHeld(.fileNotQueued(sequence: sequence, reason: "not simulated"))
         case .sendFileChunk, .removeOutboundFile, .prepareInboundFile, .writeInboundChunk,
             .verifyInboundFile,
-            .deliverInboundFile, .discardInboundFile, .removeComplications:
-            // No files or complications are queued in the simulation yet.
+            .deliverInboundFile, .discardInboundFile:
+            // No files are queued in the simulation yet.
             world.record(side, "unexpected file action \(action)")
         case .notify(let notification):
             // The node takes it as its next step; here it is only checked.
             if case .userInfoReceived(let key, _) = notification, acknowledged.contains(key) { appliedTwice = key }
+            onNotified(notification)
         case .log(let line):
             world.record(side, "link \(line)")
         }

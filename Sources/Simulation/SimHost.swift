@@ -13,6 +13,8 @@ struct LinkDisk {
     var receivedContext: ReceivedContext?
     var transferMarks: [InstanceID: UInt64] = [:]
     var outbox = SimOutbox()
+    /// The phone's complication outbox (`transferCurrentComplicationUserInfo`).
+    var complicationOutbox = SimOutbox()
     var clock: Stamp?
     var liveVersion: Int?
     var watchState: WatchState?
@@ -26,6 +28,10 @@ final class SimHost<Node: ShelledNode, Store> {
     let side: Side
     var instance: InstanceID
     var queueID: InstanceID
+    /// The complication outbox's queue (the phone's; nil on the watch): follows `queueID`.
+    var complicationQueueID: InstanceID? {
+        side == .phone ? InstanceID(bytes: [0xC0] + queueID.bytes.dropFirst()) : nil
+    }
     var store: Store
     var disk = LinkDisk()
     private(set) var node: LinkedNode<Node>?
@@ -82,6 +88,8 @@ final class SimHost<Node: ShelledNode, Store> {
     /// Told when a group commit starts, with the milliseconds until its fdatasync lands (a fault may
     /// strike in between).
     var onCommitStarted: (Int) -> Void = { _ in }
+    /// Told of every notification the link engine raises (the node takes it as its next step).
+    var onNotified: (LinkNotification) -> Void = { _ in }
     /// Told when the process exits by itself (the simulator restarts it).
     var onExit: (Int32) -> Void = { _ in }
 
@@ -126,7 +134,9 @@ final class SimHost<Node: ShelledNode, Store> {
             restored: RestoredLinkState(
                 knownPeer: disk.knownPeer, contextSlot: disk.contextSlot, receivedContext: disk.receivedContext,
                 transferMarks: disk.transferMarks, outboxQueue: queueID, pendingTransfers: disk.outbox.pending,
-                nextOutboxSequence: disk.outbox.nextSequence, watchState: disk.watchState),
+                nextOutboxSequence: disk.outbox.nextSequence, watchState: disk.watchState,
+                complicationQueue: complicationQueueID, pendingComplications: disk.complicationOutbox.pending,
+                nextComplicationSequence: disk.complicationOutbox.nextSequence),
             seed: world.random.next())
         self.node = LinkedNode(node, link: link)
         before(self)
@@ -136,10 +146,13 @@ final class SimHost<Node: ShelledNode, Store> {
     /// Reads what the disk kept before a boot, as the real start-up does: the outbox opens (cutting a
     /// torn tail). An outbox the real open would refuse is a violation: only the tail is ever torn.
     func openDisk() {
-        do throws(TransferSegmentScan.Damage) {
-            if let note = try disk.outbox.open() { world.record(side, "outbox: \(note)") }
-        } catch {
-            outboxRefused = "the \(side)'s outbox does not open: damage at offset \(error.offset): \(error.reason)"
+        for (name, outbox) in [("outbox", \LinkDisk.outbox), ("complication outbox", \LinkDisk.complicationOutbox)] {
+            do throws(TransferSegmentScan.Damage) {
+                if let note = try disk[keyPath: outbox].open() { world.record(side, "\(name): \(note)") }
+            } catch {
+                outboxRefused =
+                    "the \(side)'s \(name) does not open: damage at offset \(error.offset): \(error.reason)"
+            }
         }
     }
 
@@ -163,11 +176,13 @@ final class SimHost<Node: ShelledNode, Store> {
         forgetShellWork()
         syncScheduled = false
         world.network.hostDied(side)
-        let unsynced = disk.outbox.unsyncedByteCount
-        guard unsynced > 0 else { return }
-        let kept = powerLoss ? world.pick(0...unsynced) : world.chance(0.5) ? unsynced : 0
-        disk.outbox.lose(keepingUnsynced: kept)
-        world.record(side, "outbox: \(kept) of \(unsynced) unsynced bytes reached the disk")
+        for (name, outbox) in [("outbox", \LinkDisk.outbox), ("complication outbox", \LinkDisk.complicationOutbox)] {
+            let unsynced = disk[keyPath: outbox].unsyncedByteCount
+            guard unsynced > 0 else { continue }
+            let kept = powerLoss ? world.pick(0...unsynced) : world.chance(0.5) ? unsynced : 0
+            disk[keyPath: outbox].lose(keepingUnsynced: kept)
+            world.record(side, "\(name): \(kept) of \(unsynced) unsynced bytes reached the disk")
+        }
     }
 
     /// The group commit's fdatasync landed: the records it holds are persisted.
@@ -176,6 +191,9 @@ final class SimHost<Node: ShelledNode, Store> {
         syncScheduled = false
         for record in disk.outbox.sync() {
             handleLink(.transferPersisted(sequence: record.sequence, payload: record.payload))
+        }
+        for record in disk.complicationOutbox.sync() {
+            handleLink(.complicationPersisted(sequence: record.sequence, payload: record.payload))
         }
     }
 

@@ -84,6 +84,8 @@ extension Simulator {
         world.record(.phone, "reset: wiped, new instance")
         phone.crash()
         resets += 1
+        // Answers given before the wipe are superseded with the rest.
+        harvestComplicationReplies()
         checker.phoneReset(runsBefore: runsBeforeReplacement())
         // The wiped phone's latest backup (or its state now, backed up before the wipe) may come back.
         retiredBackup =
@@ -108,6 +110,7 @@ extension Simulator {
         retiredBackup = nil
         world.record(.phone, "restored from an older backup: instance \(backup.instance) again")
         phone.crash()
+        harvestComplicationReplies()
         checker.phoneRestored(runsBefore: runsBeforeReplacement(), instance: backup.instance)
         phone.instance = backup.instance
         phone.queueID = backup.queueID

@@ -11,12 +11,16 @@ extension Simulator {
 
     func bootPhone() {
         world.record(.phone, "boot")
+        // Replies to an earlier life's requests never come.
+        pendingComplications = [:]
         phone.openDisk()
         var engine = SyncEngine(settings: phone.store.settings, policy: .standard, epoch: phone.store.epoch)
         engine.clock = HybridLogicalClock(origin: .phone, highWater: phone.disk.clock)
         // Messages numbered per boot, as the daemons number them per start (`MessageLedger`).
+        // A small daily budget, so complications go both ways: their own outbox, then ordinary userInfo.
         let node = PhoneNode(
             engine: engine, live: LiveDriver(now: phone.wallNow, persistedVersion: phone.disk.liveVersion),
+            complicationsPerDay: Self.complicationsPerDay, complicationBudget: phone.store.complicationBudget,
             life: Int(phone.life + 1))
         phone.boot(node, configuration: LinkConfiguration(role: .phone)) { host in
             host.post(.started(lastContext: host.disk.contextSlot?.payload))
@@ -44,11 +48,14 @@ extension Simulator {
             clockHighWater: watch.disk.clock, phoneEpochRecord: files.epoch)
         let node = WatchNode(
             engine: engine, live: LiveDriver(now: watch.wallNow, persistedVersion: watch.disk.liveVersion),
-            life: Int(watch.life + 1))
+            complication: files.complication, life: Int(watch.life + 1))
         watch.boot(node, configuration: LinkConfiguration(role: .watch)) { host in
             host.post(.started(lastContext: host.disk.receivedContext?.payload, skippedCacheFiles: []))
         }
     }
+
+    /// The phone's complication budget a day: small, so a seed sends complications both ways.
+    static let complicationsPerDay = 3
 
     static func performPhone(_ host: SimHost<PhoneNode, PhoneFiles>, _ action: PhoneNode.Action) {
         switch action {
@@ -61,8 +68,9 @@ extension Simulator {
         case .store(.writeTombstone(let stub)): host.store.tombstones[stub.id] = stub
         case .store(.persistSettings(let settings)): host.store.settings = settings
         case .store(.persistEpoch(let epoch)): host.store.epoch = epoch
-        case .store(.persistComplicationBudget), .store(.writeSamples), .store(.removeSamples), .store(.moveSamples):
-            // No exports or complications in the workload yet (docs/SIMULATION.md).
+        case .store(.persistComplicationBudget(let budget)): host.store.complicationBudget = budget
+        case .store(.writeSamples), .store(.removeSamples), .store(.moveSamples):
+            // No exports in the workload yet (docs/SIMULATION.md).
             break
         case .loadRuns(let wanted):
             var reads = Reads()
@@ -85,7 +93,7 @@ extension Simulator {
         case .store(.deleteSplit(let id)): host.store.splits[id] = nil
         case .store(.persistPhoneEpoch(let record)): host.store.epoch = record
         case .store(.persistSession(let record)): host.store.session = record
-        case .store(.persistComplication): break
+        case .store(.persistComplication(let complication)): host.store.complication = complication
         case .node: break
         }
     }

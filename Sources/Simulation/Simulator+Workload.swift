@@ -35,23 +35,36 @@ extension Simulator {
     }
 
     private func facts(_ instance: InstanceID, _ link: LinkEngine) -> ShellFacts {
-        ShellFacts(
-            link: LinkStatus(
-                role: link.configuration.role, instance: instance, activated: link.isActivated,
-                reachable: link.isReachable, linked: link.isLinked, peer: link.peerInstance,
-                watchAppForeground: link.watchAppForeground, contextGenerationSent: link.currentContextSlot?.generation,
-                contextGenerationAcknowledged: link.currentContextSlot?.acknowledgedGeneration,
-                contextGenerationReceived: link.lastReceivedContext?.generation,
-                contextSender: link.lastReceivedContext?.sender, outboxDepth: link.outstandingTransfers.count,
-                handshakingConnections: 0),
-            uptimeSeconds: 0, journalCounts: [:])
+        ShellFacts(link: link.status, uptimeSeconds: 0, journalCounts: [:])
     }
 
     // MARK: The workload
 
     func operate() {
         operations += 1
+        harvestComplicationReplies()
         if world.chance(0.55) { operatePhone() } else { operateWatch() }
+    }
+
+    /// `complication push`: answered once the transfer is on disk (a group commit later), so the
+    /// reply is collected afterwards (`harvestComplicationReplies`).
+    private func pushComplication() {
+        complications += 1
+        let text = "c\(complications)"
+        if let reply = phonectl(.pushComplication(text: text)) {
+            if reply.status == .ok { checker.complicationAcknowledged(text) }
+        } else {
+            pendingComplications[AdminRequestID(lastRequest)] = text
+        }
+    }
+
+    /// The complication pushes answered since: each acknowledged one must reach the watch.
+    func harvestComplicationReplies() {
+        for (request, text) in pendingComplications.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            guard let reply = phone.replies.removeValue(forKey: request) else { continue }
+            pendingComplications[request] = nil
+            if reply.status == .ok { checker.complicationAcknowledged(text) }
+        }
     }
 
     private func operatePhone() {
@@ -75,6 +88,10 @@ extension Simulator {
             _ = phonectl(.start(split: split, endingOthers: world.chance(0.2)))
             return
         }
+        if roll >= 97 {
+            pushComplication()
+            return
+        }
         guard let runID = world.pick(active), let run = engine.run(runID) else { return }
         switch roll {
         case 12..<60:
@@ -91,7 +108,7 @@ extension Simulator {
             _ = phonectl(.unlockWorkout)
         case 90..<94:
             _ = phonectl(.set(.skip(run: runID, exercise: world.pick(1...run.logs.count))))
-        case 94..<98:
+        case 94..<96:
             let command = liveCommand(on: run)
             if phonectl(.live(command))?.status == .ok, case .advance = command { checker.liveAdvanced(run.id) }
         default:

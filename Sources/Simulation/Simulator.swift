@@ -58,6 +58,7 @@ struct PhoneFiles {
     var tombstones: [DocumentID: Tombstone] = [:]
     var settings: Settings?
     var epoch: Timestamp?
+    var complicationBudget = ComplicationBudget()
 }
 
 /// The watch's cache directory.
@@ -66,6 +67,7 @@ struct WatchFiles {
     var splits: [DocumentID: SplitDocument] = [:]
     var session: SessionRecord?
     var epoch: PhoneEpochRecord?
+    var complication: ComplicationPayload?
 }
 
 /// Both daemons' real nodes and link engines under one seed: a workload of person operations on
@@ -80,6 +82,9 @@ package final class Simulator {
     var checker = Checker()
     var lastRequest: UInt64 = 0
     var operations = 0
+    /// Complications pushed, and the pushes whose reply has not come yet (by request).
+    var complications = 0
+    var pendingComplications: [AdminRequestID: String] = [:]
     var faults = 0
     var resets = 0
     /// The phone's latest backup, and the backup of the phone instance the last reset replaced.
@@ -130,6 +135,13 @@ package final class Simulator {
         }
         phone.onCommitStarted = { [unowned self] milliseconds in commitStarted(.phone, milliseconds) }
         watch.onCommitStarted = { [unowned self] milliseconds in commitStarted(.watch, milliseconds) }
+        watch.onNotified = { [unowned self] notification in
+            if case .userInfoReceived(_, let payload) = notification,
+                let complication = try? DocumentCoder.decode(ComplicationPayload.self, from: payload)
+            {
+                checker.complicationReceived(complication)
+            }
+        }
         world.network.lifeOf = { [unowned phone, unowned watch] side in side == .phone ? phone.life : watch.life }
         // Clocks: each process's wall clock is off by up to two hours, either way.
         phone.clockOffset = .seconds(world.pick(-7_200...7_200))
@@ -159,13 +171,15 @@ package final class Simulator {
             }
             if let refused = phone.outboxRefused ?? watch.outboxRefused { violations.append(refused) }
             if let refused = phone.outOfOrderAppend ?? watch.outOfOrderAppend { violations.append(refused) }
-            if let key = phone.appliedTwice {
-                violations.append("transfer \(key) was delivered to the phone again after it acknowledged it")
+            for host in [phone.appliedTwice.map { ("phone", $0) }, watch.appliedTwice.map { ("watch", $0) }] {
+                guard let (side, key) = host else { continue }
+                violations.append("transfer \(key) was delivered to the \(side) again after it acknowledged it")
             }
             if world.steps > Self.maximumSteps {
                 violations.append("unbounded: more than \(Self.maximumSteps) events in \(world.now) simulated")
             }
         }
+        harvestComplicationReplies()
         if violations.isEmpty { violations = checker.atQuiescence(phone: phone, watch: watch) }
         for violation in violations { world.record(nil, "VIOLATION \(violation)") }
         return SimulationResult(

@@ -27,13 +27,14 @@ struct SimulationTests {
         "pinned seeds",
         arguments: [UInt64(17), 74, 159, 248, 1_000_147, 3_010_717, 3_013_769, 3_015_775, 3_019_620, 4_078_420])
     func pinned(seed: UInt64) {
-        // As they were found: before the turn-budget model, whose cuts reorder events.
+        // As they were found: before the write-queue model (and the turn cuts it came with).
         let result = Simulation.run(seed: seed, options: SimulationOptions(slicesTurns: false))
         #expect(result.violations.isEmpty, "seed \(seed): \(result.violations)")
     }
 
-    /// Seeds that found a defect with the turn cuts and the write queue modelled (docs/SIMULATION.md).
-    @Test("pinned seeds, with the shells' turns and write queue", arguments: [UInt64(4), 5, 20, 1_665])
+    /// Seeds that found a defect with the write queue modelled (docs/SIMULATION.md). 4, 5, 20 and 1665
+    /// were found with the turn cuts too, since gone: they still pass, on the runs they now make.
+    @Test("pinned seeds, with the shells' write queue", arguments: [UInt64(4), 5, 20, 62, 1_665])
     func pinnedWithWriteQueue(seed: UInt64) {
         let result = Simulation.run(seed: seed)
         #expect(result.violations.isEmpty, "seed \(seed): \(result.violations)")
