@@ -161,8 +161,7 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
                     continueNextTurn()
                     break
                 }
-                event = .link(linkBacklog[linkHead])
-                linkHead += 1
+                event = .link(nextLinkSlice())
             } else if turnEndWaiting, writesLanded == writesSent, hold.isEmpty {
                 turnEndWaiting = false
                 event = .inner(Node.reported(.turnEnded))
@@ -183,6 +182,22 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
 
     /// How long one loop turn may spend on the link's events before the rest waits for a later turn.
     static var turnBudget: Duration { .milliseconds(3) }
+
+    /// Bytes are fed at most this many at a time (the engine takes a frame split anywhere): the
+    /// transfers one slice carries are merged in one step, which the turn budget cannot split.
+    static var maximumSliceBytes: Int { 16 << 10 }
+
+    /// The backlog's next event, bytes a slice at a time (the rest stays first in the backlog).
+    private func nextLinkSlice() -> LinkEngine.Event {
+        let event = linkBacklog[linkHead]
+        guard case .bytesReceived(let connection, let bytes, let now) = event, bytes.count > Self.maximumSliceBytes
+        else {
+            linkHead += 1
+            return event
+        }
+        linkBacklog[linkHead] = .bytesReceived(connection, Array(bytes[Self.maximumSliceBytes...]), now: now)
+        return .bytesReceived(connection, Array(bytes[..<Self.maximumSliceBytes]), now: now)
+    }
 
     private func continueNextTurn() {
         guard !continuing else { return }
