@@ -32,33 +32,33 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     var timers: [NodeTimer: TimerID] = [:]
     var responders: [AdminRequestID: AdminResponder] = [:]
     private var lastRequest: UInt64 = 0
-    private var queue: [LinkedNode<Node>.Event] = []
-    private var draining = false
+    var queue: [LinkedNode<Node>.Event] = []
+    var draining = false
     /// The node left steps waiting for reads: `.resume` is its next event.
     private var resumeNext = false
     /// The node's end of turn waits for the writes in flight to land.
-    private var turnEndWaiting = false
+    var turnEndWaiting = false
     /// The link's events that wait for the writes in flight (`LinkEventHold`), and since when the
     /// write queue has been busy.
-    private var hold = LinkEventHold()
-    private var busySince = ContinuousClock.now
+    var hold = LinkEventHold()
+    var busySince = ContinuousClock.now
     /// The link's events ready for the node, `linkBacklog[linkHead...]`, fed after the other events.
-    private var linkBacklog: [LinkEngine.Event] = []
+    var linkBacklog: [LinkEngine.Event] = []
     private var linkHead = 0
     /// A later turn will go on with the backlog.
     private var continuing = false
     var watchdogTimer: TimerID?
     /// A failed durable action, fed to the node before any other waiting event.
-    private var failure: Node.Event?
+    var failure: Node.Event?
     /// Where every durable write runs, off the loop, in order.
     let writes = DispatchQueue(label: "durable-writes")
     /// Durable writes sent to `writes`, and landed, so far (numbered in the order sent).
-    private var writesSent: UInt64 = 0
-    private var writesLanded: UInt64 = 0
+    var writesSent: UInt64 = 0
+    var writesLanded: UInt64 = 0
     /// Actions waiting for the writes sent before them to land, in order.
-    private var waiting: [(after: UInt64, action: LinkedNode<Node>.Action)] = []
+    var waiting: [(after: UInt64, action: LinkedNode<Node>.Action)] = []
     /// Set at the first failed write: the writes queued after it never begin.
-    private let writeFailed = Atomic<Bool>(false)
+    let writeFailed = Atomic<Bool>(false)
 
     /// The daemon's durable store writes: the work for `action`, to run on the write queue (nil when
     /// `action` is not one); `performStore` gets the rest.
@@ -126,7 +126,7 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
         post(event)
     }
 
-    private func pauseReadingIfBehind() {
+    func pauseReadingIfBehind() {
         link.setReadingPaused(
             waiting.count > Self.maximumWaiting || hold.isFull || linkBacklog.count - linkHead > Self.maximumBacklog)
     }
@@ -138,7 +138,7 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     /// the other events in order, and the link's events after them, `turnBudget` at a time (the rest
     /// in a later turn, so a drain of thousands of transfers leaves room for admin requests and other
     /// connections); then, once all is handled and every write has landed, a waiting end of turn.
-    private func drain() {
+    func drain() {
         guard !draining else { return }
         draining = true
         defer { draining = false }
@@ -292,7 +292,7 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
 
     /// Carries out one action on the loop; false (and the failure fed next) when it failed.
     @discardableResult
-    private func carryOut(_ action: LinkedNode<Node>.Action) -> Bool {
+    func carryOut(_ action: LinkedNode<Node>.Action) -> Bool {
         do {
             switch action {
             case .inner(let action):
@@ -319,84 +319,10 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
 
     /// Nothing after a failed durable write may run (an acknowledgement least of all): what waits is
     /// dropped, writes not yet begun are skipped, and the node hears of it next, before anything else.
-    private func failed(_ error: any Error) {
+    func failed(_ error: any Error) {
         writeFailed.store(true, ordering: .releasing)
         waiting.removeAll()
         failure = Node.reported(.durableWriteFailed(reason: "\(error)"))
-    }
-
-    /// The durable write `action` stands for, to run on the write queue; nil for any other action.
-    private func durableWrite(_ action: LinkedNode<Node>.Action) -> (@Sendable () throws -> Void)? {
-        switch action {
-        case .inner(let action):
-            return durableWrite(action)
-        case .link(let action, _):
-            guard let (what, write) = link.stateWrite(action) else { return nil }
-            return {
-                do { try write() } catch { throw StateWriteFailure(description: "\(what) failed: \(error)") }
-            }
-        case .messageAttempt, .appendsRenumbered, .resume:
-            return nil
-        }
-    }
-
-    private func durableWrite(_ action: Node.Action) -> (@Sendable () throws -> Void)? {
-        guard let shared = Node.nodeAction(action) else { return storeWrite(action) }
-        guard shared.isDurableWrite else { return nil }
-        switch shared {
-        case .persistClock(let stamp):
-            return clockFile.write(stamp)
-        case .persistLiveVersion(let version):
-            let (path, logger) = ("\(stateDirectory)/live-version", logger)
-            return {
-                do {
-                    try AtomicFile.write(Array("\(version)".utf8), to: path)
-                } catch {
-                    logger.warning("live version not persisted", ["reason": "\(error)"], component: "live")
-                }
-            }
-        case .link(.keepReceivedFile(let key, let name)):
-            let (source, directory) = (link.inboxPath(for: key), "\(stateDirectory)/received-files")
-            return {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-                try AtomicFile.moveDurably(source, to: "\(directory)/\(name)")
-            }
-        default:
-            preconditionFailure("\(shared) is a durable write with no work for the write queue")
-        }
-    }
-
-    /// Runs `write` after the writes sent before it; the actions waiting for it follow once it lands.
-    private func send(_ write: @escaping @Sendable () throws -> Void) {
-        if writesLanded == writesSent { busySince = ContinuousClock.now }
-        writesSent += 1
-        let number = writesSent
-        writes.async { [self] in
-            guard !writeFailed.load(ordering: .acquiring) else { return }
-            let result = Result { try write() }
-            loop.execute { [self] in landed(number, result) }
-        }
-    }
-
-    private func landed(_ number: UInt64, _ result: Result<Void, any Error>) {
-        guard !writeFailed.load(ordering: .acquiring) else { return }
-        writesLanded = number
-        if case .failure(let error) = result {
-            failed(error)
-            drain()
-            return
-        }
-        // As in `drain`: what these actions raise waits until they are all carried out.
-        draining = true
-        while let first = waiting.first, first.after <= writesLanded {
-            waiting.removeFirst()
-            guard carryOut(first.action) else { break }
-        }
-        draining = false
-        // The held link events are handled before a waiting end of turn (`drain`): its batch takes them in.
-        if writesLanded == writesSent { linkBacklog += hold.release() }
-        pauseReadingIfBehind()
-        drain()
     }
 
     func report(_ report: ShellReport) {
@@ -408,9 +334,4 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
         turnEndWaiting = true
         drain()
     }
-}
-
-/// A link state write that failed, named.
-private struct StateWriteFailure: Error, CustomStringConvertible {
-    var description: String
 }
