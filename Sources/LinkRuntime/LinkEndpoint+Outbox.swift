@@ -2,7 +2,7 @@ import Foundation
 import LinkProtocol
 import Trace
 
-// MARK: The durable outboxes (userInfo, complications, files)
+// MARK: The durable outboxes
 
 extension LinkEndpoint {
     /// `transferUserInfo`: `completion` gets the sequence once the transfer is on disk (fdatasync), or
@@ -11,22 +11,13 @@ extension LinkEndpoint {
     package func transferUserInfo(
         _ payload: [UInt8], run: String? = nil, completion: @escaping (Result<UInt64, any Error>) -> Void
     ) {
-        requestTransfer(payload, complication: false, run: run, completion: completion)
-    }
-
-    /// `transferCurrentComplicationUserInfo`: a transfer in the complication outbox, sent ahead of
-    /// ordinary userInfo; `completion` gets its sequence once it is on disk, or why it was refused.
-    package func transferCurrentComplicationUserInfo(
-        _ payload: [UInt8], completion: @escaping (Result<UInt64, any Error>) -> Void
-    ) {
-        requestTransfer(payload, complication: true, run: nil, completion: completion)
+        requestTransfer(payload, run: run, completion: completion)
     }
 
     /// Checks the transfer's admission, then has the engine number it and queues its append for the
     /// next group commit; the completion waits under the append's key.
     private func requestTransfer(
-        _ payload: [UInt8], complication: Bool, run: String?,
-        completion: @escaping (Result<UInt64, any Error>) -> Void
+        _ payload: [UInt8], run: String?, completion: @escaping (Result<UInt64, any Error>) -> Void
     ) {
         loop.preconditionInLoop()
         if let error = engine.admission(of: .userInfo, bytes: payload.count) {
@@ -34,7 +25,7 @@ extension LinkEndpoint {
             return
         }
         let request = WaitingAppend(
-            sequence: 0, payload: payload, complication: complication, enqueuedAtMicros: Self.wallClockMicros(),
+            sequence: 0, payload: payload, complication: false, enqueuedAtMicros: Self.wallClockMicros(),
             run: run)
         guard let key = number(request) else {
             completion(.failure(LinkError.deliveryFailed(reason: "no outbox for this transfer")))
@@ -60,62 +51,6 @@ extension LinkEndpoint {
             key = append.key
         }
         return key
-    }
-
-    /// `transferFile`: copies the file (or the bytes) into the file outbox, hashing it, off the
-    /// loop; `completion` gets the queued file once it is on disk, or why not (`fileAccessDenied`
-    /// for a source that cannot be read, the session's refusals).
-    package func transferFile(
-        _ source: FileSource, metadata: String, completion: @escaping (Result<OutboundFile, any Error>) -> Void
-    ) {
-        loop.preconditionInLoop()
-        if let error = engine.admission(of: .userInfo, bytes: 0) {
-            completion(.failure(error))
-            return
-        }
-        var sequence: UInt64?
-        for action in engine.handle(.fileRequested(source, metadata: metadata)) {
-            guard case .enqueueFile(let issued, _, _) = action else {
-                perform(action)
-                continue
-            }
-            sequence = issued
-        }
-        guard let sequence else {
-            completion(.failure(LinkError.deliveryFailed(reason: "no file outbox")))
-            return
-        }
-        let token = nextFileToken
-        nextFileToken += 1
-        fileWaiters[token] = completion
-        let store = state.files
-        outboxQueue.async { [loop] in
-            let result = Result { try store.enqueue(source, metadata: metadata, sequence: sequence) }
-            loop.execute { [self] in
-                if case .success(let file) = result { handle(.filePersisted(file)) }
-                fileWaiters.removeValue(forKey: token)?(result)
-            }
-        }
-    }
-
-    /// Cancels an outstanding file transfer (`WCSessionFileTransfer.cancel()`).
-    package func cancelFileTransfer(sequence: UInt64) throws(LinkError) {
-        loop.preconditionInLoop()
-        if let error = engine.fileCancellationError(sequence: sequence) { throw error }
-        handle(.fileCancelRequested(sequence: sequence))
-    }
-
-    /// The app is done with a received file: what is left of it in the inbox is deleted and the
-    /// sender told it was delivered.
-    package func fileProcessed(_ key: TransferKey) {
-        loop.preconditionInLoop()
-        handle(.fileProcessed(key))
-    }
-
-    /// `outstandingFileTransfers`: files not yet done, oldest first, with the bytes acknowledged.
-    package func outstandingFileTransfers() -> [OutboundFile] {
-        loop.preconditionInLoop()
-        return engine.outstandingFiles
     }
 
     /// Where a received file waits for the app (valid from `fileReceived` until `fileProcessed`).

@@ -42,8 +42,6 @@ package final class LinkEndpoint: @unchecked Sendable {
     private let origin = ContinuousClock.now
     private var messageWaiters: [UInt64: (MessageOutcome) -> Void] = [:]
     var transferWaiters: [AppendKey: Waiter] = [:]
-    var fileWaiters: [UInt64: (Result<OutboundFile, any Error>) -> Void] = [:]
-    var nextFileToken: UInt64 = 1
     private var nextMessageID: UInt64 = 1
     var queuedEvents: [LinkEngine.Event] = []
     /// The run each message in flight is about, for its outcome's journal line.
@@ -218,19 +216,6 @@ package final class LinkEndpoint: @unchecked Sendable {
         handle(.localAppStateChanged(foreground: foreground))
     }
 
-    /// Watch only: the watch is paired or unpaired, its app installed or removed, its complication
-    /// on or off the face; kept durably and reported to the phone.
-    package func setWatchState(_ state: WatchState) {
-        loop.preconditionInLoop()
-        handle(.localWatchStateChanged(state))
-    }
-
-    /// Phone only: the context slot (the last context handed to the link, and what the watch acknowledged).
-    package var contextSlot: ContextSlot? {
-        loop.preconditionInLoop()
-        return engine.currentContextSlot
-    }
-
     /// A snapshot of the session for status displays.
     package func status() -> LinkStatus {
         loop.preconditionInLoop()
@@ -303,7 +288,7 @@ package final class LinkEndpoint: @unchecked Sendable {
                 self.handle(.tick(now: self.now))
             }
         case .appendTransfer, .enqueueFile:
-            break  // carried out where they are asked for: `requestTransfer`, `transferFile`
+            break  // alone: `transferUserInfo` makes the append; driven: `carryOut(driven:)`
         case .persistPeer, .persistContextSlot, .persistReceivedContext, .persistTransferMark, .removeTransfers,
             .removeComplications, .persistWatchState, .removeOutboundFile, .prepareInboundFile, .deliverInboundFile,
             .discardInboundFile:
