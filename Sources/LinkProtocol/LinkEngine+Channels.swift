@@ -114,11 +114,13 @@ extension LinkEngine {
             .send(current.connection, .context(generation: slot.generation, sender: instance, payload: slot.payload)))
     }
 
+    /// The acknowledgement is not written on its own: it rides with the next slot written. A phone
+    /// restarted before that sends the watch a generation it holds, which the watch only acknowledges;
+    /// an edit's round trip saves a slot write and its fsyncs.
     mutating func contextAcknowledged(generation: UInt64, sender: InstanceID, into actions: inout [Action]) {
         guard sender == instance, var slot = contextSlot, generation > slot.acknowledgedGeneration else { return }
         slot.acknowledgedGeneration = min(generation, slot.generation)
         contextSlot = slot
-        actions.append(.persistContextSlot(slot))
         actions.append(.notify(.contextAcknowledged(generation: slot.acknowledgedGeneration)))
     }
 

@@ -35,6 +35,21 @@ struct LinkChannelTests {
         #expect(pair.phone.currentContextSlot?.acknowledgedGeneration == 1)
     }
 
+    @Test("an acknowledgement writes nothing by itself: the next slot written carries it")
+    func acknowledgementRidesWithNextSlot() {
+        var pair = linkedPair()
+        func slotsWritten(_ pair: LinkPair) -> [ContextSlot] {
+            pair.recorded[.phone]!.compactMap { if case .persistContextSlot(let slot) = $0 { slot } else { nil } }
+        }
+        pair.recorded[.phone] = []
+        pair.handle(.phone, .contextUpdated(payload: [1], now: pair.now))
+        #expect(pair.phone.currentContextSlot?.acknowledgedGeneration == 1)
+        #expect(slotsWritten(pair) == [ContextSlot(generation: 1, payload: [1], acknowledgedGeneration: 0)])
+        pair.recorded[.phone] = []
+        pair.handle(.phone, .contextUpdated(payload: [2], now: pair.now))
+        #expect(slotsWritten(pair) == [ContextSlot(generation: 2, payload: [2], acknowledgedGeneration: 1)])
+    }
+
     @Test("three updates while the watch is away yield exactly one delivery, of the third")
     func latestWins() {
         var pair = LinkPair(
