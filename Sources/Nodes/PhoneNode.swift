@@ -20,7 +20,7 @@ package struct PhoneNode: Sendable {
     /// The open batch: the transfers one loop turn delivered, acknowledged together at its end.
     var batch: Batch?
     private var pushTimer: Timestamp?
-    private var persistedClock: Stamp?
+    private var clockLease = ClockLease()
     private var stopping = false
     /// The admin requests the last action list answered (`durableWriteFailed`).
     private var lastAnswered: [AdminRequestID] = []
@@ -332,15 +332,13 @@ package struct PhoneNode: Sendable {
                 out.log(.info, "sync", line.description)
             }
         }
-        // The clock's high-water mark, when an edit or an ingest moved it: a restart never stamps
-        // below it. A batch persists it once, at its end, with its writes.
+        // The clock's mark, when an edit or an ingest reached it (`ClockLease`): a restart never
+        // stamps below it. A batch persists it once, at its end, with its writes.
         if !engine.isBatching { persistClock(into: &out) }
     }
 
     mutating func persistClock(into out: inout Output) {
-        guard let last = engine.clock.last, last != persistedClock else { return }
-        persistedClock = last
-        out.node(.persistClock(last))
+        if let mark = clockLease.renew(covering: engine.clock.last) { out.node(.persistClock(mark)) }
     }
 
     /// Keeps one timer at the engine's next deadline, so a refused push is retried and a run leaves

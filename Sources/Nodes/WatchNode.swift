@@ -18,7 +18,7 @@ package struct WatchNode: Sendable {
     package internal(set) var skippedCacheFiles: [String] = []
     /// How far this watch's wall clock is set off (skew tests): edits are stamped with `now + offset`.
     private let clockOffset: Duration
-    private var persistedClock: Stamp?
+    private var clockLease = ClockLease()
     private var stopping = false
     /// The admin requests the last action list answered (`durableWriteFailed`).
     private var lastAnswered: [AdminRequestID] = []
@@ -331,11 +331,8 @@ package struct WatchNode: Sendable {
                 out.log(.info, "watch", line.description)
             }
         }
-        // The clock's high-water mark, when an edit moved it: a restart must never stamp below it.
-        if let last = engine.editor.clock.last, last != persistedClock {
-            persistedClock = last
-            out.node(.persistClock(last))
-        }
+        // The clock's mark, when an edit reached it (`ClockLease`): a restart never stamps below it.
+        if let mark = clockLease.renew(covering: engine.editor.clock.last) { out.node(.persistClock(mark)) }
         return refusal
     }
 

@@ -13,6 +13,8 @@ struct NodeActionTests {
     ) {
         var (pair, run) = try BackToBackTests.started()
         pair.disconnect()
+        // Past the phone's clock mark (`ClockLease`), so the ingest's stamp moves it.
+        pair.advance(by: ClockLease.lease * 2)
         pair.watchctl(.set(.complete(run: run, exercise: 1, set: 1, reps: nil, weight: nil)))
         let transfer = try #require(pair.outbox.last)
         let key = TransferKey(queue: NodePair.watchInstance, sequence: transfer.sequence)
