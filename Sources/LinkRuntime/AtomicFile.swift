@@ -38,15 +38,22 @@ package enum AtomicFile {
         let suffix = String(random.next() as UInt64, radix: 16)
         let temporary = "\(directory)/.\(name)\(temporaryMarker)\(suffix)"
         do {
-            let file = try FileDescriptor(opening: temporary, [.writeOnly, .create, .exclusive])
-            try fill(file)
-            try LatencyRecorder.fsync.time { try file.sync() }
+            try fillAndSync(temporary, fill)
             try FileSystem.rename(temporary, to: path)
         } catch {
             try? FileSystem.removeFile(temporary)
             throw error
         }
         try fsyncDirectory(directory)
+    }
+
+    /// Creates `temporary`, fills it and fsyncs it; closed on return, before the rename, so a
+    /// directory watcher hears the close under the temporary name, not a second event for the
+    /// target after its rename.
+    private static func fillAndSync(_ temporary: String, _ fill: (FileDescriptor) throws -> Void) throws {
+        let file = try FileDescriptor(opening: temporary, [.writeOnly, .create, .exclusive])
+        try fill(file)
+        try LatencyRecorder.fsync.time { try file.sync() }
     }
 
     /// Renames `source` to `target` (same file system) and fsyncs both directories, so the move

@@ -17,11 +17,13 @@ import WorkoutModel
 /// `DocumentCoder.encodeForDisk`; a folder created on the way is made durable by fsyncing its parent.
 ///
 /// Every method blocks on disk I/O (fsync): call them from the owner's own thread (its `EventLoop`),
-/// never from Swift's cooperative pool. The class holds only its immutable paths, so it is `Sendable`;
-/// two threads writing the same document at once would race, which the single owner rules out.
+/// never from Swift's cooperative pool. The class holds its immutable paths and the locked record of
+/// its own writes, so it is `Sendable`; two threads writing the same document at once would race, which the single owner rules out.
 package final class DocumentDirectory: Sendable {
     /// The absolute path of the document directory.
     package let root: String
+    /// What this process wrote, for its watcher to pass over (`OwnWrites`).
+    let ownWrites = OwnWrites()
 
     /// Opens the directory at `root`, creating it (one level) and its `Splits`, `Stubs` and `Workouts`
     /// folders where missing.
@@ -138,9 +140,11 @@ package final class DocumentDirectory: Sendable {
     }
 
     private func atomicWrite(_ bytes: [UInt8], to path: String) throws(DocumentStoreError) {
+        ownWrites.note(bytes, at: path)
         do {
             try AtomicFile.write(bytes, to: path)
         } catch {
+            ownWrites.forget(path)
             throw .writeFailed(path: path, Self.systemCallError(error, call: "write", path: path))
         }
     }

@@ -33,15 +33,25 @@ package enum DocumentFile {
 
     /// Reads and checks the file `name` in `folder` of the layout rooted at `root`.
     package static func load(name: String, in folder: DocumentFolder, root: String) -> Outcome {
+        load(name: name, in: folder, root: root) { _, _ in false } ?? .missing
+    }
+
+    /// `load`, except nil, the bytes not decoded, when `ownWrite` (given the path and the bytes read)
+    /// says they are this process's own write.
+    static func load(
+        name: String, in folder: DocumentFolder, root: String, ownWrite: (String, [UInt8]) -> Bool
+    ) -> Outcome? {
         guard let kind = folder.documentKind else { return .skipped(.unexpectedFile) }
         if kind == .workout, DocumentFolder.isSamplesFileName(name) { return .companion }
         guard let fileID = DocumentFolder.documentID(fromFileName: name) else { return .skipped(.unexpectedName) }
-        switch FileSystem.readRegularFile("\(root)/\(folder.relativePath(of: name))", maximumBytes: maximumBytes) {
+        let path = "\(root)/\(folder.relativePath(of: name))"
+        switch FileSystem.readRegularFile(path, maximumBytes: maximumBytes) {
         case .missing: return .missing
         case .notARegularFile: return .skipped(.notARegularFile)
         case .tooLarge(let bytes): return .skipped(.tooLarge(bytes: bytes, maximumBytes: maximumBytes))
         case .failed(let error): return .skipped(.unreadable(error))
         case .bytes(let bytes):
+            if ownWrite(path, bytes) { return nil }
             return decode(bytes, as: kind, fileID: fileID, in: folder)
         }
     }

@@ -54,6 +54,8 @@ final class WatchSession {
     private func handle(_ event: Inotify.Event) {
         let (watch, events, name) = (event.watch, event.events, event.name)
         if events.contains(.queueOverflow) {
+            // The rescan that follows reads every file: nothing may be passed over as phoned's own.
+            directory.ownWrites.forgetAll()
             handlers.onNotice(.eventsLost)
             return
         }
@@ -93,8 +95,9 @@ final class WatchSession {
     /// Reads a file that was written or moved in and reports it as a change or as skipped.
     private func fileChanged(named name: String, in folder: DocumentFolder) {
         let path = folder.relativePath(of: name)
-        switch DocumentFile.load(name: name, in: folder, root: directory.root) {
-        case .missing, .companion: handlers.onSettled(path)
+        let ownWrites = directory.ownWrites
+        switch DocumentFile.load(name: name, in: folder, root: directory.root, ownWrite: ownWrites.take) {
+        case nil, .missing, .companion: handlers.onSettled(path)
         case .skipped(let reason): handlers.onSkipped(SkippedEntry(path: path, reason: reason))
         case .document(let document):
             handlers.onSettled(path)
@@ -113,6 +116,8 @@ final class WatchSession {
 
     /// Reports a document file that was deleted or moved away (names that are not documents are ignored).
     private func fileRemoved(named name: String, in folder: DocumentFolder) {
+        // Whatever comes at this path next is not phoned's last write.
+        directory.ownWrites.forget("\(directory.root)/\(folder.relativePath(of: name))")
         handlers.onSettled(folder.relativePath(of: name))
         guard let kind = folder.documentKind, let id = DocumentFolder.documentID(fromFileName: name) else { return }
         switch kind {

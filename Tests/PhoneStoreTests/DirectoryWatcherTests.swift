@@ -73,15 +73,32 @@ struct DirectoryWatcherTests {
         try await recorder.wait(for: .change(.workoutRemoved(id(2), year: 2026, month: 11)))
     }
 
-    @Test("this process's own writes and removals are seen too (the engine tells them apart by value)")
-    func ownWritesAreSeen() async throws {
+    @Test("this process's own write is passed over undecoded; its removal, and the same bytes put back, are seen")
+    func ownWritesArePassedOver() async throws {
         let fixture = try Fixture()
         let (watcher, recorder) = try watch(fixture)
         defer { watcher.stop() }
         try fixture.documents.write(split(1))
-        try await recorder.wait(for: .change(.documentChanged(.split(split(1)))))
+        // Events come in order: once a later external file is reported, the own write was handled.
+        try fixture.plantFile("Splits/\(id(2)).json", DocumentCoder.encodeForDisk(split(2)))
+        let seen = try await recorder.wait(for: .change(.documentChanged(.split(split(2)))))
+        #expect(!seen.contains(.change(.documentChanged(.split(split(1))))), "\(seen)")
         try fixture.documents.removeSplit(id: id(1))
         try await recorder.wait(for: .change(.splitRemoved(id(1))))
+        // The same bytes put back by someone else (a restore) are news again.
+        try fixture.plantFile("Splits/\(id(1)).json", DocumentCoder.encodeForDisk(split(1)))
+        try await recorder.wait(for: .change(.documentChanged(.split(split(1)))))
+    }
+
+    @Test("an external edit right after an own write is reported with its contents")
+    func externalEditAfterOwnWrite() async throws {
+        let fixture = try Fixture()
+        let (watcher, recorder) = try watch(fixture)
+        defer { watcher.stop() }
+        try fixture.documents.write(run(2))
+        let edited = run(2, updatedAt: t0.advanced(by: .seconds(30)))
+        try fixture.plantFile("Workouts/2026/11/\(id(2)).json", DocumentCoder.encodeForDisk(edited))
+        try await recorder.wait(for: .change(.documentChanged(.workout(edited))))
     }
 
     @Test("a stub appearing is a tombstone change; a stub vanishing is only a notice")
