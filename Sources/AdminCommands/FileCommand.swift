@@ -90,11 +90,11 @@ extension AdminReply {
     }
 
     /// One received file: its transfer key, size, metadata, and where the app put it (nil: dropped).
-    package struct FileReceived: Codable, ExplicitNulls, Equatable, Sendable {
+    package struct FileReceived: Codable, Equatable, Sendable {
         package var transfer: String
         package var bytes: UInt64
         package var metadata: String
-        package var storedAs: String?
+        @ExplicitNull package var storedAs: String?
         package var receivedAt: String
         package init(transfer: String, bytes: UInt64, metadata: String, storedAs: String?, receivedAt: String) {
             self.transfer = transfer

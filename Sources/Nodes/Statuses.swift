@@ -11,7 +11,7 @@ package struct PhoneStatus: Codable, Sendable {
     package var activation: String
     package var reachable: Bool
     package var linked: Bool
-    package var watchInstance: String?
+    @ExplicitNull package var watchInstance: String?
     package var watchAppForeground: Bool
     package var contextGenerationSent: UInt64
     package var contextGenerationAcknowledged: UInt64
@@ -22,15 +22,15 @@ package struct PhoneStatus: Codable, Sendable {
     package var tombstones: Int
     package var pendingDeletes: Int
     package var skippedFiles: [String]
-    package var lastPushAt: String?
+    @ExplicitNull package var lastPushAt: String?
     /// Why the last push could not go (it is retried until one goes); nil when the last one went.
-    package var pushError: String?
+    @ExplicitNull package var pushError: String?
     /// Runs the last push left out to fit the context limit (see docs/PROTOCOL.md).
     package var heldBackRuns: Int
     /// Splits the last push left out to fit (all splits together get half the context).
     package var heldBackSplits: Int
-    package var editingWorkoutID: String?
-    package var editingSplitID: String?
+    @ExplicitNull package var editingWorkoutID: String?
+    @ExplicitNull package var editingSplitID: String?
     package var ingest: [String: Int]
     package var outboxDepth: Int
     package var launchesSent: Int
@@ -39,7 +39,7 @@ package struct PhoneStatus: Codable, Sendable {
     package var liveFramesSent: [String: Int]
     package var liveFramesReceived: Int
     /// The link's heartbeat round trip, 99th percentile of the newest 128, in ms (nil before the first).
-    package var heartbeatRoundTripP99Milliseconds: Double?
+    @ExplicitNull package var heartbeatRoundTripP99Milliseconds: Double?
     /// `isPaired`, `isWatchAppInstalled`, `isComplicationEnabled` as the watch last reported them.
     package var paired: Bool
     package var watchAppInstalled: Bool
@@ -129,30 +129,30 @@ package struct WatchStatus: Codable, Sendable {
     package var activation: String
     package var reachable: Bool
     package var linked: Bool
-    package var phoneInstance: String?
+    @ExplicitNull package var phoneInstance: String?
     package var appState: String
     package var contextGenerationApplied: UInt64
-    package var contextSender: String?
+    @ExplicitNull package var contextSender: String?
     package var workouts: Int
     package var activeRuns: Int
     package var splits: Int
     package var undeliveredEdits: Int
-    package var editingWorkoutID: String?
-    package var editingSplitID: String?
+    @ExplicitNull package var editingWorkoutID: String?
+    @ExplicitNull package var editingSplitID: String?
     package var outboxDepth: Int
     package var session: String
-    package var sessionRun: String?
-    package var sessionOutcome: String?
+    @ExplicitNull package var sessionRun: String?
+    @ExplicitNull package var sessionOutcome: String?
     package var appliedContexts: Int
     package var skippedContexts: Int
-    package var lastSkippedContext: String?
+    @ExplicitNull package var lastSkippedContext: String?
     package var launchesReceived: Int
     package var skippedCacheFiles: [String]
     /// Live frames this side put on the wire, by kind (`progress`, `ended`); auto-advances send none.
     package var liveFramesSent: [String: Int]
     package var liveFramesReceived: Int
     /// The link's heartbeat round trip, 99th percentile of the newest 128, in ms (nil before the first).
-    package var heartbeatRoundTripP99Milliseconds: Double?
+    @ExplicitNull package var heartbeatRoundTripP99Milliseconds: Double?
     /// This watch's pairing, app and complication state (what it reports to the phone).
     package var paired: Bool
     package var appInstalled: Bool
@@ -160,8 +160,8 @@ package struct WatchStatus: Codable, Sendable {
     /// Received items handed to the app and not yet processed.
     package var hasContentPending: Bool
     /// What the complication shows: the newest-sent complication that arrived, and when it was sent.
-    package var complication: String?
-    package var complicationSentAt: String?
+    @ExplicitNull package var complication: String?
+    @ExplicitNull package var complicationSentAt: String?
     /// Complications that arrived since watchd started (newest-sent wins; older ones only count).
     package var complicationsReceived: Int
 
@@ -238,6 +238,3 @@ private func liveFramesLine(sent: [String: Int], received: Int) -> String {
     let kinds = sent.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
     return "live frames: \(sent.values.reduce(0, +)) sent\(kinds.isEmpty ? "" : " (\(kinds))"), \(received) received"
 }
-
-extension PhoneStatus: ExplicitNulls {}
-extension WatchStatus: ExplicitNulls {}

@@ -38,6 +38,22 @@ struct StatusJSONTests {
         #expect(status["workouts"] as? Int == 0)
     }
 
+    @Test("a status decodes back: a null as nil, a missing optional key as nil, a value as itself")
+    func decodesBack() throws {
+        var pair = NodePair()
+        let json = try #require(pair.watchctl(.status).json)
+        var status = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        status["complicationSentAt"] = nil
+        status["contextSender"] = "phone-1"
+        let decoded = try JSONDecoder().decode(
+            WatchStatus.self, from: try JSONSerialization.data(withJSONObject: status))
+        #expect(decoded.complicationSentAt == nil)
+        #expect(decoded.editingWorkoutID == nil)
+        #expect(decoded.contextSender == "phone-1")
+        let again = try Self.object(AdminResponse(status: .ok, json: AdminOutcome.json(decoded)))
+        Self.expectNull(["complicationSentAt", "editingWorkoutID"], in: again)
+    }
+
     @Test("splits the push leaves out to fit are counted in status, and said in its text")
     func heldBackSplits() throws {
         var pair = NodePair()
