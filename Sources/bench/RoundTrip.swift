@@ -11,8 +11,8 @@ extension BenchSuite {
     /// Each edit is a `complete` or `undo` of set 1 (alternating) sent to watchd's admin socket in
     /// process; the clock stops when watchd's status shows `undeliveredEdits == 0`, which happens only
     /// when a pushed context carrying the run at the edit's stamp (or newer) has been persisted and
-    /// applied. Status is polled back to back; each poll is one Unix-socket round trip (tens of µs),
-    /// which is the method's resolution.
+    /// applied. Status is polled with `pollPauseMicroseconds` between polls: a poll (about 0.15 ms)
+    /// and the pause are the method's resolution.
     func roundTrip() throws {
         let section = "2. round trip (watch edit → phone ingest → context applied on the watch)"
         Progress.say("[\(section)]")
@@ -39,6 +39,7 @@ extension BenchSuite {
             while true {
                 let status = try Admin.status(pair.watch.admin)
                 if status.int("undeliveredEdits") == 0 { break }
+                usleep(Self.pollPauseMicroseconds)
             }
             return monotonicSeconds() - start
         }
@@ -80,6 +81,11 @@ extension BenchSuite {
             section, "round trip p99 / (2 RTT + 2 atomic replaces)", p99, denominators,
             definition: "ours p99 / (2 RTT + 2 AR)")
     }
+
+    /// Polled back to back, the bench and watchd serving it kept one of the machine's two cores busy
+    /// and the daemons waited for the other: p99 12–13 ms against 4.3–4.6 ms with this pause, p50
+    /// 0.8 ms more (docs/PERFORMANCE.md, "Throughput, session 19").
+    static let pollPauseMicroseconds: UInt32 = 100
 
     /// Creates a split and starts a run on the phone; returns the run's ID once the watch has it.
     func startRun(_ pair: DaemonPair) throws -> DocumentID {
