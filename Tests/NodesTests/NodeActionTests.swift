@@ -172,4 +172,43 @@ struct NodeActionTests {
         #expect(format(1e300) == "1e+300" && format(-1e19) == "-1e+19")
         #expect(format(9_007_199_254_740_992) == "9007199254740992")
     }
+
+    /// The order of a watch edit's actions (linked): what the shell waits for is what comes before.
+    /// A first edit, then, `offset` later, the one whose actions are returned.
+    static func watchEdit(at offset: Duration) throws -> (actions: [WatchNode.Action], run: DocumentID) {
+        var (pair, run) = try BackToBackTests.started()
+        var watch = pair.watch
+        _ = try watch.handle(
+            .admin(AdminRequestID(76), MessageLedgerTests.complete(run, set: 2), facts: pair.facts(.watch)),
+            now: pair.now)
+        pair.advance(by: offset)
+        let actions = try watch.handle(
+            .admin(AdminRequestID(77), MessageLedgerTests.complete(run, set: 1), facts: pair.facts(.watch)),
+            now: pair.now)
+        return (actions, run)
+    }
+
+    static func isEditMessage(_ action: WatchNode.Action) -> Bool {
+        if case .node(.link(.sendMessage(_, _, _, .edit, _))) = action { true } else { false }
+    }
+
+    static func isCacheWrite(_ run: DocumentID) -> (WatchNode.Action) -> Bool {
+        { if case .store(.persistWorkout(let written)) = $0 { written.id == run } else { false } }
+    }
+
+    static func isReply(_ action: WatchNode.Action) -> Bool {
+        if case .node(.reply(AdminRequestID(77), _)) = action { true } else { false }
+    }
+
+    /// The simulator's seed 9000682 found what sending first costs: a cache write that fails (EIO)
+    /// answers the edit with an error after the phone already took it, so the failed edit overwrote
+    /// the last acknowledged one.
+    @Test("a watch edit: the cache write before the message, the reply after both")
+    func watchEditWritesFirst() throws {
+        let (actions, run) = try Self.watchEdit(at: .milliseconds(10))
+        let message = try #require(actions.firstIndex(where: Self.isEditMessage), "\(actions)")
+        let write = try #require(actions.firstIndex(where: Self.isCacheWrite(run)), "\(actions)")
+        let reply = try #require(actions.firstIndex(where: Self.isReply), "\(actions)")
+        #expect(write < message && message < reply, "\(actions)")
+    }
 }
