@@ -18,12 +18,13 @@ import WorkoutModel
 ///
 /// Every method blocks on disk I/O (fsync): call them from the owner's own thread (its `EventLoop`),
 /// never from Swift's cooperative pool. The class holds its immutable paths and the locked record of
-/// its own writes, so it is `Sendable`; two threads writing the same document at once would race, which the single owner rules out.
+/// its own writes, so it is `Sendable`; two threads writing the same document at once would race,
+/// which the single owner rules out.
 package final class DocumentDirectory: Sendable {
     /// The absolute path of the document directory.
     package let root: String
     /// What this process wrote, for its watcher to pass over (`OwnWrites`).
-    let ownWrites = OwnWrites()
+    package let ownWrites = OwnWrites()
 
     /// Opens the directory at `root`, creating it (one level) and its `Splits`, `Stubs` and `Workouts`
     /// folders where missing.
@@ -93,7 +94,7 @@ package final class DocumentDirectory: Sendable {
     /// Writes a companion file of a run (its samples, at `relative`) atomically, creating the month folder.
     func writeCompanion(_ bytes: [UInt8], at relative: String, startedAt: Timestamp) throws(DocumentStoreError) {
         try ensureFolder(.month(of: startedAt))
-        try atomicWrite(bytes, to: "\(root)/\(relative)")
+        try atomicWrite(bytes, to: "\(root)/\(relative)", noted: false)
     }
 
     /// Removes a companion file of a run durably; false when there was none.
@@ -139,12 +140,14 @@ package final class DocumentDirectory: Sendable {
         }
     }
 
-    private func atomicWrite(_ bytes: [UInt8], to path: String) throws(DocumentStoreError) {
-        ownWrites.note(bytes, at: path)
+    /// Writes `bytes` to `path` atomically; `noted`: for the watcher to pass over (a companion file,
+    /// which the watcher never reads, is not).
+    private func atomicWrite(_ bytes: [UInt8], to path: String, noted: Bool = true) throws(DocumentStoreError) {
+        if noted { ownWrites.note(bytes, at: path) }
         do {
             try AtomicFile.write(bytes, to: path)
         } catch {
-            ownWrites.forget(path)
+            if noted { ownWrites.forget(path) }
             throw .writeFailed(path: path, Self.systemCallError(error, call: "write", path: path))
         }
     }

@@ -43,4 +43,14 @@ struct OwnWritesTests {
         #expect(own.count == 1)
         #expect(own.take("/d/big-2", matching: big))
     }
+
+    @Test("the directory notes its documents' writes, not a run's samples (the watcher never reads those)")
+    func directoryNotesDocumentsOnly() throws {
+        let fixture = try Fixture()
+        try fixture.documents.writeSamples([1, 2, 3], id: id(2), startedAt: t0)
+        #expect(fixture.documents.ownWrites.count == 0)
+        try fixture.documents.write(run(2))
+        try fixture.documents.write(split(1))
+        #expect(fixture.documents.ownWrites.count == 2)
+    }
 }
