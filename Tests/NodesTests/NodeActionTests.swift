@@ -173,8 +173,8 @@ struct NodeActionTests {
         #expect(format(9_007_199_254_740_992) == "9007199254740992")
     }
 
-    /// The order of a watch edit's actions (linked): what the shell waits for is what comes before.
-    /// A first edit, then, `offset` later, the one whose actions are returned.
+    /// A linked watch edit's actions, `offset` after a first edit (the shell carries an action out
+    /// once the writes before it have landed).
     static func watchEdit(at offset: Duration) throws -> (actions: [WatchNode.Action], run: DocumentID) {
         var (pair, run) = try BackToBackTests.started()
         var watch = pair.watch
