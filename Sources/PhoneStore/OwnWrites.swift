@@ -1,15 +1,16 @@
 import Synchronization
 
-/// The bytes phoned last wrote to each document path whose watcher event has not come yet. The
-/// watcher hears of phoned's own writes like anyone's; a file that holds exactly what phoned wrote
-/// is nothing new to the engine, so it is not decoded (a run's decode was about a quarter of
-/// phoned's work on an edit's round trip). Anything else, an external edit or a later write, takes
-/// the full path. Each event takes its path's entry, matched or not (a removal too), so an entry
-/// lives at most until the next event on its path. Lost events, or more than `capacity` entries or
-/// `capacityBytes` bytes (the watcher stopped), forget them all: the full path is always right.
+/// The bytes phoned last wrote to each document path. The watcher hears of phoned's own writes like
+/// anyone's; a file that holds exactly what phoned last wrote there is nothing new to the engine, so
+/// it is not decoded (a run's decode was about a quarter of phoned's work on an edit's round trip).
+/// One write can bring two events: a child process forked while the temporary file was open holds
+/// it until its `exec`, and that close comes under the target's name. So a match keeps the entry;
+/// anything else at the path (an external edit, a removal) drops it, and takes the full path.
+/// Lost events, or more than `capacity` entries or `capacityBytes` bytes, forget them all: the full
+/// path is always right.
 package final class OwnWrites: Sendable {
-    package static let capacity = 4_096
-    package static let capacityBytes = 16 << 20
+    package static let capacity = 1_024
+    package static let capacityBytes = 4 << 20
     private let written = Mutex<(entries: [String: [UInt8]], bytes: Int)>(([:], 0))
 
     package init() {}
@@ -28,7 +29,10 @@ package final class OwnWrites: Sendable {
 
     /// Forgets `path`'s entry: its write failed, or the file went away.
     package func forget(_ path: String) {
-        _ = take(path)
+        written.withLock { written in
+            guard let noted = written.entries.removeValue(forKey: path) else { return }
+            written.bytes -= noted.count
+        }
     }
 
     /// Forgets every entry (the watcher lost events).
@@ -36,19 +40,18 @@ package final class OwnWrites: Sendable {
         written.withLock { $0 = ([:], 0) }
     }
 
-    /// Whether `bytes`, just read from `path`, are what phoned last wrote there; takes the entry.
-    package func take(_ path: String, matching bytes: [UInt8]) -> Bool {
-        take(path) == bytes
-    }
-
-    /// How many entries wait for their event.
-    package var count: Int { written.withLock { $0.entries.count } }
-
-    private func take(_ path: String) -> [UInt8]? {
+    /// Whether `bytes`, just read from `path`, are what phoned last wrote there; when not, the entry
+    /// is dropped.
+    package func matches(_ path: String, _ bytes: [UInt8]) -> Bool {
         written.withLock { written in
-            guard let bytes = written.entries.removeValue(forKey: path) else { return nil }
-            written.bytes -= bytes.count
-            return bytes
+            guard let noted = written.entries[path] else { return false }
+            if noted == bytes { return true }
+            written.entries[path] = nil
+            written.bytes -= noted.count
+            return false
         }
     }
+
+    /// How many paths have an entry.
+    package var count: Int { written.withLock { $0.entries.count } }
 }

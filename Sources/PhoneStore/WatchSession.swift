@@ -96,7 +96,7 @@ final class WatchSession {
     private func fileChanged(named name: String, in folder: DocumentFolder) {
         let path = folder.relativePath(of: name)
         let ownWrites = directory.ownWrites
-        switch DocumentFile.load(name: name, in: folder, root: directory.root, ownWrite: ownWrites.take) {
+        switch DocumentFile.load(name: name, in: folder, root: directory.root, ownWrite: ownWrites.matches) {
         case nil, .missing, .companion: handlers.onSettled(path)
         case .skipped(let reason): handlers.onSkipped(SkippedEntry(path: path, reason: reason))
         case .document(let document):

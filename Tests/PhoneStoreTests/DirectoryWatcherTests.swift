@@ -79,6 +79,11 @@ struct DirectoryWatcherTests {
         let (watcher, recorder) = try watch(fixture)
         defer { watcher.stop() }
         try fixture.documents.write(split(1))
+        // A second event for the same write, as when a child forked meanwhile closes its copy of the
+        // temporary file's descriptor after the rename: a close under the target's name.
+        let descriptor = open(fixture.path("Splits/\(id(1)).json"), O_WRONLY)
+        #expect(descriptor >= 0)
+        close(descriptor)
         // Events come in order: once a later external file is reported, the own write was handled.
         try fixture.plantFile("Splits/\(id(2)).json", DocumentCoder.encodeForDisk(split(2)))
         let seen = try await recorder.wait(for: .change(.documentChanged(.split(split(2)))))
