@@ -43,6 +43,7 @@ extension Simulator {
     func operate() {
         operations += 1
         harvestComplicationReplies()
+        harvestDataReplies()
         if world.chance(0.55) { operatePhone() } else { operateWatch() }
     }
 
@@ -94,8 +95,10 @@ extension Simulator {
         }
         guard let runID = world.pick(active), let run = engine.run(runID) else { return }
         switch roll {
-        case 12..<60:
+        case 12..<57:
             setOperation(on: run, side: .phone, undo: world.chance(0.2))
+        case 57..<60:
+            sendData(from: .phone)
         case 60..<66:
             _ = phonectl(world.chance(0.5) ? .pause(run: runID) : .resume(run: runID))
         case 66..<72:
@@ -126,8 +129,10 @@ extension Simulator {
             return
         }
         switch world.pick(0...99) {
-        case 0..<70:
+        case 0..<67:
             setOperation(on: run, side: .watch, undo: world.chance(0.2))
+        case 67..<70:
+            sendData(from: .watch)
         case 70..<80:
             _ = watchctl(world.chance(0.5) ? .pause(run: runID) : .resume(run: runID))
         case 80..<86:

@@ -85,6 +85,12 @@ package final class Simulator {
     /// Complications pushed, and the pushes whose reply has not come yet (by request).
     var complications = 0
     var pendingComplications: [AdminRequestID: String] = [:]
+    /// Data messages sent (`Simulator+DataMessages`): how many, the payloads each side sent, the
+    /// sends whose reply has not come yet, and what their checks found.
+    var dataSent = 0
+    var sentPayloads: [Side: Set<[UInt8]>] = [:]
+    var pendingData: [AdminRequestID: PendingData] = [:]
+    var dataViolations: [String] = []
     var faults = 0
     var resets = 0
     /// The phone's latest backup, and the backup of the phone instance the last reset replaced.
@@ -180,6 +186,8 @@ package final class Simulator {
             }
         }
         harvestComplicationReplies()
+        harvestDataReplies()
+        if violations.isEmpty { violations = dataViolations + unansweredData() }
         if violations.isEmpty { violations = checker.atQuiescence(phone: phone, watch: watch) }
         for violation in violations { world.record(nil, "VIOLATION \(violation)") }
         return SimulationResult(
