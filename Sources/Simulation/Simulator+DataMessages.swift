@@ -1,5 +1,4 @@
 import AdminCommands
-import Foundation
 import LinkProtocol
 import Nodes
 
@@ -62,12 +61,15 @@ extension Simulator {
 
     private func checkDataReply(_ reply: AdminResponse, for pending: PendingData) {
         guard reply.status == .ok else { return }  // best effort: an error is an allowed outcome
-        let sent = reply.json.flatMap { try? JSONDecoder().decode(AdminReply.DataSent.self, from: Data($0.utf8)) }
-        let expected = pending.wantsReply ? DataCommand.hex(pending.payload) : nil
-        if sent?.reply != expected {
+        // The reply's text (`DataMessages.sendEnded`): the echo in hex, or that it was delivered.
+        let bytes = pending.payload.count
+        let expected =
+            pending.wantsReply
+            ? "replied with \(bytes) bytes: \(DataCommand.hex(pending.payload))" : "delivered \(bytes) bytes"
+        if reply.text != expected {
             dataViolation(
-                "the \(pending.side)'s data send \(DataCommand.hex(pending.payload)) came back as "
-                    + "\(sent?.reply ?? "no reply"), expected \(expected ?? "no reply")")
+                "the \(pending.side)'s data send \(DataCommand.hex(pending.payload)) was answered "
+                    + "\((reply.text ?? "").debugDescription), expected \(expected.debugDescription)")
         }
     }
 
