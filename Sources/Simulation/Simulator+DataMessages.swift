@@ -54,9 +54,10 @@ extension Simulator {
 
     /// At quiescence every send of a process that kept running has its answer.
     func unansweredData() -> [String] {
-        pendingData.values.filter { $0.life == ($0.side == .phone ? phone.life : watch.life) }.map {
-            "the \($0.side)'s data send \(DataCommand.hex($0.payload)) was never answered"
-        }
+        // In request order: a seed's record is the same on every run.
+        pendingData.sorted { $0.key.rawValue < $1.key.rawValue }.map(\.value)
+            .filter { $0.life == ($0.side == .phone ? phone.life : watch.life) }
+            .map { "the \($0.side)'s data send \(DataCommand.hex($0.payload)) was never answered" }
     }
 
     private func checkDataReply(_ reply: AdminResponse, for pending: PendingData) {
