@@ -1,13 +1,11 @@
 import LinkRuntime
 import WorkoutModel
 
-/// A daemon's persisted hybrid-logical-clock high-water mark, `<stateDirectory>/clock`: one stamp in
-/// its text form. Restoring it means a restarted daemon never stamps an edit below one it made (or
+/// A daemon's persisted hybrid-logical-clock mark (`ClockLease`), `<stateDirectory>/clock`: one stamp
+/// in its text form. Restoring it means a restarted daemon never stamps an edit below one it made (or
 /// saw) before, even when its wall clock went back.
 package struct ClockFile: Sendable {
     package let path: String
-    /// The mark last written (or read), so an unchanged clock costs no write.
-    private var written: Stamp?
 
     package init(stateDirectory: String) {
         path = "\(stateDirectory)/clock"
@@ -15,26 +13,23 @@ package struct ClockFile: Sendable {
 
     /// The persisted mark, nil when there is none yet; a file that does not hold a stamp is an error
     /// naming the file.
-    package mutating func read() throws -> Stamp? {
+    package func read() throws -> Stamp? {
         guard let bytes = try AtomicFile.read(path) else { return nil }
         let text = String(decoding: bytes, as: UTF8.self).trimmingWhitespace
         guard let stamp = Stamp(text: text) else {
             throw ClockFileError(path: path, found: String(text.prefix(80)))
         }
-        written = stamp
         return stamp
     }
 
-    /// Writes `mark` atomically when it moved since the last write.
-    package mutating func persist(_ mark: Stamp?) throws {
-        try write(mark)?()
+    /// Writes `mark` atomically.
+    package func persist(_ mark: Stamp) throws {
+        try write(mark)()
     }
 
-    /// The write of `mark` when it moved since the last one (nil: nothing to write), to run now or
-    /// on another thread; counted as written from here on (a failed write stops the daemon).
-    package mutating func write(_ mark: Stamp?) -> (@Sendable () throws -> Void)? {
-        guard let mark, mark != written else { return nil }
-        written = mark
+    /// The write of `mark`, to run now or on another thread (the node hands out a mark only when it
+    /// moved: `ClockLease`).
+    package func write(_ mark: Stamp) -> @Sendable () throws -> Void {
         let path = path
         return { try AtomicFile.write(Array("\(mark)\n".utf8), to: path) }
     }

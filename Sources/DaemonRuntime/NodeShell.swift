@@ -25,7 +25,7 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     package let loop: EventLoop
     package let link: LinkEndpoint
     package let logger: Logger
-    var clockFile: ClockFile
+    let clockFile: ClockFile
     let stateDirectory: String
     let notifier: SystemdNotifier
     private let startedAt = ContinuousClock.now

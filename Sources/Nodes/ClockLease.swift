@@ -10,11 +10,9 @@ import WorkoutModel
 package struct ClockLease: Sendable, Equatable {
     package static let lease = Duration.seconds(1)
     /// The mark last handed out to be persisted.
-    package private(set) var mark: Stamp?
+    private var mark: Stamp?
 
-    package init(mark: Stamp? = nil) {
-        self.mark = mark
-    }
+    package init() {}
 
     /// The new mark to persist when `last` has reached the current one; nil when it still covers it.
     package mutating func renew(covering last: Stamp?) -> Stamp? {

@@ -49,7 +49,7 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         var engine = SyncEngine(
             settings: try StateFiles.readState(Settings.self, "\(state)/settings.json"), policy: policy,
             epoch: try StateFiles.readState(PhoneEpochRecord.self, "\(state)/epoch.json")?.epoch)
-        var clockFile = ClockFile(stateDirectory: state)
+        let clockFile = ClockFile(stateDirectory: state)
         engine.clock = HybridLogicalClock(origin: .phone, highWater: try clockFile.read())
         let node = PhoneNode(
             engine: engine,

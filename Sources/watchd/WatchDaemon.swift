@@ -38,7 +38,7 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
             journalMaximumBytes: configuration.link.journalMaximumBytes)
         let contents = try cache.load()
         skippedCacheFiles = contents.skipped.map { "\($0.path): \($0.reason)" }
-        var clockFile = ClockFile(stateDirectory: state)
+        let clockFile = ClockFile(stateDirectory: state)
         let engine = WatchEngine(
             cache: WatchCache(restoringWorkouts: contents.workouts, splits: contents.splits), session: contents.session,
             queued: endpoint.state.outbox.pending().compactMap {
