@@ -152,4 +152,11 @@ package enum AdminReply {
             self.remaining = remaining
         }
     }
+
+    /// `watchctl wait`: how long the watch waited until no edit was left undelivered (0 when none was).
+    package struct Synced: Codable, Equatable, Sendable {
+        package var synced = true
+        package var waitedMilliseconds: Double
+        package init(waitedMilliseconds: Double) { self.waitedMilliseconds = waitedMilliseconds }
+    }
 }

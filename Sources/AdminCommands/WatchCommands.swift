@@ -67,6 +67,13 @@ package enum WatchCommands {
                 arguments: [run]),
             CommandSpec(name: "sync", abstract: "Ask the phone for a fresh push (requestSync, best effort)."),
             CommandSpec(
+                name: "wait", abstract: "Wait until every edit made here is back in a context from the phone.",
+                options: [
+                    OptionSpec(
+                        "timeout", help: "Give up after this many seconds (0 to 25, default 10).",
+                        valueName: "seconds")
+                ]),
+            CommandSpec(
                 name: "wrist", abstract: "Move the watch app to the background (down) or foreground (up).",
                 arguments: [ArgumentSpec("position", help: "down or up.")]),
             CommandSpec(
@@ -119,6 +126,9 @@ package enum WatchCommand: AdminCommand {
     case trace(TraceQuery)
     case metrics
     case sync
+    /// `wait`: answered once no edit made on the watch waits for a context carrying it (status'
+    /// `undeliveredEdits` is 0 and the cache holds it on disk), refused after `milliseconds`.
+    case waitSynced(milliseconds: Int)
     /// Send the run's heart-rate samples to the phone as a file.
     case export(run: DocumentID)
     /// `up`: the app comes to the foreground.
@@ -150,6 +160,13 @@ package enum WatchCommand: AdminCommand {
             guard let sequence = UInt64(text) else { throw UsageError("sequence must be a number, got \(text)") }
             self = .cancelTransfer(sequence: sequence)
         case ["sync"]: self = .sync
+        case ["wait"]:
+            let text = command.optionalString("timeout") ?? "10"
+            let longest = Double(Self.longestWaitMilliseconds) / 1000
+            guard let seconds = Double(text), (0...longest).contains(seconds) else {
+                throw UsageError("--timeout must be a number of seconds from 0 to \(Int(longest)), got \(text)")
+            }
+            self = .waitSynced(milliseconds: Int((seconds * 1000).rounded()))
         case ["export"]: self = .export(run: try command.documentID("run"))
         case ["trace"]: self = .trace(try TraceQuery(command))
         case ["metrics"]: self = .metrics
@@ -174,6 +191,9 @@ package enum WatchCommand: AdminCommand {
         try validate()
     }
 
+    /// The longest `wait`: within the CLI's 30 s wait for an answer, with room for a busy daemon.
+    package static let longestWaitMilliseconds = 25_000
+
     package func validate() throws(UsageError) {
         switch self {
         case .set(let command): try command.validate()
@@ -181,6 +201,10 @@ package enum WatchCommand: AdminCommand {
         case .trace(let query): try query.validate()
         case .data(let data): try data.validate()
         case .file(let file): try file.validate()
+        case .waitSynced(let milliseconds):
+            guard (0...Self.longestWaitMilliseconds).contains(milliseconds) else {
+                throw UsageError("--timeout must be from 0 to \(Self.longestWaitMilliseconds / 1000) seconds")
+            }
         case .endSession(let failure):
             // The reason is what the watch shows and logs for the failed session.
             if let problem = SplitDocument.nameProblem(failure) { throw UsageError("--failure \(problem)") }

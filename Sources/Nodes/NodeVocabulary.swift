@@ -128,6 +128,8 @@ package enum NodeTimer: Hashable, Sendable {
     case live
     /// The graceful-shutdown deadline.
     case shutdown
+    /// The earliest deadline of a `watchctl wait` (`SyncWaits`).
+    case syncWait
 }
 
 /// One admin request on its connection, numbered by the shell.

@@ -233,6 +233,8 @@ package struct PhoneNode: Sendable {
             out.node(live.feed(.tick(now: now)))
         case .reported(.timerFired(.shutdown)):
             out.node(.exit(code: 0))
+        case .reported(.timerFired(.syncWait)):
+            break  // watchctl's `wait` only
         case .reported(.complicationQueued(let request, let asCurrent, let result)):
             // The watch state the budget reads is the link's: the reply's count may lag a report by a turn.
             complicationQueued(request, asCurrent: asCurrent, result, watchState: lastWatchState, now: now, into: &out)

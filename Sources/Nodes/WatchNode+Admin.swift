@@ -24,6 +24,10 @@ extension WatchNode {
         case .data(let data):
             out.node(dataMessages.serve(data, request: request, now: now))
             return
+        case .waitSynced(let milliseconds):
+            let undelivered = engine.cache.undeliveredEdits.count
+            out.node(syncWaits.serve(request, milliseconds: milliseconds, undelivered: undelivered, now: now))
+            return
         case .file(let file):
             out.node(try fileTransfers.serve(file, request: request, reads: reads))
             return
@@ -140,7 +144,7 @@ extension WatchNode {
             }
             return .output(
                 text: AdminOutcome.lines(text, empty: "no outstanding transfers"), json: AdminOutcome.json(transfers))
-        case .cancelTransfer, .trace, .data, .file, .export:
+        case .cancelTransfer, .trace, .data, .file, .export, .waitSynced:
             // Served with the link's or the journal's answer (see `admin`).
             return .refused("\(command) is answered by the shell")
         case .sync:

@@ -37,6 +37,7 @@ package struct WatchNode: Sendable {
     package internal(set) var messages = MessageLedger()
     /// The `queue cancel` requests waiting for the link's answer, by transfer sequence.
     var cancelling: [UInt64: [AdminRequestID]] = [:]
+    package internal(set) var syncWaits = SyncWaits()
 
     package enum Event: Sendable {
         /// Start-up: the cache's unreadable files and the last received context, re-applied now (the
@@ -109,6 +110,8 @@ package struct WatchNode: Sendable {
             out.node(live.feed(.tick(now: now)))
         case .reported(.timerFired(.shutdown)):
             out.node(.exit(code: 0))
+        case .reported(.timerFired(.syncWait)):
+            out.node(syncWaits.timerFired(undelivered: engine.cache.undeliveredEdits.count, now: now))
         case .reported(.timerFired(.push)), .reported(.turnEnded), .reported(.complicationQueued),
             .reported(.replyTaken):
             // The watch pushes no context, sends no complications, keeps no batches and answers
@@ -126,6 +129,7 @@ package struct WatchNode: Sendable {
             out.node(.closeServices)
             out.node(.armTimer(.shutdown, at: now.advanced(by: .milliseconds(200))))
         }
+        out.node(syncWaits.settled(undelivered: engine.cache.undeliveredEdits.count, now: now))
         lastAnswered = out.actions.answeredRequests(Self.nodeAction)
         out.numberMessages(in: &messages)
         return out.actions

@@ -148,6 +148,26 @@ struct WatchQueueTests {
         }
         #expect(try await system.watchRun(runID) == landed)
     }
+
+    @Test("watchctl wait: refused while an edit waits for the phone, answered once the phone is back")
+    func waitForSync() async throws {
+        let (system, run) = try await SyncSystem.withRunAndPhoneAway("wait")
+        let idle = try await system.watchctl("wait", "--timeout", "0", "--json")
+        #expect(idle.exitCode == 0 && idle.standardOutput.contains("\"synced\":true"), "\(idle)")
+        _ = try await system.watch("complete", run, "1", "1")
+        let refused = try await system.watchctl("wait", "--timeout", "0.5")
+        #expect(refused.exitCode == 1, "\(refused)")
+        #expect(refused.standardError.contains("1 edit not yet back from the phone after 0.5 s"), "\(refused)")
+
+        // Asked before phoned is back: answered once phoned's context brings the edit back.
+        async let waited = system.watchctl("wait", "--timeout", "20")
+        try await Task.sleep(for: .milliseconds(300))
+        try await system.startPhoned()
+        let synced = try await waited
+        #expect(synced.exitCode == 0 && synced.standardOutput == "synced\n", "\(synced)")
+        #expect(try await system.watchStatus().undeliveredEdits == 0)
+        #expect(try await system.phoneRun(run).logs[0].sets[0].isDone)
+    }
 }
 
 extension SyncSystem {

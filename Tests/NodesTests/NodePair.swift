@@ -147,6 +147,17 @@ struct NodePair {
         return replies.removeValue(forKey: request) ?? AdminResponse.error("no reply")
     }
 
+    /// watchctl, for a request answered later (`wait`): its number, the reply to be taken with `reply(to:)`.
+    mutating func watchctlRequest(_ command: WatchCommand) -> AdminRequestID {
+        lastRequest += 1
+        let request = AdminRequestID(lastRequest)
+        deliver(.watch(.admin(request, command, facts: facts(.watch))))
+        return request
+    }
+
+    /// The reply to `request`, once given.
+    mutating func reply(to request: AdminRequestID) -> AdminResponse? { replies.removeValue(forKey: request) }
+
     /// A `Created` reply's ID (split create, start).
     func createdID(_ response: AdminResponse) -> DocumentID? {
         response.text.flatMap { DocumentID(codedText: $0) }
