@@ -1,7 +1,6 @@
 import AdminCommands
 import DaemonRuntime
 import Foundation
-import Glibc
 import WorkoutModel
 
 extension BenchSuite {
@@ -9,10 +8,10 @@ extension BenchSuite {
     /// applied in the watch cache, over real release daemons on loopback.
     ///
     /// Each edit is a `complete` or `undo` of set 1 (alternating) sent to watchd's admin socket in
-    /// process; the clock stops when watchd's status shows `undeliveredEdits == 0`, which happens only
-    /// when a pushed context carrying the run at the edit's stamp (or newer) has been persisted and
-    /// applied. Status is polled with `pollPauseMicroseconds` between polls: a poll (about 0.15 ms)
-    /// and the pause are the method's resolution.
+    /// process; the clock stops when watchd answers `wait` (`watchctl wait`), which happens only once
+    /// a pushed context carrying the run at the edit's stamp (or newer) is on disk and applied. Until
+    /// session 20 the bench polled `status` instead: the polls took a core, and `status` shows the
+    /// context applied before it is on disk (docs/PERFORMANCE.md, "Throughput, session 20").
     func roundTrip() throws {
         let section = "2. round trip (watch edit → phone ingest → context applied on the watch)"
         Progress.say("[\(section)]")
@@ -36,11 +35,7 @@ extension BenchSuite {
             editNumber += 1
             let start = monotonicSeconds()
             try Admin.send(pair.watch.admin, command)
-            while true {
-                let status = try Admin.status(pair.watch.admin)
-                if status.int("undeliveredEdits") == 0 { break }
-                usleep(Self.pollPauseMicroseconds)
-            }
+            try Admin.send(pair.watch.admin, WatchCommand.waitSynced(milliseconds: 10_000))
             return monotonicSeconds() - start
         }
         // Warm-up: connections, page cache, the first pushes.
@@ -81,11 +76,6 @@ extension BenchSuite {
             section, "round trip p99 / (2 RTT + 2 atomic replaces)", p99, denominators,
             definition: "ours p99 / (2 RTT + 2 AR)", target: .atMost(3))
     }
-
-    /// Polled back to back, the bench and watchd serving it kept one of the machine's two cores busy
-    /// and the daemons waited for the other: p99 12–13 ms against 4.3–4.6 ms with this pause, p50
-    /// 0.8 ms more (docs/PERFORMANCE.md, "Throughput, session 19").
-    static let pollPauseMicroseconds: UInt32 = 100
 
     /// Creates a split and starts a run on the phone; returns the run's ID once the watch has it.
     func startRun(_ pair: DaemonPair) throws -> DocumentID {
