@@ -2,7 +2,8 @@ import LinkProtocol
 import LinkRuntime
 
 /// `LinkStateDirectory` over any state files: instance ID, peer, context slot, received context and
-/// transfer marks, each absent, valid, raw or with a correct checksum over arbitrary contents.
+/// transfer marks, each absent, valid, raw or with a correct checksum over arbitrary contents (the two
+/// contexts also as `RecordFile` halves, one byte perhaps flipped).
 ///
 /// Properties: start-up either restores or refuses with a `StateFileError` naming the file, and a
 /// refusal changes no file (but for a damaged received context, set aside whole); whatever was restored, written back and read again, is the same state.
@@ -57,8 +58,26 @@ enum StateFilesTarget {
         }
         try identity(1, 2, "instance-id")
         try identity(4, 8, "link/peer")
-        try sealed(16, 32, input.chunk(), "link/context-slot")
-        try sealed(64, 128, input.chunk(), "link/received-context")
+        /// Two records in RecordFile halves, in either order, one byte of the file perhaps flipped.
+        func halves(_ present: UInt16, _ path: String) throws {
+            guard flags & present != 0 else { return }
+            let page = RecordFile.pageBytes
+            var bytes: [UInt8] = []
+            for _ in 0..<2 {
+                let half = RecordFile.half(input.chunk(), sequence: UInt64(input.byte() % 4))
+                bytes += half.prefix(page) + [UInt8](repeating: 0, count: max(0, page - half.count))
+            }
+            let flip = Int(input.integer(UInt16.self)) % (2 * page + 1)
+            if flip < bytes.count { bytes[flip] ^= 0x01 }
+            try ScratchDirectory.write(bytes, to: "\(root)/\(path)")
+        }
+        if flags & 0x800 != 0 {
+            try halves(16, "link/context-slot")
+            try halves(64, "link/received-context")
+        } else {
+            try sealed(16, 32, input.chunk(), "link/context-slot")
+            try sealed(64, 128, input.chunk(), "link/received-context")
+        }
         var marks: [UInt8] = []
         if flags & 0x400 != 0 {
             marks = input.chunk()

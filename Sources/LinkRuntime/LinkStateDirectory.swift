@@ -8,16 +8,21 @@ import POSIX
 /// <state>/instance-id              this daemon's instance ID, 32 hex digits (kept for life; wiped = new)
 /// <state>/starts                   how many times the directory was opened (daemon starts), decimal
 /// <state>/link/peer                the paired peer's instance ID, 32 hex digits (activation survives restart)
-/// <state>/link/context-slot        phone: u64 generation, u64 acknowledged generation, payload, u32 CRC32C
-/// <state>/link/received-context    watch: 16-byte sender, u64 generation, payload, u32 CRC32C
+/// <state>/link/context-slot        phone: u64 generation, u64 acknowledged generation, payload (a RecordFile)
+/// <state>/link/received-context    watch: 16-byte sender, u64 generation, payload (a RecordFile)
 /// <state>/link/transfer-marks      receiver's dedup marks (ReceivedTransfers)
 /// <state>/link/outbox/             sender's durable transferUserInfo queue (TransferLog)
 /// ```
-/// Every file is replaced atomically (AtomicFile); integers are big-endian. A file that exists but
-/// does not parse stops start-up with an error naming it: never a silent reset. One exception: a
-/// damaged `received-context` is renamed `received-context.damaged` and the watch carries on (its
-/// cache holds what it applied; with no context since start it asks the phone for a fresh push),
-/// which `recoveryNotes` reports.
+/// The two contexts, rewritten on every push, are `RecordFile`s: two halves written in turn in place.
+/// Every other file is replaced atomically (AtomicFile); integers are big-endian. A file that exists
+/// but does not parse stops start-up with an error naming it: never a silent reset. Two exceptions,
+/// which `recoveryNotes` reports:
+/// - a damaged `received-context` (either half) is renamed `received-context.damaged` and the watch
+///   carries on (its cache holds what it applied; with no context since start it asks the phone for
+///   a fresh push);
+/// - a context slot whose other half is damaged (a write a crash cut short, or damage) is read with
+///   its generation one higher: the lost write could have been sent, so the next push must not
+///   reuse its generation.
 package final class LinkStateDirectory: Sendable {
     package let root: String
     package let instance: InstanceID
@@ -36,8 +41,8 @@ package final class LinkStateDirectory: Sendable {
 
     private var linkDirectory: String { "\(root)/link" }
     private var peerPath: String { "\(linkDirectory)/peer" }
-    private var slotPath: String { "\(linkDirectory)/context-slot" }
-    private var receivedPath: String { "\(linkDirectory)/received-context" }
+    private let slotFile: RecordFile
+    private let receivedFile: RecordFile
     private var watchStatePath: String { "\(linkDirectory)/watch-state" }
 
     /// Opens (creating when absent) the state under `root`. `newInstanceBytes` supplies 16 random
@@ -67,8 +72,14 @@ package final class LinkStateDirectory: Sendable {
             directory: "\(root)/link/complication-outbox", configuration: outboxConfiguration)
         receivedTransfers = try ReceivedTransfers(path: "\(root)/link/transfer-marks")
         files = try FileTransferStore(linkDirectory: "\(root)/link", inbox: "\(root)/inbox")
+        slotFile = RecordFile(path: "\(root)/link/context-slot")
+        receivedFile = RecordFile(path: "\(root)/link/received-context")
         var notes = outbox.recoveryNotes + complicationOutbox.recoveryNotes
-        if let damage = try Self.setAsideIfDamaged("\(root)/link/received-context") { notes.append(damage) }
+        if let damage = try Self.setAsideIfDamaged(receivedFile) { notes.append(damage) }
+        if try slotFile.read()?.otherHalfDamaged == true {
+            notes.append(
+                "the context slot's other half was damaged (a write cut short); its generation is taken one higher")
+        }
         recoveryNotes = notes
         // Last, so a start-up refused above does not count.
         starts = try Self.countStart(path: "\(root)/starts")
@@ -91,12 +102,16 @@ package final class LinkStateDirectory: Sendable {
         return starts
     }
 
-    /// Renames a received context that does not parse to `<name>.damaged` (kept for a post-mortem);
-    /// returns what was done, or nil when the file is absent or whole.
-    private static func setAsideIfDamaged(_ path: String) throws -> String? {
-        guard let sealed = try AtomicFile.read(path) else { return nil }
+    /// Renames a received context that does not parse, or has a damaged half, to `<name>.damaged`
+    /// (kept for a post-mortem); returns what was done, or nil when the file is absent or whole.
+    private static func setAsideIfDamaged(_ file: RecordFile) throws -> String? {
+        let path = file.path
         do {
-            _ = try parseReceivedContext(sealed, file: path)
+            guard let contents = try file.read() else { return nil }
+            _ = try parseReceivedContext(contents.record, file: path)
+            if contents.otherHalfDamaged {
+                throw StateFileError.malformed(file: path, reason: "one half damaged (a write cut short)")
+            }
             return nil
         } catch {
             do {
@@ -156,23 +171,22 @@ package final class LinkStateDirectory: Sendable {
         BigEndian.append(slot.generation, to: &bytes)
         BigEndian.append(slot.acknowledgedGeneration, to: &bytes)
         bytes += slot.payload
-        try AtomicFile.write(Self.sealed(bytes), to: slotPath)
+        try slotFile.write(bytes)
     }
 
     package func persist(_ received: ReceivedContext) throws {
         var bytes = received.sender.bytes
         BigEndian.append(received.generation, to: &bytes)
         bytes += received.payload
-        try AtomicFile.write(Self.sealed(bytes), to: receivedPath)
+        try receivedFile.write(bytes)
     }
 
     /// The last received context, as `receivedApplicationContext` (also readable with the daemon down).
     package func readReceivedContext() throws -> ReceivedContext? {
-        try AtomicFile.read(receivedPath).map { try Self.parseReceivedContext($0, file: receivedPath) }
+        try receivedFile.read().map { try Self.parseReceivedContext($0.record, file: receivedFile.path) }
     }
 
-    private static func parseReceivedContext(_ sealed: [UInt8], file: String) throws -> ReceivedContext {
-        let bytes = try unsealed(sealed, file: file)
+    private static func parseReceivedContext(_ bytes: [UInt8], file: String) throws -> ReceivedContext {
         guard bytes.count >= 24, let sender = InstanceID(bytes: bytes[0..<16]) else {
             throw StateFileError.malformed(file: file, reason: "shorter than its 24-byte header")
         }
@@ -181,13 +195,15 @@ package final class LinkStateDirectory: Sendable {
     }
 
     private func readSlot() throws -> ContextSlot? {
-        guard let sealed = try AtomicFile.read(slotPath) else { return nil }
-        let bytes = try Self.unsealed(sealed, file: slotPath)
+        guard let contents = try slotFile.read() else { return nil }
+        let bytes = contents.record
         guard bytes.count >= 16 else {
-            throw StateFileError.malformed(file: slotPath, reason: "shorter than its 16-byte header")
+            throw StateFileError.malformed(file: slotFile.path, reason: "shorter than its 16-byte header")
         }
+        let generation = BigEndian.read(UInt64.self, from: bytes, at: 0)
         return ContextSlot(
-            generation: BigEndian.read(UInt64.self, from: bytes, at: 0), payload: Array(bytes[16...]),
+            generation: contents.otherHalfDamaged && generation < .max ? generation + 1 : generation,
+            payload: Array(bytes[16...]),
             acknowledgedGeneration: BigEndian.read(UInt64.self, from: bytes, at: 8))
     }
 

@@ -34,6 +34,46 @@ struct LinkStateDirectoryTests {
         #expect(file == directory.appending("link/watch-state"))
     }
 
+    @Test("a context slot write cut short: the slot before it, its generation one higher, and a note")
+    func tornSlotWrite() throws {
+        let directory = try TemporaryDirectory("slot")
+        let state = try Self.open(directory.path)
+        try state.persist(ContextSlot(generation: 4, payload: Array("four".utf8), acknowledgedGeneration: 4))
+        try state.persist(ContextSlot(generation: 5, payload: Array("five".utf8), acknowledgedGeneration: 4))
+        #expect(try Self.open(directory.path).restore().contextSlot?.generation == 5)
+        // Generation 5 went to half 1; a crash tore it.
+        let path = directory.appending("link/context-slot")
+        var bytes = try #require(try AtomicFile.read(path))
+        bytes[4096 + 20] ^= 0xFF
+        try AtomicFile.write(bytes, to: path)
+
+        let reopened = try Self.open(directory.path)
+        // Generation 5 may have been sent: the slot reads as 5 with generation 4's payload, unacknowledged,
+        // so the next push is 6 and the watch takes it.
+        let slot = try #require(try reopened.restore().contextSlot)
+        #expect(slot == ContextSlot(generation: 5, payload: Array("four".utf8), acknowledgedGeneration: 4))
+        #expect(reopened.recoveryNotes.contains { $0.contains("context slot") }, "\(reopened.recoveryNotes)")
+    }
+
+    @Test("a received context with a damaged half is set aside whole, as a damaged one is")
+    func tornReceivedContext() throws {
+        let directory = try TemporaryDirectory("received")
+        let state = try Self.open(directory.path)
+        let phone = try #require(InstanceID(bytes: [UInt8](repeating: 9, count: 16)))
+        try state.persist(ReceivedContext(sender: phone, generation: 1, payload: Array("one".utf8)))
+        try state.persist(ReceivedContext(sender: phone, generation: 2, payload: Array("two".utf8)))
+        #expect(try Self.open(directory.path).readReceivedContext()?.payload == Array("two".utf8))
+        let path = directory.appending("link/received-context")
+        var bytes = try #require(try AtomicFile.read(path))
+        bytes[20] ^= 0xFF  // generation 1, in half 0
+        try AtomicFile.write(bytes, to: path)
+
+        let reopened = try Self.open(directory.path)
+        #expect(try reopened.readReceivedContext() == nil)
+        #expect(try AtomicFile.read("\(path).damaged") == bytes)
+        #expect(reopened.recoveryNotes.contains { $0.contains("set aside a damaged received context") })
+    }
+
     @Test("a starts file that is not a count stops opening with an error naming it")
     func malformedStarts() throws {
         let directory = try TemporaryDirectory("starts")

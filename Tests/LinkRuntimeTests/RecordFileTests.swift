@@ -1,0 +1,129 @@
+import Foundation
+import LinkProtocol
+import LinkRuntime
+import POSIX
+import TestSupport
+import Testing
+
+@Suite("RecordFile: two halves written in turn in place")
+struct RecordFileTests {
+    static func bytes(_ path: String) throws -> [UInt8] { try #require(try AtomicFile.read(path)) }
+
+    static func inode(_ path: String) throws -> UInt64 {
+        try #require(try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? UInt64)
+    }
+
+    /// The sealed record the format before RecordFile wrote: the record, its CRC32C.
+    static func sealed(_ record: [UInt8]) -> [UInt8] {
+        var bytes = record
+        BigEndian.append(CRC32C.checksum(record), to: &bytes)
+        return bytes
+    }
+
+    @Test(
+        "the first write makes a file of two blank halves; later writes go in place, in turn, and a reopen reads the newest"
+    )
+    func inPlace() throws {
+        let directory = try TemporaryDirectory("record")
+        let path = directory.appending("slot")
+        let file = RecordFile(path: path)
+        #expect(try file.read() == nil)
+        try file.write(Array("one".utf8))
+        #expect(try Self.bytes(path).count == 8192)
+        #expect(try file.read() == RecordFile.Contents(record: Array("one".utf8), otherHalfDamaged: false))
+        let inode = try Self.inode(path)
+        for word in ["two", "three", "four"] {
+            try file.write(Array(word.utf8))
+            #expect(try Self.inode(path) == inode, "rewritten in place, not replaced")
+            #expect(try RecordFile(path: path).read()?.record == Array(word.utf8))
+        }
+        // "four" is in half 1 and "three" in half 0: a new instance goes on from the newest.
+        #expect(try Self.bytes(path)[4096..<4100].elementsEqual([0x57, 0x53, 0x52, 0x01]))
+        let reopened = RecordFile(path: path)
+        try reopened.write(Array("five".utf8))
+        try reopened.write(Array("six".utf8))
+        #expect(try RecordFile(path: path).read()?.record == Array("six".utf8))
+        #expect(try Self.inode(path) == inode)
+    }
+
+    @Test("a file removed under a writer is made again by its next write")
+    func removedUnderWriter() throws {
+        let directory = try TemporaryDirectory("record")
+        let path = directory.appending("slot")
+        let file = RecordFile(path: path)
+        try file.write([1])
+        try FileSystem.removeFile(path)
+        try file.write([2])
+        #expect(try RecordFile(path: path).read() == RecordFile.Contents(record: [2], otherHalfDamaged: false))
+    }
+
+    @Test("a write torn by a crash loses only itself: the other half's record is read, the damage reported")
+    func tornWrite() throws {
+        let directory = try TemporaryDirectory("record")
+        let path = directory.appending("slot")
+        let file = RecordFile(path: path)
+        try file.write(Array("older".utf8))
+        try file.write(Array("newer".utf8))
+        var bytes = try Self.bytes(path)
+        // The newer record is in half 1; a crash tore the write of a third record over it.
+        bytes[4096 + 18] ^= 0xFF
+        try AtomicFile.write(bytes, to: path)
+        #expect(
+            try RecordFile(path: path).read()
+                == RecordFile.Contents(record: Array("older".utf8), otherHalfDamaged: true))
+
+        // Both halves damaged: an error naming the file, never a silent reset.
+        bytes[18] ^= 0xFF
+        try AtomicFile.write(bytes, to: path)
+        #expect(throws: StateFileError.self) { try RecordFile(path: path).read() }
+    }
+
+    @Test("a record that outgrows its half remakes the file larger; a smaller one goes back in place")
+    func growth() throws {
+        let directory = try TemporaryDirectory("record")
+        let path = directory.appending("slot")
+        let file = RecordFile(path: path)
+        try file.write([1, 2, 3])
+        let large = [UInt8](repeating: 0xAB, count: 10_000)
+        try file.write(large)
+        #expect(try Self.bytes(path).count == 2 * 16_384)
+        #expect(try RecordFile(path: path).read()?.record == large)
+        let inode = try Self.inode(path)
+        try file.write([4])
+        #expect(try Self.inode(path) == inode)
+        #expect(try RecordFile(path: path).read() == RecordFile.Contents(record: [4], otherHalfDamaged: false))
+    }
+
+    @Test("a file in the earlier format (the record, its CRC32C) is read, and the next write converts it")
+    func earlierFormat() throws {
+        let directory = try TemporaryDirectory("record")
+        let path = directory.appending("slot")
+        try AtomicFile.write(Self.sealed(Array("old".utf8)), to: path)
+        let file = RecordFile(path: path)
+        #expect(try file.read() == RecordFile.Contents(record: Array("old".utf8), otherHalfDamaged: false))
+        try file.write(Array("new".utf8))
+        #expect(try Self.bytes(path).count == 8192)
+        #expect(try RecordFile(path: path).read()?.record == Array("new".utf8))
+
+        try AtomicFile.write(Array(Self.sealed(Array("old".utf8)).dropLast()), to: path)
+        #expect(throws: StateFileError.self) { try RecordFile(path: path).read() }
+    }
+
+    @Test("any bytes read as a record or as an error, never a trap", arguments: 0..<200)
+    func arbitraryBytes(seed: Int) throws {
+        let directory = try TemporaryDirectory("record")
+        let path = directory.appending("slot")
+        var random = SplitMix64(seed: UInt64(seed))
+        let size = [0, 3, 4, 100, 8192, 16_384][seed % 6]
+        var bytes = (0..<size).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+        if size >= 8192 {
+            // Headers that look right, with lengths and sequences anywhere.
+            bytes.replaceSubrange(0..<4, with: [0x57, 0x53, 0x52, 0x01])
+            bytes.replaceSubrange((size / 2)..<(size / 2 + 4), with: [0x57, 0x53, 0x52, 0x01])
+        }
+        try AtomicFile.write(bytes, to: path)
+        _ = try? RecordFile(path: path).read()
+        try RecordFile(path: path).write([9])
+        #expect(try RecordFile(path: path).read()?.record == [9])
+    }
+}
