@@ -5,13 +5,13 @@ import Synchronization
 /// it has durably applied.
 ///
 /// Transfers from one queue arrive in order, so one mark per queue decides duplicates. A wiped
-/// sender has a new queue ID and so starts with no mark. Stored in one file with `AtomicFile`,
-/// big-endian: u32 entry count, then per entry u8 queue-ID length, the ID bytes, u64 mark; then
-/// u32 CRC32C over all preceding bytes. Entries are sorted by queue ID so equal stores are
-/// byte-identical.
+/// sender has a new queue ID and so starts with no mark. Stored as the record of one `RecordFile`
+/// (which checksums it), big-endian: u32 entry count, then per entry u8 queue-ID length, the ID
+/// bytes, u64 mark. Entries are sorted by queue ID so equal stores are byte-identical.
 package final class ReceivedTransfers: Sendable {
     /// The file holding the marks.
     package let path: String
+    private let file: RecordFile
     // Sound because every read and every file write happens inside `withLock`, so the marks in
     // memory never differ from the file and a slower write can never replace a newer one. A Mutex,
     // not an actor, because callers are blocking I/O threads.
@@ -20,7 +20,8 @@ package final class ReceivedTransfers: Sendable {
     /// Loads the marks from `path`; a missing file means nothing has been applied yet.
     package init(path: String) throws {
         self.path = path
-        let stored = try AtomicFile.read(path).map { try Self.decode($0, file: path) } ?? [:]
+        file = RecordFile(path: path)
+        let stored = try file.read().map { try Self.decode($0.record, file: path) } ?? [:]
         marks = Mutex(stored)
     }
 
@@ -48,7 +49,7 @@ package final class ReceivedTransfers: Sendable {
             guard sequence > current[queueID, default: 0] else { return }
             var updated = current
             updated[queueID] = sequence
-            try AtomicFile.write(Self.encode(updated), to: path)
+            try file.write(Self.encode(updated))
             current = updated
         }
     }
@@ -62,23 +63,18 @@ package final class ReceivedTransfers: Sendable {
             bytes += queueID
             BigEndian.append(mark, to: &bytes)
         }
-        BigEndian.append(CRC32C.checksum(bytes), to: &bytes)
         return bytes
     }
 
     /// Parses `encode` output read from `file`.
     static func decode(_ bytes: [UInt8], file: String) throws -> [[UInt8]: UInt64] {
-        guard bytes.count >= 8 else {
-            throw StateFileError.malformed(file: file, reason: "\(bytes.count) bytes, need at least 8")
-        }
-        let stored = BigEndian.read(UInt32.self, from: bytes, at: bytes.count - 4)
-        guard CRC32C.checksum(bytes[..<(bytes.count - 4)]) == stored else {
-            throw StateFileError.malformed(file: file, reason: "checksum mismatch")
+        guard bytes.count >= 4 else {
+            throw StateFileError.malformed(file: file, reason: "\(bytes.count) bytes, need at least 4")
         }
         let count = Int(BigEndian.read(UInt32.self, from: bytes, at: 0))
         var marks: [[UInt8]: UInt64] = [:]
         var offset = 4
-        let end = bytes.count - 4
+        let end = bytes.count
         for entry in 0..<count {
             guard offset < end, offset + 1 + Int(bytes[offset]) + 8 <= end else {
                 throw StateFileError.malformed(

@@ -8,8 +8,8 @@ import LinkProtocol
 /// are kept individually in `resolvedAbove` until the mark catches up with them, so the set stays
 /// as small as the number of holes.
 ///
-/// Persisted with `AtomicFile` as, big-endian: u64 `resolvedThrough`, u32 count, count × u64
-/// ascending sequences, u32 CRC32C over all preceding bytes.
+/// Persisted as the record of a `RecordFile`, big-endian: u64 `resolvedThrough`, u32 count, count ×
+/// u64 ascending sequences (the record file checksums it).
 struct ResolvedSequences: Equatable, Sendable {
     /// Every sequence from 1 through this one is resolved (0: none yet).
     private(set) var resolvedThrough: UInt64 = 0
@@ -54,22 +54,17 @@ struct ResolvedSequences: Equatable, Sendable {
         for sequence in resolvedAbove.sorted() {
             BigEndian.append(sequence, to: &bytes)
         }
-        BigEndian.append(CRC32C.checksum(bytes), to: &bytes)
         return bytes
     }
 
     /// Parses `encoded()` output read from `file`.
     init(decoding bytes: [UInt8], file: String) throws {
-        guard bytes.count >= 16 else {
-            throw StateFileError.malformed(file: file, reason: "\(bytes.count) bytes, need at least 16")
+        guard bytes.count >= 12 else {
+            throw StateFileError.malformed(file: file, reason: "\(bytes.count) bytes, need at least 12")
         }
         let count = Int(BigEndian.read(UInt32.self, from: bytes, at: 8))
-        guard bytes.count == 16 + 8 * count else {
+        guard bytes.count == 12 + 8 * count else {
             throw StateFileError.malformed(file: file, reason: "\(bytes.count) bytes for \(count) sequences")
-        }
-        let stored = BigEndian.read(UInt32.self, from: bytes, at: bytes.count - 4)
-        guard CRC32C.checksum(bytes[..<(bytes.count - 4)]) == stored else {
-            throw StateFileError.malformed(file: file, reason: "checksum mismatch")
         }
         resolvedThrough = BigEndian.read(UInt64.self, from: bytes, at: 0)
         for index in 0..<count {

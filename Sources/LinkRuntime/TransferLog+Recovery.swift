@@ -71,12 +71,17 @@ extension TransferLog {
             queueID = (0..<queueIDLength).map { _ in UInt8.random(in: .min ... .max, using: &random) }
             try AtomicFile.write(queueID, to: queueIDPath)
         }
+        let stored = try RecordFile(path: resolvedPath).read()
         let resolved =
-            try AtomicFile.read(resolvedPath).map { try ResolvedSequences(decoding: $0, file: resolvedPath) }
-            ?? ResolvedSequences()
+            try stored.map { try ResolvedSequences(decoding: $0.record, file: resolvedPath) } ?? ResolvedSequences()
 
         var records: [TransferRecord] = []
         var notes: [String] = []
+        if stored?.otherHalfDamaged == true {
+            // The write before the last, or the last cut short: what it resolved is offered again, and
+            // the receiver's marks drop what it already has.
+            notes.append("\(resolvedPath): one half damaged (a write cut short); read the other")
+        }
         var expected: UInt64 = 1
         var activeBytes = 0
         /// The active segment's length on disk (records, then zeros or a torn tail).

@@ -46,7 +46,7 @@ extension TransferLog {
         guard !fresh.isEmpty else { return }
         var resolved = state.resolved
         for sequence in fresh { resolved.insert(sequence) }
-        try AtomicFile.write(resolved.encoded(), to: "\(directory)/\(Self.resolvedFileName)")
+        try resolvedFile.write(resolved.encoded())
         state.resolved = resolved
         for sequence in fresh {
             if let index = recordIndex(of: sequence) { state.records.remove(at: index) }

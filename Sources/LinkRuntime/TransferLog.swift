@@ -9,7 +9,7 @@ import POSIX
 ///   receiver (which dedups by queue ID and sequence) never mistakes restarted sequences for duplicates.
 /// - `segment-<first sequence, 20 digits>.log`: records as described on `TransferRecord.encoded()`,
 ///   sequences contiguous from the number in the name. The last segment is the active one.
-/// - `resolved-sequences`: acknowledged and cancelled sequences (`ResolvedSequences`), via `AtomicFile`.
+/// - `resolved-sequences`: acknowledged and cancelled sequences (`ResolvedSequences`), a `RecordFile`.
 ///
 /// Durability: `append` returns only after `fdatasync` covered the record. Concurrent appenders
 /// share syncs (group commit): each writes its record under the lock; whoever then finds no sync
@@ -94,6 +94,8 @@ package final class TransferLog: @unchecked Sendable {
     package let queueID: [UInt8]
     /// What opening had to repair (a torn tail cut off), one line each, for the daemon's log.
     package let recoveryNotes: [String]
+    /// `resolved-sequences`, rewritten in place (`RecordFile`).
+    let resolvedFile: RecordFile
     let configuration: Configuration
     /// Guards `state` and parks group-commit followers. Internal (not private) only so this
     /// type's extensions in other files can take it.
@@ -108,6 +110,7 @@ package final class TransferLog: @unchecked Sendable {
             configuration.maximumPayloadBytes <= Int(UInt32.max), "payloads are limited by the u32 length field")
         self.directory = directory
         self.configuration = configuration
+        resolvedFile = RecordFile(path: "\(directory)/\(Self.resolvedFileName)")
         (queueID, state, recoveryNotes) = try Self.recover(directory: directory)
         condition.lock()
         defer { condition.unlock() }

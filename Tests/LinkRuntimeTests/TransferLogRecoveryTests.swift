@@ -126,6 +126,26 @@ struct TransferLogRecoveryTests {
         #expect(try TransferLog(directory: dir.path).pending().map(\.sequence) == Array(1...100))
     }
 
+    @Test("resolved-sequences is rewritten in place; a write cut short offers again what it resolved, with a note")
+    func resolvedRecordFile() throws {
+        let dir = try TemporaryDirectory("resolved")
+        let log = try TransferLog(directory: dir.path)
+        for index in 1...4 { _ = try log.append([UInt8(index)], enqueuedAtMicros: 0) }
+        try log.acknowledge(sequences: [1])
+        let path = dir.appending("resolved-sequences")
+        let inode = try RecordFileTests.inode(path)
+        try log.acknowledge(sequences: [2, 3])
+        #expect(try RecordFileTests.inode(path) == inode, "rewritten in place")
+        #expect(try TransferLog(directory: dir.path).pending().map(\.sequence) == [4])
+
+        var bytes = try RecordFileTests.bytes(path)
+        bytes[4096 + 20] ^= 0xFF  // the write resolving 2 and 3, in half 1
+        try AtomicFile.write(bytes, to: path)
+        let reopened = try TransferLog(directory: dir.path)
+        #expect(reopened.pending().map(\.sequence) == [2, 3, 4])
+        #expect(reopened.recoveryNotes.contains { $0.contains("one half damaged") }, "\(reopened.recoveryNotes)")
+    }
+
     @Test("a flipped bit in a middle record refuses to open, naming the file and that record's offset")
     func flippedBitInMiddle() throws {
         let template = try Template(count: 100)
