@@ -208,25 +208,7 @@ struct Checker {
         }
         // Acknowledged edits: the last one of each set wins, where only one side edited it (two
         // sides' concurrent edits resolve by their stamps, which this check does not model).
-        for (key, list) in edits.sorted(by: {
-            "\($0.key.run)\($0.key.log)\($0.key.set)" < "\($1.key.run)\($1.key.log)\($1.key.set)"
-        }) {
-            guard !tombstoned.contains(key.run), !untrackedRuns.contains(key.run), Set(list.map(\.side)).count == 1,
-                let last = list.last
-            else { continue }
-            guard let run = phone.store.runs[key.run] else {
-                found.append("run \(key.run) with an acknowledged edit is gone from the phone, never tombstoned")
-                continue
-            }
-            guard let log = run.logs.first(where: { $0.id == key.log }), key.set < log.sets.count else { continue }
-            let record = log.sets[key.set]
-            if record.isDone != last.done || (last.done && (record.reps != last.reps || record.weight != last.weight)) {
-                found.append(
-                    "run \(key.run) set \(key.set + 1) of log \(key.log): the \(last.side) acknowledged "
-                        + "\(last.done ? "complete \(last.reps)x\(last.weight)" : "undo"), the phone has "
-                        + "\(record.isDone ? "\(record.reps ?? 0)x\(record.weight ?? 0)" : "not done")")
-            }
-        }
+        found += editsMissing(phone: phone, since: nil)
         // Live mirror (invariant 7): a flow open on one side with nothing staged shows on the other
         // as a cover of the same frame (version, phase, set), unless the other side dismissed it or
         // drives the run itself.
@@ -258,6 +240,45 @@ struct Checker {
                 found.append("the watch's session still runs for discarded run \(session.runID)")
             } else if phone.store.runs[session.runID]?.status == .completed {
                 found.append("the watch's session still runs for completed run \(session.runID)")
+            }
+        }
+        return found
+    }
+
+    /// How many edits each set has acknowledged so far (`editsMissing(since:)`).
+    var editCounts: [SetKey: Int] { edits.mapValues(\.count) }
+
+    /// Sets whose acknowledged edits the phone's documents do not hold. With `since` nil, every set
+    /// edited by one side only must hold its last edit. With `since` (`editCounts` when a watch
+    /// `wait` was asked), only sets the watch alone edited before then, each holding its last edit
+    /// from then or any edit acknowledged since.
+    func editsMissing(phone: SimHost<PhoneNode, PhoneFiles>, since: [SetKey: Int]?) -> [String] {
+        var found: [String] = []
+        for (key, list) in edits.sorted(by: {
+            "\($0.key.run)\($0.key.log)\($0.key.set)" < "\($1.key.run)\($1.key.log)\($1.key.set)"
+        }) {
+            guard !tombstoned.contains(key.run), !untrackedRuns.contains(key.run), Set(list.map(\.side)).count == 1,
+                let last = list.last
+            else { continue }
+            var accepted = [last]
+            if let since {
+                guard last.side == .watch, let before = since[key], before > 0, before <= list.count else { continue }
+                accepted = Array(list[(before - 1)...])
+            }
+            guard let run = phone.store.runs[key.run] else {
+                found.append("run \(key.run) with an acknowledged edit is gone from the phone, never tombstoned")
+                continue
+            }
+            guard let log = run.logs.first(where: { $0.id == key.log }), key.set < log.sets.count else { continue }
+            let record = log.sets[key.set]
+            let held = { (edit: SetEdit) in
+                record.isDone == edit.done && (!edit.done || (record.reps == edit.reps && record.weight == edit.weight))
+            }
+            if !accepted.contains(where: held) {
+                found.append(
+                    "run \(key.run) set \(key.set + 1) of log \(key.log): the \(last.side) acknowledged "
+                        + "\(last.done ? "complete \(last.reps)x\(last.weight)" : "undo"), the phone has "
+                        + "\(record.isDone ? "\(record.reps ?? 0)x\(record.weight ?? 0)" : "not done")")
             }
         }
         return found

@@ -89,7 +89,7 @@ extension Simulator {
     }
 
     /// Each finding once: the receivers are looked at again on every harvest.
-    private func dataViolation(_ found: String) {
+    func dataViolation(_ found: String) {
         if !dataViolations.contains(found) { dataViolations.append(found) }
     }
 }

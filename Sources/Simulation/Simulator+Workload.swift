@@ -44,6 +44,7 @@ extension Simulator {
         operations += 1
         harvestComplicationReplies()
         harvestDataReplies()
+        harvestWaits()
         if world.chance(0.55) { operatePhone() } else { operateWatch() }
     }
 
@@ -131,6 +132,8 @@ extension Simulator {
         switch world.pick(0...99) {
         case 0..<67:
             setOperation(on: run, side: .watch, undo: world.chance(0.2))
+            // Asked right after an edit, a wait has something to wait for.
+            if world.chance(0.1) { waitForSync() }
         case 67..<70:
             sendData(from: .watch)
         case 70..<80:
@@ -139,9 +142,11 @@ extension Simulator {
             _ = watchctl(.set(.skip(run: runID, exercise: world.pick(1...run.logs.count))))
         case 86..<90:
             _ = watchctl(.startSession(run: runID))
-        case 90..<97:
+        case 90..<95:
             let command = liveCommand(on: run)
             if watchctl(.live(command))?.status == .ok, case .advance = command { checker.liveAdvanced(run.id) }
+        case 95..<97:
+            waitForSync()
         case 97..<99 where !watch.disk.outbox.pending.isEmpty:
             cancelQueuedTransfer()
         default:

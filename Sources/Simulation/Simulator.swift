@@ -91,6 +91,8 @@ package final class Simulator {
     var sentPayloads: [Side: Set<[UInt8]>] = [:]
     var pendingData: [AdminRequestID: PendingData] = [:]
     var dataViolations: [String] = []
+    /// The watch's `wait` requests not answered yet (`Simulator+SyncWaits`).
+    var pendingWaits: [AdminRequestID: PendingWait] = [:]
     var faults = 0
     var resets = 0
     /// The phone's latest backup, and the backup of the phone instance the last reset replaced.
@@ -187,6 +189,7 @@ package final class Simulator {
         }
         harvestComplicationReplies()
         harvestDataReplies()
+        harvestWaits()
         if violations.isEmpty { violations = dataViolations + unansweredData() }
         if violations.isEmpty { violations = checker.atQuiescence(phone: phone, watch: watch) }
         for violation in violations { world.record(nil, "VIOLATION \(violation)") }
