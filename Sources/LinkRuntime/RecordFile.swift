@@ -2,8 +2,9 @@ import LinkProtocol
 import POSIX
 import Synchronization
 
-/// A small state file rewritten often (the context slot, the received context): two halves, each
-/// room for one record, written in turn in place and made durable with one `fdatasync`.
+/// A small state file rewritten often (the context slot, the received context, the transfer marks,
+/// the resolved sequences): two halves, each room for one record, written in turn in place and made
+/// durable with one `fdatasync`.
 ///
 /// An atomic replace costs two journal commits (the new file, then the rename); overwriting blocks
 /// already written costs one device flush, about a fifth of it on the development machine. A crash
@@ -54,39 +55,42 @@ package final class RecordFile: Sendable {
     /// The newest whole record; nil when there is no file. A file with no whole record in either
     /// format throws, naming the file.
     package func read() throws -> Contents? {
-        guard let bytes = try AtomicFile.read(path) else {
-            layout.withLock { $0 = nil }
-            return nil
-        }
-        let (contents, found) = try Self.parse(bytes, file: path)
-        layout.withLock { $0 = found }
-        return contents
+        try layout.withLock { layout in try Self.load(path, into: &layout) }
     }
 
     /// Makes `record` the file's record, durably: in place in the other half when the file is in
-    /// this format and the record fits, otherwise by an atomic replace.
+    /// this format and the record fits, otherwise by an atomic replace. Writes hold the lock
+    /// throughout, so two never pick the same half.
     package func write(_ record: [UInt8]) throws {
-        var current = layout.withLock { $0 }
-        if current == nil, (try? read()) != nil { current = layout.withLock { $0 } }
-        let needed = Self.headerBytes + record.count + 4
-        do {
+        try layout.withLock { layout in
+            if layout == nil { _ = try? Self.load(path, into: &layout) }
+            let current = layout
+            // Until this write lands, the file is what reading it again says.
+            layout = nil
+            let needed = Self.headerBytes + record.count + 4
             if let current, needed <= current.capacity, let file = try Self.openIfPresent(path) {
                 let next = Layout(capacity: current.capacity, sequence: current.sequence + 1, half: 1 - current.half)
                 try file.write(Self.half(record, sequence: next.sequence), at: next.half * next.capacity)
                 try LatencyRecorder.fsync.time { try file.dataSync() }
-                layout.withLock { $0 = next }
+                layout = next
             } else {
                 let capacity = Self.capacity(for: needed)
                 let next = Layout(capacity: capacity, sequence: (current?.sequence ?? 0) + 1, half: 0)
                 var bytes = Self.half(record, sequence: next.sequence)
                 bytes += [UInt8](repeating: 0, count: 2 * capacity - bytes.count)
                 try AtomicFile.write(bytes, to: path)
-                layout.withLock { $0 = next }
+                layout = next
             }
-        } catch {
-            layout.withLock { $0 = nil }
-            throw error
         }
+    }
+
+    /// Reads the file at `path`, setting `layout` to what it holds (nil: no file, or the earlier format).
+    private static func load(_ path: String, into layout: inout Layout?) throws -> Contents? {
+        layout = nil
+        guard let bytes = try AtomicFile.read(path) else { return nil }
+        let (contents, found) = try parse(bytes, file: path)
+        layout = found
+        return contents
     }
 
     /// The file open for writing; nil when it is gone (someone removed it: it is made again).

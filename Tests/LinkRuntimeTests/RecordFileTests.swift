@@ -46,6 +46,24 @@ struct RecordFileTests {
         #expect(try Self.inode(path) == inode)
     }
 
+    @Test("writers on many threads never pick the same half: both halves stay whole, the newest wins")
+    func concurrentWriters() throws {
+        let directory = try TemporaryDirectory("record")
+        let path = directory.appending("slot")
+        let file = RecordFile(path: path)
+        try file.write([0])
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            for round in 1...25 { try? file.write([UInt8(thread), UInt8(round)]) }
+        }
+        let contents = try #require(try RecordFile(path: path).read())
+        #expect(!contents.otherHalfDamaged)
+        #expect(contents.record.count == 2 && contents.record[1] == 25, "\(contents.record)")
+        // 1 + 8 × 25 writes, each with the next sequence: the newest half holds 201.
+        let bytes = try Self.bytes(path)
+        let sequences = [0, 4096].map { BigEndian.read(UInt64.self, from: Array(bytes[($0 + 4)..<($0 + 12)]), at: 0) }
+        #expect(sequences.max() == 201 && sequences.min() == 200, "\(sequences)")
+    }
+
     @Test("a file removed under a writer is made again by its next write")
     func removedUnderWriter() throws {
         let directory = try TemporaryDirectory("record")
