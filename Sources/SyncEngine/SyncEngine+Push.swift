@@ -56,6 +56,7 @@ extension SyncEngine {
         evictAgedRuns(keeping: Set(wanted))
         if !force, context == lastPushed { return }
         beforeLastPush = (lastPushed, lastPushAt)
+        lastPushForced = force
         lastPushed = context
         lastPushAt = now
         splitsHeldBack = splits.count - context.splits.count

@@ -155,6 +155,11 @@ package struct SyncEngine: Sendable {
     /// Why the last push could not go, until one goes; it is retried at `retryAt`.
     package var pushFailure: String?
     var retryAt: Timestamp?
+    /// Whether the push that failed was forced: its retry is too, or an identical push that was never
+    /// sent would be skipped as already sent.
+    var retryForced = false
+    /// Whether the last push emitted was forced (`retryForced` if it fails).
+    var lastPushForced = false
     /// What was recorded as sent before the push that then failed (restored on failure).
     var beforeLastPush: (context: ApplicationContext?, at: Timestamp?)
     /// A push waiting for `loadRuns`.
@@ -287,15 +292,19 @@ package struct SyncEngine: Sendable {
             lastPushAt = beforeLastPush.at
             pushFailure = reason
             retryAt = now.advanced(by: Self.pushRetryInterval)
+            retryForced = lastPushForced
             if let last = pushesAwaitingAck.last, last.generation == nil { pushesAwaitingAck.removeLast() }
             actions.append(.log(.pushNotSent(reason: reason, retryIn: Self.pushRetryInterval)))
         case .contextAcknowledged(let generation, let now):
             contextAcknowledged(generation, now: now, into: &actions)
         case .tick(let now):
             let retrying = retryAt.map { $0 <= now } ?? false
+            // The retry is this push (or the batch's or the load's it waits for; a failure sets a new
+            // deadline): a deadline left at or before now would fire again at once, forever.
+            if retrying { retryAt = nil }
             let dropped = dropExpiredRemovals(now: now, into: &actions)
             let reason = retrying ? "retry" : dropped ? "external removal" : "recent window moved"
-            push(now: now, force: false, reason: reason, into: &actions)
+            push(now: now, force: retrying && retryForced, reason: reason, into: &actions)
         case .batchBegan:
             isBatching = true
         case .batchEnded(let now):

@@ -34,6 +34,36 @@ struct PushPromiseTests {
         #expect(engine.nextDeadline == nil)
     }
 
+    @Test("a forced push the link refused is retried forced: not skipped as identical, and no deadline left behind")
+    func refusedForcedPushIsRetriedForced() throws {
+        // Simulator seed 1715: an epoch veto's forced re-push, identical to the last push sent, was
+        // refused (deviceNotPaired). The retry found it identical to the last one sent and skipped
+        // it, leaving the retry deadline in the past: phoned's push timer fired again at once,
+        // forever, and the re-push never went.
+        var engine = try readyEngine()
+        let first = try engine.perform(.createSplit(id: id(2), name: "Pull", exercises: [row]), now: at(1))
+        let context = try #require(pushes(first).first?.0)
+        let forced = try engine.perform(.forcePush, now: at(2))
+        #expect(pushes(forced).map(\.0) == [context])
+        _ = engine.handle(.pushFailed(reason: "deviceNotPaired", now: at(2)))
+        let retried = engine.handle(.tick(now: at(7)))
+        #expect(pushes(retried).map(\.0) == [context], "the forced push goes on retry")
+        #expect(engine.nextDeadline.map { $0 > at(7) } ?? true, "no deadline at or before now")
+    }
+
+    @Test("a retry that cannot push now leaves no deadline in the past")
+    func retryDeferredLeavesNoPastDeadline() throws {
+        var engine = try readyEngine()
+        _ = try engine.perform(.createSplit(id: id(2), name: "Pull", exercises: [row]), now: at(1))
+        _ = engine.handle(.pushFailed(reason: "deviceNotPaired", now: at(1)))
+        _ = engine.handle(.batchBegan)
+        let deferred = engine.handle(.tick(now: at(6)))
+        #expect(pushes(deferred).isEmpty, "a batch is open: the push waits for its end")
+        #expect(engine.nextDeadline.map { $0 > at(6) } ?? true, "no deadline at or before now")
+        let ended = engine.handle(.batchEnded(now: at(6)))
+        #expect(pushes(ended).count == 1)
+    }
+
     @Test("over the byte limit: the most recently updated active runs ride, the rest are held back by ID")
     func pushFitsTheLimit() throws {
         let policy = PushPolicy(recentLimit: 25, recentWindow: .seconds(86_400), maximumBytes: 8_000)
