@@ -136,8 +136,10 @@ extension Simulator {
             if world.chance(0.1) { waitForSync() }
         case 67..<70:
             sendData(from: .watch)
-        case 70..<80:
+        case 70..<78:
             _ = watchctl(world.chance(0.5) ? .pause(run: runID) : .resume(run: runID))
+        case 78..<80:
+            changeWatchState()
         case 80..<86:
             _ = watchctl(.set(.skip(run: runID, exercise: world.pick(1...run.logs.count))))
         case 86..<90:
@@ -151,6 +153,17 @@ extension Simulator {
             cancelQueuedTransfer()
         default:
             _ = watchctl(.sync)
+        }
+    }
+
+    /// The watch is unpaired or paired again, its app removed or installed again, its complication
+    /// taken off the face or put back (the last heal restores all three).
+    private func changeWatchState() {
+        guard let state = watch.link?.status.watchState else { return }
+        switch world.pick(0...2) {
+        case 0: _ = watchctl(.pair(!state.isPaired))
+        case 1: _ = watchctl(.installApp(!state.isWatchAppInstalled))
+        default: _ = watchctl(.enableComplication(!state.isComplicationEnabled))
         }
     }
 

@@ -256,6 +256,11 @@ package final class Simulator {
             if !phone.isUp { bootPhone() }
             if !watch.isUp { bootWatch() }
             if watch.isUp, let reply = watchctl(.wrist(up: true)) { _ = reply }
+            if world.now >= options.activity, let state = watch.link?.status.watchState, state != .installed {
+                if !state.isPaired { _ = watchctl(.pair(true)) }
+                if !state.isWatchAppInstalled { _ = watchctl(.installApp(true)) }
+                if !state.isComplicationEnabled { _ = watchctl(.enableComplication(true)) }
+            }
         case .step(.crashDuringCommit(let side)):
             let unsynced = side == .phone ? phone.disk.outbox.unsyncedByteCount : watch.disk.outbox.unsyncedByteCount
             if unsynced > 0, side == .phone ? phone.isUp : watch.isUp {

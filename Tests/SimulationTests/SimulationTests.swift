@@ -35,7 +35,9 @@ struct SimulationTests {
     /// Seeds that found a defect with the write queue modelled (docs/SIMULATION.md). 4, 5, 20 and 1665
     /// were found with the turn cuts too, since gone: they still pass, on the runs they now make.
     /// 9000682 found a change that was then not made (the watch's edit message before its write).
-    @Test("pinned seeds, with the shells' write queue", arguments: [UInt64(4), 5, 20, 62, 1_665, 9_000_682])
+    /// 796 and 1715 found phoned's push timer spinning once pairing changes joined the workload.
+    @Test(
+        "pinned seeds, with the shells' write queue", arguments: [UInt64(4), 5, 20, 62, 796, 1_665, 1_715, 9_000_682])
     func pinnedWithWriteQueue(seed: UInt64) {
         let result = Simulation.run(seed: seed)
         #expect(result.violations.isEmpty, "seed \(seed): \(result.violations)")
