@@ -93,6 +93,9 @@ package struct WatchEngine: Sendable {
     /// cancelled since (seeded from the outbox at start-up). An undelivered edit already there is not
     /// queued again at start-up or activation, so the outbox does not grow with restarts.
     package internal(set) var queuedTransfers: [DocumentID: Stamp] = [:]
+    /// Run → the local `version` sent again because a context left its edit uncovered (at most once
+    /// per version: a phone that refuses it does not get it again and again).
+    var resentUncovered: [DocumentID: Stamp] = [:]
     /// The last context applied: the phone's own copy of every run it carries, which a cancelled
     /// local edit gives way to.
     package internal(set) var lastContext: ApplicationContext?

@@ -35,9 +35,11 @@ struct SimulationTests {
     /// Seeds that found a defect with the write queue modelled (docs/SIMULATION.md). 4, 5, 20 and 1665
     /// were found with the turn cuts too, since gone: they still pass, on the runs they now make.
     /// 9000682 found a change that was then not made (the watch's edit message before its write).
-    /// 796 and 1715 found phoned's push timer spinning once pairing changes joined the workload.
+    /// 796 and 1715 found phoned's push timer spinning once pairing changes joined the workload;
+    /// 9604842, 9608820 and 9625528 a watch edit left uncovered for good.
     @Test(
-        "pinned seeds, with the shells' write queue", arguments: [UInt64(4), 5, 20, 62, 796, 1_665, 1_715, 9_000_682])
+        "pinned seeds, with the shells' write queue",
+        arguments: [UInt64(4), 5, 20, 62, 796, 1_665, 1_715, 9_000_682, 9_604_842, 9_608_820, 9_625_528])
     func pinnedWithWriteQueue(seed: UInt64) {
         let result = Simulation.run(seed: seed)
         #expect(result.violations.isEmpty, "seed \(seed): \(result.violations)")

@@ -67,6 +67,33 @@ struct WatchEngineTests {
         #expect(engine.messagesInFlight.isEmpty)
     }
 
+    /// Found by the simulator (seeds 9604842, 9608820, 9625528, docs/SIMULATION.md): the phone took
+    /// the edit, then a person changed the file by hand while phoned was down, and its restart read
+    /// the file as its own. Its pushes carried other values under the edit's stamps, which never
+    /// covered the edit, and the watch waited for one that would, forever.
+    @Test("a context that leaves a delivered edit uncovered: the edit is sent again, once per version")
+    func uncoveredEditResent() throws {
+        var engine = engine(context([try newRun(100)]), reachable: true)
+        let log = try #require(engine.cache.workouts[id(100)]).log(0)
+        _ = engine.handle(
+            .editRequested(.completeSet(logID: log, setIndex: 0, reps: 5, weight: 100), runID: id(100), now: at(5)))
+        _ = engine.handle(.messageDelivered(MessageToken(rawValue: 1)))
+        let local = try #require(engine.cache.workouts[id(100)])
+        // The phone's copy: the same stamp on the set, 4 reps written by hand (the tie between two values
+        // under one stamp goes to the watch's, by their encoding).
+        var phoneCopy = local
+        phoneCopy.logs[0].sets[0].reps = 4
+
+        let actions = engine.handle(.contextReceived(bytes(context([phoneCopy])), now: at(6)))
+        let merged = try #require(engine.cache.workouts[id(100)])
+        #expect(engine.cache.undeliveredEdits[id(100)] != nil)
+        #expect(actions.contains(.sendMessage(MessageToken(rawValue: 2), .workoutUpdate(merged))), "\(actions)")
+
+        // The same context again (the phone refused it, say): not sent again for this version.
+        let again = engine.handle(.contextReceived(bytes(context([phoneCopy])), now: at(7)))
+        #expect(!again.contains { if case .sendMessage = $0 { true } else { false } }, "\(again)")
+    }
+
     @Test("an edit while unreachable goes straight to transferUserInfo")
     func editUnreachable() throws {
         var engine = engine(context([try newRun(100)]), reachable: false)
