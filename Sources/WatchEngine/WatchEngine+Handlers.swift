@@ -128,10 +128,10 @@ extension WatchEngine {
 
     /// Runs a context left with an edit it does not cover and no message of it in flight: sent again,
     /// once per local version (a transfer of it may be queued still, or long delivered: the phone
-    /// merges a copy it already has to the same). The phone took
-    /// the edit earlier but holds other values under its stamps now (a file edited by hand while
-    /// phoned was down, read back at its start as its own): without this the watch would wait for
-    /// a context that covers its edit and none would come (simulator seeds 9604842, 9608820, 9625528).
+    /// merges a copy it already has to the same). The phone took the edit earlier but holds other
+    /// values under its stamps now (a file edited by hand while phoned was down, read back at its
+    /// start as its own): without this the watch would wait for a context that covers its edit and
+    /// none would come (simulator seeds 9604842, 9608820, 9625528).
     private mutating func resendUncovered(_ ids: [DocumentID], except forwarded: Set<DocumentID>) -> [Action] {
         var actions: [Action] = []
         for id in ids where !forwarded.contains(id) && cache.undeliveredEdits[id] != nil {
