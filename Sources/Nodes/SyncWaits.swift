@@ -26,7 +26,8 @@ package struct SyncWaits: Sendable {
     ) -> [NodeAction] {
         guard undelivered > 0 else { return [Self.synced(request, since: now, now: now)] }
         waiting.append(Wait(request: request, since: now, deadline: now.advanced(by: .milliseconds(milliseconds))))
-        return armed()
+        let fields = [("undelivered", "\(undelivered)"), ("timeoutMilliseconds", "\(milliseconds)")]
+        return [.log(LogLine(.info, "admin", "wait: edits not yet back from the phone", fields))] + armed()
     }
 
     /// After an event: every wait is answered when nothing is undelivered any more.

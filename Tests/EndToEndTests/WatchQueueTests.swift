@@ -1,3 +1,4 @@
+import AdminCommands
 import Foundation
 import Glibc
 import LinkProtocol
@@ -160,11 +161,15 @@ struct WatchQueueTests {
         #expect(refused.standardError.contains("1 edit not yet back from the phone after 0.5 s"), "\(refused)")
 
         // Asked before phoned is back: answered once phoned's context brings the edit back.
-        async let waited = system.watchctl("wait", "--timeout", "20")
-        try await Task.sleep(for: .milliseconds(300))
+        async let waited = system.watchctl("wait", "--timeout", "20", "--json")
+        try await system.eventually("watchd holds the wait") {
+            system.watchdLog.contains("wait: edits not yet back from the phone")
+        }
         try await system.startPhoned()
         let synced = try await waited
-        #expect(synced.exitCode == 0 && synced.standardOutput == "synced\n", "\(synced)")
+        #expect(synced.exitCode == 0, "\(synced)")
+        let reply = try JSONDecoder().decode(AdminReply.Synced.self, from: Data(synced.standardOutput.utf8))
+        #expect(reply.synced && reply.waitedMilliseconds > 0, "\(synced)")
         #expect(try await system.watchStatus().undeliveredEdits == 0)
         #expect(try await system.phoneRun(run).logs[0].sets[0].isDone)
     }
