@@ -222,7 +222,8 @@ package final class LinkStateDirectory: Sendable {
         return sealed
     }
 
-    private static func unsealed(_ bytes: [UInt8], file: String) throws -> [UInt8] {
+    /// `bytes` without their trailing CRC32C, which must match (the earlier `RecordFile` format too).
+    static func unsealed(_ bytes: [UInt8], file: String) throws -> [UInt8] {
         guard bytes.count >= 4 else { throw StateFileError.malformed(file: file, reason: "shorter than its checksum") }
         let body = Array(bytes.dropLast(4))
         let stored = BigEndian.read(UInt32.self, from: bytes, at: bytes.count - 4)

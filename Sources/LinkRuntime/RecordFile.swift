@@ -141,12 +141,7 @@ package final class RecordFile: Sendable {
             }
         }
         // The earlier format: the record and its CRC32C.
-        guard bytes.count >= 4 else { throw StateFileError.malformed(file: file, reason: "shorter than its checksum") }
-        let body = Array(bytes.dropLast(4))
-        guard CRC32C.checksum(body) == BigEndian.read(UInt32.self, from: bytes, at: bytes.count - 4) else {
-            throw StateFileError.malformed(file: file, reason: "checksum mismatch")
-        }
-        return (Contents(record: body, otherHalfDamaged: false), nil)
+        return (Contents(record: try LinkStateDirectory.unsealed(bytes, file: file), otherHalfDamaged: false), nil)
     }
 
     /// The whole record a half holds, with its sequence; nil when it holds none.

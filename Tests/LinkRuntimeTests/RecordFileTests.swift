@@ -7,6 +7,13 @@ import Testing
 
 @Suite("RecordFile: two halves written in turn in place")
 struct RecordFileTests {
+    /// A fresh directory and a record file's path in it, kept while this lives.
+    struct Scratch {
+        let directory: TemporaryDirectory
+        var path: String { directory.appending("slot") }
+        init() throws { directory = try TemporaryDirectory("record") }
+    }
+
     static func bytes(_ path: String) throws -> [UInt8] { try #require(try AtomicFile.read(path)) }
 
     static func inode(_ path: String) throws -> UInt64 {
@@ -24,8 +31,8 @@ struct RecordFileTests {
         "the first write makes a file of two blank halves; later writes go in place, in turn, and a reopen reads the newest"
     )
     func inPlace() throws {
-        let directory = try TemporaryDirectory("record")
-        let path = directory.appending("slot")
+        let scratch = try Scratch()
+        let path = scratch.path
         let file = RecordFile(path: path)
         #expect(try file.read() == nil)
         try file.write(Array("one".utf8))
@@ -48,8 +55,8 @@ struct RecordFileTests {
 
     @Test("writers on many threads never pick the same half: both halves stay whole, the newest wins")
     func concurrentWriters() throws {
-        let directory = try TemporaryDirectory("record")
-        let path = directory.appending("slot")
+        let scratch = try Scratch()
+        let path = scratch.path
         let file = RecordFile(path: path)
         try file.write([0])
         DispatchQueue.concurrentPerform(iterations: 8) { thread in
@@ -66,8 +73,8 @@ struct RecordFileTests {
 
     @Test("a file removed under a writer is made again by its next write")
     func removedUnderWriter() throws {
-        let directory = try TemporaryDirectory("record")
-        let path = directory.appending("slot")
+        let scratch = try Scratch()
+        let path = scratch.path
         let file = RecordFile(path: path)
         try file.write([1])
         try FileSystem.removeFile(path)
@@ -77,8 +84,8 @@ struct RecordFileTests {
 
     @Test("a write torn by a crash loses only itself: the other half's record is read, the damage reported")
     func tornWrite() throws {
-        let directory = try TemporaryDirectory("record")
-        let path = directory.appending("slot")
+        let scratch = try Scratch()
+        let path = scratch.path
         let file = RecordFile(path: path)
         try file.write(Array("older".utf8))
         try file.write(Array("newer".utf8))
@@ -98,8 +105,8 @@ struct RecordFileTests {
 
     @Test("a record that outgrows its half remakes the file larger; a smaller one goes back in place")
     func growth() throws {
-        let directory = try TemporaryDirectory("record")
-        let path = directory.appending("slot")
+        let scratch = try Scratch()
+        let path = scratch.path
         let file = RecordFile(path: path)
         try file.write([1, 2, 3])
         let large = [UInt8](repeating: 0xAB, count: 10_000)
@@ -114,8 +121,8 @@ struct RecordFileTests {
 
     @Test("a file in the earlier format (the record, its CRC32C) is read, and the next write converts it")
     func earlierFormat() throws {
-        let directory = try TemporaryDirectory("record")
-        let path = directory.appending("slot")
+        let scratch = try Scratch()
+        let path = scratch.path
         try AtomicFile.write(Self.sealed(Array("old".utf8)), to: path)
         let file = RecordFile(path: path)
         #expect(try file.read() == RecordFile.Contents(record: Array("old".utf8), otherHalfDamaged: false))
@@ -129,8 +136,8 @@ struct RecordFileTests {
 
     @Test("any bytes read as a record or as an error, never a trap", arguments: 0..<200)
     func arbitraryBytes(seed: Int) throws {
-        let directory = try TemporaryDirectory("record")
-        let path = directory.appending("slot")
+        let scratch = try Scratch()
+        let path = scratch.path
         var random = SplitMix64(seed: UInt64(seed))
         let size = [0, 3, 4, 100, 8192, 16_384][seed % 6]
         var bytes = (0..<size).map { _ in UInt8(truncatingIfNeeded: random.next()) }
