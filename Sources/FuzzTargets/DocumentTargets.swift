@@ -1,23 +1,37 @@
+import Foundation
 import WatchEngine
 import WorkoutModel
 
 /// `DocumentCoder.decode` of any bytes as each document type the daemons read from disk or the wire.
 ///
 /// Properties: a document that decodes re-encodes (disk and wire forms) to bytes that decode to an
-/// equal value, and encoding that value again gives the same bytes; a refusal explains itself.
+/// equal value, and encoding that value again gives the same bytes; a refusal explains itself. What
+/// the hand reader (`JSONReader`) reads of a run or a workout update, `JSONDecoder` reads to the same
+/// value.
 enum DocumentCoderTarget {
     static func check(_ input: inout FuzzInput) throws {
         let selector = input.byte()
         let bytes = input.rest()
         switch selector % 7 {
         case 0: try roundTrip(SplitDocument.self, bytes)
-        case 1: try roundTrip(WorkoutDocument.self, bytes)
+        case 1:
+            try sameAsJSONDecoder(WorkoutDocument.self, bytes)
+            try roundTrip(WorkoutDocument.self, bytes)
         case 2: try roundTrip(Tombstone.self, bytes)
         case 3: try roundTrip(Settings.self, bytes)
         case 4: try roundTrip(ApplicationContext.self, bytes)
-        case 5: try roundTrip(WatchToPhoneMessage.self, bytes)
+        case 5:
+            try sameAsJSONDecoder(WatchToPhoneMessage.self, bytes)
+            try roundTrip(WatchToPhoneMessage.self, bytes)
         default: try roundTrip(WorkoutLaunchRequest.self, bytes)
         }
+    }
+
+    /// `DocumentCoder.decode` reads these types by hand first; `JSONDecoder` is the reference.
+    static func sameAsJSONDecoder<T: VersionedDocument & ReadByHand>(_ type: T.Type, _ bytes: [UInt8]) throws {
+        guard let read = T.read(bytes) else { return }
+        let reference = try? JSONDecoder().decode(T.self, from: Data(bytes))
+        try require(reference == read, "the hand reader read \(T.self) bytes JSONDecoder reads otherwise")
     }
 
     /// Decodes `bytes` as `T` and checks the round trips; `nil` when it was refused.

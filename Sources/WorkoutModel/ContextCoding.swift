@@ -125,9 +125,10 @@ package struct ContextDecoder: Sendable {
             if let known {
                 run = known
             } else {
-                guard let decoded = try? JSONDecoder().decode(WorkoutDocument.self, from: Data(piece)) else {
-                    return nil
-                }
+                guard
+                    let decoded = WorkoutDocument.read(piece)
+                        ?? (try? JSONDecoder().decode(WorkoutDocument.self, from: Data(piece)))
+                else { return nil }
                 run = decoded
             }
             context.workouts.append(run)

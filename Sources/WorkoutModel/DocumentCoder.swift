@@ -57,6 +57,14 @@ package enum DocumentCoder {
     /// from the same decoder (an unknown version is reported as such, never as whatever field the
     /// newer schema happened to change).
     package static func decode<T: VersionedDocument>(_ type: T.Type, from bytes: [UInt8]) throws(DocumentError) -> T {
+        // Runs and workout updates as the daemons write them are read by hand (`JSONReader`), the rest
+        // and anything out of the ordinary by `JSONDecoder`: the same value, or its exact error.
+        if let reading = T.self as? any ReadByHand.Type,
+            let value = bytes.withUnsafeBufferPointer({ reading.read($0) }) as? T
+        {
+            try value.validate()
+            return value
+        }
         let name = String(describing: T.self)
         let value: T
         do {

@@ -9,12 +9,15 @@ package struct DocumentID: Hashable, Comparable, Sendable, CustomStringConvertib
     private let low: UInt64
 
     /// Validates `text`; returns nil unless it is a UUID in 8-4-4-4-12 form (either letter case).
-    package init?(_ text: String) {
+    package init?(_ text: String) { self.init(utf8: text.utf8) }
+
+    /// `init?(_:)` on the text's UTF-8 bytes.
+    init?(utf8: some Sequence<UInt8>) {
         var high: UInt64 = 0
         var low: UInt64 = 0
         var count = 0
         var digits = 0
-        for byte in text.utf8 {
+        for byte in utf8 {
             switch count {
             case 8, 13, 18, 23:
                 guard byte == UInt8(ascii: "-") else { return nil }

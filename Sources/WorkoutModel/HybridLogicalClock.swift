@@ -72,7 +72,7 @@ package struct Stamp: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     /// `init?(text:)` on the text's UTF-8 bytes: exactly two slashes, a canonical time, a decimal
     /// counter that fits an `Int`, and an origin.
-    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> Stamp? {
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> Stamp? {
         var first: Int?
         var second: Int?
         for (index, byte) in bytes.enumerated() where byte == UInt8(ascii: "/") {

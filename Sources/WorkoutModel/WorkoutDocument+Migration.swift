@@ -8,15 +8,19 @@
 /// recomputed from the registers, never trusted.
 extension WorkoutDocument {
     package init(from decoder: any Decoder) throws {
-        let wire = try WireRun(from: decoder)
+        try self.init(wire: try WireRun(from: decoder)) { key in
+            throw DecodingError.keyNotFound(
+                WireKey(key), .init(codingPath: decoder.codingPath, debugDescription: "missing"))
+        }
+    }
+
+    /// The run `wire` spells; `missing` is called with the path of a stamp a version-2 run lacks.
+    init<Failure: Error>(wire: WireRun, missing: (String) throws(Failure) -> Never) throws(Failure) {
         let migrated = wire.schemaVersion < 2
         let fallback = Stamp(time: wire.updatedAt, counter: 0, origin: .phone)
-        func stamp(_ value: Stamp?, _ key: String) throws -> Stamp {
+        func stamp(_ value: Stamp?, _ key: String) throws(Failure) -> Stamp {
             if let value { return value }
-            guard migrated else {
-                throw DecodingError.keyNotFound(
-                    WireKey(key), .init(codingPath: decoder.codingPath, debugDescription: "missing"))
-            }
+            guard migrated else { try missing(key) }
             return fallback
         }
         var logs: [ExerciseLog] = []
@@ -61,7 +65,7 @@ extension WorkoutDocument {
 }
 
 /// The JSON of a run of either version; stamps are optional here and required above for version 2.
-private struct WireRun: Decodable {
+struct WireRun: Decodable {
     var schemaVersion: Int
     var id: DocumentID
     var splitID: DocumentID
@@ -77,7 +81,7 @@ private struct WireRun: Decodable {
     var updatedAt: Timestamp
 }
 
-private struct WireLog: Decodable {
+struct WireLog: Decodable {
     var id: DocumentID
     var exerciseName: String
     var equipment: String
@@ -89,7 +93,7 @@ private struct WireLog: Decodable {
     var markStamp: Stamp?
 }
 
-private struct WireSet: Decodable {
+struct WireSet: Decodable {
     var reps: Int?
     var weight: Double?
     var completedAt: Timestamp?
