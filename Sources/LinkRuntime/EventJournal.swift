@@ -62,20 +62,18 @@ package final class EventJournal: Sendable {
         state.withLock { $0.counts[event, default: 0] += 1 }
         guard maximumBytes > 0 else { return }
         let stamp = at ?? stamp()
-        let line =
-            TraceEvent(
-                side: side, instance: instance, wall: stamp.wall, mono: stamp.mono, event: event, cause: cause,
-                run: run,
-                detail: detail
-            ).jsonLine() + "\n"
+        var bytes = TraceEvent(
+            side: side, instance: instance, wall: stamp.wall, mono: stamp.mono, event: event, cause: cause, run: run,
+            detail: detail
+        ).jsonLineBytes()
+        bytes.append(UInt8(ascii: "\n"))
         state.withLock { state in
             if state.file == nil { open(&state) }
-            if state.size > 0, state.size + line.utf8.count > maximumBytes {
+            if state.size > 0, state.size + bytes.count > maximumBytes {
                 state.file = nil
                 try? FileSystem.rename(path, to: path + ".1")
                 open(&state)
             }
-            let bytes = Array(line.utf8)
             if let file = state.file, (try? file.write(bytes)) != nil {
                 state.size += bytes.count
             } else {

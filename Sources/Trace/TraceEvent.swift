@@ -101,11 +101,57 @@ package enum TraceEventKind: String, Codable, Sendable, CaseIterable {
 
 extension TraceEvent {
     /// One JSON object without newlines: a journal line (the newline is the writer's).
-    package func jsonLine() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Encoding a struct of strings and integers cannot fail.
-        return String(decoding: try! encoder.encode(self), as: UTF8.self)
+    package func jsonLine() -> String { String(decoding: jsonLineBytes(), as: UTF8.self) }
+
+    /// `jsonLine()`'s bytes, written by hand (a daemon writes several lines per edit on its loop):
+    /// `JSONEncoder`'s with sorted keys and slashes left unescaped, byte for byte (`TraceEventTests`).
+    package func jsonLineBytes() -> [UInt8] {
+        var bytes: [UInt8] = [UInt8(ascii: "{")]
+        bytes.reserveCapacity(160 + (detail?.utf8.count ?? 0))
+        func member(_ key: StaticString, _ value: String?) {
+            guard let value else { return }
+            field(key)
+            Self.appendString(value, to: &bytes)
+        }
+        func field(_ key: StaticString) {
+            if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(UInt8(ascii: "\""))
+            key.withUTF8Buffer { bytes.append(contentsOf: $0) }
+            bytes.append(contentsOf: "\":".utf8)
+        }
+        member("cause", cause)
+        member("detail", detail)
+        member("event", event.rawValue)
+        member("instance", instance)
+        field("mono")
+        bytes.append(contentsOf: mono.description.utf8)
+        member("run", run)
+        member("side", side.rawValue)
+        field("wall")
+        bytes.append(contentsOf: wall.description.utf8)
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
+    }
+
+    /// A JSON string as `JSONEncoder` writes it without escaping slashes: `"` and `\\` escaped, control
+    /// characters as `\\b \\f \\n \\r \\t` or `\\u00xx`, every other UTF-8 byte as it is.
+    private static func appendString(_ text: String, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), byte]
+            case 0x08: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "b")]
+            case 0x0C: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "f")]
+            case 0x0A: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+            case 0x0D: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+            case 0x09: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+            case 0x00..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                bytes += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
     }
 
     /// Parses one journal line; nil for a line that is not one (a torn last line after a crash).

@@ -1,3 +1,4 @@
+import Foundation
 import TestSupport
 import Testing
 import Trace
@@ -15,6 +16,29 @@ struct TraceEventTests {
         #expect(TraceEvent.parse(line) == event)
         let text = line + "\n" + String(line.prefix(20)) + "\n"
         #expect(TraceEvent.parseLines(text) == [event])
+    }
+
+    @Test("a journal line is JSONEncoder's, byte for byte: every kind, absent fields, escapes, slashes, emoji")
+    func sameAsJSONEncoder() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let texts: [String?] = [
+            nil, "", "ctx:AB/7", "say \"hi\"\nthen go", #"back\slash"#, "a/b/c", "tab\tcr\rff\u{0C}bs\u{08}",
+            "\u{0}\u{1}\u{1F}\u{7F}", "é e\u{301} 💪🏽", "merged via message run=3F2504E0-4F89-11D3-9A0C-0305E82C3301",
+        ]
+        var count = 0
+        for (index, kind) in TraceEventKind.allCases.enumerated() {
+            for (offset, text) in texts.enumerated() {
+                let event = TraceEvent(
+                    side: (index + offset) % 2 == 0 ? .phone : .watch,
+                    instance: texts[(index + 3) % texts.count] ?? "i",
+                    wall: Int64(index) * 1_796_086_923_456_000 - 5, mono: Int64(offset) - 1, event: kind, cause: text,
+                    run: texts[(offset + 1) % texts.count], detail: texts[(offset + index) % texts.count])
+                #expect(event.jsonLineBytes() == Array(try encoder.encode(event)), "\(event)")
+                count += 1
+            }
+        }
+        #expect(count == TraceEventKind.allCases.count * texts.count)
     }
 
     @Test("the human form shows time, side, event, cause, run and detail")
