@@ -98,34 +98,39 @@ struct JSONReader: ~Copyable {
         position += 1
         if !ascii, String(validating: content, as: UTF8.self) == nil { return nil }
         guard escaped else { return body(content) }
-        var unescaped: [UInt8] = []
-        unescaped.reserveCapacity(content.count)
-        var index = 0
-        while index < content.count {
-            guard content[index] == UInt8(ascii: "\\") else {
-                unescaped.append(content[index])
-                index += 1
-                continue
+        // Unescaped text is never longer than its escaped form: a buffer on the stack holds it.
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: content.count) { buffer -> Value? in
+            var (index, count) = (0, 0)
+            func append(_ byte: UInt8) {
+                buffer[count] = byte
+                count += 1
             }
-            switch content[index + 1] {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): unescaped.append(content[index + 1])
-            case UInt8(ascii: "b"): unescaped.append(0x08)
-            case UInt8(ascii: "f"): unescaped.append(0x0C)
-            case UInt8(ascii: "n"): unescaped.append(0x0A)
-            case UInt8(ascii: "r"): unescaped.append(0x0D)
-            case UInt8(ascii: "t"): unescaped.append(0x09)
-            case UInt8(ascii: "u"):
-                // A surrogate (half of a pair) is left to `JSONDecoder`; `JSONEncoder` writes none.
-                guard index + 6 <= content.count, let value = Self.hex(content[(index + 2)..<(index + 6)]),
-                    let scalar = Unicode.Scalar(value)
-                else { return nil }
-                unescaped.append(contentsOf: UTF8.encode(scalar)!)
-                index += 4
-            default: return nil
+            while index < content.count {
+                guard content[index] == UInt8(ascii: "\\") else {
+                    append(content[index])
+                    index += 1
+                    continue
+                }
+                switch content[index + 1] {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): append(content[index + 1])
+                case UInt8(ascii: "b"): append(0x08)
+                case UInt8(ascii: "f"): append(0x0C)
+                case UInt8(ascii: "n"): append(0x0A)
+                case UInt8(ascii: "r"): append(0x0D)
+                case UInt8(ascii: "t"): append(0x09)
+                case UInt8(ascii: "u"):
+                    // A surrogate (half of a pair) is left to `JSONDecoder`; `JSONEncoder` writes none.
+                    guard index + 6 <= content.count, let value = Self.hex(content[(index + 2)..<(index + 6)]),
+                        let scalar = Unicode.Scalar(value)
+                    else { return nil }
+                    for byte in UTF8.encode(scalar)! { append(byte) }
+                    index += 4
+                default: return nil
+                }
+                index += 2
             }
-            index += 2
+            return body(UnsafeBufferPointer(rebasing: buffer[..<count]))
         }
-        return unescaped.withUnsafeBufferPointer(body)
     }
 
     private static func hex(_ digits: Slice<UnsafeBufferPointer<UInt8>>) -> UInt32? {
@@ -293,8 +298,11 @@ struct JSONReader: ~Copyable {
 struct JSONKey {
     let bytes: UnsafeBufferPointer<UInt8>
 
+    @inline(__always)
     static func ~= (name: StaticString, key: JSONKey) -> Bool {
-        name.utf8CodeUnitCount == key.bytes.count
-            && key.bytes.elementsEqual(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        guard name.utf8CodeUnitCount == key.bytes.count else { return false }
+        let start = name.utf8Start
+        for index in 0..<key.bytes.count where key.bytes[index] != start[index] { return false }
+        return true
     }
 }
