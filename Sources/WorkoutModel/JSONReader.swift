@@ -211,17 +211,11 @@ struct JSONReader: ~Copyable {
         switch bytes[position] {
         case UInt8(ascii: "\""):
             return string({ _ in true }) != nil
-        case UInt8(ascii: "{"):
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            let object = bytes[position] == UInt8(ascii: "{")
             position += 1
             var (first, closed) = (true, false)
-            while nextMember(first: &first, closed: &closed) {
-                guard skipValue(depth: depth + 1) else { return false }
-            }
-            return closed
-        case UInt8(ascii: "["):
-            position += 1
-            var (first, closed) = (true, false)
-            while nextElement(first: &first, closed: &closed) {
+            while object ? nextMember(first: &first, closed: &closed) : nextElement(first: &first, closed: &closed) {
                 guard skipValue(depth: depth + 1) else { return false }
             }
             return closed
