@@ -2,12 +2,12 @@
 ///
 /// `JSONDecoder` costs 60–100 µs a run, most of the phone's work per transfer in a drain. This reader
 /// takes only what `JSONEncoder` writes and plain variations of it: whitespace anywhere JSON allows,
-/// keys in any order, unknown keys (skipped, though still checked), `null` for an absent optional. It
-/// gives up (nil) on anything else: an escape in a string, a control character or invalid UTF-8, a
-/// duplicate key, an integer spelled as `1.0` or `-0`, a number out of range, nesting deeper than 32.
-/// A caller that gets nil decodes with `JSONDecoder`, which gives the value or the exact error; so what
-/// this reader accepts, `JSONDecoder` accepts with the same value (`RunReadingTests` and the
-/// `documents` fuzz target hold it to that).
+/// keys in any order, unknown keys (skipped, though still checked), `null` for an absent optional,
+/// every escape but a surrogate. It gives up (nil) on anything else: an escaped surrogate or an
+/// escaped key, a raw control character or invalid UTF-8, a duplicate key, an integer spelled as `1.0`
+/// or `-0`, a number out of range, nesting deeper than 32. A caller that gets nil decodes with
+/// `JSONDecoder`, which gives the value or the exact error; so what this reader accepts, `JSONDecoder`
+/// accepts with the same value (`RunReadingTests` and the `document-coder` fuzz target hold it to that).
 struct JSONReader: ~Copyable {
     private let bytes: UnsafeBufferPointer<UInt8>
     private(set) var position = 0
