@@ -110,7 +110,11 @@ struct WatchdTests {
         #expect(zip(stamps, stamps.dropFirst()).allSatisfy { $0 < $1 }, "accepted out of order: \(stamps)")
         #expect(stamps.last == landed.version)
         #expect(ingested.filter { $0.outcome == "refused" || $0.outcome.hasPrefix("vetoed") }.isEmpty)
-        #expect(ingested.count == 100, "\(ingested.map(\.outcome))")
+        // Beyond the 100, at most one echo the phone already has: a push made in the middle of the
+        // drain leaves the newest edit uncovered, and the watch sends an uncovered edit again once per
+        // version, for the case where nothing else would (WatchEngine.resendUncovered).
+        let echoes = ingested.filter { $0.outcome != "merged" }
+        #expect(echoes.count <= 1 && echoes.allSatisfy { $0.outcome == "unchanged" }, "\(ingested.map(\.outcome))")
         // Every intermediate document was the one accepted: edit k stamped set k's completion (the
         // last one then got the session's metrics on top, stamped later).
         #expect(
