@@ -33,8 +33,7 @@ struct JSONReader: ~Copyable {
     /// Consumes `null` if it is next.
     mutating func null() -> Bool {
         skipSpace()
-        guard literal("null") else { return false }
-        return true
+        return literal("null")
     }
 
     /// The next member's key of the object opened by `{` (`first` true for the first call), or nil at
