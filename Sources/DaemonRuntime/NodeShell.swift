@@ -285,7 +285,8 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     /// go out at once, unless a seal waits (a frame sent unsealed on a sealed link closes it). The
     /// engine's latest wake-up supersedes any waiting.
     private func passesWrites(_ action: LinkedNode<Node>.Action) -> Bool {
-        guard action.passesWrites(waiting: waiting.lazy.map(\.action)) else { return false }
+        // A closure, not `\.action`: a key path in this generic class is built anew at each call.
+        guard action.passesWrites(waiting: waiting.lazy.map { $0.action }) else { return false }
         if action.isWakeUp { waiting.removeAll { $0.action.isWakeUp } }
         return true
     }
