@@ -22,9 +22,27 @@ package struct LiveDriver: Sendable {
 
     /// Whether `payload` is a live frame (`kind` progress or ended) rather than another message.
     package static func isLiveMessage(_ payload: [UInt8]) -> Bool {
+        // Without a backslash, a string that reads "progress" or "ended" is those bytes in quotes; a
+        // payload holding neither (every workout update) is not decoded.
+        guard
+            payload.contains(UInt8(ascii: "\\")) || contains(#""progress""#, in: payload)
+                || contains(#""ended""#, in: payload)
+        else { return false }
         struct Probe: Decodable { var kind: String? }
         let kind = try? JSONDecoder().decode(Probe.self, from: Data(payload)).kind
         return kind == "progress" || kind == "ended"
+    }
+
+    private static func contains(_ text: StaticString, in payload: [UInt8]) -> Bool {
+        text.withUTF8Buffer { needle in
+            guard let first = needle.first, payload.count >= needle.count else { return false }
+            var index = 0
+            while let found = payload[index...].firstIndex(of: first), found + needle.count <= payload.count {
+                if payload[found..<(found + needle.count)].elementsEqual(needle) { return true }
+                index = found + 1
+            }
+            return false
+        }
     }
 
     /// Feeds an event; returns the node actions and what the engine refused (for the CLI).
