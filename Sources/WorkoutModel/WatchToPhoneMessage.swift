@@ -26,32 +26,23 @@ package enum WatchToPhoneMessage: VersionedDocument {
     package func encoded() -> [UInt8] { DocumentCoder.encodeCompact(self) }
 
     /// `workoutUpdate(run, epoch: epoch).encoded()`, byte for byte, around the run's own encoding
-    /// (`runBytes`, `DocumentCoder.encodeCompact(run)`) when the caller needs that too: sorted keys
-    /// put `workout` last, so the message is the encoding of the rest with the run in place of an
-    /// empty array.
+    /// (`runBytes`, `DocumentCoder.encodeCompact(run)`) when the caller needs that too: the envelope
+    /// written by hand in `JSONEncoder`'s sorted order, the run last.
     package static func encodedUpdate(_ run: WorkoutDocument, runBytes: [UInt8], epoch: Timestamp?) -> [UInt8] {
-        let frame = DocumentCoder.encodeCompact(UpdateFrame(epoch: epoch))
-        let tail = Array(#""workout":[]}"#.utf8)
-        guard frame.count > tail.count, frame.suffix(tail.count).elementsEqual(tail) else {
-            return workoutUpdate(run, epoch: epoch).encoded()
+        var writer = DocumentJSONWriter(pretty: false, capacity: runBytes.count + 96)
+        writer.openObject()
+        if let epoch {
+            writer.key("epoch")
+            writer.time(epoch)
         }
-        var bytes = Array(frame.dropLast(3))
-        bytes += runBytes
-        bytes.append(UInt8(ascii: "}"))
-        return bytes
-    }
-
-    /// A workout update's keys with an empty array for the run (`encodedUpdate`).
-    private struct UpdateFrame: Encodable {
-        var epoch: Timestamp?
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(WatchToPhoneMessage.currentSchemaVersion, forKey: .schemaVersion)
-            try container.encode(Kind.workoutUpdate, forKey: .kind)
-            try container.encode([Int](), forKey: .workout)
-            try container.encodeIfPresent(epoch, forKey: .epoch)
-        }
+        writer.key("kind")
+        writer.string(Kind.workoutUpdate.rawValue)
+        writer.key("schemaVersion")
+        writer.int(currentSchemaVersion)
+        writer.key("workout")
+        writer.raw(runBytes)
+        writer.closeObject()
+        return writer.bytes
     }
 
     /// The run a workout update carries, if any.

@@ -213,6 +213,9 @@ struct DocumentJSONWriter {
         if pretty { bytes.append(.space) }
     }
 
+    /// A value already encoded (compact), as it is.
+    mutating func raw(_ encoded: [UInt8]) { bytes += encoded }
+
     private mutating func indent() {
         bytes.append(contentsOf: repeatElement(.space, count: 2 * depth))
     }
