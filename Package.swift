@@ -44,7 +44,8 @@ let package = Package(
         .target(name: "LiveMirror", dependencies: ["WorkoutModel"], swiftSettings: swiftSettings),
         // I/O: the watch's plain-file cache (no database) and its session record.
         .target(
-            name: "WatchStore", dependencies: ["WatchEngine", "LinkRuntime", "POSIX"], swiftSettings: swiftSettings),
+            name: "WatchStore", dependencies: ["WatchEngine", "LinkProtocol", "LinkRuntime", "POSIX"],
+            swiftSettings: swiftSettings),
         // Pure: hand-written command-line parsing with help at every level (argv → command value).
         .target(name: "ArgumentParsing", swiftSettings: swiftSettings),
         // Pure: the phonectl and watchctl command grammars (what each verb takes), shared by CLI and tests.

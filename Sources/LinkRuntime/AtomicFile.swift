@@ -16,6 +16,20 @@ package enum AtomicFile {
         try replace(path) { file in try file.write(bytes, at: 0) }
     }
 
+    /// Replaces the contents of `path` with `bytes` atomically but not durably: a reader sees the old
+    /// or the new contents, never a part, and a crash of the process changes nothing, but a crash of
+    /// the machine may leave either (the caller keeps the bytes durable elsewhere until `sync`).
+    package static func writeUnsynced(_ bytes: [UInt8], to path: String) throws {
+        try replace(path, durable: false) { file in try file.write(bytes, at: 0) }
+    }
+
+    /// Makes the contents of the file at `path` durable (an `fsync` of the file; its directory
+    /// entry needs `fsyncDirectory`).
+    package static func sync(_ path: String) throws {
+        let file = try FileDescriptor(opening: path)
+        try LatencyRecorder.fsync.time { try file.sync() }
+    }
+
     /// `write(_:to:)` for contents made in pieces, so they are never in memory whole: `produce` is
     /// handed a function that appends a piece to the temporary file.
     package static func write(
@@ -31,29 +45,33 @@ package enum AtomicFile {
     }
 
     /// Fills a temporary sibling of `path` with `fill`, fsyncs it, renames it over `path` and fsyncs
-    /// the directory.
-    private static func replace(_ path: String, _ fill: (FileDescriptor) throws -> Void) throws {
+    /// the directory; without the two fsyncs when not `durable`.
+    private static func replace(
+        _ path: String, durable: Bool = true, _ fill: (FileDescriptor) throws -> Void
+    ) throws {
         let (directory, name) = split(path)
         var random = SystemRandomNumberGenerator()
         let suffix = String(random.next() as UInt64, radix: 16)
         let temporary = "\(directory)/.\(name)\(temporaryMarker)\(suffix)"
         do {
-            try fillAndSync(temporary, fill)
+            try create(temporary, fill, sync: durable)
             try FileSystem.rename(temporary, to: path)
         } catch {
             try? FileSystem.removeFile(temporary)
             throw error
         }
-        try fsyncDirectory(directory)
+        if durable { try fsyncDirectory(directory) }
     }
 
-    /// Creates `temporary`, fills it and fsyncs it; closed on return, before the rename, so a
-    /// directory watcher hears the close under the temporary name, not a second event for the
-    /// target after its rename.
-    private static func fillAndSync(_ temporary: String, _ fill: (FileDescriptor) throws -> Void) throws {
+    /// Creates `temporary`, fills it and fsyncs it (when `sync`); closed on return, before the
+    /// rename, so a directory watcher hears the close under the temporary name, not a second event
+    /// for the target after its rename.
+    private static func create(
+        _ temporary: String, _ fill: (FileDescriptor) throws -> Void, sync: Bool
+    ) throws {
         let file = try FileDescriptor(opening: temporary, [.writeOnly, .create, .exclusive])
         try fill(file)
-        try LatencyRecorder.fsync.time { try file.sync() }
+        if sync { try LatencyRecorder.fsync.time { try file.sync() } }
     }
 
     /// Renames `source` to `target` (same file system) and fsyncs both directories, so the move

@@ -55,9 +55,14 @@ package struct WatchNode: Sendable {
         case node(NodeAction)
     }
 
-    /// The cache directory's durable writes (atomic replace, fsynced).
+    /// The cache directory's durable writes (atomic replace, fsynced), and a run's file.
     package enum StoreWrite: Equatable, Sendable {
+        /// The run made durable (watchd: in its pending record, one in-place write); its file is
+        /// replaced at `publishWorkout`.
         case persistWorkout(WorkoutDocument)
+        /// The file of a run persisted since its last publish, replaced without a sync: after the
+        /// messages that follow a persist (they need only the durable write), before the replies.
+        case publishWorkout(DocumentID)
         case deleteWorkout(DocumentID)
         case persistSplit(SplitDocument)
         case deleteSplit(DocumentID)
@@ -294,10 +299,12 @@ package struct WatchNode: Sendable {
     @discardableResult
     mutating func translate(_ actions: [WatchEngine.Action], now: Timestamp, into out: inout Output) -> EditRefusal? {
         var refusal: EditRefusal?
+        var persisted: [DocumentID] = []
         for action in actions {
             switch action {
             case .persistWorkout(let run):
                 out.actions.append(.store(.persistWorkout(run)))
+                if !persisted.contains(run.id) { persisted.append(run.id) }
                 forgetSkipped("/Workouts/\(run.id).json")
                 // Every stored document repairs the live mirror, local edits too (the phone may be away).
                 out.node(live.feed(.documentAbsorbed(run, now: now)))
@@ -337,6 +344,7 @@ package struct WatchNode: Sendable {
         }
         // The clock's mark, when an edit reached it (`ClockLease`): a restart never stamps below it.
         if let mark = clockLease.renew(covering: engine.editor.clock.last) { out.node(.persistClock(mark)) }
+        out.actions += persisted.map { .store(.publishWorkout($0)) }
         return refusal
     }
 

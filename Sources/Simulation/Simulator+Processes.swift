@@ -88,6 +88,8 @@ extension Simulator {
     static func performWatch(_ host: SimHost<WatchNode, WatchFiles>, _ action: WatchNode.Action) {
         switch action {
         case .store(.persistWorkout(let run)): host.store.runs[run.id] = run
+        // The run's plain file: the store above is the durable state, which `persistWorkout` set.
+        case .store(.publishWorkout): break
         case .store(.deleteWorkout(let id)): host.store.runs[id] = nil
         case .store(.persistSplit(let split)): host.store.splits[split.id] = split
         case .store(.deleteSplit(let id)): host.store.splits[id] = nil

@@ -10,7 +10,8 @@ import WorkoutModel
 ///   any other event;
 /// - persist every context that arrives BEFORE feeding `contextReceived` (the link does this), so
 ///   the next start-up re-applies it;
-/// - perform actions in order: `persistWorkout`/`persistSplit` write the document's file atomically,
+/// - perform actions in order: `persistWorkout`/`persistSplit` make the document durable (watchd
+///   keeps a run in its pending record, then replaces its file; see docs/PROTOCOL.md, "On disk"),
 ///   `deleteWorkout`/`deleteSplit` remove it, `persistSession` writes the record atomically;
 /// - for `sendMessage`, send over the link's message channel (mapping the token to its own message
 ///   ID) and report exactly one `messageDelivered` or `messageSendFailed` per token; for

@@ -84,6 +84,7 @@ extension WatchCacheDirectory {
     func perform(_ action: WatchNode.Action) throws {
         switch action {
         case .store(.persistWorkout(let run)): try write(run)
+        case .store(.publishWorkout(let id)): publish(id)
         case .store(.deleteWorkout(let id)): try removeWorkout(id)
         case .store(.persistSplit(let split)): try write(split)
         case .store(.deleteSplit(let id)): try removeSplit(id)

@@ -203,12 +203,14 @@ struct NodeActionTests {
     /// The simulator's seed 9000682 found what sending first costs: a cache write that fails (EIO)
     /// answers the edit with an error after the phone already took it, so the failed edit overwrote
     /// the last acknowledged one.
-    @Test("a watch edit: the cache write before the message, the reply after both")
+    @Test("a watch edit: the durable cache write before the message, the file's publish after it, the reply last")
     func watchEditWritesFirst() throws {
         let (actions, run) = try Self.watchEdit(at: .milliseconds(10))
         let message = try #require(actions.firstIndex(where: Self.isEditMessage), "\(actions)")
         let write = try #require(actions.firstIndex(where: Self.isCacheWrite(run)), "\(actions)")
+        let publish = try #require(actions.firstIndex(of: .store(.publishWorkout(run))), "\(actions)")
         let reply = try #require(actions.firstIndex(where: Self.isReply), "\(actions)")
-        #expect(write < message && message < reply, "\(actions)")
+        #expect(write < message && message < publish && publish < reply, "\(actions)")
+        #expect(actions.filter { $0 == .store(.publishWorkout(run)) }.count == 1)
     }
 }

@@ -241,7 +241,8 @@ struct NodePair {
             case .store(.persistWorkout(let run)): watchRuns[run.id] = run
             case .store(.deleteWorkout(let id)): watchRuns[id] = nil
             case .store(.persistSession(let record)): watchSession = record
-            case .store(.persistSplit), .store(.deleteSplit), .store(.persistPhoneEpoch), .store(.persistComplication):
+            case .store(.persistSplit), .store(.deleteSplit), .store(.persistPhoneEpoch), .store(.persistComplication),
+                .store(.publishWorkout):
                 break
             case .node(let shared): perform(shared, fromPhone: false)
             }

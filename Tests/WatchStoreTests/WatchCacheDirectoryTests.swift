@@ -47,7 +47,7 @@ struct WatchCacheDirectoryTests {
         let run = try WorkoutDocument.start(from: split(), id: runID, at: t0)
         let session = SessionRecord(
             .running(RunningSession(runID: runID, startedAt: t0, origin: .phoneLaunch, runSeen: true)))
-        try cache.write(run)
+        try cache.put(run)
         try cache.write(split())
         try cache.write(session)
         let reopened = try WatchCacheDirectory(root: directory.path).load()
@@ -64,7 +64,7 @@ struct WatchCacheDirectoryTests {
     func badFiles() throws {
         let directory = try TemporaryDirectory("watch-cache")
         let cache = try WatchCacheDirectory(root: directory.path)
-        try cache.write(try WorkoutDocument.start(from: split(), id: runID, at: t0))
+        try cache.put(try WorkoutDocument.start(from: split(), id: runID, at: t0))
         let garbage = directory.appending("Workouts/3F2504E0-4F89-11D3-9A0C-0305E82C3303.json")
         try Data("{not json".utf8).write(to: URL(fileURLWithPath: garbage))
         try Data("x".utf8).write(to: URL(fileURLWithPath: directory.appending("Workouts/.stale.json.tmp-abcd")))
@@ -73,5 +73,121 @@ struct WatchCacheDirectoryTests {
         #expect(contents.skipped.map(\.path) == [garbage])
         #expect(FileManager.default.fileExists(atPath: garbage))
         #expect(!FileManager.default.fileExists(atPath: directory.appending("Workouts/.stale.json.tmp-abcd")))
+    }
+
+    private func run(_ number: Int) throws -> WorkoutDocument {
+        let id = DocumentID(String(format: "3F2504E0-4F89-11D3-9A0C-0305E82C%04X", 0x4000 + number))!
+        return try WorkoutDocument.start(
+            from: split(), id: id, at: Stamp(time: t0.advanced(by: .seconds(number)), origin: .watch))
+    }
+
+    @Test("a run's write is kept in the pending record: a start puts back a file that lost it, once")
+    func pendingRestored() throws {
+        let directory = try TemporaryDirectory("watch-cache")
+        let cache = try WatchCacheDirectory(root: directory.path)
+        let first = try run(1)
+        var edited = first
+        try edited.completeSet(
+            logID: edited.logs[0].id, setIndex: 0, reps: 5, weight: 80,
+            at: Stamp(time: t0.advanced(by: .seconds(5)), origin: .watch))
+        try cache.put(first)
+        let file = directory.appending("Workouts/\(first.id).json")
+        let older = try Data(contentsOf: URL(fileURLWithPath: file))
+        try cache.put(edited)
+        // The replace after the pending record lost (a machine crash, or a kill between the two):
+        // the file holds the run before the edit.
+        try older.write(to: URL(fileURLWithPath: file))
+        let reopened = try WatchCacheDirectory(root: directory.path).load()
+        #expect(reopened.workouts == [edited])
+        #expect(reopened.skipped.isEmpty)
+        // Restored and synced, the record is empty: a later change to the file is the file's.
+        try older.write(to: URL(fileURLWithPath: file))
+        #expect(try WatchCacheDirectory(root: directory.path).load().workouts == [first])
+        // A file removed under a pending run comes back too.
+        let again = try WatchCacheDirectory(root: directory.path)
+        try again.put(edited)
+        try FileManager.default.removeItem(atPath: file)
+        #expect(try WatchCacheDirectory(root: directory.path).load().workouts == [edited])
+    }
+
+    @Test("a write is durable before its file changes: publish replaces the file once, a start if it never came")
+    func writeThenPublish() throws {
+        let directory = try TemporaryDirectory("watch-cache")
+        let cache = try WatchCacheDirectory(root: directory.path)
+        let first = try run(1)
+        var edited = first
+        try edited.completeSet(
+            logID: edited.logs[0].id, setIndex: 0, reps: 5, weight: 80,
+            at: Stamp(time: t0.advanced(by: .seconds(5)), origin: .watch))
+        let file = directory.appending("Workouts/\(first.id).json")
+        try cache.put(first)
+        let published = try Data(contentsOf: URL(fileURLWithPath: file))
+        try cache.write(edited)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == published)
+        cache.publish(edited.id)
+        #expect(
+            try DocumentCoder.decode(WorkoutDocument.self, from: Array(Data(contentsOf: URL(fileURLWithPath: file))))
+                == edited)
+        // Nothing new since: a second publish leaves a file changed by someone else alone.
+        try published.write(to: URL(fileURLWithPath: file))
+        cache.publish(edited.id)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == published)
+        // Written, never published (watchd killed between the two): the start puts the file back.
+        try cache.write(first)
+        try cache.write(edited)
+        #expect(try WatchCacheDirectory(root: directory.path).load().workouts == [edited])
+    }
+
+    @Test("a removed run leaves the pending record first: a start never brings it back")
+    func removedStaysRemoved() throws {
+        let directory = try TemporaryDirectory("watch-cache")
+        let cache = try WatchCacheDirectory(root: directory.path)
+        let kept = try run(1)
+        let removed = try run(2)
+        try cache.put(kept)
+        try cache.put(removed)
+        try cache.removeWorkout(removed.id)
+        #expect(try WatchCacheDirectory(root: directory.path).load().workouts == [kept])
+    }
+
+    @Test("at most 8 runs stay pending: the ninth syncs the others' files and drops them")
+    func pendingBounded() throws {
+        let directory = try TemporaryDirectory("watch-cache")
+        let cache = try WatchCacheDirectory(root: directory.path)
+        let runs = try (1...9).map(run)
+        for run in runs { try cache.put(run) }
+        // Damage every file: only a run still pending is put back; the others were synced, not kept.
+        for run in runs {
+            try Data("{damaged".utf8).write(to: URL(fileURLWithPath: directory.appending("Workouts/\(run.id).json")))
+        }
+        let contents = try WatchCacheDirectory(root: directory.path).load()
+        #expect(contents.workouts == [runs[8]])
+        #expect(contents.skipped.count == 8)
+    }
+
+    @Test("a damaged pending record is reported, the files read as they are, and the next write replaces it")
+    func damagedPendingRecord() throws {
+        let directory = try TemporaryDirectory("watch-cache")
+        let first = try run(1)
+        try WatchCacheDirectory(root: directory.path).put(first)
+        let record = directory.appending(".pending-runs")
+        try Data("garbage".utf8).write(to: URL(fileURLWithPath: record))
+        let cache = try WatchCacheDirectory(root: directory.path)
+        let contents = try cache.load()
+        #expect(contents.workouts == [first])
+        #expect(contents.skipped.map(\.path) == [record])
+        let second = try run(2)
+        try cache.put(second)
+        let reopened = try WatchCacheDirectory(root: directory.path).load()
+        #expect(Set(reopened.workouts.map(\.id)) == [first.id, second.id])
+        #expect(reopened.skipped.isEmpty)
+    }
+}
+
+extension WatchCacheDirectory {
+    /// A run written and its file published, as watchd does for an edit.
+    fileprivate func put(_ run: WorkoutDocument) throws {
+        try write(run)
+        publish(run.id)
     }
 }
