@@ -1,7 +1,6 @@
 import Foundation
 import LinkRuntime
 import POSIX
-import Synchronization
 import WatchEngine
 import WorkoutModel
 
@@ -13,16 +12,14 @@ import WorkoutModel
 /// <cache>/session.json         the workout session record (running / ended), so a restart knows it
 /// <cache>/phone-epoch.json     the phone epoch the cached runs belong to (docs/PROTOCOL.md)
 /// <cache>/complication.json    the newest-sent complication that arrived from the phone
-/// <cache>/.pending-runs        the runs written since their files were last synced (`PendingRuns`)
+/// <cache>/.pending-runs        the runs written since their files were last synced (`PendingFiles`)
 /// ```
 /// Every write is atomic (temp file, fsync, rename, fsync the directory), but for a run's: it is
-/// durable once its file's bytes are in `.pending-runs` (a `RecordFile`, one in-place write and
-/// `fdatasync`), and the file is then replaced without a sync, so an edit waits for one device flush
-/// instead of two journal commits. Start-up (`load`) puts back each pending run's file that does not
-/// hold its bytes (a machine crash lost the replace, or a kill came between the two writes) and
-/// syncs them all; a write that would leave more than `PendingRuns.limit` runs pending first syncs
-/// the others' files and drops them from the record. A removed run leaves the record before its
-/// file goes, so it never comes back. The last received context
+/// durable once its file's bytes are in `.pending-runs` (`PendingFiles`: one in-place write and
+/// `fdatasync`), and the file is replaced without a sync when the node publishes it, so an edit
+/// waits for one device flush instead of two journal commits. Opening the cache puts back a run's
+/// file whose publish never took effect (a kill between the two, or a machine crash that lost the
+/// rename). A removed run leaves the record before its file goes. The last received context
 /// itself is kept by the link (`<state>/link/received-context`) and re-applied at start-up, so a
 /// crash half-way through applying one is repaired by applying it again. A file that does not decode
 /// is reported and left alone, never fatal.
@@ -33,12 +30,8 @@ package final class WatchCacheDirectory: Sendable {
     private var sessionPath: String { "\(root)/session.json" }
     private var epochPath: String { "\(root)/phone-epoch.json" }
     private var complicationPath: String { "\(root)/complication.json" }
-    private let pendingFile: RecordFile
-    /// What the pending record holds on disk, once `load` read it; writes come one at a time (the
-    /// write queue), the lock only makes that visible to the compiler.
-    private let pending = Mutex(PendingRuns())
-    /// The pending record when start-up found it damaged, for `load` to report.
-    private let pendingDamage: (path: String, reason: String)?
+    /// The runs written since their files were last synced (`<cache>/.pending-runs`).
+    private let pending: PendingFiles
 
     /// What `load` found.
     package struct Contents: Sendable {
@@ -53,7 +46,6 @@ package final class WatchCacheDirectory: Sendable {
 
     package init(root: String) throws {
         self.root = root
-        pendingFile = RecordFile(path: "\(root)/.pending-runs")
         for directory in [root, "\(root)/Workouts", "\(root)/Splits"] {
             if let status = try? FileStatus(of: directory), status.kind != .directory {
                 throw CacheLayoutError(description: "\(directory) is in the way of the cache: it is not a folder")
@@ -61,13 +53,13 @@ package final class WatchCacheDirectory: Sendable {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             try AtomicFile.sweepTemporaryFiles(in: directory)
         }
-        pendingDamage = try Self.restorePendingRuns(pendingFile, in: root)
+        pending = try PendingFiles(record: "\(root)/.pending-runs", root: root)
     }
 
     /// Reads the whole cache.
     package func load() throws -> Contents {
         var contents = Contents()
-        contents.skipped = pendingDamage.map { [$0] } ?? []
+        if let damage = pending.damage { contents.skipped.append(("\(root)/.pending-runs", damage)) }
         contents.workouts = try documents(in: workoutsDirectory, as: WorkoutDocument.self, skipped: &contents.skipped)
         contents.splits = try documents(in: splitsDirectory, as: SplitDocument.self, skipped: &contents.skipped)
         contents.session = try record(at: sessionPath, skipped: &contents.skipped)
@@ -90,62 +82,14 @@ package final class WatchCacheDirectory: Sendable {
 
     /// Makes `run` durable in the pending record; its file follows at `publish(_:)`.
     package func write(_ run: WorkoutDocument) throws {
-        let bytes = DocumentCoder.encodeForDisk(run)
-        try pending.withLock { pending in
-            var next = pending
-            if next[run.id] == nil, next.count >= PendingRuns.limit {
-                try Self.settle(next, in: workoutsDirectory)
-                next = PendingRuns()
-            }
-            next[run.id] = bytes
-            try pendingFile.write(next.record)
-            pending = next
-        }
+        try pending.write(DocumentCoder.encodeForDisk(run), at: relativePath(of: run.id))
     }
 
-    /// Replaces the file of a run written since its last publish with the bytes `write` recorded,
-    /// without a sync (the record keeps them durable); a run with nothing new is left alone. A replace
-    /// that fails leaves the file as it was until the next start puts it back (`restorePendingRuns`).
-    package func publish(_ run: DocumentID) {
-        pending.withLock { pending in
-            guard let bytes = pending[run], !pending.isPublished(run) else { return }
-            if (try? AtomicFile.writeUnsynced(bytes, to: path(of: run))) != nil { pending.markPublished(run) }
-        }
-    }
+    /// Replaces the file of a run written since its last publish, without a sync (the record keeps it
+    /// durable); a run with nothing new is left alone.
+    package func publish(_ run: DocumentID) { pending.publish(relativePath(of: run)) }
 
-    private func path(of run: DocumentID) -> String { "\(workoutsDirectory)/\(run).json" }
-
-    /// Makes each pending run's file hold its bytes durably: puts back a file that does not (a failed
-    /// or lost replace), syncs each file and then the folder.
-    private static func settle(_ runs: PendingRuns, in directory: String) throws {
-        for id in runs.ids {
-            let path = "\(directory)/\(id).json"
-            if try AtomicFile.read(path) != runs[id] { try AtomicFile.writeUnsynced(runs[id]!, to: path) }
-            try AtomicFile.sync(path)
-        }
-        try AtomicFile.fsyncDirectory(directory)
-    }
-
-    /// Puts back each pending run's file that does not hold its bytes, syncs them all, and empties
-    /// the record; returns the damage when the record is not whole (left for the next write to replace).
-    private static func restorePendingRuns(_ file: RecordFile, in root: String) throws -> (
-        path: String, reason: String
-    )? {
-        let found: PendingRuns
-        do {
-            guard let contents = try file.read() else { return nil }
-            guard let runs = PendingRuns(record: contents.record) else {
-                return (file.path, "not a list of pending runs")
-            }
-            found = runs
-        } catch {
-            return (file.path, "\(error)")
-        }
-        guard found.count > 0 else { return nil }
-        try settle(found, in: "\(root)/Workouts")
-        try file.write(PendingRuns().record)
-        return nil
-    }
+    private func relativePath(of run: DocumentID) -> String { "Workouts/\(run).json" }
 
     package func write(_ split: SplitDocument) throws {
         try AtomicFile.write(DocumentCoder.encodeForDisk(split), to: "\(splitsDirectory)/\(split.id).json")
@@ -164,14 +108,8 @@ package final class WatchCacheDirectory: Sendable {
     }
 
     package func removeWorkout(_ id: DocumentID) throws {
-        try pending.withLock { pending in
-            guard pending[id] != nil else { return }
-            var next = pending
-            next[id] = nil
-            try pendingFile.write(next.record)
-            pending = next
-        }
-        try remove(path(of: id), in: workoutsDirectory)
+        try pending.remove(relativePath(of: id))
+        try remove("\(workoutsDirectory)/\(id).json", in: workoutsDirectory)
     }
 
     package func removeSplit(_ id: DocumentID) throws {

@@ -81,35 +81,6 @@ struct WatchCacheDirectoryTests {
             from: split(), id: id, at: Stamp(time: t0.advanced(by: .seconds(number)), origin: .watch))
     }
 
-    @Test("a run's write is kept in the pending record: a start puts back a file that lost it, once")
-    func pendingRestored() throws {
-        let directory = try TemporaryDirectory("watch-cache")
-        let cache = try WatchCacheDirectory(root: directory.path)
-        let first = try run(1)
-        var edited = first
-        try edited.completeSet(
-            logID: edited.logs[0].id, setIndex: 0, reps: 5, weight: 80,
-            at: Stamp(time: t0.advanced(by: .seconds(5)), origin: .watch))
-        try cache.put(first)
-        let file = directory.appending("Workouts/\(first.id).json")
-        let older = try Data(contentsOf: URL(fileURLWithPath: file))
-        try cache.put(edited)
-        // The replace after the pending record lost (a machine crash, or a kill between the two):
-        // the file holds the run before the edit.
-        try older.write(to: URL(fileURLWithPath: file))
-        let reopened = try WatchCacheDirectory(root: directory.path).load()
-        #expect(reopened.workouts == [edited])
-        #expect(reopened.skipped.isEmpty)
-        // Restored and synced, the record is empty: a later change to the file is the file's.
-        try older.write(to: URL(fileURLWithPath: file))
-        #expect(try WatchCacheDirectory(root: directory.path).load().workouts == [first])
-        // A file removed under a pending run comes back too.
-        let again = try WatchCacheDirectory(root: directory.path)
-        try again.put(edited)
-        try FileManager.default.removeItem(atPath: file)
-        #expect(try WatchCacheDirectory(root: directory.path).load().workouts == [edited])
-    }
-
     @Test("a write is durable before its file changes: publish replaces the file once, a start if it never came")
     func writeThenPublish() throws {
         let directory = try TemporaryDirectory("watch-cache")
@@ -148,21 +119,6 @@ struct WatchCacheDirectoryTests {
         try cache.put(removed)
         try cache.removeWorkout(removed.id)
         #expect(try WatchCacheDirectory(root: directory.path).load().workouts == [kept])
-    }
-
-    @Test("at most 8 runs stay pending: the ninth syncs the others' files and drops them")
-    func pendingBounded() throws {
-        let directory = try TemporaryDirectory("watch-cache")
-        let cache = try WatchCacheDirectory(root: directory.path)
-        let runs = try (1...9).map(run)
-        for run in runs { try cache.put(run) }
-        // Damage every file: only a run still pending is put back; the others were synced, not kept.
-        for run in runs {
-            try Data("{damaged".utf8).write(to: URL(fileURLWithPath: directory.appending("Workouts/\(run.id).json")))
-        }
-        let contents = try WatchCacheDirectory(root: directory.path).load()
-        #expect(contents.workouts == [runs[8]])
-        #expect(contents.skipped.count == 8)
     }
 
     @Test("a damaged pending record is reported, the files read as they are, and the next write replaces it")

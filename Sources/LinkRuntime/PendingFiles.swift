@@ -1,0 +1,201 @@
+import LinkProtocol
+import POSIX
+import Synchronization
+
+/// Files made durable by one in-place write of a record, and replaced without a sync later.
+///
+/// `write` puts a file's bytes in a `RecordFile` (one in-place write and `fdatasync`: one device
+/// flush, where an atomic replace costs two journal commits), with what `stat` said of the file then.
+/// `publish` replaces the file (temp file, rename, no sync). At most `limit` files stay pending: the
+/// write that would add one more first makes the others durable where they are (`settle`) and drops
+/// them. Opening the record puts back each pending file whose publish never took effect (the
+/// file is still what `stat` said at the write: a kill came between the two, or a machine crash lost
+/// the rename), syncs them all and empties the record. A file changed since by anyone else is left
+/// as it is. `remove` drops a file from the record before the caller removes it, so it never comes back.
+///
+/// ```
+/// record   = entry*, ordered by path
+/// entry    = u32 path length | path (UTF-8, relative to the root) | identity | u32 length | bytes
+/// identity = u8 0 (no file at the write) | u8 1, u64 inode, i64 mtime (ns), u64 size
+/// ```
+package final class PendingFiles: Sendable {
+    /// Replaces the file at a path with bytes, without a sync.
+    package typealias Replace = @Sendable (_ path: String, _ bytes: [UInt8]) throws -> Void
+
+    package static let limit = 8
+
+    package let root: String
+    private let record: RecordFile
+    private let replace: Replace
+    private let state = Mutex<[String: Entry]>([:])
+    /// Why the record found at start-up was not used (it is replaced by the next write); nil when it was.
+    package let damage: String?
+
+    /// What the file was when its bytes were written: its publish has not taken effect while it still is.
+    struct Identity: Equatable {
+        var inode: UInt64
+        var modified: Int64
+        var size: UInt64
+
+        init(inode: UInt64, modified: Int64, size: UInt64) {
+            (self.inode, self.modified, self.size) = (inode, modified, size)
+        }
+
+        init?(of path: String) {
+            guard let status = try? FileStatus(of: path) else { return nil }
+            self.init(inode: status.inode, modified: status.modificationNanoseconds, size: UInt64(status.size))
+        }
+    }
+
+    struct Entry: Equatable {
+        var bytes: [UInt8]
+        var before: Identity?
+        var published = false
+    }
+
+    /// Opens the record at `recordPath` for files under `root`, putting back what a crash left pending.
+    package init(
+        record recordPath: String, root: String,
+        replace: @escaping Replace = { try AtomicFile.writeUnsynced($1, to: $0) }
+    ) throws {
+        self.root = root
+        record = RecordFile(path: recordPath)
+        self.replace = replace
+        let found: [String: Entry]
+        do {
+            let contents = try record.read()
+            found = try contents.map { try Self.entries($0.record) } ?? [:]
+            damage = nil
+        } catch {
+            damage = "\(error)"
+            return
+        }
+        guard !found.isEmpty else { return }
+        for (relative, entry) in found where Identity(of: path(relative)) == entry.before {
+            try replace(path(relative), entry.bytes)
+        }
+        try sync(found.keys)
+        try record.write([])
+    }
+
+    private func path(_ relative: String) -> String { "\(root)/\(relative)" }
+
+    /// Makes `bytes` the file at `relative` durably; the file itself changes at `publish`.
+    package func write(_ bytes: [UInt8], at relative: String) throws {
+        try state.withLock { entries in
+            var next = entries
+            if next[relative] == nil, next.count >= Self.limit {
+                try settle(next)
+                next = [:]
+            }
+            // Until a publish takes effect, the file is still what it was at the first write.
+            let before = next[relative].flatMap { $0.published ? nil : $0.before } ?? Identity(of: path(relative))
+            next[relative] = Entry(bytes: bytes, before: before)
+            try record.write(Self.record(next))
+            entries = next
+        }
+    }
+
+    /// Replaces the file at `relative` with the bytes written since its last publish; nothing when
+    /// there are none. A replace that fails leaves the file to the next start (or `settle`).
+    package func publish(_ relative: String) {
+        state.withLock { entries in
+            guard let entry = entries[relative], !entry.published else { return }
+            if (try? replace(path(relative), entry.bytes)) != nil { entries[relative]?.published = true }
+        }
+    }
+
+    /// Drops `relative` from the record, durably, before its file is removed.
+    package func remove(_ relative: String) throws {
+        try state.withLock { entries in
+            guard entries[relative] != nil else { return }
+            var next = entries
+            next[relative] = nil
+            try record.write(Self.record(next))
+            entries = next
+        }
+    }
+
+    /// The bytes last written at `relative` while their publish has not taken effect (the file
+    /// does not hold them yet).
+    package func unpublished(at relative: String) -> [UInt8]? {
+        state.withLock { entries in entries[relative].flatMap { $0.published ? nil : $0.bytes } }
+    }
+
+    /// Publishes what is not yet, then syncs each file and each folder holding one.
+    private func settle(_ entries: [String: Entry]) throws {
+        for (relative, entry) in entries where !entry.published { try replace(path(relative), entry.bytes) }
+        try sync(entries.keys)
+    }
+
+    private func sync(_ relatives: some Collection<String>) throws {
+        var folders: Set<String> = []
+        for relative in relatives.sorted() {
+            let path = path(relative)
+            guard Identity(of: path) != nil else { continue }
+            try AtomicFile.sync(path)
+            folders.insert(String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)]))
+        }
+        for folder in folders.sorted() { try AtomicFile.fsyncDirectory(folder) }
+    }
+
+    static func record(_ entries: [String: Entry]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for relative in entries.keys.sorted() {
+            let entry = entries[relative]!
+            let name = Array(relative.utf8)
+            BigEndian.append(UInt32(name.count), to: &bytes)
+            bytes += name
+            if let before = entry.before {
+                bytes.append(1)
+                BigEndian.append(before.inode, to: &bytes)
+                BigEndian.append(before.modified, to: &bytes)
+                BigEndian.append(before.size, to: &bytes)
+            } else {
+                bytes.append(0)
+            }
+            BigEndian.append(UInt32(entry.bytes.count), to: &bytes)
+            bytes += entry.bytes
+        }
+        return bytes
+    }
+
+    /// The entries of a record; throws when it is not a list of them, or a path leaves the root.
+    static func entries(_ record: [UInt8]) throws(PendingRecordError) -> [String: Entry] {
+        var offset = 0
+        func take(_ count: Int) throws(PendingRecordError) -> [UInt8] {
+            guard count >= 0, record.count - offset >= count else {
+                throw PendingRecordError(description: "not a list of pending files (cut short at byte \(offset))")
+            }
+            defer { offset += count }
+            return Array(record[offset..<(offset + count)])
+        }
+        func number<T: FixedWidthInteger>(_: T.Type) throws(PendingRecordError) -> T {
+            BigEndian.read(T.self, from: try take(MemoryLayout<T>.size), at: 0)
+        }
+        var entries: [String: Entry] = [:]
+        while offset < record.count {
+            let relative = String(decoding: try take(Int(try number(UInt32.self))), as: UTF8.self)
+            let parts = relative.split(separator: "/", omittingEmptySubsequences: false)
+            guard !relative.isEmpty, !parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) else {
+                throw PendingRecordError(description: "a pending path that leaves the folder: \(relative)")
+            }
+            var before: Identity?
+            switch try number(UInt8.self) {
+            case 0: break
+            case 1:
+                before = Identity(
+                    inode: try number(UInt64.self), modified: try number(Int64.self), size: try number(UInt64.self))
+            case let other: throw PendingRecordError(description: "not a list of pending files (identity \(other))")
+            }
+            entries[relative] = Entry(bytes: try take(Int(try number(UInt32.self))), before: before)
+        }
+        return entries
+    }
+}
+
+/// A pending record that cannot be used, and why.
+package struct PendingRecordError: Error, CustomStringConvertible {
+    package let description: String
+    package init(description: String) { self.description = description }
+}
