@@ -112,7 +112,11 @@ package struct PhoneNode: Sendable {
     package enum StoreWrite: Equatable, Sendable {
         case writeSplit(SplitDocument)
         case removeSplitFile(DocumentID)
+        /// The run made durable (phoned: in its pending record); its file is replaced at `publishWorkout`.
         case writeWorkout(WorkoutDocument)
+        /// The file of a run written since its last publish, replaced without a sync: after the
+        /// actions that follow the write (the push), before the replies (`publishingWrites`).
+        case publishWorkout(DocumentID, startedAt: Timestamp)
         case removeWorkoutFile(DocumentID, startedAt: Timestamp)
         case writeTombstone(Tombstone)
         case persistSettings(Settings)
@@ -263,6 +267,7 @@ package struct PhoneNode: Sendable {
             out.node(.armTimer(.shutdown, at: now.advanced(by: .milliseconds(200))))
         }
         finish(now: now, into: &out)
+        out.actions = Self.publishingWrites(out.actions)
         lastAnswered = out.actions.answeredRequests(Self.nodeAction)
         out.numberMessages(in: &messages)
         return out.actions

@@ -17,6 +17,8 @@ extension DocumentDirectory {
             _ = try removeSplit(id: id)
         case .writeWorkout(let run):
             try self.write(run)
+        case .publishWorkout(let id, let startedAt):
+            publish(workout: id, startedAt: startedAt)
         case .removeWorkoutFile(let id, let startedAt):
             _ = try removeWorkout(id: id, startedAt: startedAt)
         case .writeTombstone(let stub):

@@ -25,17 +25,40 @@ package final class DocumentDirectory: Sendable {
     package let root: String
     /// What this process wrote, for its watcher to pass over (`OwnWrites`).
     package let ownWrites = OwnWrites()
+    /// The runs written since their files were last synced, when runs are kept pending
+    /// (`pendingRecord`); nil: a run's write is an atomic replace like any other.
+    private let pending: PendingFiles?
 
     /// Opens the directory at `root`, creating it (one level) and its `Splits`, `Stubs` and `Workouts`
-    /// folders where missing.
-    package init(root: String) throws(DocumentStoreError) {
+    /// folders where missing. With `pendingRecord` (phoned: `<state>/pending-documents`) a run's
+    /// write is durable in that record and its file replaced without a sync at `publish`
+    /// (`PendingFiles`); opening puts back a run whose publish a crash lost.
+    package init(root: String, pendingRecord: String? = nil) throws(DocumentStoreError) {
         self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
         let parent = Self.parent(of: self.root)
         try Self.createFolder(self.root, in: parent)
         for folder in [DocumentFolder.splits, .stubs, .workouts] {
-            try Self.createFolder(path(of: folder), in: self.root)
+            try Self.createFolder("\(self.root)/\(folder.relativePath)", in: self.root)
+        }
+        guard let pendingRecord else {
+            pending = nil
+            return
+        }
+        do {
+            pending = try PendingFiles(record: pendingRecord, root: self.root) { [ownWrites] path, bytes in
+                ownWrites.note(bytes, at: path)
+                do { try AtomicFile.writeUnsynced(bytes, to: path) } catch {
+                    ownWrites.forget(path)
+                    throw error
+                }
+            }
+        } catch {
+            throw .writeFailed(path: pendingRecord, Self.systemCallError(error, call: "open", path: pendingRecord))
         }
     }
+
+    /// Why the pending record found at the start was not used (it is replaced by the next write).
+    package var pendingDamage: String? { pending?.damage }
 
     // MARK: Paths
 
@@ -67,10 +90,30 @@ package final class DocumentDirectory: Sendable {
         try atomicWrite(DocumentCoder.encodeForDisk(split), to: path(ofSplit: split.id))
     }
 
-    /// Writes a run atomically into the folder of its start month, creating `Workouts/YYYY/MM` as needed.
+    /// Writes a run durably for the folder of its start month, creating `Workouts/YYYY/MM` as needed:
+    /// atomically, or (runs kept pending) into the pending record, its file following at `publish`.
     package func write(_ run: WorkoutDocument) throws(DocumentStoreError) {
         try ensureFolder(.month(of: run.startedAt))
-        try atomicWrite(DocumentCoder.encodeForDisk(run), to: path(ofWorkout: run.id, startedAt: run.startedAt))
+        let bytes = DocumentCoder.encodeForDisk(run)
+        guard let pending else {
+            return try atomicWrite(bytes, to: path(ofWorkout: run.id, startedAt: run.startedAt))
+        }
+        do {
+            try pending.write(bytes, at: relativePath(ofWorkout: run.id, startedAt: run.startedAt))
+        } catch {
+            let path = path(ofWorkout: run.id, startedAt: run.startedAt)
+            throw .writeFailed(path: path, Self.systemCallError(error, call: "write", path: path))
+        }
+    }
+
+    /// Replaces the file of a run written since its last publish, without a sync; nothing else.
+    package func publish(workout id: DocumentID, startedAt: Timestamp) {
+        pending?.publish(relativePath(ofWorkout: id, startedAt: startedAt))
+    }
+
+    /// `Workouts/<YYYY>/<MM>/<id>.json`, relative to the root.
+    private func relativePath(ofWorkout id: DocumentID, startedAt: Timestamp) -> String {
+        DocumentFolder.month(of: startedAt).relativePath(of: "\(id.rawValue).json")
     }
 
     /// Writes a tombstone atomically.
@@ -82,7 +125,13 @@ package final class DocumentDirectory: Sendable {
     /// Removes a run's live file durably; returns false when there was none (already gone is fine).
     @discardableResult
     package func removeWorkout(id: DocumentID, startedAt: Timestamp) throws(DocumentStoreError) -> Bool {
-        try remove(path(ofWorkout: id, startedAt: startedAt), in: .month(of: startedAt))
+        let path = path(ofWorkout: id, startedAt: startedAt)
+        do {
+            try pending?.remove(relativePath(ofWorkout: id, startedAt: startedAt))
+        } catch {
+            throw .removeFailed(path: path, Self.systemCallError(error, call: "write", path: path))
+        }
+        return try remove(path, in: .month(of: startedAt))
     }
 
     /// Removes a split's file durably; returns false when there was none.
@@ -112,7 +161,11 @@ package final class DocumentDirectory: Sendable {
         let folder = DocumentFolder.month(of: startedAt)
         let name = "\(id.rawValue).json"
         let path = path(ofWorkout: id, startedAt: startedAt)
-        switch DocumentFile.load(name: name, in: folder, root: root) {
+        // A run whose publish has not taken effect (it failed) reads as written.
+        let written = pending?.unpublished(at: relativePath(ofWorkout: id, startedAt: startedAt)).map {
+            DocumentFile.decode($0, as: .workout, fileID: id, in: folder)
+        }
+        switch written ?? DocumentFile.load(name: name, in: folder, root: root) {
         case .missing, .companion: throw .notFound(path: path)
         case .skipped(let reason): throw .unusable(path: path, reason)
         case .document(.workout(let run)): return run

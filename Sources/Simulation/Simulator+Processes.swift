@@ -65,6 +65,8 @@ extension Simulator {
             host.store.runs[run.id] = run
             host.world.schedule(after: host.world.milliseconds(0...2_000), .echo(run, life: host.life))
         case .store(.removeWorkoutFile(let id, _)): host.store.runs[id] = nil
+        // The run's file made visible: the store above is the durable state, which `writeWorkout` set.
+        case .store(.publishWorkout): break
         case .store(.writeTombstone(let stub)): host.store.tombstones[stub.id] = stub
         case .store(.persistSettings(let settings)): host.store.settings = settings
         case .store(.persistEpoch(let epoch)): host.store.epoch = epoch

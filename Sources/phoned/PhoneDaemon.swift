@@ -35,7 +35,11 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         try FileManager.default.createDirectory(
             atPath: (configuration.documentsDirectory as NSString).deletingLastPathComponent,
             withIntermediateDirectories: true)
-        documents = try DocumentDirectory(root: configuration.documentsDirectory)
+        documents = try DocumentDirectory(
+            root: configuration.documentsDirectory, pendingRecord: "\(state)/pending-documents")
+        if let damage = documents.pendingDamage {
+            logger.warning("pending documents not read; replaced at the next write", ["reason": damage])
+        }
         var link = configuration.link.configuration(role: .phone)
         link.maximumUnauthenticatedConnections = configuration.maximumPendingHandshakes
         link.maximumUnauthenticatedConnectionsPerAddress = configuration.maximumPendingHandshakesPerAddress

@@ -68,8 +68,18 @@ struct NodeActionTests {
         let logged = try #require(
             Self.index(ended) { if case .node(.log(let line)) = $0 { line["outcome"] == "merged" } else { false } })
         #expect(write < logged)
-        // Nothing after the ack but the timer bookkeeping.
-        #expect(ended[(ack + 1)...].allSatisfy(Self.isTimerBookkeeping), "\(ended)")
+        // Nothing after the ack but the run's file made visible (its write was durable before the
+        // ack) and the timer bookkeeping.
+        let publish = try #require(
+            ended.firstIndex(of: .store(.publishWorkout(run, startedAt: Self.runStart(ended, run)))))
+        #expect(write < publish)
+        #expect(
+            ended[(ack + 1)...].allSatisfy { Self.isTimerBookkeeping($0) || $0 == ended[publish] }, "\(ended)")
+    }
+
+    static func runStart(_ actions: [PhoneNode.Action], _ run: DocumentID) -> Timestamp {
+        for case .store(.writeWorkout(let written)) in actions where written.id == run { return written.startedAt }
+        return Timestamp(microsecondsSinceEpoch: 0)
     }
 
     /// With writes off the loop, an earlier batch's push is queued by the link (its `contextQueued` notification) while
@@ -212,5 +222,68 @@ struct NodeActionTests {
         let reply = try #require(actions.firstIndex(where: Self.isReply), "\(actions)")
         #expect(write < message && message < publish && publish < reply, "\(actions)")
         #expect(actions.filter { $0 == .store(.publishWorkout(run)) }.count == 1)
+    }
+}
+
+@Suite("Publishing a run's file: after what follows its durable write, before the replies")
+struct PublishingTests {
+    static func isPublish(_ run: DocumentID) -> (PhoneNode.Action) -> Bool {
+        { if case .store(.publishWorkout(let id, _)) = $0 { id == run } else { false } }
+    }
+
+    @Test("a watch edit reaching the linked phone: the write, the push, then the file, then the message's answer")
+    func watchEditAtPhone() throws {
+        var (pair, run) = try BackToBackTests.started()
+        let before = pair.phoneActions.count
+        pair.watchctl(.set(.complete(run: run, exercise: 1, set: 1, reps: nil, weight: nil)))
+        let actions = Array(pair.phoneActions[before...])
+        let write = try #require(actions.firstIndex(where: NodeActionTests.isWrite(run)), "\(actions)")
+        let push = try #require(
+            actions.firstIndex { if case .node(.link(.updateContext)) = $0 { true } else { false } }, "\(actions)")
+        let publish = try #require(actions.firstIndex(where: Self.isPublish(run)), "\(actions)")
+        let answer = try #require(
+            actions.firstIndex { if case .node(.link(.answerMessage)) = $0 { true } else { false } }, "\(actions)")
+        #expect(write < push && push < publish && publish < answer, "\(actions)")
+        #expect(actions.filter(Self.isPublish(run)).count == 1)
+    }
+
+    @Test("a phone edit: the file published before the reply")
+    func phoneEdit() throws {
+        var (pair, run) = try BackToBackTests.started()
+        let before = pair.phoneActions.count
+        _ = pair.phonectl(.set(.complete(run: run, exercise: 1, set: 2, reps: 5, weight: 60)))
+        let actions = Array(pair.phoneActions[before...])
+        let write = try #require(actions.firstIndex(where: NodeActionTests.isWrite(run)), "\(actions)")
+        let publish = try #require(actions.firstIndex(where: Self.isPublish(run)), "\(actions)")
+        let reply = try #require(
+            actions.firstIndex { if case .node(.reply) = $0 { true } else { false } }, "\(actions)")
+        #expect(write < publish && publish < reply, "\(actions)")
+    }
+
+    @Test("each run written once is published once, at the folder of its last write; no write, nothing added")
+    func oncePerRun() {
+        let run = DocumentID(bytes: Array(repeating: 0xA1, count: 16))
+        let split = SplitDocument(
+            id: DocumentID(bytes: Array(repeating: 0xB2, count: 16)), name: "Legs",
+            exercises: [
+                ExerciseTemplate(name: "Squat", equipment: "barbell", targetSets: 1, targetReps: 5, targetWeight: 80)
+            ],
+            updatedAt: Timestamp(microsecondsSinceEpoch: 0))
+        let may = Timestamp(microsecondsSinceEpoch: 1_780_000_000_000_000)
+        let june = Timestamp(microsecondsSinceEpoch: 1_782_000_000_000_000)
+        guard var first = try? WorkoutDocument.start(from: split, id: run, at: Stamp(time: may, origin: .phone)) else {
+            Issue.record("no run")
+            return
+        }
+        var second = first
+        second.startedAt = june
+        first.splitName = "first"
+        let actions: [PhoneNode.Action] = [
+            .store(.writeWorkout(first)), .node(.callAtEndOfTurn), .store(.writeWorkout(second)),
+            .node(.notifyStopping),
+        ]
+        #expect(
+            PhoneNode.publishingWrites(actions) == actions + [.store(.publishWorkout(run, startedAt: june))])
+        #expect(PhoneNode.publishingWrites([.node(.notifyStopping)]) == [.node(.notifyStopping)])
     }
 }

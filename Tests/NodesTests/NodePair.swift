@@ -213,7 +213,7 @@ struct NodePair {
         case .writeWorkout(let run): phoneRuns[run.id] = run
         case .removeWorkoutFile(let id, _): phoneRuns[id] = nil
         case .writeTombstone(let stub): tombstones[stub.id] = stub
-        case .persistSettings, .persistEpoch, .persistComplicationBudget: break
+        case .persistSettings, .persistEpoch, .persistComplicationBudget, .publishWorkout: break
         case .writeSamples(let key, let runID, _): phoneSamples[runID] = inbox[key]
         case .removeSamples(let id, _): phoneSamples[id] = nil
         case .moveSamples: break
