@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Trace
 import WorkoutModel
 
 /// A daemon's answer to one `AdminCommand`: the typed envelope of every reply.
@@ -86,13 +87,34 @@ package struct AdminResponse: Codable, Sendable, Equatable {
         AdminResponse(status: .error, message: message)
     }
 
-    /// The wire bytes: one JSON object and a newline.
+    /// The wire bytes: one JSON object and a newline, as `JSONEncoder` writes it with sorted keys
+    /// and unescaped slashes (written by hand: a reply carries a run's JSON as a string, and
+    /// `JSONEncoder` was a tenth of watchd's loop on an edit).
     package var encoded: [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // AdminResponse holds only strings; encoding it cannot fail.
-        guard let data = try? encoder.encode(self) else { return Array(#"{"status":"error"}"#.utf8) }
-        return Array(data) + [0x0A]
+        var bytes: [UInt8] = [UInt8(ascii: "{")]
+        bytes.reserveCapacity(64 + (json?.utf8.count ?? 0) * 9 / 8 + (text?.utf8.count ?? 0))
+        func key(_ name: String) {
+            if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
+            TraceEvent.appendString(name, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+        }
+        for (name, value) in [("daemon", daemon), ("json", json), ("message", message)] {
+            guard let value else { continue }
+            key(name)
+            TraceEvent.appendString(value, to: &bytes)
+        }
+        if let more {
+            key("more")
+            bytes += Array((more ? "true" : "false").utf8)
+        }
+        key("status")
+        TraceEvent.appendString(status.rawValue, to: &bytes)
+        if let text {
+            key("text")
+            TraceEvent.appendString(text, to: &bytes)
+        }
+        bytes += [UInt8(ascii: "}"), 0x0A]
+        return bytes
     }
 }
 

@@ -135,7 +135,9 @@ extension TraceEvent {
 
     /// A JSON string as `JSONEncoder` writes it without escaping slashes: `"` and `\\` escaped, control
     /// characters as `\\b \\f \\n \\r \\t` or `\\u00xx`, every other UTF-8 byte as it is.
-    private static func appendString(_ text: String, to bytes: inout [UInt8]) {
+    /// `text` as a JSON string, as `JSONEncoder` with `.withoutEscapingSlashes` writes it (the admin
+    /// replies share it).
+    package static func appendString(_ text: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
             switch byte {
