@@ -63,7 +63,9 @@ package struct SyncWaits: Sendable {
 
     private static func synced(_ request: AdminRequestID, since: Timestamp, now: Timestamp) -> NodeAction {
         let waited = Double(since.duration(to: now).wholeMicroseconds) / 1000
-        let json = AdminOutcome.json(AdminReply.Synced(waitedMilliseconds: waited))
+        // `AdminOutcome.json(AdminReply.Synced(waitedMilliseconds: waited))`, without `JSONEncoder`
+        // (each edit's `wait` in the round trip paid for it).
+        let json = #"{"synced":true,"waitedMilliseconds":"# + DocumentJSONWriter.number(waited) + "}"
         return .reply(request, AdminOutcome.output(text: "synced", json: json).response)
     }
 }

@@ -158,7 +158,7 @@ extension PauseInterval {
 /// newline after each opening bracket, members and elements indented two spaces a level with `,\n`
 /// between them, `" : "` after a key, then a newline and the outer indent before the closing bracket
 /// (so an empty array is `[\n\n` + indent + `]`); no newline at the end.
-struct DocumentJSONWriter {
+package struct DocumentJSONWriter {
     private(set) var bytes: [UInt8] = []
     private let pretty: Bool
     private var depth = 0
@@ -231,15 +231,16 @@ struct DocumentJSONWriter {
         bytes[start...].reverse()
     }
 
-    /// `description` less a trailing `.0` (`100.0` is `100`, `-0.0` is `-0`, `1e-07` stays).
     mutating func double(_ value: Double) {
         guard value.isFinite else { preconditionFailure("a document holds only finite numbers, not \(value)") }
-        let text = value.description.utf8
-        if text.count > 2, text.last == UInt8(ascii: "0"), text.dropLast().last == UInt8(ascii: ".") {
-            bytes.append(contentsOf: text.dropLast(2))
-        } else {
-            bytes.append(contentsOf: text)
-        }
+        bytes += Self.number(value).utf8
+    }
+
+    /// A finite number as `JSONEncoder` writes it: `description` less a trailing `.0` (`100.0` is
+    /// `100`, `-0.0` is `-0`, `1e-07` stays).
+    package static func number(_ value: Double) -> String {
+        let text = value.description
+        return text.hasSuffix(".0") && text.utf8.count > 2 ? String(text.dropLast(2)) : text
     }
 
     /// A quoted string.
