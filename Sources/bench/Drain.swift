@@ -99,7 +99,8 @@ extension BenchSuite {
             section, "queueing \(transfers) watch edits with phoned down (set-up, once)",
             [Double(transfers) / queueing],
             unit: "edits/s",
-            note: "each edit: watch cache file atomic replace + durable transferUserInfo, via the admin socket")
+            note: "each edit: the run in the watch's pending record (its file then replaced without a sync) + durable "
+                + "transferUserInfo, via the admin socket")
         report.measurement(
             section, "drain \(transfers) transfers: phoned ready → all applied", seconds, unit: "s", note: note)
         report.measurement(section, "drain rate, \(transfers) transfers", rates, unit: "transfers/s")
