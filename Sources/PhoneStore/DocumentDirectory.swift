@@ -45,7 +45,11 @@ package final class DocumentDirectory: Sendable {
             return
         }
         do {
-            pending = try PendingFiles(record: pendingRecord, root: self.root) { [ownWrites] path, bytes in
+            pending = try PendingFiles(record: pendingRecord, root: self.root) {
+                [ownWrites, root = self.root] path, bytes in
+                // The month folder is made here, off the write's path (a start may put back a run
+                // whose folder never came to be).
+                try Self.createFolders(above: path, under: root)
                 ownWrites.note(bytes, at: path)
                 do { try AtomicFile.writeUnsynced(bytes, to: path) } catch {
                     ownWrites.forget(path)
@@ -93,9 +97,9 @@ package final class DocumentDirectory: Sendable {
     /// Writes a run durably for the folder of its start month, creating `Workouts/YYYY/MM` as needed:
     /// atomically, or (runs kept pending) into the pending record, its file following at `publish`.
     package func write(_ run: WorkoutDocument) throws(DocumentStoreError) {
-        try ensureFolder(.month(of: run.startedAt))
         let bytes = DocumentCoder.encodeForDisk(run)
         guard let pending else {
+            try ensureFolder(.month(of: run.startedAt))
             return try atomicWrite(bytes, to: path(ofWorkout: run.id, startedAt: run.startedAt))
         }
         do {
@@ -176,6 +180,17 @@ package final class DocumentDirectory: Sendable {
     }
 
     // MARK: Helpers
+
+    /// Creates the folders between `root` and the file at `path` where missing, each made durable.
+    private static func createFolders(above path: String, under root: String) throws(DocumentStoreError) {
+        let folders = path.dropFirst(root.count + 1).split(separator: "/").dropLast()
+        var parent = root
+        for name in folders {
+            let folder = "\(parent)/\(name)"
+            try createFolder(folder, in: parent)
+            parent = folder
+        }
+    }
 
     /// Creates `folder` and, for a month, its year and `Workouts` above it, where missing.
     private func ensureFolder(_ folder: DocumentFolder) throws(DocumentStoreError) {
