@@ -113,12 +113,23 @@ package struct Logger: Sendable {
     package static func line(
         time: Duration, level: LogLevel, component: String, message: String, metadata: [(String, String)]
     ) -> String {
-        var fields = [
-            "ts=\(timestamp(time))", "level=\(level.rawValue)", "component=\(quoted(component))",
-            "msg=\(quoted(message))",
-        ]
-        for (key, value) in metadata { fields.append("\(sanitizedKey(key))=\(quoted(value))") }
-        return fields.joined(separator: " ")
+        var line = "ts="
+        line.reserveCapacity(
+            96 + message.utf8.count + metadata.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 2 })
+        line += timestamp(time)
+        line += " level="
+        line += level.rawValue
+        line += " component="
+        line += quoted(component)
+        line += " msg="
+        line += quoted(message)
+        for (key, value) in metadata {
+            line += " "
+            line += sanitizedKey(key)
+            line += "="
+            line += quoted(value)
+        }
+        return line
     }
 
     /// `2026-11-29T20:31:01.123Z` for `time` since the Unix epoch.
@@ -129,10 +140,12 @@ package struct Logger: Sendable {
 
     /// `value` as is when it is a bare token, else in double quotes with `\`, `"` and control characters escaped.
     package static func quoted(_ value: String) -> String {
+        // By bytes: every scalar that needs quotes is ASCII, and an ASCII byte is always its own scalar.
         let needsQuotes =
             value.isEmpty
-            || value.unicodeScalars.contains {
-                $0.value <= 0x20 || $0.value == 0x7F || $0 == "\"" || $0 == "=" || $0 == "\\"
+            || value.utf8.contains {
+                $0 <= 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "=")
+                    || $0 == UInt8(ascii: "\\")
             }
         guard needsQuotes else { return value }
         var escaped = "\""
@@ -154,6 +167,15 @@ package struct Logger: Sendable {
 
     /// A key made safe for logfmt: anything but letters, digits, `_`, `.` and `-` becomes `_`.
     private static func sanitizedKey(_ key: String) -> String {
+        let isSafe: (UInt8) -> Bool = {
+            switch $0 {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "-"):
+                true
+            default: false
+            }
+        }
+        if !key.isEmpty, key.utf8.allSatisfy(isSafe) { return key }
         let safe = String(
             key.map { $0.isASCII && ($0.isLetter || $0.isNumber || "_.-".contains($0)) ? $0 : "_" })
         return safe.isEmpty ? "_" : safe

@@ -30,6 +30,15 @@ struct LoggerTests {
             ])
     }
 
+    @Test("keys keep letters, digits, _ . and -; anything else becomes _, and an empty key is _")
+    func keys() {
+        let line = Logger.line(
+            time: Self.instant, level: .warning, component: "a b", message: "m",
+            metadata: [("a b", "1"), ("é", "2"), ("", "3"), ("ok_.-9Z", "4"), ("x=y", "5")])
+        #expect(
+            line == #"ts=2026-11-29T20:31:01.123Z level=warning component="a b" msg=m a_b=1 _=2 _=3 ok_.-9Z=4 x_y=5"#)
+    }
+
     @Test("timestamps are UTC with zero-padded milliseconds")
     func timestamps() {
         #expect(Logger.timestamp(.zero) == "1970-01-01T00:00:00.000Z")
