@@ -32,25 +32,28 @@ package final class PendingFiles: Sendable {
     package let damage: String?
 
     /// What the file was when its bytes were written: its publish has not taken effect while it still is.
-    struct Identity: Equatable {
-        var inode: UInt64
-        var modified: Int64
-        var size: UInt64
+    package struct Identity: Equatable, Sendable {
+        package var inode: UInt64
+        package var modified: Int64
+        package var size: UInt64
 
-        init(inode: UInt64, modified: Int64, size: UInt64) {
+        package init(inode: UInt64, modified: Int64, size: UInt64) {
             (self.inode, self.modified, self.size) = (inode, modified, size)
         }
 
-        init?(of path: String) {
+        package init?(of path: String) {
             guard let status = try? FileStatus(of: path) else { return nil }
             self.init(inode: status.inode, modified: status.modificationNanoseconds, size: UInt64(status.size))
         }
     }
 
-    struct Entry: Equatable {
-        var bytes: [UInt8]
-        var before: Identity?
-        var published = false
+    /// A pending file: its bytes, what the file was at the write, and whether its publish took effect.
+    package struct Entry: Equatable, Sendable {
+        package var bytes: [UInt8]
+        package var before: Identity?
+        package var published = false
+
+        package init(bytes: [UInt8], before: Identity?) { (self.bytes, self.before) = (bytes, before) }
     }
 
     /// Opens the record at `recordPath` for files under `root`, putting back what a crash left pending.
@@ -139,7 +142,8 @@ package final class PendingFiles: Sendable {
         for folder in folders.sorted() { try AtomicFile.fsyncDirectory(folder) }
     }
 
-    static func record(_ entries: [String: Entry]) -> [UInt8] {
+    /// The record of `entries` (the format above).
+    package static func record(_ entries: [String: Entry]) -> [UInt8] {
         var bytes: [UInt8] = []
         for relative in entries.keys.sorted() {
             let entry = entries[relative]!
@@ -161,7 +165,7 @@ package final class PendingFiles: Sendable {
     }
 
     /// The entries of a record; throws when it is not a list of them, or a path leaves the root.
-    static func entries(_ record: [UInt8]) throws(PendingRecordError) -> [String: Entry] {
+    package static func entries(_ record: [UInt8]) throws(PendingRecordError) -> [String: Entry] {
         var offset = 0
         func take(_ count: Int) throws(PendingRecordError) -> [UInt8] {
             guard count >= 0, record.count - offset >= count else {
@@ -175,7 +179,11 @@ package final class PendingFiles: Sendable {
         }
         var entries: [String: Entry] = [:]
         while offset < record.count {
-            let relative = String(decoding: try take(Int(try number(UInt32.self))), as: UTF8.self)
+            let name = try take(Int(try number(UInt32.self)))
+            // A path the system would read otherwise (cut at a NUL, or bytes that are not UTF-8) is not ours.
+            guard !name.contains(0), let relative = String(validating: name, as: UTF8.self) else {
+                throw PendingRecordError(description: "a pending path that is not a file name")
+            }
             let parts = relative.split(separator: "/", omittingEmptySubsequences: false)
             guard !relative.isEmpty, !parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) else {
                 throw PendingRecordError(description: "a pending path that leaves the folder: \(relative)")

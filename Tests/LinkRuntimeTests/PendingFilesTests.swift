@@ -137,8 +137,11 @@ struct PendingFilesTests {
 
     @Test("a damaged or hostile record is reported, puts nothing back, and the next write replaces it")
     func damaged() throws {
-        for record in [Self.bytes("garbage"), PendingFilesTests.entry("../escape"), PendingFilesTests.entry("Runs//a")]
-        {
+        let records = [
+            Self.bytes("garbage"), Self.entry("../escape"), Self.entry("Runs//a"), Self.entry("Runs/a\u{0}b"),
+            Self.entry(name: Array("Runs/".utf8) + [0xFF]),
+        ]
+        for record in records {
             let scratch = try Scratch()
             try RecordFile(path: scratch.record).write(record)
             let pending = try scratch.open()
@@ -153,9 +156,11 @@ struct PendingFilesTests {
     }
 
     /// One record entry for `path`, no file before it, bytes "x".
-    static func entry(_ path: String) -> [UInt8] {
+    static func entry(_ path: String) -> [UInt8] { entry(name: Array(path.utf8)) }
+
+    /// One record entry named by raw bytes, no file before it, bytes "x".
+    static func entry(name: [UInt8]) -> [UInt8] {
         var bytes: [UInt8] = []
-        let name = Array(path.utf8)
         bytes += withUnsafeBytes(of: UInt32(name.count).bigEndian, Array.init)
         bytes += name
         bytes.append(0)
