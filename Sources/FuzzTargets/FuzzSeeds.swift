@@ -101,6 +101,17 @@ package enum FuzzSeeds {
                 ]
             ).encoded()
             return [[0, 0, 0, 0] + payload, [0, 0, 0, 2] + payload]
+        case .pendingFiles:
+            // Files a and b; entries: a as its file is now (put back), c new; then damage, a hostile
+            // path, and a file in a folder that is not there (refused).
+            let text = { (text: String) in chunk(Array(text.utf8)) }
+            let hostile = PendingFiles.record(["../escape.json": PendingFiles.Entry(bytes: [1], before: nil)])
+            return [
+                [1] + text("old a") + [1] + text("old b") + [0, 0, 2, 2] + [0, 1] + text("new a") + [2, 0]
+                    + text("new c"),
+                [0, 0, 0, 0, 0] + text("garbage"), [0, 0, 0, 0, 1] + chunk(hostile),
+                [0, 0, 0, 0, 2, 1, 3, 0] + text("d"),
+            ]
         }
     }
 

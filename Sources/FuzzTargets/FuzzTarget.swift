@@ -16,6 +16,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case adminRequest = "admin-request"
     case phoneDirectory = "phone-directory"
     case runIndex = "run-index"
+    case pendingFiles = "pending-files"
 
     /// Feeds `bytes` to the target's entry point; throws ``PropertyViolation`` when a property fails.
     package func check(_ bytes: [UInt8]) throws {
@@ -33,6 +34,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
         case .adminRequest: try AdminRequestTarget.check(&input)
         case .phoneDirectory: try PhoneDirectoryTarget.check(&input)
         case .runIndex: try RunIndexTarget.check(&input)
+        case .pendingFiles: try PendingFilesTarget.check(&input)
         }
     }
 }
