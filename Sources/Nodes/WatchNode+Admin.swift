@@ -270,3 +270,25 @@ func oneDecimal(_ value: Double) -> String {
     let tenths = Int((value * 10).rounded())
     return "\(tenths / 10).\(abs(tenths % 10))"
 }
+
+/// One line for a session state.
+package func describe(_ state: SessionState) -> String {
+    switch state {
+    case .idle:
+        return "idle"
+    case .running(let session):
+        return "running run=\(session.runID) since=\(session.startedAt) origin=\(session.origin.rawValue)"
+    case .ended(let session):
+        let outcome: String
+        switch session.outcome {
+        case .finishedAndSaved(let metrics):
+            outcome =
+                "finishedAndSaved activeSeconds=\(format(metrics.activeSeconds.rounded(.down))) sets=\(metrics.setsCompleted) volume=\(metrics.totalVolume)"
+        case .discarded:
+            outcome = "discarded"
+        case .systemFailure(let reason):
+            outcome = "systemFailure reason=\(reason)"
+        }
+        return "ended run=\(session.runID) at=\(session.endedAt) \(outcome)"
+    }
+}

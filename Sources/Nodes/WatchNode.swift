@@ -372,28 +372,6 @@ package struct WatchNode: Sendable {
     }
 }
 
-/// One line for a session state.
-package func describe(_ state: SessionState) -> String {
-    switch state {
-    case .idle:
-        return "idle"
-    case .running(let session):
-        return "running run=\(session.runID) since=\(session.startedAt) origin=\(session.origin.rawValue)"
-    case .ended(let session):
-        let outcome: String
-        switch session.outcome {
-        case .finishedAndSaved(let metrics):
-            outcome =
-                "finishedAndSaved activeSeconds=\(format(metrics.activeSeconds.rounded(.down))) sets=\(metrics.setsCompleted) volume=\(metrics.totalVolume)"
-        case .discarded:
-            outcome = "discarded"
-        case .systemFailure(let reason):
-            outcome = "systemFailure reason=\(reason)"
-        }
-        return "ended run=\(session.runID) at=\(session.endedAt) \(outcome)"
-    }
-}
-
 extension WatchToPhoneMessage {
     /// The run an update is about, for the journal.
     fileprivate var runID: String? {
