@@ -25,24 +25,12 @@ package struct LiveDriver: Sendable {
         // Without a backslash, a string that reads "progress" or "ended" is those bytes in quotes; a
         // payload holding neither (every workout update) is not decoded.
         guard
-            payload.contains(UInt8(ascii: "\\")) || contains(#""progress""#, in: payload)
-                || contains(#""ended""#, in: payload)
+            payload.contains(UInt8(ascii: "\\")) || payload.contains(Array(#""progress""#.utf8))
+                || payload.contains(Array(#""ended""#.utf8))
         else { return false }
         struct Probe: Decodable { var kind: String? }
         let kind = try? JSONDecoder().decode(Probe.self, from: Data(payload)).kind
         return kind == "progress" || kind == "ended"
-    }
-
-    private static func contains(_ text: StaticString, in payload: [UInt8]) -> Bool {
-        text.withUTF8Buffer { needle in
-            guard let first = needle.first, payload.count >= needle.count else { return false }
-            var index = 0
-            while let found = payload[index...].firstIndex(of: first), found + needle.count <= payload.count {
-                if payload[found..<(found + needle.count)].elementsEqual(needle) { return true }
-                index = found + 1
-            }
-            return false
-        }
     }
 
     /// Feeds an event; returns the node actions and what the engine refused (for the CLI).
