@@ -1,30 +1,52 @@
 import WorkoutModel
 
-extension PhoneNode {
-    /// `actions` with each written run's file published (`publishWorkout`, once per run, at the
-    /// folder of its last write) before the first reply or message answer after the first write,
-    /// or at the end. A write is durable on its own; the publish only makes its file visible, so
-    /// what goes out after the write (the push) does not wait for it, and a reply does: a person
-    /// who has an answer finds the file as answered.
-    package static func publishingWrites(_ actions: [Action]) -> [Action] {
-        var written: [(DocumentID, Timestamp)] = []
+/// Publishing a written run's file (`publishWorkout`), the one rule both nodes follow. A run's write
+/// is durable on its own; the publish only makes its file visible (docs/PROTOCOL.md, "On disk"). So
+/// what goes out after the write (the watch's message, the phone's push) does not wait for it, and
+/// a reply does: a person who has an answer finds the file as answered.
+extension ShelledNode {
+    /// `actions` with a publish for each run `written` names (once per run, the last write's), before
+    /// the first reply or message answer after the first write, or at the end.
+    static func publishingWrites(
+        _ actions: [Action], written: (Action) -> (run: DocumentID, publish: Action)?
+    ) -> [Action] {
+        var publishes: [(run: DocumentID, publish: Action)] = []
         var firstWrite: Int?
         for (index, action) in actions.enumerated() {
-            guard case .store(.writeWorkout(let run)) = action else { continue }
+            guard let write = written(action) else { continue }
             firstWrite = firstWrite ?? index
-            written.removeAll { $0.0 == run.id }
-            written.append((run.id, run.startedAt))
+            publishes.removeAll { $0.run == write.run }
+            publishes.append(write)
         }
         guard let firstWrite else { return actions }
-        let publishes = written.map { Action.store(.publishWorkout($0.0, startedAt: $0.1)) }
-        var result = actions
         let reply = actions[firstWrite...].firstIndex { action in
             switch nodeAction(action) {
             case .reply, .replyTrace, .link(.answerMessage): true
             default: false
             }
         }
-        result.insert(contentsOf: publishes, at: reply ?? actions.endIndex)
+        var result = actions
+        result.insert(contentsOf: publishes.map(\.publish), at: reply ?? actions.endIndex)
         return result
+    }
+}
+
+extension PhoneNode {
+    /// `actions` with each run `writeWorkout` wrote published, at the folder of its last write.
+    package static func publishingWrites(_ actions: [Action]) -> [Action] {
+        publishingWrites(actions) { action in
+            guard case .store(.writeWorkout(let run)) = action else { return nil }
+            return (run.id, .store(.publishWorkout(run.id, startedAt: run.startedAt)))
+        }
+    }
+}
+
+extension WatchNode {
+    /// `actions` with each run `persistWorkout` wrote published.
+    package static func publishingWrites(_ actions: [Action]) -> [Action] {
+        publishingWrites(actions) { action in
+            guard case .store(.persistWorkout(let run)) = action else { return nil }
+            return (run.id, .store(.publishWorkout(run.id)))
+        }
     }
 }

@@ -61,7 +61,7 @@ package struct WatchNode: Sendable {
         /// replaced at `publishWorkout`.
         case persistWorkout(WorkoutDocument)
         /// The file of a run persisted since its last publish, replaced without a sync: after the
-        /// messages that follow a persist (they need only the durable write), before the replies.
+        /// messages that follow a persist, before the replies (`publishingWrites`).
         case publishWorkout(DocumentID)
         case deleteWorkout(DocumentID)
         case persistSplit(SplitDocument)
@@ -136,6 +136,7 @@ package struct WatchNode: Sendable {
         }
         out.node(syncWaits.settled(undelivered: engine.cache.undeliveredEdits.count, now: now))
         lastAnswered = out.actions.answeredRequests(Self.nodeAction)
+        out.actions = Self.publishingWrites(out.actions)
         out.numberMessages(in: &messages)
         return out.actions
     }
@@ -299,12 +300,10 @@ package struct WatchNode: Sendable {
     @discardableResult
     mutating func translate(_ actions: [WatchEngine.Action], now: Timestamp, into out: inout Output) -> EditRefusal? {
         var refusal: EditRefusal?
-        var persisted: [DocumentID] = []
         for action in actions {
             switch action {
             case .persistWorkout(let run):
                 out.actions.append(.store(.persistWorkout(run)))
-                if !persisted.contains(run.id) { persisted.append(run.id) }
                 forgetSkipped("/Workouts/\(run.id).json")
                 // Every stored document repairs the live mirror, local edits too (the phone may be away).
                 out.node(live.feed(.documentAbsorbed(run, now: now)))
@@ -344,7 +343,6 @@ package struct WatchNode: Sendable {
         }
         // The clock's mark, when an edit reached it (`ClockLease`): a restart never stamps below it.
         if let mark = clockLease.renew(covering: engine.editor.clock.last) { out.node(.persistClock(mark)) }
-        out.actions += persisted.map { .store(.publishWorkout($0)) }
         return refusal
     }
 
