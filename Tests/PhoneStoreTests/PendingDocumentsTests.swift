@@ -63,7 +63,6 @@ struct PendingDocumentsTests {
         documents.publish(workout: second.id, startedAt: second.startedAt)
         #expect(try documents.removeWorkout(id: first.id, startedAt: first.startedAt))
         let theirs = run(2, updatedAt: t0.advanced(by: .seconds(60)))
-        Thread.sleep(forTimeInterval: 0.002)
         try Data(DocumentCoder.encodeForDisk(theirs)).write(to: URL(fileURLWithPath: pending.file(second)))
         let reopened = try pending.open()
         #expect(!FileManager.default.fileExists(atPath: pending.file(first)))
