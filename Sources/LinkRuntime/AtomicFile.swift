@@ -16,11 +16,61 @@ package enum AtomicFile {
         try replace(path) { file in try file.write(bytes, at: 0) }
     }
 
-    /// Replaces the contents of `path` with `bytes` atomically but not durably: a reader sees the old
-    /// or the new contents, never a part, and a crash of the process changes nothing, but a crash of
-    /// the machine may leave either (the caller keeps the bytes durable elsewhere until `sync`).
-    package static func writeUnsynced(_ bytes: [UInt8], to path: String) throws {
-        try replace(path, durable: false) { file in try file.write(bytes, at: 0) }
+    /// Replaces the contents of `path` with `bytes` atomically but not durably: a reader that opens
+    /// the file sees the old or the new contents, never a part, and a crash of the process changes
+    /// nothing, but a crash of the machine may leave either (the caller keeps the bytes durable
+    /// elsewhere until `sync`).
+    ///
+    /// With `spare` (a path on the same file system, used for `path` alone) the file replaced is not
+    /// freed: it is kept at `spare`, and the next call writes into it in place before renaming it
+    /// over `path`. Freeing a file and making a new one cost more than the rest of a replace on the
+    /// development machine (an inode written back at once, its blocks discarded), and both sat beside
+    /// the other daemon's work on an edit's round trip. A spare's pages are on the device before the
+    /// rename, so a machine crash cannot leave `path` naming it with its older contents; a reader
+    /// that holds `path` open across two later calls sees its contents change. A spare that is not
+    /// a plain file of one name, or cannot be made, is passed over for a new temporary file.
+    package static func writeUnsynced(_ bytes: [UInt8], to path: String, reusing spare: String? = nil) throws {
+        guard let spare, try fillSpare(spare, with: bytes) else {
+            return try replace(path, durable: false) { file in try file.write(bytes, at: 0) }
+        }
+        let previous = spare.previousName
+        let kept = keep(path, as: previous)
+        do {
+            try FileSystem.rename(spare, to: path)
+        } catch {
+            if kept { _ = try? FileSystem.removeFileIfPresent(previous) }
+            throw error
+        }
+        if kept { try? FileSystem.rename(previous, to: spare) }
+    }
+
+    /// Writes `bytes` into the spare at `path` (made when missing), written out to the device and
+    /// closed on return (before the rename, as `create` does); false when it is not a plain file
+    /// with one name (a link, or a second name another could read) and cannot be made afresh.
+    private static func fillSpare(_ path: String, with bytes: [UInt8]) throws -> Bool {
+        let file: FileDescriptor
+        if let reused = try? FileDescriptor(opening: path, [.writeOnly, .noFollow]),
+            let status = try? reused.status(), status.kind == .regularFile, status.linkCount == 1
+        {
+            file = reused
+        } else {
+            _ = try? FileSystem.removeFileIfPresent(path)
+            guard let made = try? FileDescriptor(opening: path, [.writeOnly, .create, .exclusive]) else { return false }
+            file = made
+        }
+        try file.write(bytes, at: 0)
+        try file.truncate(to: bytes.count)
+        try file.writeOutPages()
+        return true
+    }
+
+    /// Gives the file at `path` a second name, so the rename over it frees nothing; false when
+    /// there is no file yet, or the file system has no hard links (the rename then frees it).
+    private static func keep(_ path: String, as previous: String) -> Bool {
+        if (try? FileSystem.link(path, to: previous)) != nil { return true }
+        // A crash between the link and the last rename left it.
+        guard (try? FileSystem.removeFileIfPresent(previous)) == true else { return false }
+        return (try? FileSystem.link(path, to: previous)) != nil
     }
 
     /// Makes the contents of the file at `path` durable (an `fsync` of the file; its directory
@@ -117,6 +167,10 @@ package enum AtomicFile {
         try LatencyRecorder.fsync.time { try directory.sync() }
     }
 
+    /// The name a spare's file goes by between the link and the last rename of `writeUnsynced`: one
+    /// per folder of spares (a `%` followed by a letter is no escaped name: `PendingFiles`).
+    static let previousSpareName = "%previous"
+
     /// Whether `name` is one of `write`'s temporary files.
     static func isTemporary(_ name: String) -> Bool {
         name.hasPrefix(".") && name.contains(temporaryMarker)
@@ -127,5 +181,13 @@ package enum AtomicFile {
         guard let slash = path.lastIndex(of: "/") else { return (".", path) }
         let directory = String(path[..<slash])
         return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))
+    }
+}
+
+extension String {
+    /// The name `writeUnsynced` gives the file it replaces while the spare at this path moves.
+    fileprivate var previousName: String {
+        guard let slash = lastIndex(of: "/") else { return AtomicFile.previousSpareName }
+        return "\(self[...slash])\(AtomicFile.previousSpareName)"
     }
 }

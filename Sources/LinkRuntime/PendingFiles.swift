@@ -6,7 +6,9 @@ import Synchronization
 ///
 /// `write` puts a file's bytes in a `RecordFile` (one in-place write and `fdatasync`: one device
 /// flush, where an atomic replace costs two journal commits), with what `stat` said of the file then.
-/// `publish` replaces the file (temp file, rename, no sync). At most `limit` files stay pending: the
+/// `publish` replaces the file (temp file, rename, no sync; with a folder of `spares`, the file it
+/// replaced is kept there and reused by the next publish: `AtomicFile.writeUnsynced`). At most
+/// `limit` files stay pending: the
 /// write that would add one more first makes the others durable where they are (`settle`) and drops
 /// them. Opening the record puts back each pending file whose publish never took effect (the
 /// file is still what `stat` said at the write: a kill came between the two, or a machine crash lost
@@ -19,12 +21,15 @@ import Synchronization
 /// identity = u8 0 (no file at the write) | u8 1, u64 inode, i64 mtime (ns), u64 size
 /// ```
 package final class PendingFiles: Sendable {
-    /// Replaces the file at a path with bytes, without a sync.
-    package typealias Replace = @Sendable (_ path: String, _ bytes: [UInt8]) throws -> Void
+    /// Replaces the file at a path with bytes, without a sync, reusing the spare when there is one.
+    package typealias Replace = @Sendable (_ path: String, _ spare: String?, _ bytes: [UInt8]) throws -> Void
 
     package static let limit = 8
 
     package let root: String
+    /// Where each published file's spare is kept (one per path, named by `spareName`); nil when
+    /// files are not kept.
+    package let spares: String?
     private let record: RecordFile
     private let replace: Replace
     private let state = Mutex<[String: Entry]>([:])
@@ -56,12 +61,21 @@ package final class PendingFiles: Sendable {
         package init(bytes: [UInt8], before: Identity?) { (self.bytes, self.before) = (bytes, before) }
     }
 
-    /// Opens the record at `recordPath` for files under `root`, putting back what a crash left pending.
+    /// Opens the record at `recordPath` for files under `root`, putting back what a crash left
+    /// pending. `spares` (made when missing, emptied at the open) is passed over when it is not on
+    /// the file system of `root`.
     package init(
-        record recordPath: String, root: String,
-        replace: @escaping Replace = { try AtomicFile.writeUnsynced($1, to: $0) }
+        record recordPath: String, root: String, spares: String? = nil,
+        replace: @escaping Replace = { try AtomicFile.writeUnsynced($2, to: $0, reusing: $1) }
     ) throws {
         self.root = root
+        self.spares = spares.flatMap { spares in
+            _ = try? FileSystem.createDirectory(spares)
+            guard let folder = try? FileStatus(of: spares), folder.kind == .directory,
+                folder.device == (try? FileStatus(of: root))?.device
+            else { return nil }
+            return spares
+        }
         record = RecordFile(path: recordPath)
         self.replace = replace
         let found: [String: Entry]
@@ -73,15 +87,37 @@ package final class PendingFiles: Sendable {
             damage = "\(error)"
             return
         }
-        guard !found.isEmpty else { return }
         for (relative, entry) in found where Identity(of: path(relative)) == entry.before {
-            try replace(path(relative), entry.bytes)
+            try replace(path(relative), spare(relative), entry.bytes)
         }
+        // Spares of files no longer written (a removed run's, say) do not outlive a start.
+        if let spares = self.spares {
+            for name in (try? FileSystem.entryNames(in: spares)) ?? [] {
+                _ = try? FileSystem.removeFileIfPresent("\(spares)/\(name)")
+            }
+        }
+        guard !found.isEmpty else { return }
         try sync(found.keys)
         try record.write([])
     }
 
     private func path(_ relative: String) -> String { "\(root)/\(relative)" }
+
+    private func spare(_ relative: String) -> String? { spares.map { "\($0)/\(Self.spareName(relative))" } }
+
+    /// A relative path as one file name: `%` and `/` escaped as `%25` and `%2F`, so no two paths
+    /// share one and none is `AtomicFile`'s `%previous`.
+    package static func spareName(_ relative: String) -> String {
+        var name = ""
+        for character in relative {
+            switch character {
+            case "%": name += "%25"
+            case "/": name += "%2F"
+            default: name.append(character)
+            }
+        }
+        return name
+    }
 
     /// Makes `bytes` the file at `relative` durably; the file itself changes at `publish`.
     package func write(_ bytes: [UInt8], at relative: String) throws {
@@ -104,13 +140,16 @@ package final class PendingFiles: Sendable {
     package func publish(_ relative: String) {
         state.withLock { entries in
             guard let entry = entries[relative], !entry.published else { return }
-            if (try? replace(path(relative), entry.bytes)) != nil { entries[relative]?.published = true }
+            if (try? replace(path(relative), spare(relative), entry.bytes)) != nil {
+                entries[relative]?.published = true
+            }
         }
     }
 
-    /// Drops `relative` from the record, durably, before its file is removed.
+    /// Drops `relative` from the record, durably, before its file is removed (its spare goes too).
     package func remove(_ relative: String) throws {
         try state.withLock { entries in
+            if let spare = spare(relative) { _ = try? FileSystem.removeFileIfPresent(spare) }
             guard entries[relative] != nil else { return }
             var next = entries
             next[relative] = nil
@@ -127,7 +166,9 @@ package final class PendingFiles: Sendable {
 
     /// Publishes what is not yet, then syncs each file and each folder holding one.
     private func settle(_ entries: [String: Entry]) throws {
-        for (relative, entry) in entries where !entry.published { try replace(path(relative), entry.bytes) }
+        for (relative, entry) in entries where !entry.published {
+            try replace(path(relative), spare(relative), entry.bytes)
+        }
         try sync(entries.keys)
     }
 

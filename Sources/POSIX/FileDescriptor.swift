@@ -116,6 +116,12 @@ package final class FileDescriptor: Sendable {
         guard fdatasync(rawValue) == 0 else { throw .last("fdatasync", path: path) }
     }
 
+    /// Writes the file's dirty pages to the device and waits for them (`sync_file_range`): not durable
+    /// by itself (no metadata, no flush of the device's cache), but a later flush covers them.
+    package func writeOutPages() throws(SystemCallError) {
+        guard LinuxSystemCalls.writeOutPages(rawValue) == 0 else { throw .last("sync_file_range", path: path) }
+    }
+
     /// Flushes the file's data and all its metadata to disk; the call to use on a directory.
     package func sync() throws(SystemCallError) {
         guard fsync(rawValue) == 0 else { throw .last("fsync", path: path) }

@@ -17,6 +17,11 @@ package struct FileStatus: Sendable, Equatable {
     package var permissions: UInt32 { mode & 0o777 }
     package let size: Int
     package let inode: UInt64
+    /// How many names the file has (`st_nlink`).
+    package let linkCount: Int
+    /// The device the file is on (`st_dev`): two paths can be renamed or linked into each other only
+    /// on the same one.
+    package let device: UInt64
     /// Last modification, in nanoseconds since the Unix epoch.
     package let modificationNanoseconds: Int64
     /// Last status change, in nanoseconds since the Unix epoch.
@@ -31,6 +36,8 @@ package struct FileStatus: Sendable, Equatable {
         mode = UInt32(status.st_mode)
         size = Int(status.st_size)
         inode = UInt64(status.st_ino)
+        linkCount = Int(status.st_nlink)
+        device = UInt64(status.st_dev)
         modificationNanoseconds = Int64(status.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(status.st_mtim.tv_nsec)
         changeNanoseconds = Int64(status.st_ctim.tv_sec) &* 1_000_000_000 &+ Int64(status.st_ctim.tv_nsec)
     }

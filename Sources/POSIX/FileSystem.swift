@@ -8,6 +8,11 @@ package enum FileSystem {
         guard Glibc.rename(source, target) == 0 else { throw .last("rename", path: target) }
     }
 
+    /// Gives the file at `source` a second name, `target` (same file system; a link is not followed).
+    package static func link(_ source: String, to target: String) throws(SystemCallError) {
+        guard Glibc.link(source, target) == 0 else { throw .last("link", path: target) }
+    }
+
     /// Unlinks the file at `path`; a missing file is an error too.
     package static func removeFile(_ path: String) throws(SystemCallError) {
         guard unlink(path) == 0 else { throw .last("unlink", path: path) }

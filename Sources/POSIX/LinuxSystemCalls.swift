@@ -17,6 +17,7 @@ package enum LinuxSystemCalls {
     private typealias AddChangeDirectory =
         @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
     private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    private typealias SyncFileRange = @convention(c) (Int32, Int64, Int64, UInt32) -> Int32
 
     /// `EFD_NONBLOCK` from `<sys/eventfd.h>` (equal to `O_NONBLOCK`).
     package static let eventFDNonBlocking = O_NONBLOCK
@@ -29,6 +30,7 @@ package enum LinuxSystemCalls {
     private static let pipe2Function: Pipe2 = lookUp("pipe2")
     private static let addChangeDirectoryFunction: AddChangeDirectory = lookUp("posix_spawn_file_actions_addchdir_np")
     private static let addCloseFromFunction: AddCloseFrom = lookUp("posix_spawn_file_actions_addclosefrom_np")
+    private static let syncFileRangeFunction: SyncFileRange = lookUp("sync_file_range")
 
     /// `accept4(2)`: accepts with flags such as `SOCK_NONBLOCK | SOCK_CLOEXEC` applied atomically, so
     /// a process spawned concurrently never inherits the new descriptor.
@@ -70,6 +72,13 @@ package enum LinuxSystemCalls {
         -> Int32
     {
         addCloseFromFunction(actions, lowest)
+    }
+
+    /// `sync_file_range(2)` over the whole file with `SYNC_FILE_RANGE_WAIT_BEFORE | WRITE | WAIT_AFTER`:
+    /// its dirty pages are written to the device and waited for. Not durable by itself (no metadata,
+    /// no flush of the device's cache). Returns 0, or -1 with `errno` set.
+    package static func writeOutPages(_ descriptor: Int32) -> Int32 {
+        syncFileRangeFunction(descriptor, 0, 0, 1 | 2 | 4)
     }
 
     private static func lookUp<Function>(_ symbol: String) -> Function {

@@ -32,8 +32,9 @@ package final class DocumentDirectory: Sendable {
     /// Opens the directory at `root`, creating it (one level) and its `Splits`, `Stubs` and `Workouts`
     /// folders where missing. With `pendingRecord` (phoned: `<state>/pending-documents`) a run's
     /// write is durable in that record and its file replaced without a sync at `publish`
-    /// (`PendingFiles`); opening puts back a run whose publish a crash lost.
-    package init(root: String, pendingRecord: String? = nil) throws(DocumentStoreError) {
+    /// (`PendingFiles`, keeping the file each publish replaces in `spares` for the next one:
+    /// phoned's `<state>/spare-documents`); opening puts back a run whose publish a crash lost.
+    package init(root: String, pendingRecord: String? = nil, spares: String? = nil) throws(DocumentStoreError) {
         self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
         let parent = Self.parent(of: self.root)
         try Self.createFolder(self.root, in: parent)
@@ -45,13 +46,13 @@ package final class DocumentDirectory: Sendable {
             return
         }
         do {
-            pending = try PendingFiles(record: pendingRecord, root: self.root) {
-                [ownWrites, root = self.root] path, bytes in
+            pending = try PendingFiles(record: pendingRecord, root: self.root, spares: spares) {
+                [ownWrites, root = self.root] path, spare, bytes in
                 // The month folder is made here, off the write's path (a start may put back a run
                 // whose folder never came to be).
                 try Self.createFolders(above: path, under: root)
                 ownWrites.note(bytes, at: path)
-                do { try AtomicFile.writeUnsynced(bytes, to: path) } catch {
+                do { try AtomicFile.writeUnsynced(bytes, to: path, reusing: spare) } catch {
                     ownWrites.forget(path)
                     throw error
                 }

@@ -13,6 +13,7 @@ import WorkoutModel
 /// <cache>/phone-epoch.json     the phone epoch the cached runs belong to (docs/PROTOCOL.md)
 /// <cache>/complication.json    the newest-sent complication that arrived from the phone
 /// <cache>/.pending-runs        the runs written since their files were last synced (`PendingFiles`)
+/// <cache>/.spare-runs/         the file each run's last publish replaced, reused by its next one
 /// ```
 /// Every write is atomic (temp file, fsync, rename, fsync the directory), but for a run's: it is
 /// durable once its file's bytes are in `.pending-runs` (`PendingFiles`: one in-place write and
@@ -53,7 +54,7 @@ package final class WatchCacheDirectory: Sendable {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             try AtomicFile.sweepTemporaryFiles(in: directory)
         }
-        pending = try PendingFiles(record: "\(root)/.pending-runs", root: root)
+        pending = try PendingFiles(record: "\(root)/.pending-runs", root: root, spares: "\(root)/.spare-runs")
     }
 
     /// Reads the whole cache.

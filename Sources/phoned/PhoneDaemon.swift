@@ -36,7 +36,8 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             atPath: (configuration.documentsDirectory as NSString).deletingLastPathComponent,
             withIntermediateDirectories: true)
         documents = try DocumentDirectory(
-            root: configuration.documentsDirectory, pendingRecord: "\(state)/pending-documents")
+            root: configuration.documentsDirectory, pendingRecord: "\(state)/pending-documents",
+            spares: "\(state)/spare-documents")
         if let damage = documents.pendingDamage {
             logger.warning("pending documents not read; replaced at the next write", ["reason": damage])
         }

@@ -122,7 +122,7 @@ struct PendingFilesTests {
     func failedPublish() throws {
         let scratch = try Scratch()
         let fail = Atomic(true)
-        let pending = try PendingFiles(record: scratch.record, root: scratch.root) { path, bytes in
+        let pending = try PendingFiles(record: scratch.record, root: scratch.root) { path, _, bytes in
             if fail.load(ordering: .relaxed) { throw PendingRecordError(description: "injected") }
             try AtomicFile.writeUnsynced(bytes, to: path)
         }
@@ -166,5 +166,47 @@ struct PendingFilesTests {
         bytes += withUnsafeBytes(of: UInt32(1).bigEndian, Array.init)
         bytes.append(UInt8(ascii: "x"))
         return bytes
+    }
+
+    @Test("spares: one per published file, named apart, gone with their file and at the next open")
+    func spares() throws {
+        let scratch = try Scratch()
+        let spares = scratch.directory.appending("spares")
+        let pending = try PendingFiles(record: scratch.record, root: scratch.root, spares: spares)
+        #expect(pending.spares == spares)
+        try FileManager.default.createDirectory(atPath: "\(scratch.root)/Runs/a", withIntermediateDirectories: true)
+        for (relative, text) in [("Runs/c", "1"), ("Runs/c", "2"), ("Runs/b", "3"), ("Runs/b", "4"), ("Runs/a/b", "5")]
+        {
+            try pending.write(Self.bytes(text), at: relative)
+            pending.publish(relative)
+        }
+        #expect(try scratch.file("c") == "2")
+        #expect(try scratch.file("b") == "4")
+        #expect(try scratch.file("a/b") == "5")
+        #expect(PendingFiles.spareName("Runs/a/b") != PendingFiles.spareName("Runs/a%2Fb"))
+        let names = try FileManager.default.contentsOfDirectory(atPath: spares).sorted()
+        #expect(names == ["Runs%2Fb", "Runs%2Fc"].sorted())
+        #expect(try AtomicFile.read("\(spares)/Runs%2Fc") == Self.bytes("1"))
+        try pending.remove("Runs/c")
+        #expect(!FileManager.default.fileExists(atPath: "\(spares)/Runs%2Fc"))
+        _ = try scratch.open()
+        let reopened = try PendingFiles(record: scratch.record, root: scratch.root, spares: spares)
+        #expect(reopened.spares == spares)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: spares).isEmpty)
+        #expect(try scratch.file("b") == "4")
+    }
+
+    @Test("spares on another file system than the files are not used")
+    func sparesElsewhere() throws {
+        let scratch = try Scratch()
+        // /dev/shm is a tmpfs; the scratch folder is not.
+        let elsewhere = "/dev/shm/watchsync-spares-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: elsewhere) }
+        let pending = try PendingFiles(record: scratch.record, root: scratch.root, spares: elsewhere)
+        let apart = try FileStatus(of: "/dev/shm").device != FileStatus(of: scratch.root).device
+        #expect((pending.spares == nil) == apart)
+        try pending.write(Self.bytes("one"), at: "Runs/a")
+        pending.publish("Runs/a")
+        #expect(try scratch.file("a") == "one")
     }
 }
