@@ -6,8 +6,8 @@ import WorkoutModel
 ///
 /// Properties: a document that decodes re-encodes (disk and wire forms) to bytes that decode to an
 /// equal value, and encoding that value again gives the same bytes; a refusal explains itself. What
-/// the hand reader (`JSONReader`) reads of a run or a workout update, `JSONDecoder` reads to the same
-/// value.
+/// the hand reader (`JSONReader`) reads of a run or a workout update, or of a message's `kind`
+/// (`MessageKind`), `JSONDecoder` reads to the same value.
 enum DocumentCoderTarget {
     static func check(_ input: inout FuzzInput) throws {
         let selector = input.byte()
@@ -21,6 +21,7 @@ enum DocumentCoderTarget {
         case 3: try roundTrip(Settings.self, bytes)
         case 4: try roundTrip(ApplicationContext.self, bytes)
         case 5:
+            try sameKindAsJSONDecoder(bytes)
             try sameAsJSONDecoder(WatchToPhoneMessage.self, bytes)
             try roundTrip(WatchToPhoneMessage.self, bytes)
         default: try roundTrip(WorkoutLaunchRequest.self, bytes)
@@ -32,6 +33,14 @@ enum DocumentCoderTarget {
         guard let read = T.read(bytes) else { return }
         let reference = try? JSONDecoder().decode(T.self, from: Data(bytes))
         try require(reference == read, "the hand reader read \(T.self) bytes JSONDecoder reads otherwise")
+    }
+
+    /// `MessageKind` reads a message's `kind` by hand where it can; `JSONDecoder` is the reference.
+    static func sameKindAsJSONDecoder(_ bytes: [UInt8]) throws {
+        guard let read = MessageKind.readByHand(bytes) else { return }
+        struct Probe: Decodable { var kind: String? }
+        let reference = try? JSONDecoder().decode(Probe.self, from: Data(bytes)).kind
+        try require(reference == read, "the kind read by hand is not the one JSONDecoder reads")
     }
 
     /// Decodes `bytes` as `T` and checks the round trips; `nil` when it was refused.

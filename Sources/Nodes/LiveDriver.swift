@@ -22,14 +22,7 @@ package struct LiveDriver: Sendable {
 
     /// Whether `payload` is a live frame (`kind` progress or ended) rather than another message.
     package static func isLiveMessage(_ payload: [UInt8]) -> Bool {
-        // Without a backslash, a string that reads "progress" or "ended" is those bytes in quotes; a
-        // payload holding neither (every workout update) is not decoded.
-        guard
-            payload.contains(UInt8(ascii: "\\")) || payload.contains(Array(#""progress""#.utf8))
-                || payload.contains(Array(#""ended""#.utf8))
-        else { return false }
-        struct Probe: Decodable { var kind: String? }
-        let kind = try? JSONDecoder().decode(Probe.self, from: Data(payload)).kind
+        let kind = MessageKind.of(payload)
         return kind == "progress" || kind == "ended"
     }
 
