@@ -9,7 +9,8 @@ import Synchronization
 /// An atomic replace costs two journal commits (the new file, then the rename); overwriting blocks
 /// already written costs one device flush, about a fifth of it on the development machine. A crash
 /// mid-write can tear only the half being written, which held the record before the last; the
-/// other half keeps the last one whole.
+/// other half keeps the last one whole. A write may skip the flush (`write(_:flushed:)`): it then
+/// never overwrites the last flushed record, which a machine crash leaves whole.
 ///
 /// ```
 /// file  = half 0 | half 1, each `capacity` bytes (a multiple of 4096, so a torn write stays in its half)
@@ -30,8 +31,9 @@ package final class RecordFile: Sendable {
     private struct Layout {
         var capacity: Int
         var sequence: UInt64
-        /// The half holding the newest record; the next write goes to the other one.
-        var half: Int
+        /// The half holding the newest record made durable; every write goes to the other one, so
+        /// one left in the page cache by a write without a flush never overwrites it.
+        var flushedHalf: Int
     }
 
     /// The newest whole record, and whether the file also held a half that is neither whole nor
@@ -61,7 +63,11 @@ package final class RecordFile: Sendable {
     /// Makes `record` the file's record, durably: in place in the other half when the file is in
     /// this format and the record fits, otherwise by an atomic replace. Writes hold the lock
     /// throughout, so two never pick the same half.
-    package func write(_ record: [UInt8]) throws {
+    ///
+    /// Without `flushed` an in-place write is left to the page cache: a crash of the process keeps
+    /// it, one of the machine may lose it (or tear it) and leave the last flushed record, which it
+    /// never overwrites (the next write without a flush overwrites this one instead).
+    package func write(_ record: [UInt8], flushed: Bool = true) throws {
         try layout.withLock { layout in
             if layout == nil { _ = try? Self.load(path, into: &layout) }
             let current = layout
@@ -69,13 +75,15 @@ package final class RecordFile: Sendable {
             layout = nil
             let needed = Self.headerBytes + record.count + 4
             if let current, needed <= current.capacity, let file = try Self.openIfPresent(path) {
-                let next = Layout(capacity: current.capacity, sequence: current.sequence + 1, half: 1 - current.half)
-                try file.write(Self.half(record, sequence: next.sequence), at: next.half * next.capacity)
-                try LatencyRecorder.fsync.time { try file.dataSync() }
-                layout = next
+                let half = 1 - current.flushedHalf
+                try file.write(Self.half(record, sequence: current.sequence + 1), at: half * current.capacity)
+                if flushed { try LatencyRecorder.fsync.time { try file.dataSync() } }
+                layout = Layout(
+                    capacity: current.capacity, sequence: current.sequence + 1,
+                    flushedHalf: flushed ? half : current.flushedHalf)
             } else {
                 let capacity = Self.capacity(for: needed)
-                let next = Layout(capacity: capacity, sequence: (current?.sequence ?? 0) + 1, half: 0)
+                let next = Layout(capacity: capacity, sequence: (current?.sequence ?? 0) + 1, flushedHalf: 0)
                 var bytes = Self.half(record, sequence: next.sequence)
                 bytes += [UInt8](repeating: 0, count: 2 * capacity - bytes.count)
                 try AtomicFile.write(bytes, to: path)
@@ -136,7 +144,8 @@ package final class RecordFile: Sendable {
                         .contains { $0 != 0 }
                 return (
                     Contents(record: newest.record, otherHalfDamaged: damaged),
-                    Layout(capacity: capacity, sequence: newest.sequence, half: half)
+                    // Whether it was flushed cannot be told: it is kept as if it had been.
+                    Layout(capacity: capacity, sequence: newest.sequence, flushedHalf: half)
                 )
             }
         }

@@ -103,6 +103,32 @@ struct RecordFileTests {
         #expect(throws: StateFileError.self) { try RecordFile(path: path).read() }
     }
 
+    @Test("a write without a flush never overwrites the last flushed record: a power loss leaves it whole")
+    func unflushed() throws {
+        let scratch = try Scratch()
+        let path = scratch.path
+        let file = RecordFile(path: path)
+        try file.write(Array("zero".utf8))
+        try file.write(Array("flushed".utf8))
+        // Both go to half 0, the one the flushed record (in half 1) is not in.
+        try file.write(Array("cached one".utf8), flushed: false)
+        try file.write(Array("cached two".utf8), flushed: false)
+        #expect(try RecordFile(path: path).read()?.record == Array("cached two".utf8))
+        var bytes = try Self.bytes(path)
+        #expect(bytes[4096 + 16..<4096 + 23].elementsEqual("flushed".utf8))
+        // A power loss tore the last one: the flushed record is read.
+        bytes[18] ^= 0xFF
+        try AtomicFile.write(bytes, to: path)
+        let reopened = RecordFile(path: path)
+        #expect(try reopened.read() == RecordFile.Contents(record: Array("flushed".utf8), otherHalfDamaged: true))
+        // The next flushed write goes to the torn half; the one after it back to half 1.
+        try reopened.write(Array("flushed again".utf8))
+        try reopened.write(Array("cached three".utf8), flushed: false)
+        bytes = try Self.bytes(path)
+        #expect(bytes[16..<29].elementsEqual("flushed again".utf8))
+        #expect(try RecordFile(path: path).read()?.record == Array("cached three".utf8))
+    }
+
     @Test("a record that outgrows its half remakes the file larger; a smaller one goes back in place")
     func growth() throws {
         let scratch = try Scratch()
