@@ -60,6 +60,13 @@ extension NodeShell {
             link.stop()
             if let watchdogTimer { loop.cancelTimer(watchdogTimer) }
         case .exit(let code):
+            // Carried out once every write has landed: a clean stop tells the next start the phone's
+            // context slot is the last one made (`ContextGenerations`).
+            if code == 0 {
+                do { try link.state.markStoppedCleanly() } catch {
+                    logger.warning("clean stop not marked", ["reason": "\(error)"], component: "link")
+                }
+            }
             exit(code)
         }
     }

@@ -91,17 +91,20 @@ extension LinkEngine {
             actions.append(.notify(.contextRefused(error)))
             return
         }
-        if !force, let slot = contextSlot, slot.payload == payload {
+        if !force, !contextGenerations.restoredUnconfirmed, let slot = contextSlot, slot.payload == payload {
             actions.append(.notify(.contextQueued(generation: slot.generation)))
             return
         }
-        let generation = (contextSlot?.generation ?? 0) + 1
+        let (generation, persistFirst) = contextGenerations.next()
         let slot = ContextSlot(
             generation: generation, payload: payload, acknowledgedGeneration: contextSlot?.acknowledgedGeneration ?? 0)
         contextSlot = slot
-        actions.append(.persistContextSlot(slot))
+        // Sent before its write lands, unless the generations sent would run too far ahead of the
+        // slots on disk (`ContextGenerations`): the document it carries is durable already.
+        if persistFirst { actions.append(.persistContextSlot(slot, flushed: true)) }
         actions.append(.notify(.contextQueued(generation: generation)))
         sendContextIfUnacknowledged(into: &actions)
+        if !persistFirst { actions.append(.persistContextSlot(slot, flushed: false)) }
     }
 
     /// Sends the slot when linked and the watch has not acknowledged its generation. A newer slot sent

@@ -223,7 +223,7 @@ extension LinkEngine {
             if var slot = contextSlot, slot.acknowledgedGeneration != 0 {
                 slot.acknowledgedGeneration = 0
                 contextSlot = slot
-                actions.append(.persistContextSlot(slot))
+                actions.append(.persistContextSlot(slot, flushed: true))
             }
         }
         actions.append(.notify(.linkEstablished(peer: peer)))

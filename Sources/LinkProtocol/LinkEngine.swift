@@ -83,7 +83,8 @@ package struct LinkEngine: Sendable {
         case dial
         case scheduleWakeUp(at: LinkInstant)
         case persistPeer(InstanceID)
-        case persistContextSlot(ContextSlot)
+        /// Without `flushed`, left to the page cache: a machine crash may lose it (`ContextGenerations`).
+        case persistContextSlot(ContextSlot, flushed: Bool)
         case persistReceivedContext(ReceivedContext)
         case persistTransferMark(TransferKey)
         /// Append the transfer to the (complication) outbox under `sequence` — the one the log
@@ -140,6 +141,7 @@ package struct LinkEngine: Sendable {
     /// The watch's own state (watch) or the last state the watch reported (phone).
     var watchState: WatchState
     var contextSlot: ContextSlot?
+    var contextGenerations: ContextGenerations
     var receivedContext: ReceivedContext?
     var awaitingReply: [UInt64: AwaitingReply] = [:]
     var outbox: TransferOutbox
@@ -172,6 +174,7 @@ package struct LinkEngine: Sendable {
         self.authenticator = authenticator
         knownPeer = restored.knownPeer
         contextSlot = restored.contextSlot
+        contextGenerations = ContextGenerations(restored: restored.contextSlot, current: restored.contextSlotCurrent)
         receivedContext = restored.receivedContext
         transferMarks = restored.transferMarks
         watchState = restored.watchState ?? .installed

@@ -76,6 +76,9 @@ package struct RestoredLinkState: Equatable, Sendable {
     /// the inbox for the app (handed to it again when the sender offers them again).
     package var inboundPartials: [TransferKey: UInt64]
     package var inboxFiles: Set<TransferKey>
+    /// The context slot is the last one the phone made (it stopped cleanly after its writes landed);
+    /// false when a crash may have lost newer ones (`ContextGenerations`).
+    package var contextSlotCurrent: Bool
 
     package init(
         knownPeer: InstanceID? = nil, contextSlot: ContextSlot? = nil, receivedContext: ReceivedContext? = nil,
@@ -84,8 +87,10 @@ package struct RestoredLinkState: Equatable, Sendable {
         watchState: WatchState? = nil, complicationQueue: InstanceID? = nil,
         pendingComplications: [(sequence: UInt64, payload: [UInt8])] = [], nextComplicationSequence: UInt64? = nil,
         fileQueue: InstanceID? = nil, pendingFiles: [OutboundFile] = [], nextFileSequence: UInt64? = nil,
-        inboundPartials: [TransferKey: UInt64] = [:], inboxFiles: Set<TransferKey> = []
+        inboundPartials: [TransferKey: UInt64] = [:], inboxFiles: Set<TransferKey> = [],
+        contextSlotCurrent: Bool = false
     ) {
+        self.contextSlotCurrent = contextSlotCurrent
         self.fileQueue = fileQueue
         self.pendingFiles = pendingFiles
         self.nextFileSequence = nextFileSequence ?? ((pendingFiles.map(\.sequence).max() ?? 0) + 1)
@@ -106,6 +111,7 @@ package struct RestoredLinkState: Equatable, Sendable {
 
     package static func == (lhs: RestoredLinkState, rhs: RestoredLinkState) -> Bool {
         lhs.knownPeer == rhs.knownPeer && lhs.contextSlot == rhs.contextSlot
+            && lhs.contextSlotCurrent == rhs.contextSlotCurrent
             && lhs.receivedContext == rhs.receivedContext && lhs.transferMarks == rhs.transferMarks
             && lhs.outboxQueue == rhs.outboxQueue && lhs.nextOutboxSequence == rhs.nextOutboxSequence
             && lhs.watchState == rhs.watchState && lhs.complicationQueue == rhs.complicationQueue

@@ -24,8 +24,8 @@ extension LinkEndpoint {
         switch action {
         case .persistPeer(let peer):
             return ("persist peer", { try state.persistPeer(peer) })
-        case .persistContextSlot(let slot):
-            return ("persist context slot", { try state.persist(slot) })
+        case .persistContextSlot(let slot, let flushed):
+            return ("persist context slot", { try state.persist(slot, flushed: flushed) })
         case .persistReceivedContext(let received):
             return ("persist received context", { try state.persist(received) })
         case .persistTransferMark(let key):

@@ -38,12 +38,16 @@ package final class LinkStateDirectory: Sendable {
     /// restarts over the directory's life (`metrics` reports it as `watchsync_starts_total`).
     /// Counted in `<state>/starts`, which a wiped directory loses along with its instance ID.
     package let starts: Int
+    /// The daemon before this one stopped cleanly: the context slot on disk is the last one it made.
+    package let slotCurrent: Bool
 
     private var linkDirectory: String { "\(root)/link" }
     private var peerPath: String { "\(linkDirectory)/peer" }
     private let slotFile: RecordFile
     private let receivedFile: RecordFile
     private var watchStatePath: String { "\(linkDirectory)/watch-state" }
+    private var stoppedPath: String { "\(linkDirectory)/\(Self.stoppedName)" }
+    private static let stoppedName = "context-slot.stopped"
 
     /// Opens (creating when absent) the state under `root`. `newInstanceBytes` supplies 16 random
     /// bytes when the directory has no instance ID yet.
@@ -81,6 +85,9 @@ package final class LinkStateDirectory: Sendable {
                 "the context slot's other half was damaged (a write cut short); its generation is taken one higher")
         }
         recoveryNotes = notes
+        // Gone before anything this start writes: a crash later leaves no mark that it stopped cleanly.
+        slotCurrent = try FileSystem.removeFileIfPresent("\(root)/link/\(Self.stoppedName)")
+        if slotCurrent { try AtomicFile.fsyncDirectory("\(root)/link") }
         // Last, so a start-up refused above does not count.
         starts = try Self.countStart(path: "\(root)/starts")
     }
@@ -144,7 +151,7 @@ package final class LinkStateDirectory: Sendable {
             pendingComplications: complicationOutbox.pending().map { (sequence: $0.sequence, payload: $0.payload) },
             nextComplicationSequence: complicationOutbox.nextSequence, fileQueue: files.queue,
             pendingFiles: try files.pending(), nextFileSequence: try files.nextSequence(),
-            inboundPartials: try files.partials(), inboxFiles: try files.inboxFiles()
+            inboundPartials: try files.partials(), inboxFiles: try files.inboxFiles(), contextSlotCurrent: slotCurrent
         )
     }
 
@@ -166,12 +173,21 @@ package final class LinkStateDirectory: Sendable {
         try AtomicFile.write(Array("\(peer)\n".utf8), to: peerPath)
     }
 
-    package func persist(_ slot: ContextSlot) throws {
+    /// Marks a clean stop, once every write has landed: the context slot is flushed, then a mark left
+    /// beside it, which the next start takes away (`slotCurrent`); nothing when there is no slot.
+    package func markStoppedCleanly() throws {
+        guard (try? FileStatus(of: slotFile.path)) != nil else { return }
+        try AtomicFile.sync(slotFile.path)
+        try AtomicFile.write([], to: stoppedPath)
+    }
+
+    /// Writes the context slot; without `flushed`, leaves it to the page cache (`RecordFile`).
+    package func persist(_ slot: ContextSlot, flushed: Bool = true) throws {
         var bytes: [UInt8] = []
         BigEndian.append(slot.generation, to: &bytes)
         BigEndian.append(slot.acknowledgedGeneration, to: &bytes)
         bytes += slot.payload
-        try slotFile.write(bytes)
+        try slotFile.write(bytes, flushed: flushed)
     }
 
     package func persist(_ received: ReceivedContext) throws {

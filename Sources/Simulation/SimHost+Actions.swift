@@ -84,8 +84,9 @@ extension SimHost {
             }
         case .persistPeer(let peer):
             disk.knownPeer = peer
-        case .persistContextSlot(let slot):
+        case .persistContextSlot(let slot, let flushed):
             disk.contextSlot = slot
+            if flushed { disk.flushedContextSlot = slot }
         case .persistReceivedContext(let received):
             disk.receivedContext = received
         case .persistTransferMark(let key):

@@ -6,10 +6,13 @@ import WorkoutModel
 /// What survives a crash of one simulated process: the link's state directory. (The node's own
 /// store is the host's `Store`.) Every write here but the outbox's is an atomic replace with fsync,
 /// so it is whole or absent at a crash, and complete once its action is; the outbox's appends are
-/// synced by a group commit that lands later (`SimOutbox`).
+/// synced by a group commit that lands later (`SimOutbox`); a context slot written without a
+/// flush survives a crash of the process, and a power loss may take it back to the last flushed.
 struct LinkDisk {
     var knownPeer: InstanceID?
     var contextSlot: ContextSlot?
+    /// The last slot written with a flush: a power loss may take the disk back to it.
+    var flushedContextSlot: ContextSlot?
     var receivedContext: ReceivedContext?
     var transferMarks: [InstanceID: UInt64] = [:]
     var outbox = SimOutbox()
@@ -176,6 +179,10 @@ final class SimHost<Node: ShelledNode, Store> {
         forgetShellWork()
         syncScheduled = false
         world.network.hostDied(side)
+        if powerLoss, disk.contextSlot != disk.flushedContextSlot, world.chance(0.5) {
+            world.record(side, "the context slot written without a flush was lost")
+            disk.contextSlot = disk.flushedContextSlot
+        }
         for (name, outbox) in [("outbox", \LinkDisk.outbox), ("complication outbox", \LinkDisk.complicationOutbox)] {
             let unsynced = disk[keyPath: outbox].unsyncedByteCount
             guard unsynced > 0 else { continue }

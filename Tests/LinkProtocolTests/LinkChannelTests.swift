@@ -22,7 +22,7 @@ struct LinkChannelTests {
         let slot = ContextSlot(generation: 1, payload: [1, 2, 3], acknowledgedGeneration: 0)
         #expect(
             actions == [
-                .persistContextSlot(slot), .notify(.contextQueued(generation: 1)),
+                .persistContextSlot(slot, flushed: true), .notify(.contextQueued(generation: 1)),
                 .send(connection(pair), .context(generation: 1, sender: LinkPair.phoneInstance, payload: [1, 2, 3])),
             ])
         pair.handle(.phone, .contextUpdated(payload: [1, 2, 3], now: pair.now))
@@ -39,7 +39,7 @@ struct LinkChannelTests {
     func acknowledgementRidesWithNextSlot() {
         var pair = linkedPair()
         func slotsWritten(_ pair: LinkPair) -> [ContextSlot] {
-            pair.recorded[.phone]!.compactMap { if case .persistContextSlot(let slot) = $0 { slot } else { nil } }
+            pair.recorded[.phone]!.compactMap { if case .persistContextSlot(let slot, _) = $0 { slot } else { nil } }
         }
         pair.recorded[.phone] = []
         pair.handle(.phone, .contextUpdated(payload: [1], now: pair.now))

@@ -55,6 +55,24 @@ struct LinkStateDirectoryTests {
         #expect(reopened.recoveryNotes.contains { $0.contains("context slot") }, "\(reopened.recoveryNotes)")
     }
 
+    @Test("a clean stop is marked once there is a slot, and only the next start reads the mark")
+    func cleanStop() throws {
+        let directory = try TemporaryDirectory("state")
+        let first = try Self.open(directory.path)
+        #expect(!first.slotCurrent)
+        try first.markStoppedCleanly()
+        #expect(try !Self.open(directory.path).slotCurrent, "no slot: nothing marked")
+        let second = try Self.open(directory.path)
+        try second.persist(ContextSlot(generation: 3, payload: [3], acknowledgedGeneration: 3), flushed: false)
+        try second.markStoppedCleanly()
+        let third = try Self.open(directory.path)
+        #expect(third.slotCurrent)
+        #expect(try third.restore().contextSlotCurrent)
+        #expect(try third.restore().contextSlot?.generation == 3)
+        // The mark went with that start: a crash now leaves none.
+        #expect(try !Self.open(directory.path).slotCurrent)
+    }
+
     @Test("a received context with a damaged half is set aside whole, as a damaged one is")
     func tornReceivedContext() throws {
         let directory = try TemporaryDirectory("received")

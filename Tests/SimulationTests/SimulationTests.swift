@@ -36,10 +36,14 @@ struct SimulationTests {
     /// were found with the turn cuts too, since gone: they still pass, on the runs they now make.
     /// 9000682 found a change that was then not made (the watch's edit message before its write).
     /// 796 and 1715 found phoned's push timer spinning once pairing changes joined the workload;
-    /// 9604842, 9608820 and 9625528 a watch edit left uncovered for good.
+    /// 9604842, 9608820 and 9625528 a watch edit left uncovered for good. 4164 and 5036 found the
+    /// phone's context sent before its slot write without `ContextGenerations` (a stale slot taken
+    /// as sent).
     @Test(
         "pinned seeds, with the shells' write queue",
-        arguments: [UInt64(4), 5, 20, 62, 796, 1_665, 1_715, 9_000_682, 9_604_842, 9_608_820, 9_625_528])
+        arguments: [
+            UInt64(4), 5, 20, 62, 796, 1_665, 1_715, 4_164, 5_036, 9_000_682, 9_604_842, 9_608_820, 9_625_528,
+        ])
     func pinnedWithWriteQueue(seed: UInt64) {
         let result = Simulation.run(seed: seed)
         #expect(result.violations.isEmpty, "seed \(seed): \(result.violations)")

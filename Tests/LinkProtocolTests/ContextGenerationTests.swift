@@ -1,0 +1,99 @@
+import LinkProtocol
+import Testing
+
+/// A context slot is sent before its write lands, within a bound a restarted phone numbers past
+/// (`ContextGenerations`, docs/PROTOCOL.md).
+@Suite("Link engine: context generations ahead of the slot on disk")
+struct ContextGenerationTests {
+    private func connection(_ pair: LinkPair) -> ConnectionID { ConnectionID(pair.open.sorted().first!) }
+
+    private func context(_ generation: UInt64, _ payload: [UInt8]) -> LinkFrame {
+        .context(generation: generation, sender: LinkPair.phoneInstance, payload: payload)
+    }
+
+    @Test("the first slot is written before it is sent; the next ones are sent first")
+    func sentBeforeWritten() {
+        var pair = LinkPair()
+        pair.start()
+        pair.forget()
+        var phone = pair.phone
+        let first = phone.handle(.contextUpdated(payload: [1], now: pair.now))
+        #expect(
+            first.first
+                == .persistContextSlot(
+                    ContextSlot(generation: 1, payload: [1], acknowledgedGeneration: 0), flushed: true))
+        let second = phone.handle(.contextUpdated(payload: [2], now: pair.now))
+        let slot = ContextSlot(generation: 2, payload: [2], acknowledgedGeneration: 0)
+        #expect(
+            second == [
+                .notify(.contextQueued(generation: 2)), .send(connection(pair), context(2, [2])),
+                .persistContextSlot(slot, flushed: false),
+            ])
+    }
+
+    @Test("a restarted phone sends the slot it found as it was, and numbers its next one past any lost write")
+    func restarted() {
+        // The slot on disk is generation 5; the phone may have sent up to 5 + ahead before it died.
+        let found = ContextSlot(generation: 5, payload: [5], acknowledgedGeneration: 4)
+        var pair = LinkPair(
+            phoneRestored: RestoredLinkState(
+                knownPeer: LinkPair.watchInstance, contextSlot: found, outboxQueue: LinkPair.phoneQueue))
+        pair.start()
+        let resent = pair.framesSent[.phone]!.filter { if case .context = $0 { true } else { false } }
+        #expect(resent == [context(5, [5])])
+        pair.forget()
+        // The same payload is a new generation: the watch may hold a newer slot the phone lost.
+        var phone = pair.phone
+        let next = 5 + ContextGenerations.ahead + 1
+        let actions = phone.handle(.contextUpdated(payload: [5], now: pair.now))
+        #expect(
+            actions == [
+                .persistContextSlot(
+                    ContextSlot(generation: next, payload: [5], acknowledgedGeneration: 5), flushed: true),
+                .notify(.contextQueued(generation: next)), .send(connection(pair), context(next, [5])),
+            ])
+    }
+
+    @Test("a phone restarted after every write was lost sends nothing the watch holds under a generation it has")
+    func lostWrites() {
+        // Life one: slot 1 lands before its send; slots 2 and 3 are sent, and their writes are lost.
+        var first = ContextGenerations(restored: nil)
+        #expect(first.next() == (1, true))
+        #expect(first.next() == (2, false))
+        #expect(first.next() == (3, false))
+        // Life two finds slot 1.
+        var second = ContextGenerations(restored: ContextSlot(generation: 1, payload: [], acknowledgedGeneration: 1))
+        #expect(second.restoredUnconfirmed)
+        let (generation, persistFirst) = second.next()
+        #expect(generation > 3 && persistFirst && !second.restoredUnconfirmed)
+    }
+
+    @Test("at most `ahead` slots go out past the last one written before its send")
+    func bounded() {
+        var generations = ContextGenerations(restored: nil)
+        #expect(generations.next().persistFirst)
+        var sentFirst: UInt64 = 0
+        for _ in 0..<ContextGenerations.ahead where !generations.next().persistFirst { sentFirst += 1 }
+        #expect(sentFirst == ContextGenerations.ahead)
+        let (generation, persistFirst) = generations.next()
+        #expect(generation == ContextGenerations.ahead + 2 && persistFirst)
+        #expect(generations.durable == generation)
+    }
+
+    @Test("after a clean stop the slot found is the last one made: numbering goes on from it, unforced")
+    func afterCleanStop() {
+        let found = ContextSlot(generation: 7, payload: [7], acknowledgedGeneration: 7)
+        var generations = ContextGenerations(restored: found, current: true)
+        #expect(!generations.restoredUnconfirmed)
+        #expect(generations.next() == (8, false))
+        var pair = LinkPair(
+            phoneRestored: RestoredLinkState(
+                knownPeer: LinkPair.watchInstance, contextSlot: found, outboxQueue: LinkPair.phoneQueue,
+                contextSlotCurrent: true))
+        pair.start()
+        pair.forget()
+        // An update equal to the slot is not sent again, as before the stop.
+        pair.handle(.phone, .contextUpdated(payload: [7], now: pair.now))
+        #expect(pair.recorded[.phone]! == [.notify(.contextQueued(generation: 7))])
+    }
+}
