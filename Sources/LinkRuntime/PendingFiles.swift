@@ -8,9 +8,8 @@ import Synchronization
 /// flush, where an atomic replace costs two journal commits), with what `stat` said of the file then.
 /// `publish` replaces the file (temp file, rename, no sync; with a folder of `spares`, the file it
 /// replaced is kept there and reused by the next publish: `AtomicFile.writeUnsynced`). At most
-/// `limit` files stay pending: the
-/// write that would add one more first makes the others durable where they are (`settle`) and drops
-/// them. Opening the record puts back each pending file whose publish never took effect (the
+/// `limit` files stay pending: the write that would add one more first makes the others durable
+/// where they are (`settle`) and drops them. Opening the record puts back each pending file whose publish never took effect (the
 /// file is still what `stat` said at the write: a kill came between the two, or a machine crash lost
 /// the rename), syncs them all and empties the record. A file changed since by anyone else is left
 /// as it is. `remove` drops a file from the record before the caller removes it, so it never comes back.

@@ -97,6 +97,9 @@ package final class RecordFile: Sendable {
         layout = nil
         guard let bytes = try AtomicFile.read(path) else { return nil }
         let (contents, found) = try parse(bytes, file: path)
+        // What was read may be a write left to the page cache; flushed now, it is the record the
+        // writes that follow never overwrite.
+        if found != nil { try AtomicFile.sync(path) }
         layout = found
         return contents
     }
@@ -144,7 +147,7 @@ package final class RecordFile: Sendable {
                         .contains { $0 != 0 }
                 return (
                     Contents(record: newest.record, otherHalfDamaged: damaged),
-                    // Whether it was flushed cannot be told: it is kept as if it had been.
+                    // Flushed by `load` if it was not.
                     Layout(capacity: capacity, sequence: newest.sequence, flushedHalf: half)
                 )
             }
