@@ -50,7 +50,7 @@ extension NodeShell {
         case .callAtEndOfTurn:
             // After what the loop has in hand now, and after the writes in flight (`drain`).
             loop.execute { [unowned self] in endTurnWhenCaughtUp() }
-        case .persistLiveVersion, .persistClock:
+        case .persistLiveVersion, .persistClock, .markStoppedCleanly:
             // Durable writes: `run` sends them to the write queue (`durableWrite`).
             break
         case .notifyStopping:
@@ -60,13 +60,6 @@ extension NodeShell {
             link.stop()
             if let watchdogTimer { loop.cancelTimer(watchdogTimer) }
         case .exit(let code):
-            // Carried out once every write has landed: a clean stop tells the next start the phone's
-            // context slot is the last one made (`ContextGenerations`).
-            if code == 0 {
-                do { try link.state.markStoppedCleanly() } catch {
-                    logger.warning("clean stop not marked", ["reason": "\(error)"], component: "link")
-                }
-            }
             exit(code)
         }
     }

@@ -36,6 +36,13 @@ extension NodeShell {
                     logger.warning("live version not persisted", ["reason": "\(error)"], component: "live")
                 }
             }
+        case .markStoppedCleanly:
+            let (state, logger) = (link.state, logger)
+            return {
+                do { try state.markStoppedCleanly() } catch {
+                    logger.warning("clean stop not marked", ["reason": "\(error)"], component: "link")
+                }
+            }
         case .link(.keepReceivedFile(let key, let name)):
             let (source, directory) = (link.inboxPath(for: key), "\(stateDirectory)/received-files")
             return {

@@ -26,6 +26,9 @@ package enum NodeAction: Equatable, Sendable {
     case persistLiveVersion(Int)
     /// Keep the edit clock's high-water mark durably (a restart never stamps below it).
     case persistClock(Stamp)
+    /// Mark the link's context slot as the last one made, for the next start (`ContextGenerations`):
+    /// the stop is clean, every write before this one has landed. Best effort: a failure is logged.
+    case markStoppedCleanly
     /// systemd: STOPPING=1.
     case notifyStopping
     /// Stop taking admin requests and (phone) directory changes; close the link gracefully.
@@ -39,7 +42,7 @@ extension NodeAction {
     /// as it does every store action of a node.
     package var isDurableWrite: Bool {
         switch self {
-        case .persistClock, .persistLiveVersion, .link(.keepReceivedFile): true
+        case .persistClock, .persistLiveVersion, .markStoppedCleanly, .link(.keepReceivedFile): true
         default: false
         }
     }

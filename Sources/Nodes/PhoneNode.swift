@@ -236,6 +236,7 @@ package struct PhoneNode: Sendable {
         case .reported(.timerFired(.live)):
             out.node(live.feed(.tick(now: now)))
         case .reported(.timerFired(.shutdown)):
+            out.node(.markStoppedCleanly)
             out.node(.exit(code: 0))
         case .reported(.timerFired(.syncWait)):
             break  // watchctl's `wait` only

@@ -114,6 +114,7 @@ package struct WatchNode: Sendable {
         case .reported(.timerFired(.live)):
             out.node(live.feed(.tick(now: now)))
         case .reported(.timerFired(.shutdown)):
+            out.node(.markStoppedCleanly)
             out.node(.exit(code: 0))
         case .reported(.timerFired(.syncWait)):
             out.node(syncWaits.timerFired(undelivered: engine.cache.undeliveredEdits.count, now: now))

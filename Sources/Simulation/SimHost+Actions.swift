@@ -37,6 +37,12 @@ extension SimHost {
             disk.liveVersion = version
         case .persistClock(let stamp):
             disk.clock = stamp
+        case .markStoppedCleanly:
+            // As `LinkStateDirectory`: the slot is flushed, then marked; nothing without a slot.
+            if disk.contextSlot != nil {
+                disk.flushedContextSlot = disk.contextSlot
+                disk.stoppedCleanly = true
+            }
         case .notifyStopping, .closeServices:
             world.network.hostDied(side)
         case .exit(let code):

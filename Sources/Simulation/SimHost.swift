@@ -13,6 +13,8 @@ struct LinkDisk {
     var contextSlot: ContextSlot?
     /// The last slot written with a flush: a power loss may take the disk back to it.
     var flushedContextSlot: ContextSlot?
+    /// A clean stop marked the slot as the last one made; the next boot takes the mark away.
+    var stoppedCleanly = false
     var receivedContext: ReceivedContext?
     var transferMarks: [InstanceID: UInt64] = [:]
     var outbox = SimOutbox()
@@ -139,8 +141,9 @@ final class SimHost<Node: ShelledNode, Store> {
                 transferMarks: disk.transferMarks, outboxQueue: queueID, pendingTransfers: disk.outbox.pending,
                 nextOutboxSequence: disk.outbox.nextSequence, watchState: disk.watchState,
                 complicationQueue: complicationQueueID, pendingComplications: disk.complicationOutbox.pending,
-                nextComplicationSequence: disk.complicationOutbox.nextSequence),
+                nextComplicationSequence: disk.complicationOutbox.nextSequence, contextSlotCurrent: disk.stoppedCleanly),
             seed: world.random.next())
+        disk.stoppedCleanly = false
         self.node = LinkedNode(node, link: link)
         before(self)
         handleLink(.started(now: linkNow))

@@ -152,7 +152,11 @@ struct NodeActionTests {
         #expect(Self.index(late, Self.isAck(key)) == nil)
         // A second signal changes nothing; the deadline exits 0.
         #expect(try phone.handle(.shutdownRequested(signal: "SIGINT"), now: now).isEmpty)
-        #expect(try phone.handle(.reported(.timerFired(.shutdown)), now: now) == [.node(.exit(code: 0))])
+        // After every write before it, the slot is marked the last one made (`ContextGenerations`).
+        #expect(
+            try phone.handle(.reported(.timerFired(.shutdown)), now: now) == [
+                .node(.markStoppedCleanly), .node(.exit(code: 0)),
+            ])
     }
 
     @Test("an admin command the node refuses: a logged refusal and the reply, nothing written")

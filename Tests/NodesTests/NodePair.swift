@@ -263,7 +263,8 @@ struct NodePair {
             queue.append(.phone(.reported(.turnEnded)))
         case .exit(let code):
             if fromPhone { exited.phone = code } else { exited.watch = code }
-        case .log, .journal, .armTimer, .cancelTimer, .persistLiveVersion, .persistClock, .notifyStopping,
+        case .log, .journal, .armTimer, .cancelTimer, .persistLiveVersion, .persistClock, .markStoppedCleanly,
+            .notifyStopping,
             .closeServices:
             break
         }
