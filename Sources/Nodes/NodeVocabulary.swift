@@ -293,11 +293,17 @@ extension NodeOutput {
 
     /// A durable write failed, so nothing after it in the list ran: each admin request that list
     /// answered hears why (one whose reply went out before the write keeps that reply: the shell
-    /// answers a request once), then the node exits 75, to recover from disk on restart.
-    mutating func durableWriteFailed(_ daemon: String, reason: String, answering requests: [AdminRequestID]) {
+    /// answers a request once), then the node exits 75, to recover from disk on restart. `unsure`
+    /// says what may have happened all the same (the watch's edit message goes before its write).
+    mutating func durableWriteFailed(
+        _ daemon: String, reason: String, answering requests: [AdminRequestID], unsure: String? = nil
+    ) {
         log(.error, daemon, "durable write failed; exiting to recover from disk", [("reason", reason)])
+        let outcome = unsure.map { "; \($0)" } ?? ""
         for request in requests {
-            node(.reply(request, .error("durable write failed: \(reason); \(daemon) exits to recover from disk")))
+            node(
+                .reply(
+                    request, .error("durable write failed: \(reason)\(outcome); \(daemon) exits to recover from disk")))
         }
         node(.exit(code: 75))
     }

@@ -20,8 +20,10 @@ package struct WatchNode: Sendable {
     private let clockOffset: Duration
     private var clockLease = ClockLease()
     private var stopping = false
-    /// The admin requests the last action list answered (`durableWriteFailed`).
+    /// The admin requests the last action list answered (`durableWriteFailed`), and whether it sent
+    /// an edit's message (which goes before the edit's write: the phone may have the edit).
     private var lastAnswered: [AdminRequestID] = []
+    private var lastSentEdit = false
     /// When each edit message still unanswered was sent, and the round trips of those answered.
     private var editsSentAt: [UInt64: Timestamp] = [:]
     /// The run the last workout update `translate` sent carried, with its encoding: an edit's reply
@@ -126,7 +128,9 @@ package struct WatchNode: Sendable {
         case .admin(let request, let command, let facts):
             try admin(request, command, facts: facts, now: now, reads: reads, into: &out)
         case .reported(.durableWriteFailed(let reason)):
-            out.durableWriteFailed("watchd", reason: reason, answering: lastAnswered)
+            out.durableWriteFailed(
+                "watchd", reason: reason, answering: lastAnswered,
+                unsure: lastSentEdit ? "the edit may have reached the phone all the same" : nil)
         case .shutdownRequested(let signal):
             guard !stopping else { break }
             stopping = true
@@ -137,6 +141,9 @@ package struct WatchNode: Sendable {
         }
         out.node(syncWaits.settled(undelivered: engine.cache.undeliveredEdits.count, now: now))
         lastAnswered = out.actions.answeredRequests(Self.nodeAction)
+        lastSentEdit = out.actions.contains { action in
+            if case .node(.link(.sendMessage(_, _, _, .edit, _))) = action { true } else { false }
+        }
         out.actions = Self.publishingWrites(out.actions)
         out.numberMessages(in: &messages)
         return out.actions
@@ -301,6 +308,7 @@ package struct WatchNode: Sendable {
     @discardableResult
     mutating func translate(_ actions: [WatchEngine.Action], now: Timestamp, into out: inout Output) -> EditRefusal? {
         var refusal: EditRefusal?
+        let start = out.actions.count
         for action in actions {
             switch action {
             case .persistWorkout(let run):
@@ -343,7 +351,11 @@ package struct WatchNode: Sendable {
             }
         }
         // The clock's mark, when an edit reached it (`ClockLease`): a restart never stamps below it.
-        if let mark = clockLease.renew(covering: engine.editor.clock.last) { out.node(.persistClock(mark)) }
+        // Written first: an edit's message goes before the edit's own write, and must not carry a
+        // stamp a restarted clock could issue again (simulator seed 9006257).
+        if let mark = clockLease.renew(covering: engine.editor.clock.last) {
+            out.actions.insert(.node(.persistClock(mark)), at: start)
+        }
         return refusal
     }
 

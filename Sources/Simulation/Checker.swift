@@ -34,6 +34,17 @@ struct Checker {
         edits[SetKey(run: edit.run, log: edit.log, set: edit.set), default: []].append(edit)
     }
 
+    /// Set edits answered with an error (a durable write that failed after the watch's message went
+    /// out), each with how many edits its set had acknowledged then: it may or may not have been
+    /// applied, so the phone may hold it in place of the acknowledged edits before it.
+    private var unsureEdits: [SetKey: [(after: Int, edit: SetEdit)]] = [:]
+
+    mutating func unsure(_ edit: SetEdit) {
+        guard !supersededRuns.contains(edit.run) else { return }
+        let key = SetKey(run: edit.run, log: edit.log, set: edit.set)
+        unsureEdits[key, default: []].append((edits[key]?.count ?? 0, edit))
+    }
+
     /// Runs whose sets this checker cannot follow, left out of the lost-edit check: a live flow
     /// advanced them (completing the set on screen is an edit of a set it does not track), or a
     /// person cancelled a queued transfer of them (that edit gives way to the phone's copy, and which
@@ -67,6 +78,7 @@ struct Checker {
         supersededRuns.formUnion(runsBefore)
         supersededRuns.formUnion(edits.keys.map(\.run))
         edits = [:]
+        unsureEdits = [:]
         // The wiped outboxes held them.
         acknowledgedComplications = []
         tombstoned = []
@@ -265,6 +277,9 @@ struct Checker {
                 guard last.side == .watch, let before = since[key], before > 0, before <= list.count else { continue }
                 accepted = Array(list[(before - 1)...])
             }
+            // An unsure edit made after the first accepted one may stand in its place.
+            let first = list.count - accepted.count + 1
+            accepted += (unsureEdits[key] ?? []).filter { $0.after >= first }.map(\.edit)
             guard let run = phone.store.runs[key.run] else {
                 found.append("run \(key.run) with an acknowledged edit is gone from the phone, never tombstoned")
                 continue

@@ -146,10 +146,15 @@ extension WatchEngine {
         return actions
     }
 
-    /// An optimistic edit: applied to the cache first, written, forwarded whole; then the session is
-    /// reconciled (S5: completing the run on the watch ends the session the same way). When the edit
-    /// finishes the session, the metrics are recorded on the run before it is written and forwarded,
-    /// so the phone gets one update carrying both.
+    /// An optimistic edit: applied to the cache first, forwarded whole and written; then the session
+    /// is reconciled (S5: completing the run on the watch ends the session the same way). When the
+    /// edit finishes the session, the metrics are recorded on the run before it is written and
+    /// forwarded, so the phone gets one update carrying both.
+    ///
+    /// A message goes before the write: it acknowledges nothing (the edit's own reply still waits for
+    /// the write), so the phone's write runs beside the watch's instead of after it. A watch that
+    /// dies before its write lands has made an edit it never acknowledged, which the phone may hold:
+    /// its next context brings it back. A queued transfer stays behind the write.
     mutating func editRequested(_ edit: WatchEdit, runID: DocumentID, now: Timestamp) -> [Action] {
         do throws(EditRefusal) {
             _ = try editor.apply(edit, toRun: runID, in: &cache, at: now)
@@ -160,8 +165,12 @@ extension WatchEngine {
         var actions: [Action] = []
         for id in Set([runID] + saved.map(\.id)).sorted() {
             guard let run = cache.workouts[id] else { continue }
-            actions.append(.persistWorkout(run))
-            actions += forward(run)
+            let sends = forward(run)
+            if case .sendMessage = sends.first {
+                actions += sends + [.persistWorkout(run)]
+            } else {
+                actions += [.persistWorkout(run)] + sends
+            }
         }
         return actions + sessionSteps
     }

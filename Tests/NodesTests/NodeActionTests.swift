@@ -214,18 +214,54 @@ struct NodeActionTests {
         if case .node(.reply(AdminRequestID(77), _)) = action { true } else { false }
     }
 
-    /// The simulator's seed 9000682 found what sending first costs: a cache write that fails (EIO)
-    /// answers the edit with an error after the phone already took it, so the failed edit overwrote
-    /// the last acknowledged one.
-    @Test("a watch edit: the durable cache write before the message, the file's publish after it, the reply last")
-    func watchEditWritesFirst() throws {
+    /// The message goes first, so the phone's write runs beside the watch's; the reply still waits
+    /// for the write. Session 19 tried it and the simulator's seed 9000682 found what it costs: a
+    /// cache write that fails (EIO) answered the edit with a plain error after the phone took it. The
+    /// answer now says the edit may have reached the phone (below).
+    @Test("a watch edit: the message, then the durable cache write, the file's publish, the reply last")
+    func watchEditSendsFirst() throws {
         let (actions, run) = try Self.watchEdit(at: .milliseconds(10))
         let message = try #require(actions.firstIndex(where: Self.isEditMessage), "\(actions)")
         let write = try #require(actions.firstIndex(where: Self.isCacheWrite(run)), "\(actions)")
         let publish = try #require(actions.firstIndex(of: .store(.publishWorkout(run))), "\(actions)")
         let reply = try #require(actions.firstIndex(where: Self.isReply), "\(actions)")
-        #expect(write < message && message < publish && publish < reply, "\(actions)")
+        #expect(message < write && write < publish && publish < reply, "\(actions)")
         #expect(actions.filter { $0 == .store(.publishWorkout(run)) }.count == 1)
+    }
+
+    /// The simulator's seed 9006257: the clock's mark was written after the edit's message, so a
+    /// failed write left the message's stamp past the mark on disk, and a restarted clock stepped
+    /// back stamped the next acknowledged edit below the one the phone had taken.
+    @Test("a watch edit past the clock's mark: the mark's write comes before the message")
+    func watchEditClockFirst() throws {
+        let (actions, _) = try Self.watchEdit(at: ClockLease.lease * 2)
+        let clock = try #require(actions.firstIndex { if case .node(.persistClock) = $0 { true } else { false } })
+        let message = try #require(actions.firstIndex(where: Self.isEditMessage), "\(actions)")
+        #expect(clock < message, "\(actions)")
+    }
+
+    @Test("a watch edit whose write fails after its message: the answer says the phone may have it")
+    func watchEditWriteFails() throws {
+        var (pair, run) = try BackToBackTests.started()
+        var watch = pair.watch
+        _ = try watch.handle(
+            .admin(AdminRequestID(77), MessageLedgerTests.complete(run, set: 1), facts: pair.facts(.watch)),
+            now: pair.now)
+        let failed = try watch.handle(.reported(.durableWriteFailed(reason: "EIO")), now: pair.now)
+        let answer = failed.compactMap { action -> AdminResponse? in
+            if case .node(.reply(AdminRequestID(77), let response)) = action { response } else { nil }
+        }
+        #expect(answer.count == 1 && answer.first?.status == .error)
+        #expect(answer.first?.message?.contains("the edit may have reached the phone") == true, "\(answer)")
+        #expect(failed.last == .node(.exit(code: 75)))
+
+        // A query answered in the list before the failure hears only why.
+        _ = try watch.handle(.admin(AdminRequestID(78), .status, facts: pair.facts(.watch)), now: pair.now)
+        let again = try watch.handle(.reported(.durableWriteFailed(reason: "EIO")), now: pair.now)
+        #expect(
+            !again.contains {
+                if case .node(.reply(_, let r)) = $0 { r.message?.contains("phone") == true } else { false }
+            })
     }
 }
 

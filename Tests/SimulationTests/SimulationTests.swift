@@ -34,7 +34,9 @@ struct SimulationTests {
 
     /// Seeds that found a defect with the write queue modelled (docs/SIMULATION.md). 4, 5, 20 and 1665
     /// were found with the turn cuts too, since gone: they still pass, on the runs they now make.
-    /// 9000682 found a change that was then not made (the watch's edit message before its write).
+    /// 9000682 found a change that was then not made (the watch's edit message before its write);
+    /// once made (session 24), 9000057 holds the failed write's answer to saying the phone may have
+    /// the edit, and 9006257 and 9011484 found the clock's mark written after the message.
     /// 796 and 1715 found phoned's push timer spinning once pairing changes joined the workload;
     /// 9604842, 9608820 and 9625528 a watch edit left uncovered for good. 4164 and 5036 found the
     /// phone's context sent before its slot write without `ContextGenerations` (a stale slot taken
@@ -42,7 +44,8 @@ struct SimulationTests {
     @Test(
         "pinned seeds, with the shells' write queue",
         arguments: [
-            UInt64(4), 5, 20, 62, 796, 1_665, 1_715, 4_164, 5_036, 9_000_682, 9_604_842, 9_608_820, 9_625_528,
+            UInt64(4), 5, 20, 62, 796, 1_665, 1_715, 4_164, 5_036, 9_000_057, 9_000_682, 9_006_257, 9_011_484,
+            9_604_842, 9_608_820, 9_625_528,
         ])
     func pinnedWithWriteQueue(seed: UInt64) {
         let result = Simulation.run(seed: seed)

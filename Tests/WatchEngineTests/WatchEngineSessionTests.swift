@@ -154,7 +154,7 @@ struct WatchEngineSessionTests {
         saved.recordMetrics(metrics, at: Stamp(time: at(50), counter: 1, origin: .watch))
         #expect(
             actions
-                == [.persistWorkout(saved), .sendMessage(MessageToken(rawValue: 1), .workoutUpdate(saved))]
+                == [.sendMessage(MessageToken(rawValue: 1), .workoutUpdate(saved)), .persistWorkout(saved)]
                 + finished(metrics, at: at(50)))
 
         // The echo of the update does not end the session a second time.

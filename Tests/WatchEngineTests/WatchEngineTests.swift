@@ -58,9 +58,10 @@ struct WatchEngineTests {
 
         var expected = try newRun(100)
         try expected.completeSet(logID: log, setIndex: 0, reps: 5, weight: 100, at: w(5))
+        // The message goes before the write (it acknowledges nothing); the edit's reply waits for the write.
         #expect(
             actions == [
-                .persistWorkout(expected), .sendMessage(MessageToken(rawValue: 1), .workoutUpdate(expected)),
+                .sendMessage(MessageToken(rawValue: 1), .workoutUpdate(expected)), .persistWorkout(expected),
             ])
         #expect(engine.cache.undeliveredEdits.mapValues(\.time) == [id(100): at(5)])
         #expect(engine.handle(.messageDelivered(MessageToken(rawValue: 1))) == [])
