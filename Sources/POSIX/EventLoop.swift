@@ -99,13 +99,14 @@ package final class EventLoop: @unchecked Sendable {
         do {
             thread = try SystemThread.start { self.run() }
         } catch {
-            _ = Glibc.close(descriptor)
+            // `deinit` closes the eventfd.
             throw .systemCall(call: "pthread_create (event loop \(name))", errno: error.errno)
         }
     }
 
     deinit {
         readBuffer.deallocate()
+        _ = Glibc.close(wakeDescriptor)
     }
 
     /// Whether the caller is running on this loop's thread.
@@ -139,14 +140,20 @@ package final class EventLoop: @unchecked Sendable {
     }
 
     /// Appends `work` to the queue and wakes the loop; false if the loop is shutting down.
+    ///
+    /// Only the first work of a batch wakes the loop (it takes the whole queue), and the eventfd is
+    /// written after the lock is released: the loop, woken on another core, would otherwise spin on
+    /// the lock while the wake-up's system call is still under way. The eventfd stays open until
+    /// `deinit`, which cannot run while a caller is in here.
     private func enqueue(_ work: @escaping @Sendable () -> Void) -> Bool {
-        shared.withLock { shared in
-            guard shared.acceptsWork else { return false }
+        let wakes = shared.withLock { shared -> Bool? in
+            guard shared.acceptsWork else { return nil }
             shared.queue.append(work)
-            // Written under the lock so it can never reach an eventfd the loop has already closed.
-            wake()
-            return true
+            return shared.queue.count == 1
         }
+        guard let wakes else { return false }
+        if wakes { wake() }
+        return true
     }
 
     private func wake() {
@@ -316,7 +323,6 @@ package final class EventLoop: @unchecked Sendable {
             runQueued()
         } while !deferred.isEmpty
         timers.removeAll()
-        _ = Glibc.close(wakeDescriptor)
         // A later thread may be given the same pthread_t; it must not pass for this loop's thread.
         loopThread.store(0, ordering: .releasing)
         // Nobody has promised to join (shutdown was only called on the loop): reap ourselves.
