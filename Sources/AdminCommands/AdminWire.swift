@@ -21,6 +21,14 @@ package protocol AdminCommand: Codable, Sendable, Equatable {
     /// The daemon that serves these commands (`phoned`, `watchd`): every response names it, so a CLI
     /// pointed at the other daemon's socket says so instead of printing that daemon's answer.
     static var daemon: String { get }
+
+    /// The command `bytes` spell when the hand reader takes them (`AdminRequestReader`); nil sends
+    /// `AdminWire.decode` to `JSONDecoder`.
+    static func readByHand(_ bytes: UnsafeBufferPointer<UInt8>) -> Self?
+}
+
+extension AdminCommand {
+    package static func readByHand(_ bytes: UnsafeBufferPointer<UInt8>) -> Self? { nil }
 }
 
 /// Why request bytes are not a command (the daemon answers with an `error` response).
@@ -45,10 +53,14 @@ package enum AdminWire {
         _ bytes: [UInt8], as type: Command.Type = Command.self
     ) -> Result<Command, AdminRequestError> {
         let command: Command
-        do {
-            command = try JSONDecoder().decode(Command.self, from: Data(bytes))
-        } catch {
-            return .failure(AdminRequestError(description: "malformed admin request: \(describe(error))"))
+        if let read = bytes.withUnsafeBufferPointer(Command.readByHand) {
+            command = read
+        } else {
+            do {
+                command = try JSONDecoder().decode(Command.self, from: Data(bytes))
+            } catch {
+                return .failure(AdminRequestError(description: "malformed admin request: \(describe(error))"))
+            }
         }
         do throws(UsageError) {
             try command.validate()

@@ -62,7 +62,8 @@ enum ConfigTarget {
 /// (`AdminWire.decode`), as each daemon's command type.
 ///
 /// Properties: a malformed request gets a non-empty reason; a decoded command encodes and decodes to
-/// itself; any response encodes as exactly one line of JSON that decodes to itself.
+/// itself; a command the hand reader takes is the one `JSONDecoder` gives; any response encodes as
+/// exactly one line of JSON that decodes to itself.
 enum AdminRequestTarget {
     static func check(_ input: inout FuzzInput) throws {
         let bytes = input.rest()
@@ -73,6 +74,10 @@ enum AdminRequestTarget {
     }
 
     private static func check<Command: AdminCommand>(_ bytes: [UInt8], as type: Command.Type) throws {
+        if let read = bytes.withUnsafeBufferPointer(Command.readByHand) {
+            let decoded = try? JSONDecoder().decode(Command.self, from: Data(bytes))
+            try require(decoded == read, "the hand reader took \(read), JSONDecoder \(String(describing: decoded))")
+        }
         switch AdminWire.decode(bytes, as: Command.self) {
         case .failure(let error):
             try require(!error.description.isEmpty, "a malformed request refused without a reason")

@@ -69,6 +69,11 @@ package enum FuzzSeeds {
             return [
                 AdminWire.encode(PhoneCommand.status), AdminWire.encode(PhoneCommand.discard(run: run.id)),
                 AdminWire.encode(WatchCommand.status),
+                // What the hand reader takes (`AdminRequestReader`).
+                AdminWire.encode(
+                    WatchCommand.set(.complete(run: run.id, exercise: 1, set: 2, reps: 5, weight: 102.5))),
+                AdminWire.encode(PhoneCommand.set(.undo(run: run.id, exercise: 2, set: 1))),
+                AdminWire.encode(WatchCommand.waitSynced(milliseconds: 10_000)),
             ]
         case .phoneDirectory:
             let month = DocumentFolder.month(of: run.startedAt)

@@ -12,7 +12,7 @@ package struct DocumentID: Hashable, Comparable, Sendable, CustomStringConvertib
     package init?(_ text: String) { self.init(utf8: text.utf8) }
 
     /// `init?(_:)` on the text's UTF-8 bytes.
-    init?(utf8: some Sequence<UInt8>) {
+    package init?(utf8: some Sequence<UInt8>) {
         var high: UInt64 = 0
         var low: UInt64 = 0
         var count = 0

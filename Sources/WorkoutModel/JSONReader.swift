@@ -8,22 +8,22 @@
 /// or `-0`, a number out of range, nesting deeper than 32. A caller that gets nil decodes with
 /// `JSONDecoder`, which gives the value or the exact error; so what this reader accepts, `JSONDecoder`
 /// accepts with the same value (`RunReadingTests` and the `document-coder` fuzz target hold it to that).
-struct JSONReader: ~Copyable {
+package struct JSONReader: ~Copyable {
     private let bytes: UnsafeBufferPointer<UInt8>
     private(set) var position = 0
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>) {
+    package init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
     }
 
     /// Whether only whitespace is left.
-    mutating func atEnd() -> Bool {
+    package mutating func atEnd() -> Bool {
         skipSpace()
         return position == bytes.count
     }
 
     /// Consumes `byte` (after whitespace) if it is next.
-    mutating func take(_ byte: UInt8) -> Bool {
+    package mutating func take(_ byte: UInt8) -> Bool {
         skipSpace()
         guard position < bytes.count, bytes[position] == byte else { return false }
         position += 1
@@ -31,14 +31,14 @@ struct JSONReader: ~Copyable {
     }
 
     /// Consumes `null` if it is next.
-    mutating func null() -> Bool {
+    package mutating func null() -> Bool {
         skipSpace()
         return literal("null")
     }
 
     /// The next member's key of the object opened by `{` (`first` true for the first call), or nil at
     /// its `}` (`closed` set) or on anything else (`closed` left false). Keys are ASCII, unescaped.
-    mutating func nextKey(first: inout Bool, closed: inout Bool) -> JSONKey? {
+    package mutating func nextKey(first: inout Bool, closed: inout Bool) -> JSONKey? {
         guard next(UInt8(ascii: "}"), first: &first, closed: &closed) else { return nil }
         guard take(UInt8(ascii: "\"")) else { return nil }
         let start = position
@@ -77,7 +77,7 @@ struct JSONReader: ~Copyable {
     /// What `body` makes of a string's content, unescaped: nil for a string with a control character,
     /// invalid UTF-8 or an escaped surrogate (left to `JSONDecoder`). `JSONEncoder` escapes `/`, so
     /// every stamp is written with escapes.
-    mutating func string<Value>(_ body: (UnsafeBufferPointer<UInt8>) -> Value?) -> Value? {
+    package mutating func string<Value>(_ body: (UnsafeBufferPointer<UInt8>) -> Value?) -> Value? {
         guard take(UInt8(ascii: "\"")) else { return nil }
         let start = position
         var (ascii, escaped) = (true, false)
@@ -150,7 +150,7 @@ struct JSONReader: ~Copyable {
     }
 
     /// An integer: `-?(0|[1-9][0-9]*)` that fits an `Int`, `-0` aside.
-    mutating func int() -> Int? {
+    package mutating func int() -> Int? {
         guard let number = number(), !number.fractional else { return nil }
         let digits = number.negative ? UnsafeBufferPointer(rebasing: number.text.dropFirst()) : number.text
         guard !(number.negative && digits.count == 1 && digits[0] == UInt8(ascii: "0")) else { return nil }
@@ -167,7 +167,7 @@ struct JSONReader: ~Copyable {
     }
 
     /// A number as a `Double`, correctly rounded (as `JSONDecoder` and `strtod` give it).
-    mutating func double() -> Double? {
+    package mutating func double() -> Double? {
         guard let number = number() else { return nil }
         // Up to 15 digits and no exponent: the digits and the power of ten are exact doubles, so one
         // division rounds correctly (Clinger's fast path). Anything else goes through the library.
@@ -288,11 +288,11 @@ struct JSONReader: ~Copyable {
 }
 
 /// An object's key as read, matched against the names a reader knows: `case "id":` in a `switch`.
-struct JSONKey {
+package struct JSONKey {
     let bytes: UnsafeBufferPointer<UInt8>
 
     @inline(__always)
-    static func ~= (name: StaticString, key: JSONKey) -> Bool {
+    package static func ~= (name: StaticString, key: JSONKey) -> Bool {
         guard name.utf8CodeUnitCount == key.bytes.count else { return false }
         let start = name.utf8Start
         for index in 0..<key.bytes.count where key.bytes[index] != start[index] { return false }
