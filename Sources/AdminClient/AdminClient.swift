@@ -112,11 +112,15 @@ private struct ReplyReader {
 
     private mutating func accept(_ line: [UInt8]) -> Bool {
         let response: AdminResponse
-        do {
-            response = try JSONDecoder().decode(AdminResponse.self, from: Data(line))
-        } catch {
-            failure = AdminWire.describe(error)
-            return false
+        if let read = line.withUnsafeBufferPointer(AdminResponse.readByHand) {
+            response = read
+        } else {
+            do {
+                response = try JSONDecoder().decode(AdminResponse.self, from: Data(line))
+            } catch {
+                failure = AdminWire.describe(error)
+                return false
+            }
         }
         ended = response.more != true
         if !ended, let onChunk {

@@ -118,6 +118,68 @@ package struct AdminResponse: Codable, Sendable, Equatable {
     }
 }
 
+extension AdminResponse {
+    /// The response one line holds, read with the documents' `JSONReader`: what `encoded` writes, and
+    /// JSON's other spellings of it that the reader takes (space, any key order, `null` for an absent
+    /// field). Nil on anything else (an unknown or repeated key, an escaped surrogate…), and the
+    /// caller asks `JSONDecoder`, which gives the response or the exact error. The CLIs read every
+    /// reply this way (`AdminClient`); the `admin-request` fuzz target holds it to `JSONDecoder`.
+    package static func readByHand(_ bytes: UnsafeBufferPointer<UInt8>) -> AdminResponse? {
+        var reader = JSONReader(bytes)
+        guard reader.take(UInt8(ascii: "{")) else { return nil }
+        var response = AdminResponse(status: .ok)
+        var (seen, first, closed) = (Set<String>(), true, false)
+        var status: Status?
+        while let key = reader.nextKey(first: &first, closed: &closed) {
+            let name: String
+            switch key {
+            case "status":
+                name = "status"
+                guard let value = reader.string({ Status(rawValue: String(decoding: $0, as: UTF8.self)) }) else {
+                    return nil
+                }
+                status = value
+            case "more":
+                name = "more"
+                if !reader.null() {
+                    guard let value = reader.bool() else { return nil }
+                    response.more = value
+                }
+            case "daemon":
+                name = "daemon"
+                guard let value = reader.optionalString() else { return nil }
+                response.daemon = value
+            case "json":
+                name = "json"
+                guard let value = reader.optionalString() else { return nil }
+                response.json = value
+            case "message":
+                name = "message"
+                guard let value = reader.optionalString() else { return nil }
+                response.message = value
+            case "text":
+                name = "text"
+                guard let value = reader.optionalString() else { return nil }
+                response.text = value
+            default:
+                return nil
+            }
+            guard seen.insert(name).inserted else { return nil }
+        }
+        guard closed, reader.atEnd(), let status else { return nil }
+        response.status = status
+        return response
+    }
+}
+
+extension JSONReader {
+    /// A string, or `null` (`.some(nil)`); nil on anything else.
+    fileprivate mutating func optionalString() -> String?? {
+        if null() { return .some(nil) }
+        return string().map { .some($0) }
+    }
+}
+
 /// The `--json` forms of the write verbs' replies, typed so that daemon and tests share one shape
 /// (read verbs answer with their documents and status values, Codable already).
 package enum AdminReply {

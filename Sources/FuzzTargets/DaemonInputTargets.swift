@@ -71,6 +71,12 @@ enum AdminRequestTarget {
         try check(bytes, as: WatchCommand.self)
         try requireOneLine(
             .ok(text: String(decoding: bytes, as: UTF8.self), json: String(decoding: bytes, as: UTF8.self)))
+        // The bytes as a reply the CLI reads: what the hand reader takes, JSONDecoder gives alike.
+        if let read = bytes.withUnsafeBufferPointer(AdminResponse.readByHand) {
+            let decoded = try? JSONDecoder().decode(AdminResponse.self, from: Data(bytes))
+            try require(
+                decoded == read, "a reply read by hand as \(read), by JSONDecoder \(String(describing: decoded))")
+        }
     }
 
     private static func check<Command: AdminCommand>(_ bytes: [UInt8], as type: Command.Type) throws {
@@ -93,5 +99,7 @@ enum AdminRequestTarget {
         let line = response.encoded
         try require(line.last == 0x0A && line.dropLast().allSatisfy { $0 != 0x0A }, "a response is not one line")
         try require(try JSONDecoder().decode(AdminResponse.self, from: Data(line)) == response, "a response changed")
+        try require(
+            line.withUnsafeBufferPointer(AdminResponse.readByHand) == response, "a response read by hand changed")
     }
 }

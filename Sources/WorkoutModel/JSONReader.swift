@@ -36,6 +36,13 @@ package struct JSONReader: ~Copyable {
         return literal("null")
     }
 
+    /// Consumes `true` or `false` if one is next.
+    package mutating func bool() -> Bool? {
+        skipSpace()
+        if literal("true") { return true }
+        return literal("false") ? false : nil
+    }
+
     /// The next member's key of the object opened by `{` (`first` true for the first call), or nil at
     /// its `}` (`closed` set) or on anything else (`closed` left false). Keys are ASCII, unescaped.
     package mutating func nextKey(first: inout Bool, closed: inout Bool) -> JSONKey? {
@@ -145,7 +152,7 @@ package struct JSONReader: ~Copyable {
         return value
     }
 
-    mutating func string() -> String? {
+    package mutating func string() -> String? {
         string { String(decoding: $0, as: UTF8.self) }
     }
 

@@ -91,3 +91,46 @@ struct AdminRequestReaderTests {
         #expect(error.description.contains("SET counts from 1"), "\(error)")
     }
 }
+
+@Suite("Admin responses read by hand, as the CLIs read them: JSONDecoder's value, or left to it")
+struct AdminResponseReaderTests {
+    static func hand(_ text: String) -> AdminResponse? {
+        Array(text.utf8).withUnsafeBufferPointer(AdminResponse.readByHand)
+    }
+
+    @Test("every response the daemons write reads back by hand")
+    func written() {
+        var named = AdminResponse.ok(text: "synced\n", json: #"{"synced":true,"waitedMilliseconds":3}"#)
+        named.daemon = "watchd"
+        let responses = [
+            named, .ok(), .refused("run 1 is being edited on the phone; try again"), .error("malformed: \"x\"\n\t"),
+            .chunk(text: "a line — ünïcode\n", json: #"[{"a":"\\/"}]"#), .ok(text: "", json: ""),
+        ]
+        for response in responses {
+            let line = String(decoding: response.encoded, as: UTF8.self)
+            #expect(Self.hand(line) == response, "\(line)")
+            #expect(Self.hand(line) == (try? JSONDecoder().decode(AdminResponse.self, from: Data(line.utf8))))
+        }
+    }
+
+    @Test("other spellings JSONDecoder takes alike: space, key order, null, false")
+    func variations() {
+        for text in [
+            #" { "text" : null , "status" : "refused", "message": "no", "more": false } "#,
+            #"{"more":null,"status":"ok","json":"{}"}"#,
+        ] {
+            let hand = Self.hand(text)
+            #expect(hand != nil && hand == (try? JSONDecoder().decode(AdminResponse.self, from: Data(text.utf8))))
+        }
+    }
+
+    @Test(
+        "anything else is left to JSONDecoder",
+        arguments: [
+            #"{"status":"maybe"}"#, #"{"text":"x"}"#, #"{"status":"ok","status":"ok"}"#, #"{"status":"ok","x":1}"#,
+            #"{"status":"ok","more":1}"#, #"{"status":"ok"} {}"#, #"{"status":"ok","text":"\ud83d\ude00"}"#, "",
+        ])
+    func leftToDecoder(text: String) {
+        #expect(Self.hand(text) == nil)
+    }
+}
