@@ -112,15 +112,11 @@ private struct ReplyReader {
 
     private mutating func accept(_ line: [UInt8]) -> Bool {
         let response: AdminResponse
-        if let read = line.withUnsafeBufferPointer(AdminResponse.readByHand) {
-            response = read
-        } else {
-            do {
-                response = try JSONDecoder().decode(AdminResponse.self, from: Data(line))
-            } catch {
-                failure = AdminWire.describe(error)
-                return false
-            }
+        do {
+            response = try AdminWire.read(line, byHand: AdminResponse.readByHand)
+        } catch {
+            failure = AdminWire.describe(error)
+            return false
         }
         ended = response.more != true
         if !ended, let onChunk {

@@ -131,40 +131,27 @@ extension AdminResponse {
         var (seen, first, closed) = (Set<String>(), true, false)
         var status: Status?
         while let key = reader.nextKey(first: &first, closed: &closed) {
-            let name: String
+            let (name, field): (String, WritableKeyPath<AdminResponse, String?>?)
             switch key {
-            case "status":
-                name = "status"
-                guard let value = reader.string({ Status(rawValue: String(decoding: $0, as: UTF8.self)) }) else {
-                    return nil
-                }
-                status = value
-            case "more":
-                name = "more"
-                if !reader.null() {
-                    guard let value = reader.bool() else { return nil }
-                    response.more = value
-                }
-            case "daemon":
-                name = "daemon"
-                guard let value = reader.optionalString() else { return nil }
-                response.daemon = value
-            case "json":
-                name = "json"
-                guard let value = reader.optionalString() else { return nil }
-                response.json = value
-            case "message":
-                name = "message"
-                guard let value = reader.optionalString() else { return nil }
-                response.message = value
-            case "text":
-                name = "text"
-                guard let value = reader.optionalString() else { return nil }
-                response.text = value
-            default:
-                return nil
+            case "status": (name, field) = ("status", nil)
+            case "more": (name, field) = ("more", nil)
+            case "daemon": (name, field) = ("daemon", \.daemon)
+            case "json": (name, field) = ("json", \.json)
+            case "message": (name, field) = ("message", \.message)
+            case "text": (name, field) = ("text", \.text)
+            default: return nil
             }
             guard seen.insert(name).inserted else { return nil }
+            if let field {
+                guard let value = reader.optionalString() else { return nil }
+                response[keyPath: field] = value
+            } else if name == "status" {
+                status = reader.string { Status(rawValue: String(decoding: $0, as: UTF8.self)) }
+                guard status != nil else { return nil }
+            } else if !reader.null() {
+                guard let value = reader.bool() else { return nil }
+                response.more = value
+            }
         }
         guard closed, reader.atEnd(), let status else { return nil }
         response.status = status

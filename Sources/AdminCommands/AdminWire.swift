@@ -53,14 +53,10 @@ package enum AdminWire {
         _ bytes: [UInt8], as type: Command.Type = Command.self
     ) -> Result<Command, AdminRequestError> {
         let command: Command
-        if let read = bytes.withUnsafeBufferPointer(Command.readByHand) {
-            command = read
-        } else {
-            do {
-                command = try JSONDecoder().decode(Command.self, from: Data(bytes))
-            } catch {
-                return .failure(AdminRequestError(description: "malformed admin request: \(describe(error))"))
-            }
+        do {
+            command = try read(bytes, byHand: Command.readByHand)
+        } catch {
+            return .failure(AdminRequestError(description: "malformed admin request: \(describe(error))"))
         }
         do throws(UsageError) {
             try command.validate()
@@ -68,6 +64,15 @@ package enum AdminWire {
             return .failure(AdminRequestError(description: "invalid admin request: \(error.message)"))
         }
         return .success(command)
+    }
+
+    /// What `hand` reads from `bytes`, else what `JSONDecoder` decodes (or its exact error): the
+    /// requests and replies a loop sends are read by hand, anything else the reader leaves.
+    package static func read<Value: Decodable>(
+        _ bytes: [UInt8], byHand hand: (UnsafeBufferPointer<UInt8>) -> Value?
+    ) throws -> Value {
+        if let value = bytes.withUnsafeBufferPointer(hand) { return value }
+        return try JSONDecoder().decode(Value.self, from: Data(bytes))
     }
 
     /// A decoding error's explanation without Swift type names where possible.
