@@ -193,6 +193,10 @@ extension PhoneNode {
         if let runID = operation.runID, engine.needsDocument(runID) {
             _ = try loadRun(runID, now: now, reads: reads, into: &out)
         }
+        // A batch of transfers still open (a drain's turn cut short for this request) ends first,
+        // once nothing can ask for reads: its writes, `merged` lines and acknowledgements go before
+        // what the operation does, in the order things came (a discard's after the merges it ends).
+        endBatch(now: now, into: &out)
         translate(try engine.perform(operation, now: now), now: now, into: &out)
     }
 

@@ -97,6 +97,29 @@ struct NodeActionTests {
         #expect(write < ack)
     }
 
+    /// The soak of session 24: a discard served between two slices of a drain's burst was answered
+    /// before the batch ended, so phoned logged the batch's `merged` lines for the run after the
+    /// discard was acknowledged ("resurrected" by the kill test's rule for the log).
+    @Test("a person's edit while a batch is open: the batch's write, merged line and ack come first")
+    func operationEndsBatch() throws {
+        var (phone, key, payload, run, now) = try Self.transferWaiting()
+        _ = try phone.handle(.link(.userInfoReceived(key, payload: payload)), now: now)
+        let discard = try phone.handle(
+            .admin(
+                AdminRequestID(9), .discard(run: run), freshID: DocumentID(bytes: [UInt8](repeating: 7, count: 16)),
+                facts: Self.unlinkedPhone),
+            now: now)
+        let merged = try #require(
+            Self.index(discard) { if case .node(.log(let line)) = $0 { line["outcome"] == "merged" } else { false } },
+            "\(discard)")
+        let ack = try #require(Self.index(discard, Self.isAck(key)), "\(discard)")
+        let reply = try #require(
+            Self.index(discard) { if case .node(.reply(AdminRequestID(9), _)) = $0 { true } else { false } })
+        #expect(merged < reply && ack < reply, "\(discard)")
+        let ended = try phone.handle(.reported(.turnEnded), now: now)
+        #expect(Self.index(ended, Self.isAck(key)) == nil, "acknowledged twice: \(ended)")
+    }
+
     @Test("a failed write or fsync: the node logs why and exits 75, and acknowledges nothing")
     func failedFsync() throws {
         var (phone, _, _, _, now) = try Self.transferWaiting()
