@@ -70,9 +70,10 @@ extension BenchSuite {
         report.ratio(
             section, "round trip p50 / (2 RTT + 2 atomic replaces)", p50, denominators,
             definition: "ours p50 / (2 RTT + 2 AR)", target: .atMost(1.5),
-            note: "the path holds 3 in-place writes, each one fdatasync (the watch's and the phone's pending "
-                + "runs, the watch's received context), the phone's context slot written without one after its send, "
-                + "2 files published off it, and 1 RTT (message out, context back); see docs/PERFORMANCE.md")
+            note: "the path holds 2 in-place writes in series, each one fdatasync (the phone's pending run, the "
+                + "watch's received context; the watch's pending run is written beside the message's trip), the "
+                + "phone's context slot written without one after its send, 2 files published off it, and 1 RTT "
+                + "(message out, context back); see docs/PERFORMANCE.md")
         report.ratio(
             section, "round trip p99 / (2 RTT + 2 atomic replaces)", p99, denominators,
             definition: "ours p99 / (2 RTT + 2 AR)", target: .atMost(3))
