@@ -10,10 +10,7 @@ struct ContextSlotRestartTests {
     @Test("after kill -9 the next push is numbered 2^20 past the slot on disk; after a clean stop it numbers on")
     func killedThenClean() async throws {
         let system = try SyncSystem("slotkill")
-        try await system.startBoth()
-        let split = try await system.createSplit("Pull", ["Row:3x8@40"])
-        let runID = try await system.startRun(split)
-        try await system.waitForWatchRun(runID)
+        let (_, runID) = try await system.startBothWithRun()
         _ = try await system.watch("complete", runID, "1", "1")
         let before = try await system.waitForPhoneStatus("the watch applied every push") {
             $0.contextGenerationAcknowledged == $0.contextGenerationSent
