@@ -33,9 +33,9 @@ extension LinkEngine {
 
     package var currentContextSlot: ContextSlot? { contextSlot }
     package var lastReceivedContext: ReceivedContext? { receivedContext }
-    package var outstandingTransfers: [OutboundTransfer] { outbox.pending }
+    package var outstandingTransfers: ArraySlice<OutboundTransfer> { outbox.pending }
     /// The complication transfers not yet acknowledged, oldest first (the last is the current one).
-    package var outstandingComplications: [OutboundTransfer] { complications?.pending ?? [] }
+    package var outstandingComplications: ArraySlice<OutboundTransfer> { complications?.pending ?? [] }
     /// `outstandingFileTransfers`: the files not yet done, oldest first, with the bytes acknowledged.
     package var outstandingFiles: [OutboundFile] { files?.pending ?? [] }
     /// The file outbox's queue, when this side has one.

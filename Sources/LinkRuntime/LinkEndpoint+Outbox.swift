@@ -194,7 +194,9 @@ extension LinkEndpoint {
         } + Self.listing(state.outbox.pending(), engine.outstandingTransfers)
     }
 
-    private static func listing(_ records: [TransferRecord], _ engine: [OutboundTransfer]) -> [OutstandingTransfer] {
+    private static func listing(
+        _ records: [TransferRecord], _ engine: ArraySlice<OutboundTransfer>
+    ) -> [OutstandingTransfer] {
         let nowMicros = wallClockMicros()
         let sent = Dictionary(uniqueKeysWithValues: engine.map { ($0.sequence, $0.everSent) })
         return records.map { record in
