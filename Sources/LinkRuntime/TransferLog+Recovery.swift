@@ -144,7 +144,7 @@ extension TransferLog {
         let state = State(
             active: active, activeBytes: activeBytes, activeFileBytes: activeFileBytes, segmentFirstSequences: segments,
             nextSequence: nextSequence,
-            writtenThrough: nextSequence - 1, syncedThrough: nextSequence - 1, records: records, resolved: resolved
+            writtenThrough: nextSequence - 1, syncedThrough: nextSequence - 1, records: records[...], resolved: resolved
         )
         return (queueID, state, notes)
     }

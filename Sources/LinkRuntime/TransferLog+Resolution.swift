@@ -1,3 +1,4 @@
+import LinkProtocol
 import POSIX
 
 /// Acknowledging and cancelling transfers, and deleting segments nobody needs any more.
@@ -49,20 +50,23 @@ extension TransferLog {
         try resolvedFile.write(resolved.encoded())
         state.resolved = resolved
         for sequence in fresh {
-            if let index = recordIndex(of: sequence) { state.records.remove(at: index) }
+            guard let index = recordIndex(of: sequence) else { continue }
+            if index == state.records.startIndex {
+                // The oldest, as an in-order ack finds it: its payload freed, the slice's start moved.
+                state.records[index] = TransferRecord(sequence: sequence, payload: [], enqueuedAtMicros: 0)
+                state.records.removeFirst()
+            } else {
+                state.records.remove(at: index)
+            }
         }
         try deleteResolvedSegments()
     }
 
     /// Where the record with `sequence` sits in `state.records` (sorted), by binary search.
     private func recordIndex(of sequence: UInt64) -> Int? {
-        var low = 0
-        var high = state.records.count
-        while low < high {
-            let middle = (low + high) / 2
-            if state.records[middle].sequence < sequence { low = middle + 1 } else { high = middle }
-        }
-        return low < state.records.count && state.records[low].sequence == sequence ? low : nil
+        guard sequence > 0 else { return nil }
+        let index = recordIndex(firstAbove: sequence - 1)
+        return index < state.records.endIndex && state.records[index].sequence == sequence ? index : nil
     }
 
     /// Deletes every segment but the active one whose sequences are all resolved, then syncs the

@@ -42,6 +42,33 @@ struct TransferLogTests {
         #expect(throws: TransferLogError.unknownSequence(0)) { try log.acknowledge(sequence: 0) }
     }
 
+    @Test("acknowledgements from the front of a deep log, a batch at a time, with holes, then a reopen")
+    func drainsADeepLog() throws {
+        let dir = try TemporaryDirectory("outbox")
+        let log = try TransferLog(directory: dir.path)
+        for index in 1...2_000 { _ = try log.append(payload(index), enqueuedAtMicros: Int64(index)) }
+        var expected = Array(UInt64(1)...2_000)
+        // Batches of 7 from the front, every fifth batch also acknowledging one further on.
+        var batch = 0
+        while expected.count > 100 {
+            var sequences = Array(expected.prefix(7))
+            if batch % 5 == 0 { sequences.append(expected[50]) }
+            try log.acknowledge(sequences: sequences)
+            expected.removeAll { sequences.contains($0) }
+            batch += 1
+            #expect(log.depth == expected.count)
+        }
+        #expect(log.pending().map(\.sequence) == expected)
+        #expect(log.pendingBytes == 8 * expected.count)
+        #expect(try log.append(payload(2_001), enqueuedAtMicros: 0) == 2_001)
+        let reopened = try TransferLog(directory: dir.path)
+        #expect(reopened.pending().map(\.sequence) == expected + [2_001])
+        #expect(
+            reopened.pending().first
+                == TransferRecord(
+                    sequence: expected[0], payload: payload(Int(expected[0])), enqueuedAtMicros: Int64(expected[0])))
+    }
+
     @Test("reopening keeps pending order, keeps acked and cancelled ones gone, and never reuses a sequence")
     func reopen() throws {
         let dir = try TemporaryDirectory("outbox")
