@@ -11,7 +11,10 @@ struct ChildProcessTests {
         #expect(try await exiting.waitForExit() == .exited(7))
         #expect(Termination.exited(7).shellStatus == 7)
 
-        let killed = try ChildProcess(["sleep", "60"])
+        // Never exits by itself: the whole suite shares two threads of Swift's pool on this machine,
+        // and a fresh clone's run once kept this test from them for over a minute, so a `sleep 60`
+        // had exited with 0 before the signal was sent.
+        let killed = try ChildProcess(["sleep", "infinity"])
         #expect(killed.isRunning)
         #expect(try await killed.waitForExit(timeout: .milliseconds(50)) == nil)
         killed.send(SIGKILL)
@@ -90,7 +93,7 @@ struct ChildProcessTests {
         #expect(done.standardError == "there\n")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
 
-        let hung = try await ChildProcess.run(["sleep", "60"], scratch: scratch, timeout: .milliseconds(100))
+        let hung = try await ChildProcess.run(["sleep", "infinity"], scratch: scratch, timeout: .milliseconds(100))
         #expect(hung.termination == .signalled(SIGKILL))
     }
 }
