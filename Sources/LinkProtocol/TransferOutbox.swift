@@ -6,7 +6,7 @@
 /// `head` (the array compacts once the dropped half outweighs the rest), and the transfers in flight
 /// are counted, not searched for. They are always a prefix of `pending`: a send takes the first ones
 /// not in flight, and only an acknowledgement, a cancel or a lost connection ends one.
-struct TransferOutbox: Sendable, Equatable {
+struct TransferOutbox: Sendable {
     let queue: InstanceID
     /// `storage[head...]` is `pending`; what lies before `head` is finished, its payload freed.
     private var storage: [OutboundTransfer]
@@ -31,12 +31,6 @@ struct TransferOutbox: Sendable, Equatable {
 
     /// The transfers not yet acknowledged or cancelled, oldest first.
     var pending: ArraySlice<OutboundTransfer> { storage[head...] }
-
-    static func == (left: Self, right: Self) -> Bool {
-        left.queue == right.queue && left.pending == right.pending && left.inFlightCount == right.inFlightCount
-            && left.nextSequence == right.nextSequence && left.early == right.early
-            && left.nextIssued == right.nextIssued
-    }
 
     /// Numbers a transfer asked for (in call order, which is the order of its append).
     mutating func issue() -> UInt64 {
