@@ -24,6 +24,9 @@ package struct WatchNode: Sendable {
     /// an edit's message (which goes before the edit's write: the phone may have the edit).
     private var lastAnswered: [AdminRequestID] = []
     private var lastSentEdit = false
+    /// What a failed write's answer adds when the edit's message went out before it: the outcome is
+    /// unknown (the simulator's checker takes an error that says so as an unsure edit).
+    package static let editMayHaveReachedPhone = "the edit may have reached the phone all the same"
     /// When each edit message still unanswered was sent, and the round trips of those answered.
     private var editsSentAt: [UInt64: Timestamp] = [:]
     /// The run the last workout update `translate` sent carried, with its encoding: an edit's reply
@@ -130,7 +133,7 @@ package struct WatchNode: Sendable {
         case .reported(.durableWriteFailed(let reason)):
             out.durableWriteFailed(
                 "watchd", reason: reason, answering: lastAnswered,
-                unsure: lastSentEdit ? "the edit may have reached the phone all the same" : nil)
+                unsure: lastSentEdit ? Self.editMayHaveReachedPhone : nil)
         case .shutdownRequested(let signal):
             guard !stopping else { break }
             stopping = true

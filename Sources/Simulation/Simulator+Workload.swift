@@ -299,7 +299,7 @@ extension Simulator {
         switch reply?.status {
         case .ok: checker.acknowledged(edit)
         // A failed write after the watch's message went out: the phone may have the edit, as its reply says.
-        case .error where reply?.message?.contains("may have reached the phone") == true: checker.unsure(edit)
+        case .error where reply?.message?.contains(WatchNode.editMayHaveReachedPhone) == true: checker.unsure(edit)
         default: break
         }
     }

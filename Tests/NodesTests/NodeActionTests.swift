@@ -275,7 +275,7 @@ struct NodeActionTests {
             if case .node(.reply(AdminRequestID(77), let response)) = action { response } else { nil }
         }
         #expect(answer.count == 1 && answer.first?.status == .error)
-        #expect(answer.first?.message?.contains("the edit may have reached the phone") == true, "\(answer)")
+        #expect(answer.first?.message?.contains(WatchNode.editMayHaveReachedPhone) == true, "\(answer)")
         #expect(failed.last == .node(.exit(code: 75)))
 
         // A query answered in the list before the failure hears only why.
