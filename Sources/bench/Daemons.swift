@@ -151,6 +151,20 @@ final class RunningDaemon: @unchecked Sendable {
         return (field("VmRSS"), field("VmHWM"))
     }
 
+    /// CPU seconds the process has used so far, all its threads (those ended too), from
+    /// /proc/PID/stat (utime + stime, in clock ticks).
+    func cpuSeconds() throws -> Double {
+        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+        // The fields after the command name, which is in parentheses and may hold anything.
+        guard let close = stat.lastIndex(of: ")") else { throw BenchError("unreadable /proc/\(pid)/stat") }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // utime and stime are fields 14 and 15 of the line; 12 and 13 after the name.
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else {
+            throw BenchError("unreadable /proc/\(pid)/stat")
+        }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     /// SIGTERM, then waits for the exit (SIGKILL after 10 s).
     func stop() {
         guard process.isRunning else { return }

@@ -17,8 +17,10 @@ extension BenchSuite {
         Progress.say("[\(section)]")
         let pair = try DaemonPair(root: scratch.appending("roundtrip"), binaries: binaries)
         defer { pair.stop() }
-        try pair.startPhoned().waitUntilReady()
-        try pair.startWatchd().waitUntilReady()
+        let phoned = try pair.startPhoned()
+        try phoned.waitUntilReady()
+        let watchd = try pair.startWatchd()
+        try watchd.waitUntilReady()
         try pair.waitUntilLinked()
         let run = try startRun(pair)
         let show = try Admin.send(pair.watch.admin, WatchCommand.show(id: run))
@@ -46,12 +48,19 @@ extension BenchSuite {
         var rtt: [Double] = []
         var atomic: [Double] = []
         var denominators: [Double] = []
+        var (phoneCPU, watchCPU, benchCPU): ([Double], [Double], [Double]) = ([], [], [])
         for repetition in 1...plan.repetitions {
             Progress.say("  repetition \(repetition)/\(plan.repetitions): \(plan.roundTripEdits) edits")
             let pings = try Baselines.loopbackRoundTrips(count: 2_000)
             let replaces = try Baselines.atomicReplaceLatencies(directory: scratchFiles, bytes: document, count: 200)
             var latencies: [Double] = []
+            let cpuBefore = try (phoned.cpuSeconds(), watchd.cpuSeconds(), Self.ownCPUSeconds())
             for _ in 0..<plan.roundTripEdits { latencies.append(try edit()) }
+            let cpuAfter = try (phoned.cpuSeconds(), watchd.cpuSeconds(), Self.ownCPUSeconds())
+            let perEdit = 1e6 / Double(plan.roundTripEdits)
+            phoneCPU.append((cpuAfter.0 - cpuBefore.0) * perEdit)
+            watchCPU.append((cpuAfter.1 - cpuBefore.1) * perEdit)
+            benchCPU.append((cpuAfter.2 - cpuBefore.2) * perEdit)
             p50.append(Report.percentile(latencies, 0.5) * 1e3)
             p99.append(Report.percentile(latencies, 0.99) * 1e3)
             let pingMedian = Report.median(pings) * 1e3
@@ -67,6 +76,10 @@ extension BenchSuite {
         report.measurement(
             section, "atomic replace p50 (\(document.count) B: temp+fsync+rename+dir fsync)", atomic, unit: "ms")
         report.measurement(section, "2 RTT + 2 atomic replaces", denominators, unit: "ms")
+        // CPU time per edit: the work on the path, which the disk's moods do not move.
+        report.measurement(section, "phoned CPU per edit (all threads)", phoneCPU, unit: "µs")
+        report.measurement(section, "watchd CPU per edit (all threads)", watchCPU, unit: "µs")
+        report.measurement(section, "bench CPU per edit (the admin client)", benchCPU, unit: "µs")
         report.ratio(
             section, "round trip p50 / (2 RTT + 2 atomic replaces)", p50, denominators,
             definition: "ours p50 / (2 RTT + 2 AR)", target: .atMost(1.5),
@@ -77,6 +90,13 @@ extension BenchSuite {
         report.ratio(
             section, "round trip p99 / (2 RTT + 2 atomic replaces)", p99, denominators,
             definition: "ours p99 / (2 RTT + 2 AR)", target: .atMost(3))
+    }
+
+    /// CPU seconds this process has used so far (user + system).
+    static func ownCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return [usage.ru_utime, usage.ru_stime].reduce(0.0) { $0 + Double($1.tv_sec) + Double($1.tv_usec) / 1e6 }
     }
 
     /// Creates a split and starts a run on the phone; returns the run's ID once the watch has it.

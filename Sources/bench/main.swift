@@ -68,9 +68,7 @@ while let argument = arguments.popFirst() {
         let started = monotonicSeconds()
         do {
             let count = try History.readAndDecode(root: root)
-            var usage = rusage()
-            getrusage(RUSAGE_SELF.rawValue, &usage)
-            let cpu = [usage.ru_utime, usage.ru_stime].reduce(0.0) { $0 + Double($1.tv_sec) + Double($1.tv_usec) / 1e6 }
+            let cpu = BenchSuite.ownCPUSeconds()
             print(
                 "read and decoded \(count) runs in \(Report.format(monotonicSeconds() - started)) s, "
                     + "\(Report.format(cpu)) s of CPU")
