@@ -362,11 +362,13 @@ package struct WatchNode: Sendable {
         return refusal
     }
 
-    /// A message's wire bytes; a workout update's run encoding is kept for the edit's reply.
+    /// A message's wire bytes; a workout update's run encoding is kept for the edit's reply, and for
+    /// the push that brings it back (not decoded again).
     private mutating func encode(_ message: WatchToPhoneMessage) -> [UInt8] {
         guard case .workoutUpdate(let run, let epoch) = message else { return message.encoded() }
         let runBytes = DocumentCoder.encodeCompact(run)
         forwardedRun = (run, runBytes)
+        engine.sent(run, encodedAs: runBytes)
         return WatchToPhoneMessage.encodedUpdate(run, runBytes: runBytes, epoch: epoch)
     }
 

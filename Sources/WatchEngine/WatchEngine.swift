@@ -107,8 +107,18 @@ package struct WatchEngine: Sendable {
     package internal(set) var phoneSender: String?
     package internal(set) var retiredSenders: Set<String> = []
     var nextToken = MessageToken(rawValue: 1)
-    /// Decodes arriving contexts, reusing the runs of the last one that did not change.
+    /// Decodes arriving contexts, reusing the runs of the last one that did not change and the runs
+    /// this watch sent (`sent(_:encodedAs:)`).
     var contextDecoder = ContextDecoder()
+
+    /// How many runs arriving contexts held that had to be decoded (`ContextDecoder.runsDecoded`).
+    package var contextRunsDecoded: Int { contextDecoder.runsDecoded }
+
+    /// Notes the bytes this watch sent `run` as (its compact encoding): the push that brings them back
+    /// takes `run` without decoding it again.
+    package mutating func sent(_ run: WorkoutDocument, encodedAs bytes: [UInt8]) {
+        contextDecoder.expect(run, encodedAs: bytes)
+    }
 
     /// Builds the engine from what the shell restored: the cache files, the last session record and
     /// the workout updates still in the durable outbox, and the clock's persisted high-water mark

@@ -81,19 +81,36 @@ package struct ContextEncoder: Sendable {
 /// context it decoded.
 ///
 /// The bytes are split at the top level (the `workouts` array's elements, and the rest as a frame with
-/// an empty array); a run whose bytes are those of a run of the last context is taken from it, any
-/// other is decoded on its own, as is a frame unlike the last one. Decoding is a function of the bytes,
-/// so a piece decoded before decodes the same again. Anything out of the ordinary — bytes that are not
-/// a compact object with one plainly spelled `workouts` key holding an array, or a piece that does not
-/// decode — is decoded whole, so its error is exactly the one `DocumentCoder` gives.
+/// an empty array); a run whose bytes are those of a run of the last context, or those `expect` was
+/// given, is taken from there, any other is decoded on its own, as is a frame unlike the last one.
+/// Decoding is a function of the bytes, so a piece decoded before decodes the same again. Anything out
+/// of the ordinary — bytes that are not a compact object with one plainly spelled `workouts` key
+/// holding an array, or a piece that does not decode — is decoded whole, so its error is exactly the
+/// one `DocumentCoder` gives.
 package struct ContextDecoder: Sendable {
     private var frame: (bytes: [UInt8], context: ApplicationContext)?
     /// The last context's runs with their bytes, in its order.
     private var runs: [(bytes: ArraySlice<UInt8>, run: WorkoutDocument)] = []
+    /// Runs known by their compact encoding without a decode (`expect`), the newest last.
+    private var expected: [(bytes: ArraySlice<UInt8>, run: WorkoutDocument)] = []
+    /// How many expected runs are kept: a push normally brings an edit back before the next one.
+    package static let keptExpected = 4
     /// How many contexts were decoded by their parts (the others were decoded whole).
     package private(set) var decodedByParts = 0
+    /// How many runs those contexts held that had to be decoded (the rest were known by their bytes).
+    package private(set) var runsDecoded = 0
 
     package init() {}
+
+    /// Notes that `bytes` are `DocumentCoder.encodeCompact(run)`: a context carrying them takes `run`
+    /// as it is. The watch sends each edited run as those bytes, and the phone's next push brings them
+    /// back unchanged when the phone had nothing to add (`ContextEncoder` makes the same bytes); the
+    /// compact encoding round-trips, so `run` is the value decoding them would give. The last
+    /// `keptExpected` are kept.
+    package mutating func expect(_ run: WorkoutDocument, encodedAs bytes: [UInt8]) {
+        expected.append((bytes[...], run))
+        if expected.count > Self.keptExpected { expected.removeFirst() }
+    }
 
     package mutating func decode(_ bytes: [UInt8]) throws(DocumentError) -> ApplicationContext {
         if let context = decodeByParts(bytes) { return context }
@@ -120,7 +137,8 @@ package struct ContextDecoder: Sendable {
             let known =
                 position < runs.count && runs[position].bytes == piece
                 ? runs[position].run
-                : (runs.first { $0.bytes == piece } ?? decodedRuns.first { $0.bytes == piece })?.run
+                : (runs.first { $0.bytes == piece } ?? decodedRuns.first { $0.bytes == piece }
+                    ?? expected.last { $0.bytes == piece })?.run
             let run: WorkoutDocument
             if let known {
                 run = known
@@ -130,6 +148,7 @@ package struct ContextDecoder: Sendable {
                         ?? (try? JSONDecoder().decode(WorkoutDocument.self, from: Data(piece)))
                 else { return nil }
                 run = decoded
+                runsDecoded += 1
             }
             context.workouts.append(run)
             decodedRuns.append((piece, run))

@@ -92,6 +92,24 @@ struct BackToBackTests {
         #expect(pair.watch.engine.cache.undeliveredEdits.isEmpty)
     }
 
+    @Test("the push that brings a watch edit back carries the bytes the watch sent: the run is not decoded again")
+    func editComesBackUndecoded() throws {
+        var (pair, run) = try Self.started()
+        let (applied, decoded) = (pair.watch.appliedContexts, pair.watch.engine.contextRunsDecoded)
+        for set in [1, 2] {
+            let reply = pair.watchctl(.set(.complete(run: run, exercise: 1, set: set, reps: 6, weight: 42.5)))
+            #expect(reply.status == AdminResponse.Status.ok, "\(reply)")
+        }
+        #expect(pair.watch.appliedContexts > applied)
+        #expect(pair.watch.engine.contextRunsDecoded == decoded)
+        #expect(pair.watch.engine.cache.undeliveredEdits.isEmpty)
+        #expect(pair.watchRuns[run] == pair.phoneRuns[run])
+        // A run the phone changed is new to the watch and is decoded.
+        pair.phonectl(.set(.complete(run: run, exercise: 2, set: 1, reps: nil, weight: nil)))
+        #expect(pair.watch.engine.contextRunsDecoded == decoded + 1)
+        #expect(pair.watchRuns[run] == pair.phoneRuns[run])
+    }
+
     @Test("S7: the phone discards; the watch prunes the run and discards its session; a stale update is vetoed")
     func s7() throws {
         var (pair, run) = try Self.started()

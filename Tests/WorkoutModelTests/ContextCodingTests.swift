@@ -121,6 +121,43 @@ struct ContextCodingTests {
         }
     }
 
+    @Test("runs expected by their bytes are taken as they are and give DocumentCoder's value, over 300 seeds")
+    func expectedRunsMatch() throws {
+        for seed in UInt64(1)...300 {
+            var decoder = ContextDecoder()
+            let contexts = try Self.pushes(seed: seed)
+            // The first context's runs are decoded; after it, only the runs too many to keep expecting.
+            var mustDecode = contexts.first?.workouts.count ?? 0
+            for (step, context) in contexts.enumerated() {
+                if step > 0 {
+                    // The runs this step changed, as the watch that made the edits sent them.
+                    let changed = context.workouts.filter { !contexts[step - 1].workouts.contains($0) }
+                    for run in changed { decoder.expect(run, encodedAs: DocumentCoder.encodeCompact(run)) }
+                    mustDecode += max(0, changed.count - ContextDecoder.keptExpected)
+                }
+                let bytes = DocumentCoder.encodeCompact(context)
+                #expect(try decoder.decode(bytes) == DocumentCoder.decode(ApplicationContext.self, from: bytes))
+            }
+            #expect(decoder.decodedByParts == contexts.count, "seed \(seed)")
+            #expect(decoder.runsDecoded == mustDecode, "seed \(seed)")
+        }
+    }
+
+    @Test("a run expected in an older version than the context's is decoded, not taken, over 100 seeds")
+    func expectedOlderVersion() throws {
+        for seed in UInt64(1)...100 {
+            let contexts = try Self.pushes(seed: seed)
+            for (older, newer) in zip(contexts, contexts.dropFirst()) {
+                // Each older version of a run the newer context changed.
+                let stale = older.workouts.filter { run in !newer.workouts.contains(run) }
+                var decoder = ContextDecoder()
+                for run in stale { decoder.expect(run, encodedAs: DocumentCoder.encodeCompact(run)) }
+                #expect(try decoder.decode(DocumentCoder.encodeCompact(newer)) == newer, "seed \(seed)")
+                #expect(decoder.runsDecoded == newer.workouts.count, "seed \(seed)")
+            }
+        }
+    }
+
     static func outcome(_ decode: () throws(DocumentError) -> ApplicationContext) -> Result<
         ApplicationContext, DocumentError
     > {
