@@ -133,27 +133,43 @@ extension TraceEvent {
         return bytes
     }
 
-    /// A JSON string as `JSONEncoder` writes it without escaping slashes: `"` and `\\` escaped, control
-    /// characters as `\\b \\f \\n \\r \\t` or `\\u00xx`, every other UTF-8 byte as it is.
     /// `text` as a JSON string, as `JSONEncoder` with `.withoutEscapingSlashes` writes it (the admin
-    /// replies share it).
+    /// replies share it): `"` and `\\` escaped, control characters as `\\b \\f \\n \\r \\t` or
+    /// `\\u00xx`, every other UTF-8 byte as it is.
     package static func appendString(_ text: String, to bytes: inout [UInt8]) {
+        // Byte by byte, with no array made per escape: an admin reply carries a run's JSON (kilobytes,
+        // a quote every few bytes) as one string.
         bytes.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
+            let escaped: UInt8
             switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), byte]
-            case 0x08: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "b")]
-            case 0x0C: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "f")]
-            case 0x0A: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-            case 0x0D: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-            case 0x09: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): escaped = byte
+            case 0x08: escaped = UInt8(ascii: "b")
+            case 0x0C: escaped = UInt8(ascii: "f")
+            case 0x0A: escaped = UInt8(ascii: "n")
+            case 0x0D: escaped = UInt8(ascii: "r")
+            case 0x09: escaped = UInt8(ascii: "t")
             case 0x00..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
-            default: bytes.append(byte)
+                bytes.append(UInt8(ascii: "\\"))
+                bytes.append(UInt8(ascii: "u"))
+                bytes.append(UInt8(ascii: "0"))
+                bytes.append(UInt8(ascii: "0"))
+                bytes.append(hexDigit(byte >> 4))
+                bytes.append(hexDigit(byte & 0xF))
+                continue
+            default:
+                bytes.append(byte)
+                continue
             }
+            bytes.append(UInt8(ascii: "\\"))
+            bytes.append(escaped)
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// The lowercase hexadecimal digit for `value` (0...15).
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 
     /// Parses one journal line; nil for a line that is not one (a torn last line after a crash).
