@@ -148,21 +148,32 @@ package struct Logger: Sendable {
                     || $0 == UInt8(ascii: "\\")
             }
         guard needsQuotes else { return value }
-        var escaped = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": escaped += "\\\""
-            case "\\": escaped += "\\\\"
-            case "\n": escaped += "\\n"
-            case "\r": escaped += "\\r"
-            case "\t": escaped += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                let hex = String(scalar.value, radix: 16)
-                escaped += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: escaped.unicodeScalars.append(scalar)
+        // Built as bytes (a scalar at a time cost more than the rest of the line): every byte escaped
+        // is ASCII, and the others, multi-byte scalars included, are copied as they are.
+        var escaped: [UInt8] = [UInt8(ascii: "\"")]
+        escaped.reserveCapacity(value.utf8.count + 8)
+        for byte in value.utf8 {
+            let letter: UInt8
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): letter = byte
+            case UInt8(ascii: "\n"): letter = UInt8(ascii: "n")
+            case UInt8(ascii: "\r"): letter = UInt8(ascii: "r")
+            case UInt8(ascii: "\t"): letter = UInt8(ascii: "t")
+            case 0x00..<0x20, 0x7F:
+                let hex = Array("0123456789abcdef".utf8)
+                escaped.append(contentsOf: "\\u00".utf8)
+                escaped.append(hex[Int(byte >> 4)])
+                escaped.append(hex[Int(byte & 0xF)])
+                continue
+            default:
+                escaped.append(byte)
+                continue
             }
+            escaped.append(UInt8(ascii: "\\"))
+            escaped.append(letter)
         }
-        return escaped + "\""
+        escaped.append(UInt8(ascii: "\""))
+        return String(decoding: escaped, as: UTF8.self)
     }
 
     /// A key made safe for logfmt: anything but letters, digits, `_`, `.` and `-` becomes `_`.

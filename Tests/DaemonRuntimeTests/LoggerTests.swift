@@ -52,6 +52,7 @@ struct LoggerTests {
             ("plain", "plain"), ("", #""""#), ("two words", #""two words""#), (#"say "hi""#, #""say \"hi\"""#),
             ("a=b", #""a=b""#), (#"C:\dir"#, #""C:\\dir""#), ("line\nbreak", #""line\nbreak""#),
             ("tab\there", #""tab\there""#), ("bell\u{7}", #""bell\u0007""#), ("café", "café"),
+            ("del\u{7F}", #""del\u007f""#), ("\u{1F}\r", #""\u001f\r""#), ("é \"💪🏽\"", #""é \"💪🏽\"""#),
         ])
     func quoting(value: String, written: String) {
         #expect(Logger.quoted(value) == written)
