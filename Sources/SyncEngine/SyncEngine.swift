@@ -112,9 +112,18 @@ package struct SyncEngine: Sendable {
     }
 
     /// How a watch update arrived: a message is answered at once, a userInfo transfer acknowledged.
-    package enum IngestChannel: Sendable {
+    package enum IngestChannel: Sendable, CustomStringConvertible {
         case message
         case userInfo
+
+        /// The case's name, as the logs and the journal spell it (interpolating a plain enum goes
+        /// through reflection: a fifth of the ingest line's cost on every edit).
+        package var description: String {
+            switch self {
+            case .message: "message"
+            case .userInfo: "userInfo"
+            }
+        }
     }
 
     /// How `ingestFromWatch` decided; a message-delivered update is answered with it.
