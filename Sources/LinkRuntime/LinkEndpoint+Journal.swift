@@ -25,31 +25,37 @@ extension LinkEndpoint {
         TraceEvent.transferCause(queue: state.complicationOutbox.queueID.hexString, sequence: sequence)
     }
 
-    /// Frames that carry an id; handshake and heartbeat frames are left out (they would drown the rest).
-    func journalSent(_ frame: LinkFrame) {
+    /// Frames that carry an id, stamped `at` (now by default); handshake and heartbeat frames are left
+    /// out (they would drown the rest).
+    func journalSent(_ frame: LinkFrame, at stamp: EventJournal.Stamp? = nil) {
         guard let journal else { return }
         switch frame {
         case .context(let generation, let sender, let payload):
             journal.record(
                 .contextSend, cause: TraceEvent.contextCause(sender: sender.description, generation: generation),
-                detail: "\(payload.count) bytes")
+                detail: "\(payload.count) bytes", at: stamp)
         case .contextAck(let generation, let sender):
             journal.record(
-                .contextAckSend, cause: TraceEvent.contextCause(sender: sender.description, generation: generation))
+                .contextAckSend, cause: TraceEvent.contextCause(sender: sender.description, generation: generation),
+                at: stamp)
         case .message(let id, _, _), .messageData(let id, _, _):
-            journal.record(.messageSend, cause: messageCause(sender: state.instance, id), run: messageRuns[id])
+            journal.record(
+                .messageSend, cause: messageCause(sender: state.instance, id), run: messageRuns[id], at: stamp)
         case .messageReply(let id, _), .messageDelivered(let id):
-            journal.record(.messageReplySend, cause: messageCause(sender: journalPeer, id))
+            journal.record(.messageReplySend, cause: messageCause(sender: journalPeer, id), at: stamp)
         case .messageFailed(let id, let code, _):
-            journal.record(.messageReplySend, cause: messageCause(sender: journalPeer, id), detail: "\(code)")
+            journal.record(
+                .messageReplySend, cause: messageCause(sender: journalPeer, id), detail: "\(code)", at: stamp)
         case .userInfo(let queue, let sequence, _):
             journal.record(
-                .transferSend, cause: TraceEvent.transferCause(queue: queue.description, sequence: sequence))
+                .transferSend, cause: TraceEvent.transferCause(queue: queue.description, sequence: sequence), at: stamp
+            )
         case .userInfoAck(let queue, let sequence):
             journal.record(
-                .transferAckSend, cause: TraceEvent.transferCause(queue: queue.description, sequence: sequence))
+                .transferAckSend, cause: TraceEvent.transferCause(queue: queue.description, sequence: sequence),
+                at: stamp)
         case .launch:
-            journal.record(.launchSend, cause: "launch")
+            journal.record(.launchSend, cause: "launch", at: stamp)
         case .error, .hello, .challenge, .proof, .welcome, .ping, .pong, .appState, .watchState, .fileOffer,
             .fileResume,
             .fileChunk, .fileDone, .fileCancel:

@@ -272,8 +272,11 @@ package final class LinkEndpoint: @unchecked Sendable {
     func perform(_ action: LinkEngine.Action) {
         switch action {
         case .send(let connection, let frame):
-            journalSent(frame)
+            // The frame first and its line after, stamped before the frame went: the peer hears of
+            // it a journal line sooner, and the line's time is unchanged.
+            let stamp = journal?.stamp()
             write(frame, to: connection.rawValue)
+            journalSent(frame, at: stamp)
         case .seal(let connection, let seal):
             seals[connection.rawValue] = seal
         case .close(let connection, let reason):
