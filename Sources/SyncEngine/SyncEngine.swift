@@ -117,7 +117,7 @@ package struct SyncEngine: Sendable {
         case userInfo
 
         /// The case's name, as the logs and the journal spell it (interpolating a plain enum goes
-        /// through reflection: a fifth of the ingest line's cost on every edit).
+        /// through reflection: more than half of the ingest line's cost on every edit).
         package var description: String {
             switch self {
             case .message: "message"

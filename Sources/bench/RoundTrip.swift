@@ -76,7 +76,7 @@ extension BenchSuite {
         report.measurement(
             section, "atomic replace p50 (\(document.count) B: temp+fsync+rename+dir fsync)", atomic, unit: "ms")
         report.measurement(section, "2 RTT + 2 atomic replaces", denominators, unit: "ms")
-        // CPU time per edit: the work on the path, which the disk's moods do not move.
+        // CPU time per edit: the work on the path, which the disk's slow spells do not stretch.
         report.measurement(section, "phoned CPU per edit (all threads)", phoneCPU, unit: "µs")
         report.measurement(section, "watchd CPU per edit (all threads)", watchCPU, unit: "µs")
         report.measurement(section, "bench CPU per edit (the admin client)", benchCPU, unit: "µs")
