@@ -150,29 +150,16 @@ package struct Logger: Sendable {
         guard needsQuotes else { return value }
         // Built as bytes (a scalar at a time cost more than the rest of the line): every byte escaped
         // is ASCII, and the others, multi-byte scalars included, are copied as they are.
-        var escaped: [UInt8] = [UInt8(ascii: "\"")]
+        var escaped: [UInt8] = []
         escaped.reserveCapacity(value.utf8.count + 8)
-        for byte in value.utf8 {
-            let letter: UInt8
+        TraceEvent.appendQuoted(value, to: &escaped, escapingDelete: true) { byte in
             switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"): letter = byte
-            case UInt8(ascii: "\n"): letter = UInt8(ascii: "n")
-            case UInt8(ascii: "\r"): letter = UInt8(ascii: "r")
-            case UInt8(ascii: "\t"): letter = UInt8(ascii: "t")
-            case 0x00..<0x20, 0x7F:
-                let hex = Array("0123456789abcdef".utf8)
-                escaped.append(contentsOf: "\\u00".utf8)
-                escaped.append(hex[Int(byte >> 4)])
-                escaped.append(hex[Int(byte & 0xF)])
-                continue
-            default:
-                escaped.append(byte)
-                continue
+            case UInt8(ascii: "\n"): UInt8(ascii: "n")
+            case UInt8(ascii: "\r"): UInt8(ascii: "r")
+            case UInt8(ascii: "\t"): UInt8(ascii: "t")
+            default: nil
             }
-            escaped.append(UInt8(ascii: "\\"))
-            escaped.append(letter)
         }
-        escaped.append(UInt8(ascii: "\""))
         return String(decoding: escaped, as: UTF8.self)
     }
 

@@ -137,32 +137,43 @@ extension TraceEvent {
     /// replies share it): `"` and `\\` escaped, control characters as `\\b \\f \\n \\r \\t` or
     /// `\\u00xx`, every other UTF-8 byte as it is.
     package static func appendString(_ text: String, to bytes: inout [UInt8]) {
+        appendQuoted(text, to: &bytes, escapingDelete: false) { byte in
+            switch byte {
+            case 0x08: UInt8(ascii: "b")
+            case 0x0C: UInt8(ascii: "f")
+            case 0x0A: UInt8(ascii: "n")
+            case 0x0D: UInt8(ascii: "r")
+            case 0x09: UInt8(ascii: "t")
+            default: nil
+            }
+        }
+    }
+
+    /// `text` between double quotes: `"` and `\\` escaped, each control byte `letter` names as a
+    /// backslash and that letter, every other byte below 0x20 (and DEL with `escapingDelete`) as
+    /// `\\u00xx`, every other UTF-8 byte as it is (JSON's strings, and the log's quoted values).
+    package static func appendQuoted(
+        _ text: String, to bytes: inout [UInt8], escapingDelete: Bool, letter: (UInt8) -> UInt8?
+    ) {
         // Byte by byte, with no array made per escape: an admin reply carries a run's JSON (kilobytes,
         // a quote every few bytes) as one string.
         bytes.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
-            let escaped: UInt8
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"): escaped = byte
-            case 0x08: escaped = UInt8(ascii: "b")
-            case 0x0C: escaped = UInt8(ascii: "f")
-            case 0x0A: escaped = UInt8(ascii: "n")
-            case 0x0D: escaped = UInt8(ascii: "r")
-            case 0x09: escaped = UInt8(ascii: "t")
-            case 0x00..<0x20:
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
                 bytes.append(UInt8(ascii: "\\"))
-                bytes.append(UInt8(ascii: "u"))
-                bytes.append(UInt8(ascii: "0"))
-                bytes.append(UInt8(ascii: "0"))
-                bytes.append(hexDigit(byte >> 4))
-                bytes.append(hexDigit(byte & 0xF))
-                continue
-            default:
                 bytes.append(byte)
-                continue
+            } else if byte < 0x20 || escapingDelete && byte == 0x7F {
+                if let letter = letter(byte) {
+                    bytes.append(UInt8(ascii: "\\"))
+                    bytes.append(letter)
+                } else {
+                    bytes.append(contentsOf: #"\u00"#.utf8)
+                    bytes.append(hexDigit(byte >> 4))
+                    bytes.append(hexDigit(byte & 0xF))
+                }
+            } else {
+                bytes.append(byte)
             }
-            bytes.append(UInt8(ascii: "\\"))
-            bytes.append(escaped)
         }
         bytes.append(UInt8(ascii: "\""))
     }
