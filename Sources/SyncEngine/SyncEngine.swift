@@ -112,18 +112,13 @@ package struct SyncEngine: Sendable {
     }
 
     /// How a watch update arrived: a message is answered at once, a userInfo transfer acknowledged.
-    package enum IngestChannel: Sendable, CustomStringConvertible {
+    package enum IngestChannel: String, Sendable, CustomStringConvertible {
         case message
         case userInfo
 
         /// The case's name, as the logs and the journal spell it (interpolating a plain enum goes
         /// through reflection: more than half of the ingest line's cost on every edit).
-        package var description: String {
-            switch self {
-            case .message: "message"
-            case .userInfo: "userInfo"
-            }
-        }
+        package var description: String { rawValue }
     }
 
     /// How `ingestFromWatch` decided; a message-delivered update is answered with it.
