@@ -157,8 +157,31 @@ final class BenchSuite {
         environment["memory"] = "\(ProcessInfo.processInfo.physicalMemory / 1_048_576) MiB"
         environment["kernel"] = ProcessInfo.processInfo.operatingSystemVersionString
         if let type = try? runTool("/usr/bin/stat", ["-f", "-c", "%T", scratch]) {
-            environment["scratch filesystem"] = type.trimmingCharacters(in: .whitespacesAndNewlines)
+            environment["scratch filesystem"] =
+                type.trimmingCharacters(in: .whitespacesAndNewlines) + ext4Journal(of: scratch)
         }
         return environment
+    }
+
+    /// ", ext4 with a journal" or ", ext4 without a journal" for a path on ext4 (`stat -f` names every
+    /// ext family alike), else "". Without one, each `fdatasync` also writes the file's inode-table
+    /// block when a neighbouring inode changed (docs/PERFORMANCE.md, "Throughput, session 26").
+    static func ext4Journal(of path: String) -> String {
+        guard let mounts = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return "" }
+        // A line: id parent major:minor root mount-point options [optional…] - type source super-options.
+        var best: (point: String, type: Substring, source: Substring)?
+        for line in mounts.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count > 4, let dash = fields.firstIndex(of: "-"), dash + 2 < fields.count else { continue }
+            let point = String(fields[4])
+            guard path == point || path.hasPrefix(point == "/" ? "/" : point + "/"),
+                point.count >= best?.point.count ?? 0
+            else { continue }
+            best = (point, fields[dash + 1], fields[dash + 2])
+        }
+        guard let best, best.type == "ext4", let device = best.source.split(separator: "/").last,
+            let task = try? String(contentsOfFile: "/sys/fs/ext4/\(device)/journal_task", encoding: .utf8)
+        else { return "" }
+        return task.contains("<none>") ? ", ext4 without a journal" : ", ext4 with a journal"
     }
 }
