@@ -6,7 +6,8 @@ import WorkoutModel
 /// as events; the engine's actions and the node's come out as one ordered list. The link verbs the
 /// node asks for are handed to the engine here, and the engine's notifications become the node's next
 /// steps in the same `handle`, after the step that raised them: no shell routes anything between the
-/// two. A step that needs reads ends the list with `.resume`; the shell reads and feeds `.resume`.
+/// two. A step that needs reads ends the list with `.resume`; the shell reads and feeds `.resume`. So
+/// does a step that wrote the link's state when steps wait after it (the write begins sooner).
 package struct LinkedNode<Inner: ShelledNode>: Sendable {
     package private(set) var inner: Inner
     package private(set) var link: LinkEngine
@@ -39,7 +40,7 @@ package struct LinkedNode<Inner: ShelledNode>: Sendable {
         /// After a refused append, the outbox's appends asked for before this are void (they are asked
         /// for again, numbered anew, right after): the shell drops any it has not made yet.
         case appendsRenumbered(complication: Bool)
-        /// Feed `.resume` next, before any other event: a step waits for reads.
+        /// Feed `.resume` next, before any other event: a step waits for reads, or for a link write to begin.
         case resume
     }
 
@@ -87,6 +88,7 @@ package struct LinkedNode<Inner: ShelledNode>: Sendable {
             head = 0
         }
         while head < waiting.count {
+            let taken = step.out.count
             do throws(NeedsReads) {
                 try take(waiting[head], &step)
             } catch {
@@ -99,6 +101,13 @@ package struct LinkedNode<Inner: ShelledNode>: Sendable {
             }
             changed = true
             head += 1
+            // A step that wrote the link's state (a received context) hands the list back before the
+            // steps it raised: the shell begins the write while the node takes them, and each action
+            // still waits for the same writes.
+            if head < waiting.count, step.out[taken...].contains(where: { $0.isLinkStateWrite }) {
+                step.out.append(.resume)
+                return step.out
+            }
         }
         return step.out
     }
@@ -284,6 +293,11 @@ extension LinkedNode.Action {
     /// changes nothing (`NodeAction.answersWithoutWaiting`).
     package var answersWithoutWaiting: Bool {
         if case .inner(let inner) = self { Inner.nodeAction(inner)?.answersWithoutWaiting == true } else { false }
+    }
+
+    /// A write to the link's state directory.
+    package var isLinkStateWrite: Bool {
+        if case .link(let action, _) = self { action.isStateWrite } else { false }
     }
 
     /// The engine's next wake-up: the latest supersedes any waiting.

@@ -5,7 +5,7 @@ import Testing
 import WorkoutModel
 
 /// The node with its link engine inside: verbs routed to the engine, notifications taken as the
-/// node's next steps in the same `handle`, appends numbered again after a refusal, reads resumed.
+/// node's next steps in the same `handle` (or at the `.resume` after a link state write), appends numbered again after a refusal, reads resumed.
 @Suite("Linked node: the node and its link engine composed")
 struct LinkedNodeTests {
     static let now = Timestamp(secondsSinceEpoch: 1_780_000_000)
@@ -39,15 +39,22 @@ struct LinkedNodeTests {
         }
     }
 
-    @Test("a context update is handed to the engine, and its answer is the node's next step in the same handle")
-    func contextAnsweredInline() throws {
+    @Test(
+        "a context update is handed to the engine; the list ends after its slot write, and its answer is the node's step at the .resume"
+    )
+    func contextAnsweredAtResume() throws {
         var node = LinkedNode(ScriptedNode(), link: Self.engine(role: .phone))
         let actions = try Self.handle(&node, .inner(.script([.link(.updateContext([7], force: false))])))
-        #expect(node.inner.heard == ["link contextQueued(generation: 1)"])
         let persisted = try #require(
             actions.firstIndex { if case .link(.persistContextSlot, _) = $0 { true } else { false } })
         let notified = try #require(actions.firstIndex { $0 == .link(.notify(.contextQueued(generation: 1))) })
         #expect(persisted < notified, "the slot is written before the update is reported queued")
+        // The shell begins the slot's write before the node takes the steps it raised.
+        #expect(actions.last == .resume)
+        #expect(node.inner.heard.isEmpty && node.isWaiting)
+        let resumed = try Self.handle(&node, .resume)
+        #expect(resumed.isEmpty)
+        #expect(node.inner.heard == ["link contextQueued(generation: 1)"])
         #expect(!node.isWaiting)
     }
 
@@ -106,9 +113,11 @@ struct LinkedNodeTests {
     @Test("a step that needs reads ends the list with .resume; .resume throws until the reads come, then takes it")
     func resumeWithReads() throws {
         var scripted = ScriptedNode()
-        scripted.needsReadsOnContextQueued = true
+        scripted.needsReadsOnLaunchDropped = true
         var node = LinkedNode(scripted, link: Self.engine(role: .phone))
-        let first = try Self.handle(&node, .inner(.script([.link(.updateContext([7], force: false))])))
+        // A launch while unlinked is dropped: the node hears it, with no write before.
+        let first = try Self.handle(&node, .inner(.script([.link(.launch([7]))])))
+        #expect(!first.contains { $0.isLinkStateWrite })
         #expect(first.last == .resume)
         #expect(node.isWaiting && node.inner.heard.isEmpty)
         #expect(throws: NeedsReads.self) { try Self.handle(&node, .resume) }
@@ -116,7 +125,7 @@ struct LinkedNodeTests {
         let reads = Reads(documents: [ScriptedNode.document: .failure(ReadFailure("gone"))])
         let resumed = try Self.handle(&node, .resume, reads: reads)
         #expect(resumed.isEmpty)
-        #expect(node.inner.heard == ["link contextQueued(generation: 1)"])
+        #expect(node.inner.heard == ["link launchDropped"])
         #expect(!node.isWaiting)
     }
 
@@ -170,15 +179,15 @@ struct ScriptedNode: ShelledNode {
     }
 
     var heard: [String] = []
-    /// Hearing `contextQueued` needs a read of `document` (the phone's runs known by summary).
-    var needsReadsOnContextQueued = false
+    /// Hearing `launchDropped` needs a read of `document` (the phone's runs known by summary).
+    var needsReadsOnLaunchDropped = false
 
     mutating func handle(_ event: Event, now: Timestamp, reads: Reads) throws(NeedsReads) -> [Action] {
         switch event {
         case .script(let actions):
             return actions.map(Action.node)
         case .link(let notification):
-            if needsReadsOnContextQueued, case .contextQueued = notification, reads.documents.isEmpty {
+            if needsReadsOnLaunchDropped, case .launchDropped = notification, reads.documents.isEmpty {
                 throw NeedsReads(documents: [Self.document: LinkedNodeTests.now])
             }
             heard.append("link \(notification)")
