@@ -11,6 +11,8 @@ import WorkoutModel
 
 extension NodeShell {
 
+    @_specialize(where Node == PhoneNode)
+    @_specialize(where Node == WatchNode)
     func perform(_ action: NodeAction) throws {
         switch action {
         case .link:

@@ -55,6 +55,8 @@ extension NodeShell {
     }
 
     /// Runs `write` after the writes sent before it; the actions waiting for it follow once it lands.
+    @_specialize(where Node == PhoneNode)
+    @_specialize(where Node == WatchNode)
     func send(_ write: @escaping @Sendable () throws -> Void) {
         if writesLanded == writesSent { busySince = ContinuousClock.now }
         writesSent += 1
@@ -66,6 +68,8 @@ extension NodeShell {
         }
     }
 
+    @_specialize(where Node == PhoneNode)
+    @_specialize(where Node == WatchNode)
     func landed(_ number: UInt64, _ result: Result<Void, any Error>) {
         guard !writeFailed.load(ordering: .acquiring) else { return }
         writesLanded = number

@@ -97,6 +97,8 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     }
 
     /// Feeds `event` (after the ones already waiting); on the loop.
+    @_specialize(where Node == PhoneNode)
+    @_specialize(where Node == WatchNode)
     package func post(_ event: Node.Event) {
         post(.inner(event))
     }
@@ -108,6 +110,8 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     }
 
     /// A link event: fed now, or held while writes are in flight (`LinkEventHold`).
+    @_specialize(where Node == PhoneNode)
+    @_specialize(where Node == WatchNode)
     private func linkArrived(_ event: LinkEngine.Event) {
         let idle = writesLanded == writesSent || writeFailed.load(ordering: .acquiring)
         linkBacklog += hold.arrived(event, writesBusyFor: idle ? nil : ContinuousClock.now - busySince)
@@ -138,6 +142,8 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     /// the other events in order, and the link's events after them, `turnBudget` at a time (the rest
     /// in a later turn, so a drain of thousands of transfers leaves room for admin requests and other
     /// connections); then, once all is handled and every write has landed, a waiting end of turn.
+    @_specialize(where Node == PhoneNode)
+    @_specialize(where Node == WatchNode)
     func drain() {
         guard !draining else { return }
         draining = true
@@ -210,6 +216,8 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
 
     /// Serves one admin request: numbers it and hands the node the event `make` builds with the
     /// facts a status shows; the node's reply goes to `respond`.
+    @_specialize(where Node == PhoneNode)
+    @_specialize(where Node == WatchNode)
     package func admin(
         respond: AdminResponder, _ make: (AdminRequestID, ShellFacts) -> Node.Event
     ) {
@@ -233,6 +241,8 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
         notifier.keepWatchdogFed(on: loop) { [unowned self] timer in watchdogTimer = timer }
     }
 
+    @_specialize(where Node == PhoneNode)
+    @_specialize(where Node == WatchNode)
     private func run(_ event: LinkedNode<Node>.Event) {
         var reads = Reads()
         var actions: [LinkedNode<Node>.Action] = []
@@ -292,6 +302,8 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     }
 
     /// Carries out one action on the loop; false (and the failure fed next) when it failed.
+    @_specialize(where Node == PhoneNode)
+    @_specialize(where Node == WatchNode)
     @discardableResult
     func carryOut(_ action: LinkedNode<Node>.Action) -> Bool {
         do {
@@ -326,6 +338,8 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
         failure = Node.reported(.durableWriteFailed(reason: "\(error)"))
     }
 
+    @_specialize(where Node == PhoneNode)
+    @_specialize(where Node == WatchNode)
     func report(_ report: ShellReport) {
         post(Node.reported(report))
     }
