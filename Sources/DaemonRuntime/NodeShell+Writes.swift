@@ -86,7 +86,7 @@ extension NodeShell {
         }
         draining = false
         // The held link events are handled before a waiting end of turn (`drain`): its batch takes them in.
-        if writesLanded == writesSent { linkBacklog += hold.release() }
+        linkBacklog += hold.landed(through: writesLanded)
         pauseReadingIfBehind()
         drain()
     }

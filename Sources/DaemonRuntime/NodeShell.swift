@@ -244,6 +244,7 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     @_specialize(where Node == PhoneNode)
     @_specialize(where Node == WatchNode)
     private func run(_ event: LinkedNode<Node>.Event) {
+        hold.feeding(event)
         var reads = Reads()
         var actions: [LinkedNode<Node>.Action] = []
         while true {
@@ -271,6 +272,7 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
         for action in actions {
             if let write = durableWrite(action) {
                 send(write)
+                hold.sent(writesSent)
             } else if case .resume = action {
                 resumeNext = true
             } else if writeFailed.load(ordering: .acquiring) {

@@ -306,6 +306,21 @@ extension LinkedNode.Action {
     }
 }
 
+extension LinkedNode.Event {
+    /// Whether the writes this event raises hold the link's events that arrive while they are in
+    /// flight (`LinkEventHold`): the link's intake and all that follows from it (the outboxes'
+    /// reports, timers, the end of a turn) do, for group commit; an admin request's writes (an edit
+    /// made on this side) do not, so a context that comes back meanwhile is taken in at once and
+    /// its writes queue behind. `.resume` goes on with the event before it (`previous`).
+    package func holdsLinkEvents(resuming previous: Bool) -> Bool {
+        switch self {
+        case .inner(let event): !Inner.isAdminRequest(event)
+        case .resume: previous
+        case .link, .appendRefused, .fileNotQueued: true
+        }
+    }
+}
+
 extension LinkCommand {
     /// Whether the node hands this to its engine (the rest is the shell's own work).
     var isRouted: Bool {

@@ -15,11 +15,18 @@ package protocol ShelledNode: Sendable {
     /// Whether `event` is an admin request that only reads: its reply need not wait for the writes
     /// before it (docs/PROTOCOL.md, "The order of writes").
     static func isQuery(_ event: Event) -> Bool
+    /// Whether `event` is an admin request: its writes are a command's, not the link's intake
+    /// (`LinkedNode.Event.holdsLinkEvents`).
+    static func isAdminRequest(_ event: Event) -> Bool
 }
 
 extension PhoneNode: ShelledNode {
     package static func isQuery(_ event: Event) -> Bool {
         if case .admin(_, let command, _, _) = event { command.isQuery } else { false }
+    }
+
+    package static func isAdminRequest(_ event: Event) -> Bool {
+        if case .admin = event { true } else { false }
     }
 
     package static func reported(_ report: ShellReport) -> Event { .reported(report) }
@@ -34,6 +41,10 @@ extension PhoneNode: ShelledNode {
 extension WatchNode: ShelledNode {
     package static func isQuery(_ event: Event) -> Bool {
         if case .admin(_, let command, _) = event { command.isQuery } else { false }
+    }
+
+    package static func isAdminRequest(_ event: Event) -> Bool {
+        if case .admin = event { true } else { false }
     }
 
     package static func reported(_ report: ShellReport) -> Event { .reported(report) }

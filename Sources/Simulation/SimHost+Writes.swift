@@ -15,6 +15,7 @@ extension SimHost {
                 if writesInFlight.isEmpty { busySince = world.now }
                 writesInFlight.append(action)
                 writesSent += 1
+                hold.sent(writesSent)
                 if writesInFlight.count == 1 {
                     world.schedule(after: world.writeDelay(), .writeLanded(side, life: life))
                 }
@@ -53,10 +54,11 @@ extension SimHost {
     /// The end of turn that waited for the writes, once they have all landed (a read may have landed
     /// them: the write's scheduled landing still comes, and finds them gone).
     private func endTurnIfWritesLanded() {
-        guard writesInFlight.isEmpty, isUp else { return }
-        // The held link events first: a batch waiting to end takes them in.
-        for held in hold.release() { post(.link(held)) }
-        guard turnEndWaiting else { return }
+        guard isUp else { return }
+        // The held link events first (once no write that holds them is in flight): a batch waiting
+        // to end takes them in.
+        for held in hold.landed(through: writesLanded) { post(.link(held)) }
+        guard writesInFlight.isEmpty, turnEndWaiting else { return }
         turnEndWaiting = false
         post(Node.reported(.turnEnded))
     }

@@ -263,6 +263,7 @@ final class SimHost<Node: ShelledNode, Store> {
     }
 
     private func run(_ event: LinkedNode<Node>.Event) {
+        hold.feeding(event)
         // The node is moved out while it handles the event, not copied: with a second reference held
         // here, its first write to each dictionary and array (the phone's working set, the watch's
         // cache) copied the whole collection, as the daemons' shells never do.

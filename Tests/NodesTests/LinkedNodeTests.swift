@@ -170,6 +170,8 @@ struct ScriptedNode: ShelledNode {
 
     enum Event: Sendable {
         case script([NodeAction])
+        /// As `script`, from an admin request.
+        case command([NodeAction])
         case link(LinkNotification)
         case reported(ShellReport)
     }
@@ -184,7 +186,7 @@ struct ScriptedNode: ShelledNode {
 
     mutating func handle(_ event: Event, now: Timestamp, reads: Reads) throws(NeedsReads) -> [Action] {
         switch event {
-        case .script(let actions):
+        case .script(let actions), .command(let actions):
             return actions.map(Action.node)
         case .link(let notification):
             if needsReadsOnLaunchDropped, case .launchDropped = notification, reads.documents.isEmpty {
@@ -203,6 +205,9 @@ struct ScriptedNode: ShelledNode {
     }
     static func linkNotified(_ notification: LinkNotification) -> Event { .link(notification) }
     static func isQuery(_ event: Event) -> Bool { false }
+    static func isAdminRequest(_ event: Event) -> Bool {
+        if case .command = event { true } else { false }
+    }
 }
 
 /// Proofs that always pass: these tests never run a handshake.
