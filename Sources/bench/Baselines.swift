@@ -49,8 +49,11 @@ enum Baselines {
     }
 
     /// Latencies (seconds) of `AtomicFile.write` — temp file, fsync, rename, fsync of the directory —
-    /// the primitive every document, slot and mark write uses.
-    static func atomicReplaceLatencies(directory: String, bytes: [UInt8], count: Int) throws -> [Double] {
+    /// the primitive every document, slot and mark write uses; with `idleBefore`, the disk is left
+    /// idle at least that long before each (a write that follows other work, not another write).
+    static func atomicReplaceLatencies(
+        directory: String, bytes: [UInt8], count: Int, idleBefore: Duration = .zero
+    ) throws -> [Double] {
         let folder = "\(directory)/atomic-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -62,6 +65,7 @@ enum Baselines {
             if contents.count > 1 { contents[contents.count - 1] = UInt8(truncatingIfNeeded: index) }
             // Alternate between two names: the same shape as rewriting one document repeatedly.
             let path = "\(folder)/\(index % 2).json"
+            if idleBefore > .zero { Thread.sleep(forTimeInterval: Double(idleBefore / .microseconds(1)) / 1e6) }
             latencies.append(try timed { try AtomicFile.write(contents, to: path) })
         }
         return latencies

@@ -49,10 +49,29 @@ extension BenchSuite {
         var atomic: [Double] = []
         var denominators: [Double] = []
         var (phoneCPU, watchCPU, benchCPU): ([Double], [Double], [Double]) = ([], [], [])
+        var (floor50, floor99): ([Double], [Double]) = ([], [])
+        var floorWorks = true
+        var (idleAtomic, idleDenominators): ([Double], [Double]) = ([], [])
+        if options.floorHelper == nil {
+            Progress.say("  no --floor-helper: the floor rows are skipped (scripts/bench builds it)")
+        }
         for repetition in 1...plan.repetitions {
             Progress.say("  repetition \(repetition)/\(plan.repetitions): \(plan.roundTripEdits) edits")
             let pings = try Baselines.loopbackRoundTrips(count: 2_000)
+            if let helper = options.floorHelper, floorWorks {
+                do {
+                    let floor = try Self.floorRoundTrips(
+                        helper: helper, directory: scratchFiles, count: plan.roundTripEdits)
+                    floor50.append(floor.p50)
+                    floor99.append(floor.p99)
+                } catch {
+                    Progress.say("  bench-floor failed (\(error)): the floor rows are skipped")
+                    (floorWorks, floor50, floor99) = (false, [], [])
+                }
+            }
             let replaces = try Baselines.atomicReplaceLatencies(directory: scratchFiles, bytes: document, count: 200)
+            let idleReplaces = try Baselines.atomicReplaceLatencies(
+                directory: scratchFiles, bytes: document, count: 200, idleBefore: .microseconds(400))
             var latencies: [Double] = []
             let cpuBefore = try (phoned.cpuSeconds(), watchd.cpuSeconds(), Self.ownCPUSeconds())
             for _ in 0..<plan.roundTripEdits { latencies.append(try edit()) }
@@ -68,6 +87,8 @@ extension BenchSuite {
             rtt.append(pingMedian)
             atomic.append(replaceMedian)
             denominators.append(2 * pingMedian + 2 * replaceMedian)
+            idleAtomic.append(Report.median(idleReplaces) * 1e3)
+            idleDenominators.append(2 * pingMedian + 2 * Report.median(idleReplaces) * 1e3)
         }
         let edits = plan.roundTripEdits
         report.measurement(section, "round trip p50 (\(edits) edits per repetition)", p50, unit: "ms")
@@ -76,6 +97,7 @@ extension BenchSuite {
         report.measurement(
             section, "atomic replace p50 (\(document.count) B: temp+fsync+rename+dir fsync)", atomic, unit: "ms")
         report.measurement(section, "2 RTT + 2 atomic replaces", denominators, unit: "ms")
+        report.measurement(section, "atomic replace p50, the disk idle 400 µs before each", idleAtomic, unit: "ms")
         // CPU time per edit: the work on the path, which the disk's slow spells do not stretch.
         report.measurement(section, "phoned CPU per edit (all threads)", phoneCPU, unit: "µs")
         report.measurement(section, "watchd CPU per edit (all threads)", watchCPU, unit: "µs")
@@ -90,6 +112,33 @@ extension BenchSuite {
         report.ratio(
             section, "round trip p99 / (2 RTT + 2 atomic replaces)", p99, denominators,
             definition: "ours p99 / (2 RTT + 2 AR)", target: .atMost(3))
+        report.ratio(
+            section, "round trip p50 / (2 RTT + 2 atomic replaces after 400 µs idle)", p50, idleDenominators,
+            definition: "ours p50 / (2 RTT + 2 idle AR)",
+            note: "the atomic replaces above run back to back; on some virtual disks a flush after an idle "
+                + "spell costs far more (docs/PERFORMANCE.md, session 27), and the round trip's flushes follow "
+                + "the loops' work, not one another")
+        guard !floor50.isEmpty else { return }
+        report.measurement(section, "floor p50: the same hops, no logic (bench-floor)", floor50, unit: "ms")
+        report.measurement(section, "floor p99: the same hops, no logic (bench-floor)", floor99, unit: "ms")
+        report.ratio(
+            section, "round trip p50 / floor p50", p50, floor50, definition: "ours p50 / floor p50",
+            note: "the floor runs figure 2's processes, threads, sockets and flushes with none of the daemons' "
+                + "logic (scripts/bench-floor.c): what the daemons add to the path")
+    }
+
+    /// p50 and p99 (ms) of `count` round trips through scripts/bench-floor.c's three processes.
+    static func floorRoundTrips(helper: String, directory: String, count: Int) throws -> (p50: Double, p99: Double) {
+        let output = try runTool(helper, [directory, "\(count)"])
+        func value(_ name: String) -> Double? {
+            output.split(separator: " ").first { $0.hasPrefix(name + "=") }.flatMap {
+                Double($0.dropFirst(name.count + 1).trimmingCharacters(in: .whitespacesAndNewlines))
+            }
+        }
+        guard let p50 = value("p50_ms"), let p99 = value("p99_ms") else {
+            throw BenchError("bench-floor printed no latencies: \(output)")
+        }
+        return (p50, p99)
     }
 
     /// CPU seconds this process has used so far (user + system).

@@ -8,6 +8,8 @@ struct BenchOptions {
     var keep = false
     var only: Set<Int>?
     var sqliteHelper: String?
+    /// The compiled scripts/bench-floor.c: figure 2's hops with none of the daemons' logic.
+    var floorHelper: String?
 }
 
 /// How much each figure does; quick mode trades repetitions and sizes for time.

@@ -7,7 +7,8 @@ import TestSupport
 import WorkoutModel
 
 let usage = """
-    Usage: bench [--quick] [--json] [--only LIST] [--sqlite-helper PATH] [--keep] [--journal-off]
+    Usage: bench [--quick] [--json] [--only LIST] [--sqlite-helper PATH] [--floor-helper PATH] [--keep]
+                 [--journal-off]
            bench --generate COUNT DIR
 
     Runs the benchmark suite (scripts/bench builds everything and calls this).
@@ -18,6 +19,7 @@ let usage = """
                             7 person operation, 8 history query, 9 blackhole detection,
                             10 latency while files stream)
       --sqlite-helper PATH  the compiled scripts/bench-sqlite.c (figure 1's SQLite peer)
+      --floor-helper PATH   the compiled scripts/bench-floor.c (figure 2's hops with no logic)
       --keep                keep the temporary directory (daemon logs, generated documents)
       --journal-off         run the daemons with the event journal off (docs/TRACE.md's cost figure)
       --generate COUNT DIR  only write the figures' generated history of COUNT runs into the document
@@ -83,6 +85,12 @@ while let argument = arguments.popFirst() {
             exit(64)
         }
         options.sqliteHelper = path
+    case "--floor-helper":
+        guard let path = arguments.popFirst() else {
+            FileHandle.standardError.write(Data("Error: --floor-helper needs a path\n\(usage)\n".utf8))
+            exit(64)
+        }
+        options.floorHelper = path
     default:
         FileHandle.standardError.write(Data("Error: unknown argument \(argument)\n\(usage)\n".utf8))
         exit(64)
