@@ -38,8 +38,8 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
     private var resumeNext = false
     /// The node's end of turn waits for the writes in flight to land.
     var turnEndWaiting = false
-    /// The link's events that wait for the writes in flight (`LinkEventHold`), and since when the
-    /// write queue has been busy.
+    /// The link's events that wait for the intake's writes in flight (`LinkEventHold`), and since
+    /// when the write queue has been busy.
     var hold = LinkEventHold()
     var busySince = ContinuousClock.now
     /// The link's events ready for the node, `linkBacklog[linkHead...]`, fed after the other events.
@@ -109,7 +109,7 @@ package final class NodeShell<Node: ShelledNode>: @unchecked Sendable {
         drain()
     }
 
-    /// A link event: fed now, or held while writes are in flight (`LinkEventHold`).
+    /// A link event: fed now, or held while the intake's writes are in flight (`LinkEventHold`).
     @_specialize(where Node == PhoneNode)
     @_specialize(where Node == WatchNode)
     private func linkArrived(_ event: LinkEngine.Event) {

@@ -53,8 +53,8 @@ final class SimHost<Node: ShelledNode, Store> {
     var resumeNext = false
     /// The node's end of turn waits for the writes in flight to land.
     var turnEndWaiting = false
-    /// The link's events that wait for the writes in flight, as `NodeShell` holds them, and since
-    /// when the write queue has been busy.
+    /// The link's events that wait for the intake's writes in flight, as `NodeShell` holds them, and
+    /// since when the write queue has been busy.
     var hold = LinkEventHold()
     var busySince: Duration = .zero
     /// The shell's write queue (`NodeShell`): durable writes sent and not landed yet, in order; the
@@ -219,7 +219,7 @@ final class SimHost<Node: ShelledNode, Store> {
         drain()
     }
 
-    /// A link event: fed now, or held while writes are in flight (`LinkEventHold`).
+    /// A link event: fed now, or held while the intake's writes are in flight (`LinkEventHold`).
     func handleLink(_ event: LinkEngine.Event) {
         guard isUp else { return }
         for event in hold.arrived(event, writesBusyFor: hasWritesInFlight ? world.now - busySince : nil) {
