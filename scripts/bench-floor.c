@@ -15,9 +15,15 @@
  * through an eventfd, as Dispatch and the daemons' event loop do. No JSON, no seals, no journal,
  * no logs: what is left is the path's system calls, wake-ups and flushes.
  *
+ * WORK_US (optional, default 0): each loop spins that many microseconds at every event it handles
+ * (a request, a frame, a landing), standing in for the work a real loop does there (the daemons'
+ * loops spend a few hundred microseconds an edit). FLUSHES (optional, default 1): 0 leaves out the
+ * fdatasyncs, to tell what the flushes cost from what the work costs (docs/PERFORMANCE.md,
+ * "session 28": on a disk that charges a flush after an idle spell, the work makes the flushes dear).
+ *
  * Prints one line: "p50_ms=<p50> p99_ms=<p99> edits=<count>" over COUNT timed edits (after 20).
  * Build: cc -O2 -o .build/bench-floor scripts/bench-floor.c -lpthread
- * Usage: bench-floor DIRECTORY COUNT
+ * Usage: bench-floor DIRECTORY COUNT [WORK_US [FLUSHES]]
  */
 #define _GNU_SOURCE
 #include <netinet/in.h>
@@ -49,6 +55,17 @@ static double now(void) {
     return t.tv_sec + t.tv_nsec / 1e9;
 }
 
+/* Microseconds of busy work per loop event (WORK_US); whether writes are flushed (FLUSHES). */
+static double work_us;
+static int flushes = 1;
+
+static void work(void) {
+    if (work_us <= 0) return;
+    double until = now() + work_us / 1e6;
+    while (now() < until) {
+    }
+}
+
 /* A write thread: each job rewrites `file` in place and flushes it; landings count on an eventfd. */
 struct writer {
     pthread_mutex_t lock;
@@ -65,7 +82,7 @@ static void *write_thread(void *argument) {
         w->queued--;
         pthread_mutex_unlock(&w->lock);
         if (pwrite(w->file, w->bytes, sizeof w->bytes, 0) != (ssize_t)sizeof w->bytes) die("pwrite");
-        if (fdatasync(w->file)) die("fdatasync");
+        if (flushes && fdatasync(w->file)) die("fdatasync");
         uint64_t one = 1;
         if (write(w->landed_fd, &one, 8) != 8) die("eventfd");
     }
@@ -159,6 +176,7 @@ static void phone(int listener, const char *directory) {
         struct epoll_event events[4];
         int count = epoll_wait(poll, events, 4, -1);
         for (int i = 0; i < count; i++) {
+            work();
             if (events[i].data.fd == link) {
                 int messages = read_frames(link, &in);
                 if (messages < 0) exit(0);
@@ -196,6 +214,7 @@ static void watch(int port, const char *socket_path, const char *directory) {
         struct epoll_event events[8];
         int count = epoll_wait(poll, events, 8, -1);
         for (int i = 0; i < count; i++) {
+            work();
             int fd = events[i].data.fd;
             if (fd == admin) {
                 int client = accept(admin, NULL, NULL);
@@ -255,10 +274,13 @@ static int ascending(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3 || atoi(argv[2]) < 1) {
-        fprintf(stderr, "usage: bench-floor DIRECTORY COUNT\n");
+    if (argc < 3 || argc > 5 || atoi(argv[2]) < 1 || (argc >= 4 && atof(argv[3]) < 0)
+        || (argc == 5 && strcmp(argv[4], "0") != 0 && strcmp(argv[4], "1") != 0)) {
+        fprintf(stderr, "usage: bench-floor DIRECTORY COUNT [WORK_US [FLUSHES]]\n");
         return 64;
     }
+    work_us = argc >= 4 ? atof(argv[3]) : 0;
+    flushes = argc == 5 ? atoi(argv[4]) : 1;
     const char *directory = argv[1];
     int count = atoi(argv[2]);
     char socket_path[108];

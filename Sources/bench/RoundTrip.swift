@@ -50,6 +50,9 @@ extension BenchSuite {
         var denominators: [Double] = []
         var (phoneCPU, watchCPU, benchCPU): ([Double], [Double], [Double]) = ([], [], [])
         var (floor50, floor99): ([Double], [Double]) = ([], [])
+        // The floor again with a little work at each loop event, flushed and not (docs/PERFORMANCE.md,
+        // "session 28"): what the disk charges a path whose loops do anything between its flushes.
+        var (worked50, worked99, workedUnflushed50): ([Double], [Double], [Double]) = ([], [], [])
         var floorWorks = true
         var (idleAtomic, idleDenominators): ([Double], [Double]) = ([], [])
         if options.floorHelper == nil {
@@ -62,11 +65,21 @@ extension BenchSuite {
                 do {
                     let floor = try Self.floorRoundTrips(
                         helper: helper, directory: scratchFiles, count: plan.roundTripEdits)
+                    let worked = try Self.floorRoundTrips(
+                        helper: helper, directory: scratchFiles, count: plan.roundTripEdits,
+                        workMicroseconds: Self.floorWork)
+                    let unflushed = try Self.floorRoundTrips(
+                        helper: helper, directory: scratchFiles, count: plan.roundTripEdits,
+                        workMicroseconds: Self.floorWork, flushes: false)
                     floor50.append(floor.p50)
                     floor99.append(floor.p99)
+                    worked50.append(worked.p50)
+                    worked99.append(worked.p99)
+                    workedUnflushed50.append(unflushed.p50)
                 } catch {
                     Progress.say("  bench-floor failed (\(error)): the floor rows are skipped")
                     (floorWorks, floor50, floor99) = (false, [], [])
+                    (worked50, worked99, workedUnflushed50) = ([], [], [])
                 }
             }
             let replaces = try Baselines.atomicReplaceLatencies(directory: scratchFiles, bytes: document, count: 200)
@@ -125,11 +138,27 @@ extension BenchSuite {
             section, "round trip p50 / floor p50", p50, floor50, definition: "ours p50 / floor p50",
             note: "the floor runs figure 2's processes, threads, sockets and flushes with none of the daemons' "
                 + "logic (scripts/bench-floor.c): what the daemons add to the path")
+        let work = "\(Self.floorWork) µs of work at each loop event"
+        report.measurement(section, "floor p50, \(work)", worked50, unit: "ms")
+        report.measurement(section, "floor p99, \(work)", worked99, unit: "ms")
+        report.measurement(section, "floor p50, \(work), no flushes", workedUnflushed50, unit: "ms")
+        report.ratio(
+            section, "floor p50 with \(work) / (2 RTT + 2 atomic replaces)", worked50, denominators,
+            definition: "floor+work p50 / (2 RTT + 2 AR)",
+            note: "the target's ratio for a path whose loops only spin \(Self.floorWork) µs at each event (the "
+                + "daemons' loops spend as much or more); against the floor and the no-flush row: what this disk "
+                + "charges for flushes that follow any work (docs/PERFORMANCE.md, session 28)")
     }
 
+    /// The work, in µs, the floor's worked rows spin at each loop event.
+    static let floorWork = 50
+
     /// p50 and p99 (ms) of `count` round trips through scripts/bench-floor.c's three processes.
-    static func floorRoundTrips(helper: String, directory: String, count: Int) throws -> (p50: Double, p99: Double) {
-        let output = try runTool(helper, [directory, "\(count)"])
+    /// `workMicroseconds`: spun at each loop event; `flushes` false leaves out the fdatasyncs.
+    static func floorRoundTrips(
+        helper: String, directory: String, count: Int, workMicroseconds: Int = 0, flushes: Bool = true
+    ) throws -> (p50: Double, p99: Double) {
+        let output = try runTool(helper, [directory, "\(count)", "\(workMicroseconds)", flushes ? "1" : "0"])
         func value(_ name: String) -> Double? {
             output.split(separator: " ").first { $0.hasPrefix(name + "=") }.flatMap {
                 Double($0.dropFirst(name.count + 1).trimmingCharacters(in: .whitespacesAndNewlines))
