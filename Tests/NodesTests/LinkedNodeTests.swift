@@ -5,7 +5,8 @@ import Testing
 import WorkoutModel
 
 /// The node with its link engine inside: verbs routed to the engine, notifications taken as the
-/// node's next steps in the same `handle` (or at the `.resume` after a link state write), appends numbered again after a refusal, reads resumed.
+/// node's next steps in the same `handle` (or at the `.resume` after a link state write), appends
+/// numbered again after a refusal, reads resumed.
 @Suite("Linked node: the node and its link engine composed")
 struct LinkedNodeTests {
     static let now = Timestamp(secondsSinceEpoch: 1_780_000_000)
