@@ -5,6 +5,8 @@ import WorkoutModel
 package enum SyncDiagnostic: Equatable, Sendable, CustomStringConvertible {
     case gatherFinished(splits: Int, runs: Int, tombstones: Int)
     case epochStarted(Timestamp)
+    /// The state directory's epoch (an older version's place for it) now lives with the documents.
+    case epochMovedToDocuments(Timestamp)
     case orphanedLiveFileRemoved(run: DocumentID)
     case orphanedSplitFileRemoved(split: DocumentID)
     /// `runs` were sent, `heldBack` (when the push hit the size bound, `maximumBytes`) were not.
@@ -25,6 +27,15 @@ package enum SyncDiagnostic: Equatable, Sendable, CustomStringConvertible {
     case externalRun(DocumentID)
     /// Another writer's copy lacked some of the phone's newer edits: merged and written back.
     case externalRunMerged(DocumentID)
+    /// Another writer's copy held nothing the phone's lacks (an older copy, or a late echo of the
+    /// phone's own write): the phone's copy is written back over it.
+    case externalCopyCovered(DocumentID, version: Stamp)
+    /// Another writer replaced the file of a run the phone only summarised with an older copy: that
+    /// copy is all the phone has of it now, and is taken.
+    case externalOlderCopyAdopted(DocumentID, version: Stamp, had: Stamp)
+    /// An on-demand load found a copy older than the index's twice in a row: the file is all the
+    /// phone has of the run, so it is taken (never asked for again and again).
+    case staleRunAdopted(DocumentID, version: Stamp, had: Stamp)
     /// The run's file was edited in place (other values under the same stamps): taken as a new edit.
     case externalRunEditedInPlace(DocumentID)
     /// The run's file was edited in its fixed parts (split, start, exercises): the phone's copy written back.
@@ -49,6 +60,8 @@ package enum SyncDiagnostic: Equatable, Sendable, CustomStringConvertible {
         case .gatherFinished(let splits, let runs, let tombstones):
             "initial gather finished: \(splits) splits, \(runs) runs, \(tombstones) tombstones"
         case .epochStarted(let epoch): "phone epoch \(epoch) started"
+        case .epochMovedToDocuments(let epoch):
+            "phone epoch \(epoch) kept: moved from the state directory to the document directory's epoch file"
         case .orphanedLiveFileRemoved(let run): "removed live file of tombstoned run \(run)"
         case .orphanedSplitFileRemoved(let split): "removed split file of tombstoned split \(split)"
         case .pushed(let reason, let forced, let splits, let runs, let heldBack, let maximumBytes, let splitsHeldBack):
@@ -71,6 +84,14 @@ package enum SyncDiagnostic: Equatable, Sendable, CustomStringConvertible {
         case .externalRun(let run): "external change: run \(run)"
         case .externalRunMerged(let run):
             "external change: run \(run) merged with the phone's newer edits and written back"
+        case .externalCopyCovered(let run, let version):
+            "external change: run \(run) at version \(version) is older than the phone's copy; the phone's copy is written back"
+        case .externalOlderCopyAdopted(let run, let version, let had):
+            "external change: run \(run) replaced by an older copy (version \(version), the phone had \(had)) while "
+                + "only its summary was in memory: the older copy is taken"
+        case .staleRunAdopted(let run, let version, let had):
+            "load: run \(run)'s file is older than the index (version \(version), the index had \(had)) on two "
+                + "reads: the file's copy is taken"
         case .externalRunEditedInPlace(let run):
             "external change: run \(run) edited in place (the same stamps): taken as a new edit and written back"
         case .externalRunEditRefused(let run):

@@ -60,22 +60,14 @@ extension SyncEngine {
                 actions.append(.removeWorkoutFile(run.id, startedAt: run.startedAt))
                 return
             }
-            // Our own writes come back through the watcher, possibly late (an older version read after
-            // a newer write): a copy not newer than the phone's is an echo, never a rollback.
-            // Another writer may have edited an older copy than the phone's: merged register by
-            // register, the phone's newer edits stay. (A run only summarised in memory has no copy
-            // left to merge with: its file is now the other's.) Written back even when nothing merged:
-            // the phone may have rewritten the file since the watcher read it (seed 4078420), and what
-            // the phone holds must be what a restart reads.
+            // Every copy goes through the merge: what the phone holds must be what the file holds, so a
+            // restart reads it back. A copy the phone's covers (our own write read late, or another
+            // device's older copy) changes nothing here, and the phone's copy goes back over it.
             #if SIMULATION_MUTATION_ECHO
                 // (`scripts/simulate --mutations`: the late-echo rollback, every copy taken whole.)
                 let adopted = run
             #else
-                if let known = index[run.id], run.version <= known.version {
-                    if run.version == known.version { editedInPlace(run, now: now, into: &actions) }
-                    return
-                }
-                let adopted = self.run(run.id).flatMap { mine in try? mine.merged(with: run) } ?? run
+                guard let adopted = adoptedCopy(of: run, now: now, into: &actions) else { return }
             #endif
             clock.observe(run)
             // To the copy's own month folder; an old folder's file is the moving device's to remove.
@@ -151,6 +143,42 @@ extension SyncEngine {
             return
         }
         push(now: now, force: false, reason: "external change", into: &actions)
+    }
+
+    /// What the phone takes from another writer's copy of a run: the merge of its own copy with it,
+    /// or nil when that is handled here already (an echo, an edit in place, a covered copy written
+    /// back, or a copy of a run the phone only summarises).
+    ///
+    /// A run only summarised in memory has no copy left to merge with: the file it was evicted to is
+    /// now the other writer's, so that copy is all the phone has of it and is taken as it is, newer
+    /// or older (the index must say what the file holds, or every load of it would be stale).
+    private mutating func adoptedCopy(
+        of run: WorkoutDocument, now: Timestamp, into actions: inout [Action]
+    ) -> WorkoutDocument? {
+        guard let mine = self.run(run.id) else {
+            guard let known = index[run.id] else { return run }
+            if run.version == known.version { return nil }
+            if run.version < known.version {
+                clock.observe(run)
+                cache(run, now: now)
+                actions.append(.log(.externalOlderCopyAdopted(run.id, version: run.version, had: known.version)))
+                push(now: now, force: false, reason: "external change", into: &actions)
+                return nil
+            }
+            return run
+        }
+        if run == mine { return nil }
+        if run.version == mine.version {
+            editedInPlace(run, now: now, into: &actions)
+            return nil
+        }
+        // A copy whose skeleton differs cannot merge: a newer one is taken whole (another device
+        // restarted the run's file), an older one loses to the phone's.
+        let merged = (try? mine.merged(with: run)) ?? (run.version > mine.version ? run : mine)
+        guard merged == mine else { return merged }
+        actions.append(.writeWorkout(mine))
+        actions.append(.log(.externalCopyCovered(run.id, version: run.version)))
+        return nil
     }
 
     /// A copy at the phone's own version that differs from the phone's copy: the file was edited in

@@ -41,7 +41,10 @@ struct InPlaceEditTests {
         let older = try #require(engine.run(id(5)))
         _ = try engine.perform(.undoSet(runID: id(5), logIndex: 0, setIndex: 0), now: at(3))
         let newer = try #require(engine.run(id(5)))
-        #expect(engine.handle(.externalChange(.documentChanged(.workout(older)), now: at(4))).isEmpty)
+        #expect(
+            engine.handle(.externalChange(.documentChanged(.workout(older)), now: at(4))) == [
+                .writeWorkout(newer), .log(.externalCopyCovered(id(5), version: older.version)),
+            ])
         #expect(engine.run(id(5)) == newer)
     }
 

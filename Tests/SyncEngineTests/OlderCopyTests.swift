@@ -1,0 +1,69 @@
+import SyncEngine
+import Testing
+import WorkoutModel
+
+/// Copies of a run older than the phone's (the Seams issue, item 1): another device's sync, or a file
+/// that holds less than the index says. Merged, or taken when it is all the phone has, and never
+/// asked for again and again.
+@Suite("SyncEngine: older copies")
+struct OlderCopyTests {
+    /// An engine keeping one recent run: run 600 completed, then run 601 completed, which evicts 600.
+    private func engineWithEvictedRun() throws -> (SyncEngine, older: WorkoutDocument, newer: WorkoutDocument) {
+        var engine = SyncEngine(settings: nil, policy: PushPolicy(recentLimit: 1, recentWindow: .seconds(86_400)))
+        _ = engine.handle(.gatherFinished(now: t0))
+        _ = engine.handle(.linkActivated(now: t0))
+        _ = try engine.perform(.createSplit(id: id(1), name: "Legs", exercises: [squat]), now: t0)
+        _ = try engine.perform(.startRun(splitID: id(1), runID: id(600), endingOthers: false), now: at(1))
+        _ = try engine.perform(.completeSet(runID: id(600), logIndex: 0, setIndex: 0, reps: 5, weight: 100), now: at(2))
+        let older = try #require(engine.run(id(600)))
+        _ = try engine.perform(.completeSet(runID: id(600), logIndex: 0, setIndex: 1, reps: 5, weight: 100), now: at(3))
+        let newer = try #require(engine.run(id(600)))
+        #expect(newer.status == .completed)
+        _ = try engine.perform(.startRun(splitID: id(1), runID: id(601), endingOthers: false), now: at(4))
+        _ = try engine.perform(.endKeepingProgress(runID: id(601)), now: at(5))
+        _ = engine.handle(.pushQueued(generation: 9))
+        _ = engine.handle(.contextAcknowledged(generation: 9, now: at(6)))
+        _ = try engine.perform(.setSettings(Settings(restSeconds: 61)), now: at(7))
+        #expect(engine.run(id(600)) == nil, "evicted: only its summary is in memory")
+        return (engine, older, newer)
+    }
+
+    @Test("a load that finds the file older than the index is asked for once more, then taken: never forever")
+    func staleLoadIsBounded() throws {
+        var (engine, older, _) = try engineWithEvictedRun()
+        // The newer run is discarded: the push wants run 600 back, whose file now holds an older copy.
+        let discarded = try engine.perform(.discard(runID: id(601)), now: at(8))
+        #expect(discarded.contains(.loadRuns([id(600): older.startedAt])))
+        let first = engine.handle(.runsLoaded([older], unreadable: [], now: at(9)))
+        #expect(first.contains(.loadRuns([id(600): older.startedAt])), "a late load may only be late: read again")
+        let second = engine.handle(.runsLoaded([older], unreadable: [], now: at(10)))
+        #expect(!second.contains { if case .loadRuns = $0 { true } else { false } })
+        #expect(pushes(second).first?.0.workouts == [older])
+        #expect(engine.run(id(600)) == older && engine.index[id(600)]?.version == older.version)
+    }
+
+    @Test("another device's older copy of a run the phone only summarises is taken as what the file now holds")
+    func olderCopyOfEvictedRun() throws {
+        var (engine, older, newer) = try engineWithEvictedRun()
+        let actions = engine.handle(.externalChange(.documentChanged(.workout(older)), now: at(8)))
+        #expect(actions.contains(.log(.externalOlderCopyAdopted(id(600), version: older.version, had: newer.version))))
+        #expect(writtenRuns(actions).isEmpty, "the file holds it already")
+        #expect(engine.index[id(600)]?.version == older.version, "a later load finds what the index says")
+        #expect(engine.run(id(600)) == older, "active again in that copy: in the working set, and pushed")
+        #expect(pushes(actions).first?.0.workouts.map(\.id) == [id(600), id(601)])
+    }
+
+    @Test("another device's older copy of a run in the working set merges, and the phone's newer copy goes back")
+    func olderCopyOfLoadedRun() throws {
+        var engine = try readyEngine()
+        _ = try engine.perform(.startRun(splitID: id(1), runID: id(5), endingOthers: false), now: at(1))
+        _ = try engine.perform(.completeSet(runID: id(5), logIndex: 0, setIndex: 0, reps: 5, weight: 100), now: at(2))
+        let older = try #require(engine.run(id(5)))
+        _ = try engine.perform(.undoSet(runID: id(5), logIndex: 0, setIndex: 0), now: at(3))
+        _ = try engine.perform(.completeSet(runID: id(5), logIndex: 0, setIndex: 0, reps: 7, weight: 100), now: at(4))
+        let newer = try #require(engine.run(id(5)))
+        let actions = engine.handle(.externalChange(.documentChanged(.workout(older)), now: at(5)))
+        #expect(writtenRuns(actions) == [newer])
+        #expect(engine.run(id(5)) == newer)
+    }
+}
