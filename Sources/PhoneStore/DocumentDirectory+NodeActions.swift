@@ -26,8 +26,7 @@ extension DocumentDirectory {
         case .persistSettings(let settings):
             try AtomicFile.write(DocumentCoder.encodeForDisk(settings), to: "\(stateDirectory)/settings.json")
         case .persistEpoch(let epoch):
-            try AtomicFile.write(
-                DocumentCoder.encodeForDisk(PhoneEpochRecord(epoch)), to: "\(stateDirectory)/epoch.json")
+            try writeEpoch(epoch)
         case .persistComplicationBudget(let budget):
             try AtomicFile.write(
                 DocumentCoder.encodeForDisk(budget), to: "\(stateDirectory)/complication-budget.json")

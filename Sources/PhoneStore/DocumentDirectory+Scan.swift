@@ -107,6 +107,8 @@ extension DocumentDirectory {
                 } else {
                     report.skip(folder.relativePath(of: entry.name), .unexpectedFolder)
                 }
+            case .regularFile where folder == .root && entry.name == Self.epochFileName:
+                break
             case .regularFile:
                 report.skip(folder.relativePath(of: entry.name), .unexpectedFile)
             case .other:

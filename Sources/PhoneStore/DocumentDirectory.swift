@@ -34,6 +34,10 @@ package final class DocumentDirectory: Sendable {
     /// write is durable in that record and its file replaced without a sync at `publish`
     /// (`PendingFiles`, keeping the file each publish replaces in `spares` for the next one:
     /// phoned's `<state>/spare-documents`); opening puts back a run whose publish a crash lost.
+    ///
+    /// A directory without its epoch file and without a document (wiped, or never used) is not the
+    /// data the pending record was written for: the record is removed unread (`droppedPendingRecord`),
+    /// so a wiped directory is never refilled from phoned's own bookkeeping.
     package init(root: String, pendingRecord: String? = nil, spares: String? = nil) throws(DocumentStoreError) {
         self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
         let parent = Self.parent(of: self.root)
@@ -43,8 +47,12 @@ package final class DocumentDirectory: Sendable {
         }
         guard let pendingRecord else {
             pending = nil
+            droppedPendingRecord = false
             return
         }
+        let wiped =
+            (try? FileStatus(of: "\(self.root)/\(Self.epochFileName)")) == nil && !Self.holdsDocuments(self.root)
+        droppedPendingRecord = wiped && ((try? FileSystem.removeFileIfPresent(pendingRecord)) ?? false)
         do {
             pending = try PendingFiles(record: pendingRecord, root: self.root, spares: spares) {
                 [ownWrites, root = self.root] path, spare, bytes in
@@ -64,6 +72,50 @@ package final class DocumentDirectory: Sendable {
 
     /// Why the pending record found at the start was not used (it is replaced by the next write).
     package var pendingDamage: String? { pending?.damage }
+    /// Whether the pending record was removed unread at the open: the directory had been wiped.
+    package let droppedPendingRecord: Bool
+
+    // MARK: Epoch
+
+    /// The file at the root that names the phone epoch of these documents (docs/PROTOCOL.md, "Phone
+    /// epochs"): it lives with the data it guards, so a wiped directory is a new epoch whatever the
+    /// state directory kept, and a lost state directory is not.
+    package static let epochFileName = ".phone-epoch.json"
+
+    /// The epoch the documents belong to; nil when the file is missing (a wiped or new directory, or
+    /// one written by a version that kept the epoch in the state directory).
+    package func readEpoch() throws(DocumentStoreError) -> Timestamp? {
+        let path = "\(root)/\(Self.epochFileName)"
+        switch FileSystem.readRegularFile(path, maximumBytes: 4_096) {
+        case .missing:
+            return nil
+        case .bytes(let bytes):
+            do {
+                return try DocumentCoder.decode(PhoneEpochRecord.self, from: bytes).epoch
+            } catch {
+                throw .unreadable(path: path, reason: "\(error)")
+            }
+        case .notARegularFile:
+            throw .unreadable(path: path, reason: "not a regular file")
+        case .tooLarge(let bytes):
+            throw .unreadable(path: path, reason: "\(bytes) bytes, more than an epoch record can be")
+        case .failed(let error):
+            throw .unreadable(path: path, reason: "\(error)")
+        }
+    }
+
+    /// Writes the epoch file atomically.
+    package func writeEpoch(_ epoch: Timestamp) throws(DocumentStoreError) {
+        try atomicWrite(DocumentCoder.encodeForDisk(PhoneEpochRecord(epoch)), to: "\(root)/\(Self.epochFileName)")
+    }
+
+    /// Whether any document folder holds an entry (a split, a stub, a year of runs).
+    private static func holdsDocuments(_ root: String) -> Bool {
+        [DocumentFolder.splits, .stubs, .workouts].contains { folder in
+            let names = (try? FileSystem.entryNames(in: "\(root)/\(folder.relativePath)")) ?? []
+            return names.contains { !$0.hasPrefix(".") }
+        }
+    }
 
     // MARK: Paths
 

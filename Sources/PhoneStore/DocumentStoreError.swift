@@ -23,6 +23,8 @@ package enum DocumentStoreError: Error, Equatable, Sendable, CustomStringConvert
     case unusable(path: String, SkipReason)
     /// Setting up inotify, or watching a folder, failed.
     case watchFailed(path: String, SystemCallError)
+    /// The epoch file exists but cannot be read as one (`DocumentDirectory.readEpoch`).
+    case unreadable(path: String, reason: String)
 
     package var description: String {
         switch self {
@@ -34,6 +36,7 @@ package enum DocumentStoreError: Error, Equatable, Sendable, CustomStringConvert
         case .notFound(let path): return "no document at \(path)"
         case .unusable(let path, let reason): return "cannot use \(path): \(reason)"
         case .watchFailed(let path, let error): return "cannot watch \(path) for changes: \(error)"
+        case .unreadable(let path, let reason): return "cannot read \(path): \(reason)"
         }
     }
 }

@@ -147,8 +147,6 @@ package struct SyncEngine: Sendable {
     /// Deletes decided whose stub has not landed on disk yet (the pending-delete veto).
     package var pendingDeletes: [DocumentID: Tombstone] = [:]
     package var settings: Settings
-    /// Whether settings were ever set by a person (a default-only state is pristine).
-    package var settingsCustomized: Bool
     package var locks = EditLocks()
     package var isGathered = false
     package var isLinkActivated = false
@@ -189,6 +187,8 @@ package struct SyncEngine: Sendable {
     /// The phone epoch (docs/PROTOCOL.md, "Phone epochs"): when this state began. Every push names it;
     /// a watch update made against another one is never written.
     package private(set) var epoch: Timestamp?
+    /// The epoch the state directory kept, from a version that kept it there (`init`).
+    let legacyEpoch: Timestamp?
     package var ingestCounts: [IngestOutcome: Int] = [:]
     package let policy: PushPolicy
     /// Stamps split and tombstone times (`updatedAt`, `deletedAt`).
@@ -199,6 +199,8 @@ package struct SyncEngine: Sendable {
     /// Each pushable run's compact encoding, with the copy it was made from, and the last frames
     /// (`push`, `encoded(_:)`).
     var contextEncoder = ContextEncoder()
+    /// Runs an on-demand load found older than the index, with the version read (`runsLoaded`).
+    var staleLoads: [DocumentID: Stamp] = [:]
     /// Runs whose file vanished, by when they are dropped (`removalGrace`) unless a file of theirs
     /// appears first. They stay in the cache, and in pushes, until then.
     var heldRemovals: [DocumentID: Timestamp] = [:]
@@ -207,19 +209,25 @@ package struct SyncEngine: Sendable {
     /// The same for split files (stubs are scanned first, so this is how a tombstoned split is met).
     var orphanedSplitFiles: [DocumentID] = []
 
-    /// `settings` and `epoch` come from the state directory (nil: never set, defaults apply; a new
-    /// epoch is started at the end of the gather).
-    package init(settings: Settings?, policy: PushPolicy = .standard, epoch: Timestamp? = nil) {
+    /// `settings` come from the state directory (nil: never set, defaults apply), `epoch` from the
+    /// document directory's epoch file (nil: none there; a new epoch is started at the end of the
+    /// gather), `legacyEpoch` from the state directory, where versions before the epoch lived with the
+    /// documents kept it: taken, and written with the documents, when documents are found.
+    package init(
+        settings: Settings?, policy: PushPolicy = .standard, epoch: Timestamp? = nil, legacyEpoch: Timestamp? = nil
+    ) {
         self.epoch = epoch
+        self.legacyEpoch = legacyEpoch
         self.settings = settings ?? Settings()
-        settingsCustomized = settings != nil
         self.policy = policy
     }
 
-    /// Nothing a person made or deleted, default settings: never pushed (seed 002: a pristine state
-    /// pushed from a fresh or reset phone would empty the watch).
+    /// Nothing a person made or deleted: never pushed (seed 002: a pristine state pushed from a fresh
+    /// or reset phone would empty the watch), and a new epoch at the gather. Only the data stores
+    /// count, as in seed 002's guard: settings that survived a wiped document directory do not make
+    /// its emptiness data.
     package var isPristine: Bool {
-        splits.isEmpty && index.count == 0 && tombstones.isEmpty && pendingDeletes.isEmpty && !settingsCustomized
+        splits.isEmpty && index.count == 0 && tombstones.isEmpty && pendingDeletes.isEmpty
     }
 
     /// Whether an operation on `runID` needs its document loaded from disk first.
@@ -255,11 +263,18 @@ package struct SyncEngine: Sendable {
                 actions.append(.log(.orphanedSplitFileRemoved(split: id)))
             }
             orphanedSplitFiles = []
-            // A state without an epoch, or one with nothing in it (its documents wiped), starts a new
-            // epoch: edits the watch made against the old one must not be written here. Later than
-            // the old one even if the clock stepped back.
-            if epoch == nil || isPristine {
-                let started = epoch.map { max(now, $0.advanced(by: .microseconds(1))) } ?? now
+            // The epoch lives with the data it guards. Documents without an epoch file were written by
+            // a version that kept it in the state directory: theirs, moved. A directory with nothing
+            // in it (wiped, or new) starts a new epoch, whatever the state directory kept: edits the
+            // watch made against the old one must not be written here. Later than the old one even if
+            // the clock stepped back.
+            if epoch == nil, !isPristine, let legacyEpoch {
+                epoch = legacyEpoch
+                actions.append(.persistEpoch(legacyEpoch))
+                actions.append(.log(.epochMovedToDocuments(legacyEpoch)))
+            } else if epoch == nil || isPristine {
+                let old = epoch ?? legacyEpoch
+                let started = old.map { max(now, $0.advanced(by: .microseconds(1))) } ?? now
                 epoch = started
                 actions.append(.persistEpoch(started))
                 actions.append(.log(.epochStarted(started)))
@@ -377,9 +392,21 @@ package struct SyncEngine: Sendable {
     private mutating func runsLoaded(
         _ runs: [WorkoutDocument], unreadable: [DocumentID], now: Timestamp, into actions: inout [Action]
     ) {
-        for run in runs where index[run.id] != nil {
-            // Only a copy at least as new as the index's: a late load never rolls a run back.
-            guard run.updatedAt >= index[run.id]!.updatedAt else { continue }
+        for run in runs {
+            guard let known = index[run.id], documents[run.id] == nil, deferredWrites[run.id] == nil else { continue }
+            // Only a copy at least as new as the index's: a late load (read before a write that came
+            // first here) never rolls a run back; the push asks again. A file that reads the same older
+            // copy twice is truly older (another writer's): it is all there is of the run, and is taken,
+            // or the push would ask for it again forever.
+            if run.version < known.version {
+                guard staleLoads[run.id] == run.version else {
+                    staleLoads[run.id] = run.version
+                    continue
+                }
+                actions.append(.log(.staleRunAdopted(run.id, version: run.version, had: known.version)))
+            }
+            staleLoads[run.id] = nil
+            clock.observe(run)
             stamper.observe(run.updatedAt)
             index.upsert(RunIndex.RunSummary(run))
             documents[run.id] = run

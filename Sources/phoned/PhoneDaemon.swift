@@ -38,6 +38,11 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         documents = try DocumentDirectory(
             root: configuration.documentsDirectory, pendingRecord: "\(state)/pending-documents",
             spares: "\(state)/spare-documents")
+        if documents.droppedPendingRecord {
+            logger.warning(
+                "pending documents dropped: the document directory has neither documents nor an epoch file (wiped)",
+                ["record": "\(state)/pending-documents"])
+        }
         if let damage = documents.pendingDamage {
             logger.warning("pending documents not read; replaced at the next write", ["reason": damage])
         }
@@ -53,7 +58,8 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             maximumBytes: link.maximumContextBytes)
         var engine = SyncEngine(
             settings: try StateFiles.readState(Settings.self, "\(state)/settings.json"), policy: policy,
-            epoch: try StateFiles.readState(PhoneEpochRecord.self, "\(state)/epoch.json")?.epoch)
+            epoch: try documents.readEpoch(),
+            legacyEpoch: try StateFiles.readState(PhoneEpochRecord.self, "\(state)/epoch.json")?.epoch)
         let clockFile = ClockFile(stateDirectory: state)
         engine.clock = HybridLogicalClock(origin: .phone, highWater: try clockFile.read())
         let node = PhoneNode(
