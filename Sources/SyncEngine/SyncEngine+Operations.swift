@@ -159,13 +159,13 @@ extension SyncEngine {
                 for other in index.activeIDs.sorted() {
                     ended.append(
                         try changed(other, now: now) { run, stamp throws(MutationError) in
-                            try run.endKeepingProgress(at: stamp)
+                            try run.endKeepingProgress(at: stamp, time: now)
                         })
                 }
             }
             let run: WorkoutDocument
             do {
-                run = try WorkoutDocument.start(from: split, id: runID, at: clock.stamp(at: now))
+                run = try WorkoutDocument.start(from: split, id: runID, at: clock.stamp(at: now), time: now)
             } catch {
                 throw .refused(error)
             }
@@ -179,28 +179,31 @@ extension SyncEngine {
         case .completeSet(let runID, let logIndex, let setIndex, let reps, let weight):
             try mutate(runID, log: logIndex, now: now, into: &actions) { run, stamp throws(MutationError) in
                 try run.completeSet(
-                    logID: run.logs[logIndex].id, setIndex: setIndex, reps: reps, weight: weight, at: stamp)
+                    logID: run.logs[logIndex].id, setIndex: setIndex, reps: reps, weight: weight, at: stamp, time: now)
             }
         case .undoSet(let runID, let logIndex, let setIndex):
             try mutate(runID, log: logIndex, now: now, into: &actions) { run, stamp throws(MutationError) in
-                try run.undoSet(logID: run.logs[logIndex].id, setIndex: setIndex, at: stamp)
+                try run.undoSet(logID: run.logs[logIndex].id, setIndex: setIndex, at: stamp, time: now)
             }
         case .skipLog(let runID, let logIndex):
             try mutate(runID, log: logIndex, now: now, into: &actions) { run, stamp throws(MutationError) in
-                try run.skipLog(logID: run.logs[logIndex].id, at: stamp)
+                try run.skipLog(logID: run.logs[logIndex].id, at: stamp, time: now)
             }
         case .reopenLog(let runID, let logIndex):
             try mutate(runID, log: logIndex, now: now, into: &actions) { run, stamp throws(MutationError) in
-                try run.reopenLog(logID: run.logs[logIndex].id, at: stamp)
+                try run.reopenLog(logID: run.logs[logIndex].id, at: stamp, time: now)
             }
         case .pause(let runID):
-            try mutate(runID, now: now, into: &actions) { run, stamp throws(MutationError) in try run.pause(at: stamp) }
+            try mutate(runID, now: now, into: &actions) { run, stamp throws(MutationError) in
+                try run.pause(at: stamp, time: now)
+            }
         case .resume(let runID):
-            try mutate(runID, now: now, into: &actions) { run, stamp throws(MutationError) in try run.resume(at: stamp)
+            try mutate(runID, now: now, into: &actions) { run, stamp throws(MutationError) in
+                try run.resume(at: stamp, time: now)
             }
         case .endKeepingProgress(let runID):
             try mutate(runID, now: now, into: &actions) { run, stamp throws(MutationError) in
-                try run.endKeepingProgress(at: stamp)
+                try run.endKeepingProgress(at: stamp, time: now)
             }
         case .discard(let runID):
             guard tombstones[runID] == nil, pendingDeletes[runID] == nil else { throw .deleted(runID) }
@@ -217,7 +220,6 @@ extension SyncEngine {
                 throw .invalid(error.description)
             }
             settings = newSettings
-            settingsCustomized = true
             actions.append(.persistSettings(newSettings))
         case .setWorkoutLock(let id):
             if let id, index[id] == nil { throw .unknownRun(id) }

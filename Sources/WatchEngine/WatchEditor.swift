@@ -61,19 +61,19 @@ package struct WatchEditor: Equatable, Sendable {
         do throws(MutationError) {
             switch edit {
             case .completeSet(let logID, let setIndex, let reps, let weight):
-                try run.completeSet(logID: logID, setIndex: setIndex, reps: reps, weight: weight, at: stamp)
+                try run.completeSet(logID: logID, setIndex: setIndex, reps: reps, weight: weight, at: stamp, time: now)
             case .undoSet(let logID, let setIndex):
-                try run.undoSet(logID: logID, setIndex: setIndex, at: stamp)
+                try run.undoSet(logID: logID, setIndex: setIndex, at: stamp, time: now)
             case .skipLog(let logID):
-                try run.skipLog(logID: logID, at: stamp)
+                try run.skipLog(logID: logID, at: stamp, time: now)
             case .reopenLog(let logID):
-                try run.reopenLog(logID: logID, at: stamp)
+                try run.reopenLog(logID: logID, at: stamp, time: now)
             case .finishRun:
-                try run.endKeepingProgress(at: stamp)
+                try run.endKeepingProgress(at: stamp, time: now)
             case .pause:
-                try run.pause(at: stamp)
+                try run.pause(at: stamp, time: now)
             case .resume:
-                try run.resume(at: stamp)
+                try run.resume(at: stamp, time: now)
             }
         } catch {
             throw .refusedByModel(run: runID, error)
@@ -91,7 +91,7 @@ package struct WatchEditor: Equatable, Sendable {
     ) -> WorkoutDocument? {
         guard var run = cache.workouts[runID] else { return nil }
         clock.observe(run)
-        run.recordMetrics(metrics, at: clock.stamp(at: now))
+        run.recordMetrics(metrics, at: clock.stamp(at: now), time: now)
         cache.storeLocalEdit(run)
         return run
     }

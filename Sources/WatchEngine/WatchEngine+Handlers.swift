@@ -185,12 +185,14 @@ extension WatchEngine {
         guard let message = messagesInFlight.removeValue(forKey: token) else {
             return [.log(.unknownMessageFailureIgnored(token))]
         }
-        guard case .workoutUpdate(let run, _) = message else {
+        guard case .workoutUpdate(let run, let epoch) = message else {
             return [.log(.requestSyncFailed(token, reason: reason))]
         }
+        // Under the epoch the edit was made against: after a reset phone's push replaced it, the
+        // edit belongs to the old phone, and the new one must veto it rather than write it.
         return [
             .log(.updateFellBackToTransfer(token, run: run.id, reason: reason)),
-            transfer(run),
+            transfer(run, madeAgainst: epoch),
         ]
     }
 
@@ -287,8 +289,14 @@ extension WatchEngine {
 extension WatchEngine {
     /// Hands the run to the durable outbox and remembers that it is there.
     mutating func transfer(_ run: WorkoutDocument) -> Action {
-        noteQueued(run)
-        return .transferUserInfo(.workoutUpdate(run, epoch: phoneEpoch))
+        transfer(run, madeAgainst: phoneEpoch)
+    }
+
+    /// Hands the run to the durable outbox labelled with the phone epoch it was edited against; it is
+    /// remembered as queued only when that is the current one (an old epoch's edit is the phone's to veto).
+    mutating func transfer(_ run: WorkoutDocument, madeAgainst epoch: Timestamp?) -> Action {
+        if epoch == phoneEpoch { noteQueued(run) }
+        return .transferUserInfo(.workoutUpdate(run, epoch: epoch))
     }
 
     mutating func noteQueued(_ run: WorkoutDocument) {

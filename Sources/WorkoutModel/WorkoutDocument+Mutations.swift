@@ -31,8 +31,15 @@ extension WorkoutDocument {
     /// Starts a run of `split`: a snapshot of its name and exercises, so later edits to the split never
     /// rewrite this run. Log IDs are derived from the run ID (its last four hex digits replaced by the
     /// log's index), which keeps them unique within the run without a random source.
+    ///
+    /// Every mutation takes the edit's `stamp` (its order among edits) and the wall-clock `time` of
+    /// the person's action, which is what the run records and shows (start, completions, pauses,
+    /// end): a hybrid clock's time stands still while a peer's clock is ahead, a person's never does.
+    /// A time is never recorded before the one it follows (a completion before the start, an end
+    /// before the last completion): a skewed clock can shorten what is shown, never make it negative.
+    /// `time` nil takes the stamp's time (tools and tests that stamp by hand).
     package static func start(
-        from split: SplitDocument, id: DocumentID, at stamp: Stamp
+        from split: SplitDocument, id: DocumentID, at stamp: Stamp, time: Timestamp? = nil
     ) throws(MutationError) -> WorkoutDocument {
         guard !split.exercises.isEmpty else { throw .splitHasNoExercises(split: split.id) }
         let logs = split.exercises.enumerated().map { index, exercise in
@@ -42,12 +49,12 @@ extension WorkoutDocument {
                 stamp: stamp)
         }
         return WorkoutDocument(
-            id: id, splitID: split.id, splitName: split.name, startedAt: stamp.time, logs: logs, stamp: stamp)
+            id: id, splitID: split.id, splitName: split.name, startedAt: time ?? stamp.time, logs: logs, stamp: stamp)
     }
 
     /// Marks set `setIndex` of `logID` done with the reps and weight lifted (a redo overwrites them).
     package mutating func completeSet(
-        logID: DocumentID, setIndex: Int, reps: Int, weight: Double, at stamp: Stamp
+        logID: DocumentID, setIndex: Int, reps: Int, weight: Double, at stamp: Stamp, time: Timestamp? = nil
     ) throws(MutationError) {
         guard reps >= 0 else { throw .invalidValue(field: "reps", reason: "must not be negative") }
         guard SetRecord.isValid(weight: weight) else {
@@ -58,70 +65,74 @@ extension WorkoutDocument {
             throw .setOutOfRange(log: logID, index: setIndex, count: logs[index].sets.count)
         }
         guard !logs[index].isResolved else { throw .logAlreadyResolved(logID) }
-        logs[index].sets[setIndex] = SetRecord(reps: reps, weight: weight, completedAt: stamp.time, stamp: stamp)
-        finish(at: stamp)
+        let completedAt = max(time ?? stamp.time, startedAt)
+        logs[index].sets[setIndex] = SetRecord(reps: reps, weight: weight, completedAt: completedAt, stamp: stamp)
+        finish(at: stamp, time: time)
     }
 
     /// Clears a done set; the log falls back to in progress, or not started when no set is left done
     /// (a skipped log stays skipped).
-    package mutating func undoSet(logID: DocumentID, setIndex: Int, at stamp: Stamp) throws(MutationError) {
+    package mutating func undoSet(
+        logID: DocumentID, setIndex: Int, at stamp: Stamp, time: Timestamp? = nil
+    ) throws(MutationError) {
         let index = try logIndex(logID)
         guard logs[index].sets.indices.contains(setIndex) else {
             throw .setOutOfRange(log: logID, index: setIndex, count: logs[index].sets.count)
         }
         guard logs[index].sets[setIndex].isDone else { throw .setNotDone(log: logID, index: setIndex) }
         logs[index].sets[setIndex] = SetRecord(stamp: stamp)
-        finish(at: stamp)
+        finish(at: stamp, time: time)
     }
 
     /// Skips a log that is not resolved yet; its done sets are kept.
-    package mutating func skipLog(logID: DocumentID, at stamp: Stamp) throws(MutationError) {
+    package mutating func skipLog(logID: DocumentID, at stamp: Stamp, time: Timestamp? = nil) throws(MutationError) {
         let index = try logIndex(logID)
         guard !logs[index].isResolved else { throw .logAlreadyResolved(logID) }
         mark(index, .skipped, at: stamp)
-        finish(at: stamp)
+        finish(at: stamp, time: time)
     }
 
     /// Reopens a completed or skipped log so it can be changed; a completed run goes back to in progress.
-    package mutating func reopenLog(logID: DocumentID, at stamp: Stamp) throws(MutationError) {
+    package mutating func reopenLog(logID: DocumentID, at stamp: Stamp, time: Timestamp? = nil) throws(MutationError) {
         let index = try logIndex(logID)
         guard logs[index].isResolved else { throw .logNotResolved(logID) }
         mark(index, .reopened, at: stamp)
-        finish(at: stamp)
+        finish(at: stamp, time: time)
     }
 
     /// "Save Workout" / end keeping progress: every unfinished log is skipped, so the run resolves to
     /// completed with its done sets kept. A no-op error on a run that is already completed.
-    package mutating func endKeepingProgress(at stamp: Stamp) throws(MutationError) {
+    package mutating func endKeepingProgress(at stamp: Stamp, time: Timestamp? = nil) throws(MutationError) {
         guard status != .completed else { throw .runCompleted(id) }
         for index in logs.indices where !logs[index].isResolved {
             mark(index, .skipped, at: stamp)
         }
-        finish(at: stamp)
+        finish(at: stamp, time: time)
     }
 
     /// Opens a pause; paused time is excluded from the active duration.
-    package mutating func pause(at stamp: Stamp) throws(MutationError) {
+    package mutating func pause(at stamp: Stamp, time: Timestamp? = nil) throws(MutationError) {
         guard status != .completed else { throw .runCompleted(id) }
         guard !isPaused else { throw .alreadyPaused }
-        pauses.append(PauseInterval(start: stamp.time))
+        let after = max(startedAt, pauses.last.flatMap(\.end) ?? startedAt)
+        pauses.append(PauseInterval(start: max(time ?? stamp.time, after)))
         pausesStamp = stamp
-        finish(at: stamp)
+        finish(at: stamp, time: time)
     }
 
     /// Closes the open pause.
-    package mutating func resume(at stamp: Stamp) throws(MutationError) {
+    package mutating func resume(at stamp: Stamp, time: Timestamp? = nil) throws(MutationError) {
         guard isPaused else { throw .notPaused }
-        pauses[pauses.count - 1].end = max(stamp.time, pauses[pauses.count - 1].start)
+        pauses[pauses.count - 1].end = max(time ?? stamp.time, pauses[pauses.count - 1].start)
         pausesStamp = stamp
-        finish(at: stamp)
+        finish(at: stamp, time: time)
     }
 
     /// Records what the watch session measured when it finished and saved.
-    package mutating func recordMetrics(_ metrics: SessionMetrics, at stamp: Stamp) {
+    package mutating func recordMetrics(_ metrics: SessionMetrics, at stamp: Stamp, time: Timestamp? = nil) {
         self.metrics = metrics
         metricsStamp = stamp
-        finish(at: stamp)
+        finish(at: stamp, time: time)
     }
 
     /// The one shared status rule (seed 001), a pure function of the registers, so two replicas with
@@ -139,7 +150,10 @@ extension WorkoutDocument {
         }
         if !logs.isEmpty, logs.allSatisfy(\.isResolved) {
             status = .completed
-            endedAt = ending.at ?? logs.map(\.version).max().map(\.time)
+            // Never before the last completion or the start, whatever the clocks that recorded them.
+            let completed = logs.lazy.flatMap(\.sets).compactMap(\.completedAt).max()
+            let recorded = ending.at ?? completed ?? logs.map(\.version).max().map(\.time) ?? startedAt
+            endedAt = max(recorded, completed ?? startedAt, startedAt)
         } else {
             status = logs.contains(where: { $0.resolution != .notStarted }) ? .inProgress : .notStarted
             endedAt = nil
@@ -157,7 +171,7 @@ extension WorkoutDocument {
             let to = min(pause.end ?? until, until)
             if to > from { paused += from.duration(to: to) }
         }
-        return startedAt.duration(to: until) - paused
+        return max(.zero, startedAt.duration(to: max(until, startedAt)) - paused)
     }
 
     /// The metrics a finished session records for this run at `now`. The volume is capped at the
@@ -199,13 +213,18 @@ extension WorkoutDocument {
     }
 
     /// After an edit: derive, then write the `ending` register when the edit ended or reopened the
-    /// run (an open pause closes at the end, as part of the same edit).
-    private mutating func finish(at stamp: Stamp) {
+    /// run (an open pause closes at the end, as part of the same edit). The edit that completes the
+    /// run stamps the end with its own time, whatever an earlier ending left there (a merge can leave
+    /// an in-progress run with a concurrent edit's old end).
+    private mutating func finish(at stamp: Stamp, time: Timestamp?) {
+        let wasCompleted = status == .completed
         recomputeDerived()
-        if status == .completed, ending.at == nil {
-            ending = Ending(at: stamp.time, stamp: stamp)
+        if status == .completed, !wasCompleted || ending.at == nil {
+            let completed = logs.lazy.flatMap(\.sets).compactMap(\.completedAt).max() ?? startedAt
+            let at = max(time ?? stamp.time, completed, startedAt)
+            ending = Ending(at: at, stamp: stamp)
             if let last = pauses.last, last.end == nil {
-                pauses[pauses.count - 1].end = max(stamp.time, last.start)
+                pauses[pauses.count - 1].end = max(at, last.start)
                 pausesStamp = stamp
             }
         } else if status != .completed, ending.at != nil {

@@ -38,6 +38,39 @@ struct PhoneEpochTests {
         #expect(engine.cache.undeliveredEdits.isEmpty && engine.phoneEpoch == at(50))
     }
 
+    @Test(
+        "a message that fails after a reset phone's push falls back to a transfer under the epoch it was made against"
+    )
+    func failedMessageKeepsItsEpoch() throws {
+        var engine = WatchEngine()
+        let run = try newRun(100)
+        _ = engine.handle(.contextReceived(epochContext([run], epoch: at(0)), now: at(1)))
+        _ = engine.handle(.reachabilityChanged(true))
+        let edited = engine.handle(.editRequested(.skipLog(logID: run.log(0)), runID: run.id, now: at(2)))
+        let sent = edited.compactMap { action -> (MessageToken, Timestamp?)? in
+            guard case .sendMessage(let token, .workoutUpdate(_, let epoch)) = action else { return nil }
+            return (token, epoch)
+        }
+        guard let (token, madeAgainst) = sent.first else {
+            Issue.record("the edit was not sent as a message: \(edited)")
+            return
+        }
+        #expect(madeAgainst == at(0))
+        // The phone is reset while the message is in flight; its new state arrives first.
+        _ = engine.handle(.contextReceived(epochContext([], epoch: at(50), splits: []), now: at(60)))
+        let failed = engine.handle(.messageSendFailed(token, reason: "link lost"))
+        let fallbacks = failed.compactMap { action -> Timestamp?? in
+            guard case .transferUserInfo(.workoutUpdate(_, let epoch)) = action else { return nil }
+            return epoch
+        }
+        guard let fallback = fallbacks.first else {
+            Issue.record("no fallback transfer: \(failed)")
+            return
+        }
+        #expect(fallback == at(0), "the old phone's edit: the reset phone vetoes it")
+        #expect(engine.cache.undeliveredEdits.isEmpty)
+    }
+
     @Test("a context of an older epoch, or of none once one is known, is skipped whole")
     func olderEpochSkipped() throws {
         let run = try newRun(100)

@@ -155,7 +155,9 @@ struct MergeRuleTests {
         try watchCopy.completeSet(logID: watchCopy.logs[0].id, setIndex: 0, reps: 5, weight: 100, at: watch(21))
         for merged in [try phoneCopy.merged(with: watchCopy), try watchCopy.merged(with: phoneCopy)] {
             #expect(merged.status == .completed)
-            #expect(merged.endedAt == at(10))
+            #expect(merged.ending.at == at(10))
+            // Never before the last completion (seams 5): the set done at 21 was done before the end.
+            #expect(merged.endedAt == at(21))
             #expect(merged.logs.map(\.resolution) == [.skipped, .completed])
             #expect(merged.logs[0].sets[0].reps == 5)
         }
