@@ -212,9 +212,9 @@ extension LinkEngine {
             sendTransfers(into: &actions)
             return
         }
-        guard key.queue == outbox.queue, outbox.remove(sequence: key.sequence) != nil else { return }
+        guard key.queue == outbox.queue, let finished = outbox.remove(sequence: key.sequence) else { return }
         actions.append(.removeTransfers(sequences: [key.sequence], cancelled: false))
-        actions.append(.notify(.transferFinished(sequence: key.sequence)))
+        actions.append(.notify(.transferFinished(sequence: key.sequence, payload: finished.payload)))
         sendTransfers(into: &actions)
     }
 

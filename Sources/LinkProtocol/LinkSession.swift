@@ -180,8 +180,8 @@ package enum LinkNotification: Equatable, Sendable {
     case transferCancelRefused(sequence: UInt64, LinkError)
     /// A transfer arrived; process it durably, then send `Event.transfersProcessed`.
     case userInfoReceived(TransferKey, payload: [UInt8])
-    /// The peer durably processed this outbound transfer (didFinish).
-    case transferFinished(sequence: UInt64)
+    /// The peer durably processed this outbound transfer (didFinish), which carried `payload`.
+    case transferFinished(sequence: UInt64, payload: [UInt8])
     /// The watch durably processed this complication transfer (didFinish).
     case complicationFinished(sequence: UInt64)
     /// A file arrived whole, its digest matched, and it is in the inbox: take it, then send

@@ -87,7 +87,7 @@ extension LinkEndpoint {
         case .userInfoReceived(let key, _):
             journal.record(
                 .transferReceive, cause: TraceEvent.transferCause(queue: key.queue.description, sequence: key.sequence))
-        case .transferFinished(let sequence):
+        case .transferFinished(let sequence, _):
             journal.record(.transferAckReceive, cause: transferCause(sequence))
         case .complicationFinished(let sequence):
             journal.record(.transferAckReceive, cause: complicationCause(sequence))

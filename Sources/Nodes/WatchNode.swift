@@ -170,7 +170,7 @@ package struct WatchNode: Sendable {
             let token = MessageToken(rawValue: token)
             switch outcome {
             case .replied, .delivered:
-                translate(engine.handle(.messageDelivered(token)), now: now, into: &out)
+                translate(engine.handle(.messageDelivered(token, now: editClock(now))), now: now, into: &out)
             case .failed(let error):
                 translate(
                     engine.handle(.messageSendFailed(token, reason: error.description)), now: now, into: &out)
@@ -265,7 +265,11 @@ package struct WatchNode: Sendable {
             cancelEnded(sequence, .refused(error.description), into: &out)
         case .activated:
             translate(engine.handle(.linkActivated), now: now, into: &out)
-        case .contextQueued, .contextRefused, .contextAcknowledged, .messageCompleted, .transferFinished,
+        case .transferFinished(_, let payload):
+            if let message = try? DocumentCoder.decode(WatchToPhoneMessage.self, from: payload) {
+                translate(engine.handle(.transferDelivered(message, now: editClock(now))), now: now, into: &out)
+            }
+        case .contextQueued, .contextRefused, .contextAcknowledged, .messageCompleted,
             .complicationFinished, .launchDropped,
             .peerAppStateChanged,
             .watchStateChanged:

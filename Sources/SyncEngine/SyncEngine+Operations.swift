@@ -220,6 +220,7 @@ extension SyncEngine {
                 throw .invalid(error.description)
             }
             settings = newSettings
+            settingsCustomized = true
             actions.append(.persistSettings(newSettings))
         case .setWorkoutLock(let id):
             if let id, index[id] == nil { throw .unknownRun(id) }

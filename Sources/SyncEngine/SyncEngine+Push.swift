@@ -24,7 +24,7 @@ extension SyncEngine {
             )
             return
         }
-        guard !isPristine else {
+        guard !isUntouched else {
             actions.append(.log(.pushSkippedPristine(reason: reason)))
             return
         }

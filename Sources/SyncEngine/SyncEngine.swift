@@ -147,6 +147,8 @@ package struct SyncEngine: Sendable {
     /// Deletes decided whose stub has not landed on disk yet (the pending-delete veto).
     package var pendingDeletes: [DocumentID: Tombstone] = [:]
     package var settings: Settings
+    /// Whether settings were ever set by a person (a default-only state is never pushed).
+    package var settingsCustomized: Bool
     package var locks = EditLocks()
     package var isGathered = false
     package var isLinkActivated = false
@@ -219,16 +221,21 @@ package struct SyncEngine: Sendable {
         self.epoch = epoch
         self.legacyEpoch = legacyEpoch
         self.settings = settings ?? Settings()
+        settingsCustomized = settings != nil
         self.policy = policy
     }
 
-    /// Nothing a person made or deleted: never pushed (seed 002: a pristine state pushed from a fresh
-    /// or reset phone would empty the watch), and a new epoch at the gather. Only the data stores
-    /// count, as in seed 002's guard: settings that survived a wiped document directory do not make
-    /// its emptiness data.
+    /// Nothing a person made or deleted: a new epoch at the gather. Only the data stores count, as in
+    /// seed 002's guard: settings that survived a wiped document directory do not make its emptiness
+    /// data, and the edits the watch made against the old data must not be written into it.
     package var isPristine: Bool {
         splits.isEmpty && index.count == 0 && tombstones.isEmpty && pendingDeletes.isEmpty
     }
+
+    /// Pristine with default settings too: never pushed (seed 002: a pristine state pushed from a fresh
+    /// phone would empty the watch for nothing). Settings a person set do go, under the state's epoch:
+    /// a watch of an older epoch then follows this phone wholesale, as it does any reset phone.
+    package var isUntouched: Bool { isPristine && !settingsCustomized }
 
     /// Whether an operation on `runID` needs its document loaded from disk first.
     package func needsDocument(_ runID: DocumentID) -> Bool {

@@ -10,8 +10,12 @@ import WorkoutModel
 ///   another set is lost; the mark is cleared once a pushed copy covers every local register (the
 ///   phone has merged the edit); a run without one takes the pushed copy (the phone's is the
 ///   authoritative state);
-/// - a run absent from the push is pruned even with an undelivered edit: the phone deleted it, and
-///   tombstones win;
+/// - a run absent from the push is pruned, unless it carries an edit the phone may not have yet
+///   (an undelivered mark): the phone leaves runs out for other reasons than a delete (the recent
+///   window, the cap, the size bound), and a run pruned with its edit in flight loses the edit when
+///   watchd dies before it lands (start-up re-forwards only cached runs). It stays, reported as
+///   `heldUndelivered`, until its edit is delivered (`WatchEngine`: the mark is then cleared, and the
+///   next push prunes it); a deleted run's edit is then vetoed by the phone, and tombstones win;
 /// - settings, edit locks and the runs held back to fit the context limit are replaced by the pushed ones;
 /// - bytes that do not decode (not JSON, malformed, or a `schemaVersion` this build does not read)
 ///   are skipped entirely — no upsert, no prune — so a bogus empty set never wipes real rows.
@@ -51,6 +55,10 @@ package enum WatchCacheApplier {
             }
         }
         for id in cache.workouts.keys.sorted() where !pushedRunIDs.contains(id) {
+            if cache.hasUndeliveredEdit(id) {
+                report.heldUndelivered.append(id)
+                continue
+            }
             cache.removeWorkout(id)
             report.prunedWorkouts.append(id)
         }
@@ -90,6 +98,8 @@ package struct ContextApplyReport: Equatable, Sendable {
     package var prunedWorkouts: [DocumentID] = []
     /// Runs whose undelivered local edit the pushed copy lacks: the two were merged, the edit kept.
     package var keptLocal: [DocumentID] = []
+    /// Runs absent from the push kept because their edit may not have reached the phone yet.
+    package var heldUndelivered: [DocumentID] = []
     /// Runs whose undelivered-edit mark this push cleared (the pushed copy covers the local edit).
     package var confirmedEdits: [DocumentID] = []
     package var upsertedSplits: [DocumentID] = []
@@ -108,7 +118,8 @@ package struct ContextApplyReport: Equatable, Sendable {
     /// One line for the log, e.g. `context applied: 1 run upserted, 1 pruned, 0 kept local; …`.
     package var summary: String {
         var parts = [
-            "runs \(upsertedWorkouts.count) upserted, \(prunedWorkouts.count) pruned, \(keptLocal.count) kept local",
+            "runs \(upsertedWorkouts.count) upserted, \(prunedWorkouts.count) pruned, \(keptLocal.count) kept local"
+                + (heldUndelivered.isEmpty ? "" : ", \(heldUndelivered.count) held until their edit is delivered"),
             "\(confirmedEdits.count) local edits confirmed",
             "splits \(upsertedSplits.count) upserted, \(prunedSplits.count) pruned",
         ]

@@ -15,6 +15,8 @@ package enum WatchDiagnostic: Equatable, Sendable, CustomStringConvertible {
     case updateFellBackToTransfer(MessageToken, run: DocumentID, reason: String)
     case cancelledTransferNotNewest(run: DocumentID)
     case cancelledEditDropped(run: DocumentID)
+    /// The phone has the edit of a run the last push left out: pruned now.
+    case absentRunPruned(run: DocumentID)
     case cancelledEditReverted(run: DocumentID, to: Timestamp)
     case sessionMetricsNotRecorded(run: DocumentID)
     case launchRequestIgnored(DocumentError)
@@ -41,6 +43,8 @@ package enum WatchDiagnostic: Equatable, Sendable, CustomStringConvertible {
             "workout update \(token) for run \(run) failed (\(reason)); falling back to transferUserInfo"
         case .cancelledTransferNotNewest(let run):
             "cancelled transfer of run \(run) was not its newest edit; nothing reverted"
+        case .absentRunPruned(let run):
+            "run \(run), absent from the last push, pruned: the phone has its edit now"
         case .cancelledEditDropped(let run):
             "cancelled edit of run \(run) dropped; the next push brings the phone's copy"
         case .cancelledEditReverted(let run, let updatedAt):

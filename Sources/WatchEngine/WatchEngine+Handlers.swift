@@ -196,6 +196,22 @@ extension WatchEngine {
         ]
     }
 
+    /// The phone has this copy of the run. A run the last push left out is kept only while its edit
+    /// may not have reached the phone (`WatchCacheApplier`): once the phone has the newest local edit,
+    /// it is pruned as that push said (its session ends as a pruned run's does).
+    mutating func editDelivered(_ run: WorkoutDocument, madeAgainst epoch: Timestamp?, now: Timestamp) -> [Action] {
+        guard epoch == phoneEpoch, let held = cache.undeliveredEdits[run.id], held <= run.version,
+            let lastContext, !lastContext.workouts.contains(where: { $0.id == run.id })
+        else { return [] }
+        cache.clearUndeliveredEdit(run.id)
+        cache.removeWorkout(run.id)
+        queuedTransfers[run.id] = nil
+        var actions: [Action] = [.log(.absentRunPruned(run: run.id)), .deleteWorkout(run.id)]
+        let (saved, sessionSteps) = reconcileSession(source: .receivedContext, now: now)
+        for changed in saved { actions += [.persistWorkout(changed)] + forward(changed) }
+        return actions + sessionSteps
+    }
+
     /// A cancelled transfer never reaches the phone from here: when it carried the run's newest local
     /// edit, the edit gives way to the phone's copy (the last context's; when none is known, the mark
     /// is dropped so the next push replaces it). A newer local edit of the run is left as it is.

@@ -39,7 +39,7 @@ package struct WatchEngine: Sendable {
         /// A person edited a run on the watch.
         case editRequested(WatchEdit, runID: DocumentID, now: Timestamp)
         /// The message sent under this token reached the phone.
-        case messageDelivered(MessageToken)
+        case messageDelivered(MessageToken, now: Timestamp)
         /// The message sent under this token did not reach the phone.
         case messageSendFailed(MessageToken, reason: String)
         /// The system ended the workout session.
@@ -53,6 +53,8 @@ package struct WatchEngine: Sendable {
         case transferRefused(WatchToPhoneMessage, reason: String)
         /// A person cancelled this queued transfer (`watchctl queue cancel`).
         case transferCancelled(WatchToPhoneMessage)
+        /// The phone durably processed this transfer (didFinish without an error).
+        case transferDelivered(WatchToPhoneMessage, now: Timestamp)
     }
 
     /// What the shell must do, in order.
@@ -165,9 +167,11 @@ package struct WatchEngine: Sendable {
             return startSession(runID: runID, origin: .watch, now: now)
         case .editRequested(let edit, let runID, let now):
             return editRequested(edit, runID: runID, now: now)
-        case .messageDelivered(let token):
-            messagesInFlight[token] = nil
-            return []
+        case .messageDelivered(let token, let now):
+            guard case .workoutUpdate(let run, let epoch)? = messagesInFlight.removeValue(forKey: token) else {
+                return []
+            }
+            return editDelivered(run, madeAgainst: epoch, now: now)
         case .messageSendFailed(let token, let reason):
             return messageSendFailed(token, reason: reason)
         case .sessionEndedBySystem(let failure, let now):
@@ -182,6 +186,10 @@ package struct WatchEngine: Sendable {
             return [.log(.transferRefused(run: run.id, reason: reason))]
         case .transferCancelled(let message):
             return transferCancelled(message)
+        case .transferDelivered(let message, let now):
+            guard case .workoutUpdate(let run, let epoch) = message else { return [] }
+            if queuedTransfers[run.id] == run.version { queuedTransfers[run.id] = nil }
+            return editDelivered(run, madeAgainst: epoch, now: now)
         }
     }
 }

@@ -176,7 +176,7 @@ final class LinkPeer: @unchecked Sendable {
             }
             if options.crashAfterApply == key.sequence { kill(getpid(), SIGKILL) }
             endpoint.transferProcessed(key)
-        case .transferFinished(let sequence):
+        case .transferFinished(let sequence, _):
             output("finished seq=\(sequence)")
         case .messageReceived(let id, let payload, _), .messageDataReceived(let id, let payload, _):
             endpoint.answerMessage(id: id, .reply(payload))

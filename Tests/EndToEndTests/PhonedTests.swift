@@ -349,7 +349,10 @@ struct PhonedTests {
         #expect(status.skippedFiles.isEmpty, "\(status.skippedFiles)")
         let files = system.documentFiles()
         #expect(
-            !files.contains { $0.contains(".tmp-") || URL(fileURLWithPath: $0).lastPathComponent.hasPrefix(".") },
+            !files.contains {
+                $0.contains(".tmp-")
+                    || ($0 != ".phone-epoch.json" && URL(fileURLWithPath: $0).lastPathComponent.hasPrefix("."))
+            },
             "\(files)")
         for file in files {
             let bytes = Array(
@@ -358,6 +361,8 @@ struct PhonedTests {
                 #expect(throws: Never.self, "\(file)") { try DocumentCoder.decode(SplitDocument.self, from: bytes) }
             } else if file.hasPrefix("Workouts/") {
                 #expect(throws: Never.self, "\(file)") { try DocumentCoder.decode(WorkoutDocument.self, from: bytes) }
+            } else if file == ".phone-epoch.json" {
+                #expect(throws: Never.self, "\(file)") { try DocumentCoder.decode(PhoneEpochRecord.self, from: bytes) }
             } else {
                 Issue.record("unexpected file \(file)")
             }

@@ -61,15 +61,16 @@ struct SeamsEndToEndTests {
 
         try FileManager.default.removeItem(atPath: system.documentsDirectory)
         try await system.startPhoned()
-        try await system.eventually("the watch's old-epoch edit reached the wiped phone and was vetoed") {
-            system.ingestLines.contains { $0.run == run && $0.outcome == "vetoedEpoch" }
+        // A new epoch: the watch follows the wiped phone wholesale (its settings, no runs), and its
+        // old-epoch edit is dropped or vetoed, never written.
+        try await system.waitForWatchStatus("the watch follows the wiped phone") {
+            $0.linked && $0.workouts == 0 && $0.undeliveredEdits == 0 && $0.outboxDepth == 0
         }
         #expect(try await system.phonectl("show", run).exitCode == 1, "the old run is not back")
         #expect(system.filesNamed(run).isEmpty, "nothing of the old run in the wiped directory")
         #expect(!system.ingestLines.contains { $0.run == run && $0.outcome == "merged" })
         #expect(try await system.phonectl("settings", "show", "--json").decode(Settings.self).restSeconds == 77)
-        // The pristine phone pushed nothing: the watch keeps its run and its session.
-        #expect(try await system.watchRun(run) != nil)
+        #expect(try await system.watchctl("settings", "--json").decode(Settings.self).restSeconds == 77)
     }
 
     @Test(

@@ -333,7 +333,10 @@ struct LinkChannelTests {
             ]))
         #expect(pair.recorded[.phone]!.contains(.removeComplications(sequences: [1])))
         #expect(pair.recorded[.phone]!.contains(.removeTransfers(sequences: [1], cancelled: false)))
-        #expect(pair.notifications(.phone) == [.complicationFinished(sequence: 1), .transferFinished(sequence: 1)])
+        #expect(
+            pair.notifications(.phone) == [
+                .complicationFinished(sequence: 1), .transferFinished(sequence: 1, payload: [1]),
+            ])
         #expect(pair.phone.outstandingComplications.isEmpty && pair.phone.outstandingTransfers.map(\.sequence) == [2])
     }
 
@@ -427,7 +430,7 @@ struct LinkChannelTests {
             return []
         }
         #expect(removed == [1, 2, 3])
-        #expect(pair.notifications(.watch).contains(.transferFinished(sequence: 3)))
+        #expect(pair.notifications(.watch).contains(.transferFinished(sequence: 3, payload: [3])))
     }
 
     @Test("transfers processed together: one mark write for the highest, then an ack of each, in order")
@@ -463,7 +466,7 @@ struct LinkChannelTests {
         #expect(
             Array(resolved)
                 == [.removeTransfers(sequences: [1, 2, 3], cancelled: false)]
-                + (1...3).map { .notify(.transferFinished(sequence: $0)) })
+                + (1...3).map { .notify(.transferFinished(sequence: $0, payload: [UInt8($0)])) })
         #expect(pair.watch.outstandingTransfers.isEmpty)
     }
 

@@ -51,7 +51,7 @@ struct FrameIntegrityTests {
                 if case .linkLost(let reason) = $0 { reason.contains("failed authentication") } else { false }
             })
         try await watch.notifications.wait(for: "the last transfer finished") {
-            $0.contains(.transferFinished(sequence: 20))
+            $0.contains(.transferFinished(sequence: 20, payload: Array("edit-20!".utf8)))
         }
         #expect(try await proxy.statistics().connectionsAccepted >= 2, "the watch dialled again")
     }

@@ -332,7 +332,9 @@ struct LinkEndpointTests {
             return nil
         }
         #expect(payloads == (1...20).map { "edit-\($0)" })
-        try await watch.notifications.wait(for: "finished") { $0.contains(.transferFinished(sequence: 20)) }
+        try await watch.notifications.wait(for: "finished") {
+            $0.contains(.transferFinished(sequence: 20, payload: Array("edit-20".utf8)))
+        }
         #expect(try await watch.on { $0.outstandingTransfers() }.isEmpty)
 
         // With the phone gone, new transfers wait in the outbox and the unsent ones can be cancelled.

@@ -322,8 +322,9 @@ struct NodePair {
         case .transfersProcessed(let keys):
             for key in keys {
                 if fromPhone {
+                    let payload = outbox.first { $0.sequence == key.sequence }?.payload ?? []
                     outbox.removeAll { $0.sequence == key.sequence }
-                    queue.append(.watch(.link(.transferFinished(sequence: key.sequence))))
+                    queue.append(.watch(.link(.transferFinished(sequence: key.sequence, payload: payload))))
                 } else {
                     phoneOutbox.removeAll { $0.sequence == key.sequence }
                 }

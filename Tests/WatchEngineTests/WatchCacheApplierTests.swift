@@ -107,17 +107,22 @@ struct WatchCacheApplierTests {
         #expect(cache.undeliveredEdits.isEmpty)
     }
 
-    @Test("a run absent from the push is pruned even with an undelivered edit (tombstones win)")
-    func pruneDespitePendingEdit() throws {
+    /// Seams 6: the phone leaves runs out for other reasons than a delete (window, cap, size); a run
+    /// pruned with its edit in flight lost the edit when watchd died before it landed. The engine
+    /// prunes it once the edit is delivered (a deleted run's edit is then vetoed: tombstones win).
+    @Test("a run absent from the push is kept while it carries an undelivered edit; one without is pruned")
+    func absentRunWithPendingEditIsHeld() throws {
         var cache = try seededCache()
         var editor = WatchEditor()
         _ = try editor.apply(.pause, toRun: id(100), in: &cache, at: at(20))
+        let edited = try #require(cache.workouts[id(100)])
 
         let report = WatchCacheApplier.apply(context([try newRun(101, at: at(1))]), to: &cache)
 
-        #expect(report.prunedWorkouts == [id(100)])
-        #expect(cache.workouts[id(100)] == nil)
-        #expect(cache.undeliveredEdits.isEmpty)
+        #expect(report.prunedWorkouts == [])
+        #expect(report.heldUndelivered == [id(100)])
+        #expect(cache.workouts[id(100)] == edited)
+        #expect(cache.undeliveredEdits[id(100)] == edited.version)
     }
 
     @Test("applying the same context twice changes nothing the second time")

@@ -212,20 +212,29 @@ struct WatchEngineSessionTests {
                 + finished(metrics, at: at(500)))
     }
 
-    @Test("restart: a running session whose run is absent from the persisted context is discarded at start-up")
+    /// A restored run may carry an edit the phone never got (seams 6): it is held and re-forwarded,
+    /// and pruned, its session discarded, once the phone has it.
+    @Test(
+        "restart: a running session whose run is absent from the persisted context is discarded once the phone has the run's copy"
+    )
     func restartAbsent() throws {
+        let run = try newRun(100)
         var engine = WatchEngine(
-            cache: WatchCache(restoringWorkouts: [try newRun(100)], splits: [twoExerciseSplit()]),
+            cache: WatchCache(restoringWorkouts: [run], splits: [twoExerciseSplit()]),
             session: SessionRecord(runningState))
 
         let actions = engine.handle(.started(lastContext: bytes(context([])), now: at(500)))
 
         var report = ContextApplyReport()
-        report.prunedWorkouts = [id(100)]
-        let ended = EndedSession(runID: id(100), startedAt: at(1), endedAt: at(500), outcome: .discarded)
+        report.heldUndelivered = [id(100)]
+        #expect(actions == [.log(.contextApplied(report, restored: true)), .transferUserInfo(.workoutUpdate(run))])
+        #expect(engine.cache.workouts[id(100)] == run)
+
+        let delivered = engine.handle(.transferDelivered(.workoutUpdate(run), now: at(510)))
+        let ended = EndedSession(runID: id(100), startedAt: at(1), endedAt: at(510), outcome: .discarded)
         #expect(
-            actions == [
-                .log(.contextApplied(report, restored: true)), .deleteWorkout(id(100)),
+            delivered == [
+                .log(.absentRunPruned(run: id(100))), .deleteWorkout(id(100)),
                 .persistSession(SessionRecord(.ended(ended))),
                 .log(.sessionEnded(run: id(100), .discarded)),
             ])

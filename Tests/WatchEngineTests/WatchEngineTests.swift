@@ -64,7 +64,7 @@ struct WatchEngineTests {
                 .sendMessage(MessageToken(rawValue: 1), .workoutUpdate(expected)), .persistWorkout(expected),
             ])
         #expect(engine.cache.undeliveredEdits.mapValues(\.time) == [id(100): at(5)])
-        #expect(engine.handle(.messageDelivered(MessageToken(rawValue: 1))) == [])
+        #expect(engine.handle(.messageDelivered(MessageToken(rawValue: 1), now: at(100))) == [])
         #expect(engine.messagesInFlight.isEmpty)
     }
 
@@ -78,7 +78,7 @@ struct WatchEngineTests {
         let log = try #require(engine.cache.workouts[id(100)]).log(0)
         _ = engine.handle(
             .editRequested(.completeSet(logID: log, setIndex: 0, reps: 5, weight: 100), runID: id(100), now: at(5)))
-        _ = engine.handle(.messageDelivered(MessageToken(rawValue: 1)))
+        _ = engine.handle(.messageDelivered(MessageToken(rawValue: 1), now: at(100)))
         let local = try #require(engine.cache.workouts[id(100)])
         // The phone's copy: the same stamp on the set, 4 reps written by hand (the tie between two values
         // under one stamp goes to the watch's, by their encoding).
