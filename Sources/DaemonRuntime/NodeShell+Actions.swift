@@ -42,11 +42,7 @@ extension NodeShell {
             responders.removeValue(forKey: request)?(outcome.response)
         case .armTimer(let name, let at):
             if let timer = timers.removeValue(forKey: name) { loop.cancelTimer(timer) }
-            let delay = max(Timestamp.current.duration(to: at), .zero)
-            timers[name] = loop.scheduleTimer(after: delay) { [unowned self] in
-                timers[name] = nil
-                report(.timerFired(name))
-            }
+            arm(name, at: at)
         case .cancelTimer(let name):
             if let timer = timers.removeValue(forKey: name) { loop.cancelTimer(timer) }
         case .callAtEndOfTurn:
@@ -73,6 +69,16 @@ extension NodeShell {
         case .notice: .notice
         case .warning: .warning
         case .error: .error
+        }
+    }
+
+    /// Arms `name` for the wall-clock deadline `at` (`NodeTimer.wait`): fired once the wall clock has
+    /// reached it, looked at again until then.
+    func arm(_ name: NodeTimer, at: Timestamp) {
+        timers[name] = loop.scheduleTimer(after: NodeTimer.wait(until: at, now: .current)) { [unowned self] in
+            timers[name] = nil
+            guard Timestamp.current >= at else { return arm(name, at: at) }
+            report(.timerFired(name))
         }
     }
 }

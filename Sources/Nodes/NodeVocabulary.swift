@@ -124,7 +124,19 @@ package enum MessagePurpose: Hashable, Sendable {
 }
 
 /// The timers a node keeps.
+///
+/// A timer's deadline is on the wall clock, which can step: the shell fires it once the wall clock
+/// has reached it, looking at least every `wallClockCheck` (a step forward is seen within that, a
+/// step back does not fire it early).
 package enum NodeTimer: Hashable, Sendable {
+    /// How long a shell waits at most before it looks at the wall clock again for an armed timer.
+    package static let wallClockCheck: Duration = .seconds(10)
+
+    /// How long to wait before looking again for a deadline `at`, the wall clock reading `now`.
+    package static func wait(until at: Timestamp, now: Timestamp) -> Duration {
+        min(max(now.duration(to: at), .zero), wallClockCheck)
+    }
+
     /// The SyncEngine's next deadline (a push retry, a run leaving the recent window).
     case push
     /// The live mirror's next boundary or retry.

@@ -27,6 +27,8 @@ extension DocumentDirectory {
             try AtomicFile.write(DocumentCoder.encodeForDisk(settings), to: "\(stateDirectory)/settings.json")
         case .persistEpoch(let epoch):
             try writeEpoch(epoch)
+            try AtomicFile.write(
+                DocumentCoder.encodeForDisk(PhoneEpochRecord(epoch)), to: "\(stateDirectory)/epoch.json")
         case .persistComplicationBudget(let budget):
             try AtomicFile.write(
                 DocumentCoder.encodeForDisk(budget), to: "\(stateDirectory)/complication-budget.json")

@@ -30,9 +30,8 @@ package enum SyncDiagnostic: Equatable, Sendable, CustomStringConvertible {
     /// Another writer's copy held nothing the phone's lacks (an older copy, or a late echo of the
     /// phone's own write): the phone's copy is written back over it.
     case externalCopyCovered(DocumentID, version: Stamp)
-    /// Another writer replaced the file of a run the phone only summarised with an older copy: that
-    /// copy is all the phone has of it now, and is taken.
-    case externalOlderCopyAdopted(DocumentID, version: Stamp, had: Stamp)
+    /// An older copy of a run the phone only summarises: its file is loaded to see what it holds.
+    case externalOlderCopyOfSummary(DocumentID, version: Stamp, had: Stamp)
     /// An on-demand load found a copy older than the index's twice in a row: the file is all the
     /// phone has of the run, so it is taken (never asked for again and again).
     case staleRunAdopted(DocumentID, version: Stamp, had: Stamp)
@@ -86,9 +85,9 @@ package enum SyncDiagnostic: Equatable, Sendable, CustomStringConvertible {
             "external change: run \(run) merged with the phone's newer edits and written back"
         case .externalCopyCovered(let run, let version):
             "external change: run \(run) at version \(version) is older than the phone's copy; the phone's copy is written back"
-        case .externalOlderCopyAdopted(let run, let version, let had):
-            "external change: run \(run) replaced by an older copy (version \(version), the phone had \(had)) while "
-                + "only its summary was in memory: the older copy is taken"
+        case .externalOlderCopyOfSummary(let run, let version, let had):
+            "external change: run \(run) at version \(version), older than the phone's \(had), which only its "
+                + "summary holds: loading the file to see what it holds"
         case .staleRunAdopted(let run, let version, let had):
             "load: run \(run)'s file is older than the index (version \(version), the index had \(had)) on two "
                 + "reads: the file's copy is taken"

@@ -147,22 +147,28 @@ extension SyncEngine {
 
     /// What the phone takes from another writer's copy of a run: the merge of its own copy with it,
     /// or nil when that is handled here already (an echo, an edit in place, a covered copy written
-    /// back, or a copy of a run the phone only summarises).
+    /// back, or an older copy of a run the phone only summarises).
     ///
-    /// A run only summarised in memory has no copy left to merge with: the file it was evicted to is
-    /// now the other writer's, so that copy is all the phone has of it and is taken as it is, newer
-    /// or older (the index must say what the file holds, or every load of it would be stale).
+    /// A run only summarised in memory has no copy to merge with. An older copy of it is either a late
+    /// echo of the phone's own write (the file holds the newer one) or another writer's copy that
+    /// replaced the file: what the file holds now decides, so it is loaded (`runsLoaded` takes a file
+    /// that reads older than the index twice as all there is of the run).
     private mutating func adoptedCopy(
         of run: WorkoutDocument, now: Timestamp, into actions: inout [Action]
     ) -> WorkoutDocument? {
+        #if SIMULATION_MUTATION_OLDER_COPY
+            // (`scripts/simulate --mutations`: a copy not newer than the index's passed over as an echo.)
+            if let known = index[run.id], run.version <= known.version {
+                if run.version == known.version { editedInPlace(run, now: now, into: &actions) }
+                return nil
+            }
+        #endif
         guard let mine = self.run(run.id) else {
             guard let known = index[run.id] else { return run }
             if run.version == known.version { return nil }
             if run.version < known.version {
-                clock.observe(run)
-                cache(run, now: now)
-                actions.append(.log(.externalOlderCopyAdopted(run.id, version: run.version, had: known.version)))
-                push(now: now, force: false, reason: "external change", into: &actions)
+                actions.append(.loadRuns([run.id: known.startedAt]))
+                actions.append(.log(.externalOlderCopyOfSummary(run.id, version: run.version, had: known.version)))
                 return nil
             }
             return run
@@ -195,9 +201,14 @@ extension SyncEngine {
             actions.append(.log(.externalRunEditRefused(copy.id)))
             return
         }
-        // No register changed under its own stamp: a late echo of an earlier write at this version
-        // (merging the watch's older sets does not raise it), or derived fields only.
-        guard edited != mine else { return }
+        // No register changed under its own stamp: an older copy at this version (merging the
+        // watch's older sets does not raise it: a late echo, or another device's copy), or derived
+        // fields only. The file may hold that copy now: the phone's goes back over it.
+        guard edited != mine else {
+            actions.append(.writeWorkout(mine))
+            actions.append(.log(.externalCopyCovered(copy.id, version: copy.version)))
+            return
+        }
         clock = stamper
         actions.append(.writeWorkout(edited))
         cache(edited, now: now)

@@ -99,10 +99,12 @@ extension SyncEngine {
     }
 
     /// When the shell must feed `tick`: a push to retry, a vanished run's grace ending, or the first
-    /// carried run to leave the window.
+    /// carried run to leave the window. While a failed push waits for its retry, the retry is the
+    /// window's deadline too: the last push sent is the one before the failure, whose window deadline
+    /// may be past, and asking for it would tick, fail and ask again at the same instant forever.
     package var nextDeadline: Timestamp? {
         var deadline = [retryAt, heldRemovals.values.min()].compactMap { $0 }.min()
-        if let lastPushed, let lastPushAt {
+        if retryAt == nil, let lastPushed, let lastPushAt {
             for run in lastPushed.workouts where !run.isActive && !watchMayHoldActive.contains(run.id) {
                 guard let endedAt = run.endedAt else { continue }
                 // One microsecond past the window: the window is inclusive at its edge.

@@ -37,7 +37,8 @@ package struct SyncEngine: Sendable {
         case launchWatchApp(runID: DocumentID)
         /// Persist the phone's settings (its UserDefaults) in the state directory.
         case persistSettings(Settings)
-        /// Persist the phone epoch in the state directory; fed back to `init` at start-up.
+        /// Persist the phone epoch: the document directory's epoch file (the authority, fed back to
+        /// `init` as `epoch`), then the state directory's `epoch.json` (fed back as `stateEpoch`).
         case persistEpoch(Timestamp)
         /// A split file breaks the phone's rules (`SplitDocument.ruleProblem`) and the phone holds no
         /// good copy to put back: it is left as it is, not pushed, and reported as skipped.
@@ -189,8 +190,8 @@ package struct SyncEngine: Sendable {
     /// The phone epoch (docs/PROTOCOL.md, "Phone epochs"): when this state began. Every push names it;
     /// a watch update made against another one is never written.
     package private(set) var epoch: Timestamp?
-    /// The epoch the state directory kept, from a version that kept it there (`init`).
-    let legacyEpoch: Timestamp?
+    /// The last epoch this phone started, as its state directory kept it (`init`).
+    let stateEpoch: Timestamp?
     package var ingestCounts: [IngestOutcome: Int] = [:]
     package let policy: PushPolicy
     /// Stamps split and tombstone times (`updatedAt`, `deletedAt`).
@@ -213,13 +214,15 @@ package struct SyncEngine: Sendable {
 
     /// `settings` come from the state directory (nil: never set, defaults apply), `epoch` from the
     /// document directory's epoch file (nil: none there; a new epoch is started at the end of the
-    /// gather), `legacyEpoch` from the state directory, where versions before the epoch lived with the
-    /// documents kept it: taken, and written with the documents, when documents are found.
+    /// gather), `stateEpoch` from the state directory's `epoch.json`: the last epoch this phone
+    /// started, which a new one always outranks (a wiped directory's new epoch must win on the watch
+    /// even after the clock stepped back), and the epoch of documents without an epoch file (written
+    /// by a version that kept it only there): taken, and written with them.
     package init(
-        settings: Settings?, policy: PushPolicy = .standard, epoch: Timestamp? = nil, legacyEpoch: Timestamp? = nil
+        settings: Settings?, policy: PushPolicy = .standard, epoch: Timestamp? = nil, stateEpoch: Timestamp? = nil
     ) {
         self.epoch = epoch
-        self.legacyEpoch = legacyEpoch
+        self.stateEpoch = stateEpoch
         self.settings = settings ?? Settings()
         settingsCustomized = settings != nil
         self.policy = policy
@@ -229,7 +232,12 @@ package struct SyncEngine: Sendable {
     /// seed 002's guard: settings that survived a wiped document directory do not make its emptiness
     /// data, and the edits the watch made against the old data must not be written into it.
     package var isPristine: Bool {
-        splits.isEmpty && index.count == 0 && tombstones.isEmpty && pendingDeletes.isEmpty
+        #if SIMULATION_MUTATION_PRISTINE
+            // (`scripts/simulate --mutations`: settings count as data, so a wiped directory keeps its epoch.)
+            splits.isEmpty && index.count == 0 && tombstones.isEmpty && pendingDeletes.isEmpty && !settingsCustomized
+        #else
+            splits.isEmpty && index.count == 0 && tombstones.isEmpty && pendingDeletes.isEmpty
+        #endif
     }
 
     /// Pristine with default settings too: never pushed (seed 002: a pristine state pushed from a fresh
@@ -275,12 +283,12 @@ package struct SyncEngine: Sendable {
             // in it (wiped, or new) starts a new epoch, whatever the state directory kept: edits the
             // watch made against the old one must not be written here. Later than the old one even if
             // the clock stepped back.
-            if epoch == nil, !isPristine, let legacyEpoch {
-                epoch = legacyEpoch
-                actions.append(.persistEpoch(legacyEpoch))
-                actions.append(.log(.epochMovedToDocuments(legacyEpoch)))
+            if epoch == nil, !isPristine, let stateEpoch {
+                epoch = stateEpoch
+                actions.append(.persistEpoch(stateEpoch))
+                actions.append(.log(.epochMovedToDocuments(stateEpoch)))
             } else if epoch == nil || isPristine {
-                let old = epoch ?? legacyEpoch
+                let old = [epoch, stateEpoch].compactMap { $0 }.max()
                 let started = old.map { max(now, $0.advanced(by: .microseconds(1))) } ?? now
                 epoch = started
                 actions.append(.persistEpoch(started))

@@ -34,8 +34,11 @@ package enum WatchCacheApplier {
         return .applied(apply(context, to: &cache))
     }
 
-    /// Applies a decoded context and reports what changed.
-    package static func apply(_ context: ApplicationContext, to cache: inout WatchCache) -> ContextApplyReport {
+    /// Applies a decoded context and reports what changed; `delivered` holds the newest copy of each
+    /// run the phone is known to have received (an absent run whose edit is no newer is pruned).
+    package static func apply(
+        _ context: ApplicationContext, to cache: inout WatchCache, delivered: [DocumentID: Stamp] = [:]
+    ) -> ContextApplyReport {
         var report = ContextApplyReport()
         let pushedRunIDs = Set(context.workouts.map(\.id))
         for pushed in context.workouts {
@@ -55,10 +58,13 @@ package enum WatchCacheApplier {
             }
         }
         for id in cache.workouts.keys.sorted() where !pushedRunIDs.contains(id) {
-            if cache.hasUndeliveredEdit(id) {
-                report.heldUndelivered.append(id)
-                continue
-            }
+            #if !SIMULATION_MUTATION_PRUNE_HELD
+                // (`scripts/simulate --mutations` prunes it with its edit in flight.)
+                if let mark = cache.undeliveredEdits[id], delivered[id].map({ $0 < mark }) ?? true {
+                    report.heldUndelivered.append(id)
+                    continue
+                }
+            #endif
             cache.removeWorkout(id)
             report.prunedWorkouts.append(id)
         }

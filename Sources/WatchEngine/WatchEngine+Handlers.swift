@@ -99,7 +99,8 @@ extension WatchEngine {
                         epoch, sender: phoneSender,
                         retiredSenders: retiredSenders.isEmpty ? nil : retiredSenders.sorted())))
         }
-        let report = WatchCacheApplier.apply(context, to: &cache)
+        let report = WatchCacheApplier.apply(context, to: &cache, delivered: deliveredVersions)
+        deliveredVersions = deliveredVersions.filter { cache.hasUndeliveredEdit($0.key) }
         lastContext = context
         lastApplied = report
         queuedTransfers = queuedTransfers.filter { cache.undeliveredEdits[$0.key] != nil }
@@ -190,6 +191,10 @@ extension WatchEngine {
         }
         // Under the epoch the edit was made against: after a reset phone's push replaced it, the
         // edit belongs to the old phone, and the new one must veto it rather than write it.
+        #if SIMULATION_MUTATION_RESET_EPOCH
+            // (`scripts/simulate --mutations`: the fallback is labelled with today's epoch.)
+            let epoch = phoneEpoch
+        #endif
         return [
             .log(.updateFellBackToTransfer(token, run: run.id, reason: reason)),
             transfer(run, madeAgainst: epoch),
@@ -198,11 +203,14 @@ extension WatchEngine {
 
     /// The phone has this copy of the run. A run the last push left out is kept only while its edit
     /// may not have reached the phone (`WatchCacheApplier`): once the phone has the newest local edit,
-    /// it is pruned as that push said (its session ends as a pruned run's does).
+    /// it is pruned as that push said (its session ends as a pruned run's does). A run the last push
+    /// still carries remembers the delivery, for a later push that leaves it out.
     mutating func editDelivered(_ run: WorkoutDocument, madeAgainst epoch: Timestamp?, now: Timestamp) -> [Action] {
-        guard epoch == phoneEpoch, let held = cache.undeliveredEdits[run.id], held <= run.version,
-            let lastContext, !lastContext.workouts.contains(where: { $0.id == run.id })
+        guard epoch == phoneEpoch, let held = cache.undeliveredEdits[run.id] else { return [] }
+        deliveredVersions[run.id] = max(deliveredVersions[run.id] ?? run.version, run.version)
+        guard held <= run.version, let lastContext, !lastContext.workouts.contains(where: { $0.id == run.id })
         else { return [] }
+        deliveredVersions[run.id] = nil
         cache.clearUndeliveredEdit(run.id)
         cache.removeWorkout(run.id)
         queuedTransfers[run.id] = nil

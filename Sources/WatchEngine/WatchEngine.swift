@@ -99,6 +99,10 @@ package struct WatchEngine: Sendable {
     /// Run → the local `version` sent again because a context left its edit uncovered (at most once
     /// per version: a phone that refuses it does not get it again and again).
     var resentUncovered: [DocumentID: Stamp] = [:]
+    /// The newest copy of each run the phone is known to have received in this life (a message
+    /// answered, a transfer finished): a run absent from a push is held only while its newest local
+    /// edit is newer than that (`WatchCacheApplier`).
+    package internal(set) var deliveredVersions: [DocumentID: Stamp] = [:]
     /// The last context applied: the phone's own copy of every run it carries, which a cancelled
     /// local edit gives way to.
     package internal(set) var lastContext: ApplicationContext?

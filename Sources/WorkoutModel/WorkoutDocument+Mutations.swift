@@ -49,7 +49,8 @@ extension WorkoutDocument {
                 stamp: stamp)
         }
         return WorkoutDocument(
-            id: id, splitID: split.id, splitName: split.name, startedAt: time ?? stamp.time, logs: logs, stamp: stamp)
+            id: id, splitID: split.id, splitName: split.name, startedAt: Self.recorded(time, stamp), logs: logs,
+            stamp: stamp)
     }
 
     /// Marks set `setIndex` of `logID` done with the reps and weight lifted (a redo overwrites them).
@@ -65,7 +66,7 @@ extension WorkoutDocument {
             throw .setOutOfRange(log: logID, index: setIndex, count: logs[index].sets.count)
         }
         guard !logs[index].isResolved else { throw .logAlreadyResolved(logID) }
-        let completedAt = max(time ?? stamp.time, startedAt)
+        let completedAt = max(Self.recorded(time, stamp), startedAt)
         logs[index].sets[setIndex] = SetRecord(reps: reps, weight: weight, completedAt: completedAt, stamp: stamp)
         finish(at: stamp, time: time)
     }
@@ -115,7 +116,7 @@ extension WorkoutDocument {
         guard status != .completed else { throw .runCompleted(id) }
         guard !isPaused else { throw .alreadyPaused }
         let after = max(startedAt, pauses.last.flatMap(\.end) ?? startedAt)
-        pauses.append(PauseInterval(start: max(time ?? stamp.time, after)))
+        pauses.append(PauseInterval(start: max(Self.recorded(time, stamp), after)))
         pausesStamp = stamp
         finish(at: stamp, time: time)
     }
@@ -123,7 +124,7 @@ extension WorkoutDocument {
     /// Closes the open pause.
     package mutating func resume(at stamp: Stamp, time: Timestamp? = nil) throws(MutationError) {
         guard isPaused else { throw .notPaused }
-        pauses[pauses.count - 1].end = max(time ?? stamp.time, pauses[pauses.count - 1].start)
+        pauses[pauses.count - 1].end = max(Self.recorded(time, stamp), pauses[pauses.count - 1].start)
         pausesStamp = stamp
         finish(at: stamp, time: time)
     }
@@ -217,11 +218,16 @@ extension WorkoutDocument {
     /// run stamps the end with its own time, whatever an earlier ending left there (a merge can leave
     /// an in-progress run with a concurrent edit's old end).
     private mutating func finish(at stamp: Stamp, time: Timestamp?) {
-        let wasCompleted = status == .completed
+        #if SIMULATION_MUTATION_STALE_END
+            // (`scripts/simulate --mutations`: an end a merge left behind is kept by the completing edit.)
+            let wasCompleted = true
+        #else
+            let wasCompleted = status == .completed
+        #endif
         recomputeDerived()
         if status == .completed, !wasCompleted || ending.at == nil {
             let completed = logs.lazy.flatMap(\.sets).compactMap(\.completedAt).max() ?? startedAt
-            let at = max(time ?? stamp.time, completed, startedAt)
+            let at = max(Self.recorded(time, stamp), completed, startedAt)
             ending = Ending(at: at, stamp: stamp)
             if let last = pauses.last, last.end == nil {
                 pauses[pauses.count - 1].end = max(at, last.start)
@@ -231,6 +237,16 @@ extension WorkoutDocument {
             ending = Ending(at: nil, stamp: stamp)
         }
         recomputeDerived()
+    }
+
+    /// The time an edit records: the person's wall-clock `time`, or the stamp's when none is given.
+    private static func recorded(_ time: Timestamp?, _ stamp: Stamp) -> Timestamp {
+        #if SIMULATION_MUTATION_STAMP_TIME
+            // (`scripts/simulate --mutations`: the merge clock's time, which stands still while a peer's runs ahead.)
+            stamp.time
+        #else
+            time ?? stamp.time
+        #endif
     }
 
     private mutating func mark(_ index: Int, _ mark: LogMark, at stamp: Stamp) {

@@ -59,7 +59,7 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
         var engine = SyncEngine(
             settings: try StateFiles.readState(Settings.self, "\(state)/settings.json"), policy: policy,
             epoch: try documents.readEpoch(),
-            legacyEpoch: try StateFiles.readState(PhoneEpochRecord.self, "\(state)/epoch.json")?.epoch)
+            stateEpoch: try StateFiles.readState(PhoneEpochRecord.self, "\(state)/epoch.json")?.epoch)
         let clockFile = ClockFile(stateDirectory: state)
         engine.clock = HybridLogicalClock(origin: .phone, highWater: try clockFile.read())
         let node = PhoneNode(

@@ -51,6 +51,26 @@ struct PushPromiseTests {
         #expect(engine.nextDeadline.map { $0 > at(7) } ?? true, "no deadline at or before now")
     }
 
+    /// Found by the simulator (seed 77, a short recent window): the push for a run leaving the window
+    /// failed, which put back the last push sent, whose window deadline was the one just reached.
+    @Test("a push for the recent window that fails waits for its retry, not for the window deadline it just met")
+    func failedWindowPushWaitsForItsRetry() throws {
+        var engine = SyncEngine(settings: nil, policy: PushPolicy(recentLimit: 4, recentWindow: .seconds(10)))
+        _ = engine.handle(.gatherFinished(now: t0))
+        _ = engine.handle(.linkActivated(now: t0))
+        _ = try engine.perform(.createSplit(id: id(1), name: "Legs", exercises: [row]), now: t0)
+        _ = try engine.perform(.startRun(splitID: id(1), runID: id(700), endingOthers: false), now: at(1))
+        _ = try engine.perform(.endKeepingProgress(runID: id(700)), now: at(2))
+        _ = engine.handle(.pushQueued(generation: 5))
+        _ = engine.handle(.contextAcknowledged(generation: 5, now: at(3)))
+        let leaves = try #require(engine.nextDeadline)
+        #expect(leaves > at(12) && leaves < at(13), "the run leaves the window ten seconds after its end")
+        let moved = engine.handle(.tick(now: leaves))
+        #expect(pushes(moved).count == 1)
+        _ = engine.handle(.pushFailed(reason: "watchAppNotInstalled", now: leaves))
+        #expect(engine.nextDeadline == leaves.advanced(by: SyncEngine.pushRetryInterval))
+    }
+
     @Test("a retry that cannot push now leaves no deadline in the past")
     func retryDeferredLeavesNoPastDeadline() throws {
         var engine = try readyEngine()
