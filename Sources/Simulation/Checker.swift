@@ -66,15 +66,37 @@ struct Checker {
 
     mutating func transferCancelled(_ run: DocumentID) { untrackedRuns.insert(run) }
 
-    /// Another device edited the run's file: its stamps, not the order of acknowledgements, decide.
-    mutating func externallyEdited(_ run: DocumentID) { untrackedRuns.insert(run) }
+    /// Another device put an older copy of the run in place and the phone died before it saw it: at
+    /// its start the file is all there is of the run, so which acknowledged edits survive is that
+    /// copy's business.
+    mutating func fileReplacedUnseen(_ run: DocumentID) { untrackedRuns.insert(run) }
+
+    /// Sets another device (or a person with an editor) edited in the run's file: their stamps, not
+    /// the order of acknowledgements, decide who wins them, so they are left out of the lost-edit
+    /// check. The run's other sets stay in it.
+    private var externalSets: Set<SetKey> = []
+
+    mutating func externallyEdited(_ run: DocumentID, log: DocumentID, set: Int) {
+        externalSets.insert(SetKey(run: run, log: log, set: set))
+    }
+
+    /// Runs of a phone state that a wipe or a reset replaced: under the new epoch they must never be
+    /// in the phone's document directory again (the watch's edits of them are vetoed, never written).
+    private var wipedRuns: Set<DocumentID> = []
 
     /// Runs from before a phone reset: the new phone never had them, so edits to them (made before
     /// the reset, or on the watch until the new phone's push prunes them) are superseded.
     private var supersededRuns: Set<DocumentID> = []
 
+    /// The phone's state directory was lost (a reinstall) with its documents intact: the complications
+    /// its outboxes held are gone with it; everything else acknowledged stands.
+    mutating func phoneStateLost() {
+        acknowledgedComplications = []
+    }
+
     /// The phone was wiped: what was acknowledged before is superseded by the reset.
     mutating func phoneReset(runsBefore: Set<DocumentID>) {
+        wipedRuns.formUnion(runsBefore)
         supersededRuns.formUnion(runsBefore)
         supersededRuns.formUnion(edits.keys.map(\.run))
         edits = [:]
@@ -99,6 +121,8 @@ struct Checker {
     /// the newer phone's state, and the watch must never follow the restored one.
     mutating func phoneRestored(runsBefore: Set<DocumentID>, instance: InstanceID) {
         phoneReset(runsBefore: runsBefore)
+        // The backup brings its own runs back: that is what a restore is.
+        wipedRuns = []
         restoredInstances.insert(instance)
         restoredPhone = true
     }
@@ -109,6 +133,9 @@ struct Checker {
         // Between a tombstone's write and its file's removal (both queued) the disk holds both.
         for run in tombstoned where phone.store.runs[run] != nil && !phone.hasWritesInFlight {
             return "tombstoned run \(run) is back in the phone's document directory"
+        }
+        for run in wipedRuns where phone.store.runs[run] != nil {
+            return "run \(run) of a wiped phone state is back in the phone's document directory"
         }
         if let sender = watch.store.epoch?.sender, sender != followedSender {
             if replacedSenders.contains(sender) {
@@ -221,6 +248,7 @@ struct Checker {
         // Acknowledged edits: the last one of each set wins, where only one side edited it (two
         // sides' concurrent edits resolve by their stamps, which this check does not model).
         found += editsMissing(phone: phone, since: nil)
+        found += recordedTimesMisordered(phone.store.runs.values)
         // Live mirror (invariant 7): a flow open on one side with nothing staged shows on the other
         // as a cover of the same frame (version, phase, set), unless the other side dismissed it or
         // drives the run itself.
@@ -230,6 +258,9 @@ struct Checker {
         ] {
             for (run, flow) in driver.flows.sorted(by: { $0.key < $1.key }) where driver.staging.entries[run] == nil {
                 guard follower.flows[run] == nil, !follower.dismissed.contains(run) else { continue }
+                // The watch shows only what the phone pushes: a run that left the push (its recent
+                // window, the cap) has no cover there.
+                if name == "phone", cached[run] == nil { continue }
                 guard let cover = follower.covers[run] else {
                     found.append(
                         "live: the \(name) drives run \(run) (version \(flow.basis.version)) but the other side shows nothing"
@@ -257,6 +288,26 @@ struct Checker {
         return found
     }
 
+    /// Recorded times in order (invariant 10): an end never before the start or the last completion,
+    /// a pause never ending before it began, no completion before the start, no negative duration.
+    func recordedTimesMisordered(_ runs: some Sequence<WorkoutDocument>) -> [String] {
+        var found: [String] = []
+        for run in runs.sorted(by: { $0.id < $1.id }) {
+            let completions = run.logs.flatMap(\.sets).compactMap(\.completedAt)
+            if let early = completions.first(where: { $0 < run.startedAt }) {
+                found.append("run \(run.id): a set completed at \(early), before the start \(run.startedAt)")
+            }
+            if let ended = run.endedAt, ended < max(run.startedAt, completions.max() ?? run.startedAt) {
+                found.append("run \(run.id) ended at \(ended), before its start or its last completion")
+            }
+            if run.pauses.contains(where: { pause in pause.end.map { $0 < pause.start } ?? false }) {
+                found.append("run \(run.id) has a pause that ends before it begins")
+            }
+            if run.activeDuration() < .zero { found.append("run \(run.id) has a negative active duration") }
+        }
+        return found
+    }
+
     /// How many edits each set has acknowledged so far (`editsMissing(since:)`).
     var editCounts: [SetKey: Int] { edits.mapValues(\.count) }
 
@@ -264,12 +315,16 @@ struct Checker {
     /// edited by one side only must hold its last edit. With `since` (`editCounts` when a watch
     /// `wait` was asked), only sets the watch alone edited before then, each holding its last edit
     /// from then or any edit acknowledged since.
-    func editsMissing(phone: SimHost<PhoneNode, PhoneFiles>, since: [SetKey: Int]?) -> [String] {
+    func editsMissing(
+        phone: SimHost<PhoneNode, PhoneFiles>, since: [SetKey: Int]?, replaced: Set<DocumentID> = []
+    ) -> [String] {
         var found: [String] = []
         for (key, list) in edits.sorted(by: {
             "\($0.key.run)\($0.key.log)\($0.key.set)" < "\($1.key.run)\($1.key.log)\($1.key.set)"
         }) {
-            guard !tombstoned.contains(key.run), !untrackedRuns.contains(key.run), Set(list.map(\.side)).count == 1,
+            guard !tombstoned.contains(key.run), !untrackedRuns.contains(key.run), !externalSets.contains(key),
+                !replaced.contains(key.run),
+                Set(list.map(\.side)).count == 1,
                 let last = list.last
             else { continue }
             var accepted = [last]

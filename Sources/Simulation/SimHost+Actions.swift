@@ -28,7 +28,8 @@ extension SimHost {
         case .armTimer(let timer, let at):
             let token = world.random.next()
             armed[timer] = token
-            world.schedule(after: max(wallNow.duration(to: at), .zero), .hostTimer(side, timer, token: token))
+            armedAt[timer] = at
+            world.schedule(after: NodeTimer.wait(until: at, now: wallNow), .hostTimer(side, timer, token: token))
         case .cancelTimer(let timer):
             armed[timer] = nil
         case .callAtEndOfTurn:
@@ -123,6 +124,11 @@ extension SimHost {
     /// A timer cancelled, re-armed, of an earlier life, or of a process that is down, does nothing.
     func timerFired(_ timer: NodeTimer, token: UInt64) {
         guard isUp, armed[timer] == token else { return }
+        // As `NodeShell.arm`: fired once the wall clock (which may have stepped) reached the deadline.
+        if let at = armedAt[timer], wallNow < at {
+            world.schedule(after: NodeTimer.wait(until: at, now: wallNow), .hostTimer(side, timer, token: token))
+            return
+        }
         armed[timer] = nil
         post(Node.reported(.timerFired(timer)))
     }

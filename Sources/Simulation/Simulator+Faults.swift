@@ -5,7 +5,8 @@ import SyncEngine
 import WatchEngine
 import WorkoutModel
 
-/// The faults a seed injects: network, disk, processes, clocks, a phone reset and a restored backup.
+/// The faults a seed injects: network, disk, processes, clocks, a phone reset, a wiped document
+/// directory, a lost state directory and a restored backup.
 extension Simulator {
     /// One fault drawn from the seed (a backup of the phone may be taken first); a fault that must end
     /// schedules its heal or restart.
@@ -27,6 +28,10 @@ extension Simulator {
             restorePhoneBackup()
         case 13 where world.chance(0.3):
             resetPhone()
+        case 13 where world.chance(0.3):
+            wipeDocuments()
+        case 13 where world.chance(0.3):
+            reinstallPhone()
         case 0...2:
             world.network.startBlackhole()
             world.schedule(after: world.milliseconds(300...6_000), .step(.heal))
@@ -98,6 +103,35 @@ extension Simulator {
         phone.disk = LinkDisk()
         // A new receiver: the wiped phone never saw what the old one acknowledged, and a transfer
         // whose acknowledgement was still in flight is rightly delivered to it (seed 1001896).
+        phone.acknowledged = []
+        world.schedule(after: world.milliseconds(100...2_000), .step(.restart(.phone)))
+    }
+
+    /// The phone's document directory is wiped while its state directory (settings, link state)
+    /// survives: a new epoch, whatever the settings say. What was acknowledged before is superseded,
+    /// and nothing of the wiped runs may come back (the watch's edits of them are vetoed).
+    func wipeDocuments() {
+        world.record(.phone, "document directory wiped (settings and link state kept)")
+        phone.crash()
+        harvestComplicationReplies()
+        checker.phoneReset(runsBefore: runsBeforeReplacement())
+        phone.store = phone.store.stateOnly
+        world.schedule(after: world.milliseconds(100...2_000), .step(.restart(.phone)))
+    }
+
+    /// The phone's state directory is lost (a reinstall) and every document is still there: a new
+    /// instance, a new link state, the same epoch. Nothing acknowledged is superseded: the watch's
+    /// queued edits must reach the reinstalled phone and be merged.
+    func reinstallPhone() {
+        world.record(.phone, "state directory lost (documents kept): reinstalled as a new instance")
+        phone.crash()
+        resets += 1
+        harvestComplicationReplies()
+        checker.phoneStateLost()
+        phone.instance = Self.instance(UInt8(10 + resets % 200))
+        phone.queueID = Self.instance(UInt8(210 + resets % 40))
+        phone.store = phone.store.documentsOnly
+        phone.disk = LinkDisk()
         phone.acknowledged = []
         world.schedule(after: world.milliseconds(100...2_000), .step(.restart(.phone)))
     }

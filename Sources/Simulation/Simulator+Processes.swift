@@ -11,10 +11,16 @@ extension Simulator {
 
     func bootPhone() {
         world.record(.phone, "boot")
+        // An older copy another device put back that the last life never saw is all the file holds:
+        // the phone's newer copy died with it (docs/SIMULATION.md).
+        for id in phone.store.olderCopies { checker.fileReplacedUnseen(id) }
+        phone.store.olderCopies = []
         // Replies to an earlier life's requests never come.
         pendingComplications = [:]
         phone.openDisk()
-        var engine = SyncEngine(settings: phone.store.settings, policy: .standard, epoch: phone.store.epoch)
+        var engine = SyncEngine(
+            settings: phone.store.settings, policy: policy, epoch: phone.store.epoch,
+            stateEpoch: phone.store.stateEpoch)
         engine.clock = HybridLogicalClock(origin: .phone, highWater: phone.disk.clock)
         // Messages numbered per boot, as the daemons number them per start (`MessageLedger`).
         // A small daily budget, so complications go both ways: their own outbox, then ordinary userInfo.
@@ -62,14 +68,27 @@ extension Simulator {
         case .store(.writeSplit(let split)): host.store.splits[split.id] = split
         case .store(.removeSplitFile(let id)): host.store.splits[id] = nil
         case .store(.writeWorkout(let run)):
+            host.store.olderCopies.remove(run.id)
+            if let old = host.store.runs[run.id], old != run { host.store.previousRuns[run.id] = old }
             host.store.runs[run.id] = run
             host.world.schedule(after: host.world.milliseconds(0...2_000), .echo(run, life: host.life))
-        case .store(.removeWorkoutFile(let id, _)): host.store.runs[id] = nil
+        case .store(.removeWorkoutFile(let id, _)):
+            host.store.olderCopies.remove(id)
+            host.store.runs[id] = nil
+            host.store.previousRuns[id] = nil
         // The run's file made visible: the store above is the durable state, which `writeWorkout` set.
         case .store(.publishWorkout): break
         case .store(.writeTombstone(let stub)): host.store.tombstones[stub.id] = stub
         case .store(.persistSettings(let settings)): host.store.settings = settings
-        case .store(.persistEpoch(let epoch)): host.store.epoch = epoch
+        case .store(.persistEpoch(let epoch)):
+            #if SIMULATION_MUTATION_STATE_EPOCH
+                // (`scripts/simulate --mutations`: the shell keeps the epoch in the state directory, as
+                // phoned did before: a reinstall with every document intact starts a new epoch.)
+                host.store.stateEpoch = epoch
+            #else
+                host.store.epoch = epoch
+                host.store.stateEpoch = epoch
+            #endif
         case .store(.persistComplicationBudget(let budget)): host.store.complicationBudget = budget
         case .store(.writeSamples), .store(.removeSamples), .store(.moveSamples):
             // No exports in the workload yet (docs/SIMULATION.md).

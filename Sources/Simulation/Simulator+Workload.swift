@@ -87,7 +87,12 @@ extension Simulator {
             return
         }
         if active.count < 2 || roll < 12, let split = world.pick(engine.splits.keys.sorted()) {
-            _ = phonectl(.start(split: split, endingOthers: world.chance(0.2)))
+            let before = Set(engine.index.activeIDs)
+            if phonectl(.start(split: split, endingOthers: world.chance(0.2)))?.status == .ok,
+                let started = phone.node?.inner.engine.index.activeIDs.first(where: { !before.contains($0) })
+            {
+                recordedStart(of: started)
+            }
             return
         }
         if roll >= 97 {
@@ -103,7 +108,7 @@ extension Simulator {
         case 60..<66:
             _ = phonectl(world.chance(0.5) ? .pause(run: runID) : .resume(run: runID))
         case 66..<72:
-            _ = phonectl(.end(run: runID))
+            if phonectl(.end(run: runID))?.status == .ok { recordedEnd(of: runID, by: .phone, wasCompleted: false) }
         case 72..<77:
             if phonectl(.discard(run: runID))?.status == .ok { checker.tombstoned.insert(runID) }
         case 77..<82:
@@ -111,7 +116,9 @@ extension Simulator {
         case 82..<90:
             _ = phonectl(.unlockWorkout)
         case 90..<94:
-            _ = phonectl(.set(.skip(run: runID, exercise: world.pick(1...run.logs.count))))
+            if phonectl(.set(.skip(run: runID, exercise: world.pick(1...run.logs.count))))?.status == .ok {
+                recordedEnd(of: runID, by: .phone, wasCompleted: run.status == .completed)
+            }
         case 94..<96:
             let command = liveCommand(on: run)
             if phonectl(.live(command))?.status == .ok, case .advance = command { checker.liveAdvanced(run.id) }
@@ -141,7 +148,9 @@ extension Simulator {
         case 78..<80:
             changeWatchState()
         case 80..<86:
-            _ = watchctl(.set(.skip(run: runID, exercise: world.pick(1...run.logs.count))))
+            if watchctl(.set(.skip(run: runID, exercise: world.pick(1...run.logs.count))))?.status == .ok {
+                recordedEnd(of: runID, by: .watch, wasCompleted: run.status == .completed)
+            }
         case 86..<90:
             _ = watchctl(.startSession(run: runID))
         case 90..<95:
@@ -199,10 +208,12 @@ extension Simulator {
             _ = phonectl(world.chance(0.5) ? .lockSplit(id: split) : .unlockSplit)
         case 55..<58:
             _ = phonectl(.clearHistory)
-        case 58..<80:
+        case 58..<75:
             externalSplitEdit(split)
-        case 80..<90:
+        case 75..<85:
             handEditRun()
+        case 85..<92:
+            externalOlderCopy()
         default:
             externalRunEdit()
         }
@@ -223,8 +234,8 @@ extension Simulator {
 
     /// Another device completes a set of a run in the phone's directory, stamped by its own hybrid
     /// logical clock (the phone's wall clock give or take a minute, past every stamp in the file it
-    /// read); the watcher reports it 0–2 s later. The run's sets are left out of the lost-edit
-    /// check: which of two devices' edits wins is their stamps' business.
+    /// read); the watcher reports it 0–2 s later. That set is left out of the lost-edit check (which
+    /// of two devices' edits wins is their stamps' business); the run's other sets are not.
     private func externalRunEdit() {
         guard phone.isUp, let id = world.pick(phone.store.runs.keys.sorted()), var run = phone.store.runs[id],
             run.status.isActive, let logIndex = world.pick(Array(run.logs.indices)),
@@ -238,7 +249,7 @@ extension Simulator {
                 != nil
         else { return }
         world.record(.phone, "external edit of run \(id)")
-        checker.externallyEdited(id)
+        checker.externallyEdited(id, log: run.logs[logIndex].id, set: setIndex)
         phone.store.runs[id] = run
         world.schedule(after: world.milliseconds(0...2_000), .echo(run, life: phone.life))
     }
@@ -255,9 +266,24 @@ extension Simulator {
         guard let (log, set) = world.pick(done) else { return }
         run.logs[log].sets[set].reps = (run.logs[log].sets[set].reps ?? 0) % 12 + 1
         world.record(.phone, "hand edit of run \(id)")
-        checker.externallyEdited(id)
+        checker.externallyEdited(id, log: run.logs[log].id, set: set)
         phone.store.runs[id] = run
         world.schedule(after: world.milliseconds(0...2_000), .echo(run, life: phone.life))
+    }
+
+    /// Another device's sync puts back an older copy of a run (one the phone wrote before its last
+    /// write of it), stamps and all: the phone must merge it, keep its newer edits and write them
+    /// back, so every acknowledged edit survives (the run stays in the lost-edit check). Only runs in
+    /// the phone's working set: of a run the phone only summarises, the file is the only copy, and
+    /// another writer's older one is all there is (docs/SIMULATION.md).
+    private func externalOlderCopy() {
+        guard phone.isUp, let engine = phone.node?.inner.engine else { return }
+        let candidates = phone.store.previousRuns.keys.filter { engine.run($0) != nil }.sorted()
+        guard let id = world.pick(candidates), let older = phone.store.previousRuns[id] else { return }
+        world.record(.phone, "another device puts back an older copy of run \(id) (version \(older.version))")
+        phone.store.runs[id] = older
+        phone.store.olderCopies.insert(id)
+        world.schedule(after: world.milliseconds(0...2_000), .echo(older, life: phone.life))
     }
 
     /// `watchctl queue cancel`: one of the watch's queued transfers, cancelled before it is delivered.
@@ -294,10 +320,13 @@ extension Simulator {
             undo
             ? .undo(run: run.id, exercise: exercise, set: set)
             : .complete(run: run.id, exercise: exercise, set: set, reps: reps, weight: weight)
+        let wasCompleted = run.status == .completed
         let reply = side == .phone ? phonectl(.set(command)) : watchctl(.set(command))
         let edit = SetEdit(run: run.id, log: log.id, set: set - 1, done: !undo, reps: reps, weight: weight, side: side)
         switch reply?.status {
-        case .ok: checker.acknowledged(edit)
+        case .ok:
+            checker.acknowledged(edit)
+            recordedTimesAfter(edit, wasCompleted: wasCompleted)
         // A failed write after the watch's message went out: the phone may have the edit, as its reply says.
         case .error where reply?.message?.contains(WatchNode.editMayHaveReachedPhone) == true: checker.unsure(edit)
         default: break

@@ -53,12 +53,35 @@ package struct SimulationOptions: Sendable {
 
 /// The phone's document directory and state files, as the simulated disk keeps them.
 struct PhoneFiles {
+    // The document directory.
     var runs: [DocumentID: WorkoutDocument] = [:]
     var splits: [DocumentID: SplitDocument] = [:]
     var tombstones: [DocumentID: Tombstone] = [:]
-    var settings: Settings?
+    /// The epoch file, which lives with the documents it guards.
     var epoch: Timestamp?
+    /// Each run's copy before its last write: what another device's late sync may put back.
+    var previousRuns: [DocumentID: WorkoutDocument] = [:]
+    /// Runs whose file holds such an older copy the phone has not written over yet: until it has,
+    /// the file lacks what the phone acknowledged (`externalOlderCopy`).
+    var olderCopies: Set<DocumentID> = []
+    // The state directory.
+    var settings: Settings?
+    /// The state directory's `epoch.json`: the last epoch this phone started (or, for an installation
+    /// upgraded from a version that kept the epoch only there, that one).
+    var stateEpoch: Timestamp?
     var complicationBudget = ComplicationBudget()
+
+    /// The state directory alone: what survives a wiped document directory.
+    var stateOnly: PhoneFiles {
+        PhoneFiles(settings: settings, stateEpoch: stateEpoch, complicationBudget: complicationBudget)
+    }
+
+    /// The document directory alone: what survives a lost state directory (a reinstall).
+    var documentsOnly: PhoneFiles {
+        PhoneFiles(
+            runs: runs, splits: splits, tombstones: tombstones, epoch: epoch, previousRuns: previousRuns,
+            olderCopies: olderCopies)
+    }
 }
 
 /// The watch's cache directory.
@@ -95,6 +118,10 @@ package final class Simulator {
     var pendingWaits: [AdminRequestID: PendingWait] = [:]
     var faults = 0
     var resets = 0
+    /// What the recorded-time checks found (`Simulator+RecordedTimes`).
+    var timeViolations: [String] = []
+    /// The phone's push policy for this seed.
+    var policy = PushPolicy.standard
     /// The phone's latest backup, and the backup of the phone instance the last reset replaced.
     var phoneBackup: PhoneBackup?
     var retiredBackup: PhoneBackup?
@@ -151,9 +178,16 @@ package final class Simulator {
             }
         }
         world.network.lifeOf = { [unowned phone, unowned watch] side in side == .phone ? phone.life : watch.life }
-        // Clocks: each process's wall clock is off by up to two hours, either way.
-        phone.clockOffset = .seconds(world.pick(-7_200...7_200))
-        watch.clockOffset = .seconds(world.pick(-7_200...7_200))
+        // Clocks: each process's wall clock is off by up to a day, either way (within an hour in
+        // most seeds).
+        let skew = world.chance(0.2) ? 86_400 : 3_600
+        phone.clockOffset = .seconds(world.pick(-skew...skew))
+        watch.clockOffset = .seconds(world.pick(-skew...skew))
+        // A short recent window and a small cap, so runs leave the push (and the working set) while
+        // edits of them are in flight, and come back to it through loads.
+        policy = PushPolicy(recentLimit: world.pick(1...4), recentWindow: .seconds(world.pick(5...120)))
+        // One installation in three was upgraded from a version that kept the epoch in its state.
+        if world.chance(0.33) { phone.store.stateEpoch = world.epoch.advanced(by: .seconds(-world.pick(60...86_400))) }
     }
 
     static func instance(_ byte: UInt8) -> InstanceID {
@@ -173,6 +207,8 @@ package final class Simulator {
         while !quiesced, violations.isEmpty, let event = world.next() {
             quiesced = handle(event)
             if let found = checker.afterStep(phone: phone, watch: watch) { violations.append(found) }
+            violations += timeViolations
+            timeViolations = []
             if let runaway = phone.runaway ?? watch.runaway { violations.append(runaway) }
             if let failure = phone.keptRunningAfterFailure ?? watch.keptRunningAfterFailure {
                 violations.append(failure)
@@ -191,6 +227,10 @@ package final class Simulator {
         harvestDataReplies()
         harvestWaits()
         if violations.isEmpty { violations = dataViolations + unansweredData() }
+        // An older copy still in place of a run the phone only summarises is all there is of it.
+        for id in phone.store.olderCopies where phone.node?.inner.engine.run(id) == nil {
+            checker.fileReplacedUnseen(id)
+        }
         if violations.isEmpty { violations = checker.atQuiescence(phone: phone, watch: watch) }
         for violation in violations { world.record(nil, "VIOLATION \(violation)") }
         return SimulationResult(

@@ -52,6 +52,18 @@ struct SimulationTests {
         #expect(result.violations.isEmpty, "seed \(seed): \(result.violations)")
     }
 
+    /// Seeds that found a defect once the workload looked everywhere (the Seams issue: a short
+    /// recent window, older copies from another device, wiped document and state directories,
+    /// recorded times; docs/SIMULATION.md): 77 phoned's push timer spinning on a failed push for the
+    /// recent window; 58 a wiped directory's new epoch older than the one it replaced (a stepped
+    /// clock); 262 an older copy at the phone's own version left on disk; 2758 a recent-window push
+    /// late by a forward clock step; 63, 196, 2173 and 2444 what the workload itself got wrong first.
+    @Test("pinned seeds, the wider workload", arguments: [UInt64(58), 63, 77, 196, 262, 2_173, 2_444, 2_758])
+    func pinnedWiderWorkload(seed: UInt64) {
+        let result = Simulation.run(seed: seed)
+        #expect(result.violations.isEmpty, "seed \(seed): \(result.violations)")
+    }
+
     @Test("--trace keeps the run's record, one line per event and decision")
     func trace() throws {
         let result = Simulation.run(seed: 7, options: SimulationOptions(keepTrace: true))
