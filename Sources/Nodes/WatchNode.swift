@@ -353,6 +353,8 @@ package struct WatchNode: Sendable {
                 out.node(.link(.transferUserInfo(encode(message), run: message.runID)))
             case .editRefused(_, let refused):
                 refusal = refused
+            case .bringAppToForeground:
+                out.node(.link(.setAppForeground(true)))
             case .log(let line):
                 out.log(.info, "watch", line.description)
             }

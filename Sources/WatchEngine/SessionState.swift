@@ -4,8 +4,9 @@ import WorkoutModel
 /// foreground for the length of a run).
 ///
 /// - `idle`: no session. → `running` on a start.
-/// - `running`: a session holds a run. A second start is ignored. → `ended` when the coordinator's
-///   reconcile finds the run completed (finished and saved) or gone (discarded), or the system ends it.
+/// - `running`: a session holds a run; a start for another run is covered by it. When the run is
+///   completed (finished and saved) or gone (discarded), it goes on for another active run if there
+///   is one; → `ended` when there is none, or the system ends it.
 /// - `ended`: the session is over and says why. → `idle` on clear; → `running` on the next start,
 ///   which clears the previous outcome implicitly (there is only ever one session).
 package enum SessionState: Codable, Equatable, Sendable {

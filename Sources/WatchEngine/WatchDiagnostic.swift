@@ -27,6 +27,8 @@ package enum WatchDiagnostic: Equatable, Sendable, CustomStringConvertible {
     case sessionStartIgnored(run: DocumentID, refusal: String)
     case sessionRunning(run: DocumentID, runInCache: Bool)
     case sessionEnded(run: DocumentID, SessionOutcome)
+    /// The session's run is done, and the session goes on for another active run.
+    case sessionMovedOn(from: DocumentID, SessionOutcome, to: DocumentID)
 
     package var description: String {
         switch self {
@@ -60,6 +62,8 @@ package enum WatchDiagnostic: Equatable, Sendable, CustomStringConvertible {
         case .sessionRunning(let run, let inCache):
             "session: running for run \(run)\(inCache ? "" : " (run not in the cache yet)")"
         case .sessionEnded(let run, let outcome): "session: run \(run) \(Self.why(outcome))"
+        case .sessionMovedOn(let from, let outcome, let to):
+            "session: run \(from) \(Self.why(outcome)); the session goes on for active run \(to)"
         }
     }
 

@@ -75,6 +75,8 @@ package struct WatchEngine: Sendable {
         case transferUserInfo(WatchToPhoneMessage)
         /// Tell the person the edit was refused; the cache did not change.
         case editRefused(runID: DocumentID, EditRefusal)
+        /// Bring the watch app to the foreground (a launch from the phone, seed 000 §4).
+        case bringAppToForeground
         case log(WatchDiagnostic)
     }
 
@@ -166,7 +168,12 @@ package struct WatchEngine: Sendable {
             } catch {
                 return [.log(.launchRequestIgnored(error))]
             }
-            return startSession(runID: request.runID, origin: .phoneLaunch, now: now)
+            // The launch brings the app up; when its run is not here yet (the launch beat the context
+            // that carries it, S1), the app asks the phone for its state.
+            var actions: [Action] = [.bringAppToForeground]
+            actions += startSession(runID: request.runID, origin: .phoneLaunch, now: now)
+            if cache.activeRuns.isEmpty { actions += [.log(.requestingSync)] + send(.requestSync) }
+            return actions
         case .sessionStartRequested(let runID, let now):
             return startSession(runID: runID, origin: .watch, now: now)
         case .editRequested(let edit, let runID, let now):

@@ -10,13 +10,17 @@ import WorkoutModel
 ///
 /// - running, run in the cache and active → keep running (and note the run has been seen);
 /// - running, run in the cache and completed → finish and save: the metrics
-///   (`WorkoutDocument.sessionMetrics(recordedAt:)`) go out in `saveMetrics`, the session ends;
+///   (`WorkoutDocument.sessionMetrics(recordedAt:)`) go out in `saveMetrics`;
 /// - running, run absent but held back (left out of the push to fit its size) → keep running;
 /// - running, run absent → discard, nothing saved — once the run has been seen, or when a context
 ///   received from the phone after the start lacks it (the launch and its context race, S1; the
 ///   persisted context re-applied at start-up, or a local edit of another run, cannot prove a run
 ///   that was never seen is gone);
-/// - idle or ended → nothing: the session ends once, so metrics are saved once.
+/// - and after either, the session ends only when the active list is empty (seed 001's session
+///   machine): while another run is active it goes on for the oldest of them (a second active
+///   run, started while the session ran, is covered by it; a run that completes while the session
+///   is for another records no metrics);
+/// - idle or ended → nothing: the session ends once, so metrics are saved once per run.
 ///
 /// The owner MUST: feed `cacheChanged` after every change to the cache (including the start-up
 /// re-apply); perform `persistSession` durably and pass the last record back to `init` at start-up;
@@ -94,8 +98,9 @@ package struct WorkoutSessionCoordinator: Equatable, Sendable {
     private mutating func start(
         runID: DocumentID, origin: SessionOrigin, cache: WatchCache, now: Timestamp
     ) -> [Action] {
-        if case .running(let session) = state, session.runID == runID {
-            return [.log(.sessionStartIgnored(run: runID, refusal: "already running for run \(runID)"))]
+        if case .running(let session) = state {
+            // One session covers every active run: it goes on for this one when its run is done.
+            return [.log(.sessionStartIgnored(run: runID, refusal: "the session running for run \(session.runID) covers it"))]
         }
         if let refusal = startRefusal(runID: runID, origin: origin, cache: cache) {
             return [.log(.sessionStartIgnored(run: runID, refusal: refusal))]
@@ -109,9 +114,6 @@ package struct WorkoutSessionCoordinator: Equatable, Sendable {
     /// Why a start for the run would be refused now, or nil when it would start (or already runs) one;
     /// the shell tells the person who asked (`watchctl session start` exits 1 with it).
     package func startRefusal(runID: DocumentID, origin: SessionOrigin, cache: WatchCache) -> String? {
-        if case .running(let session) = state, session.runID != runID {
-            return "already running for run \(session.runID)"
-        }
         let run = cache.workouts[runID]
         if let run, !run.isActive { return "the run is completed" }
         if run == nil, origin == .watch { return "no such run on this watch" }
@@ -125,7 +127,7 @@ package struct WorkoutSessionCoordinator: Equatable, Sendable {
             // Left out of the push only to fit the context limit: the run is still live on the phone.
             guard !cache.heldBackRunIDs.contains(session.runID) else { return [] }
             guard session.runSeen || source == .receivedContext else { return [] }
-            return end(session, outcome: .discarded, at: now, before: [])
+            return moveOn(from: session, outcome: .discarded, cache: cache, at: now, before: [])
         }
         if run.isActive {
             guard !session.runSeen else { return [] }
@@ -134,11 +136,28 @@ package struct WorkoutSessionCoordinator: Equatable, Sendable {
             return [.persistSession(SessionRecord(state))]
         }
         let metrics = run.sessionMetrics(recordedAt: now)
-        return end(
-            session, outcome: .finishedAndSaved(metrics: metrics), at: now,
-            before: [
-                .saveMetrics(runID: run.id, metrics)
-            ])
+        return moveOn(
+            from: session, outcome: .finishedAndSaved(metrics: metrics), cache: cache, at: now,
+            before: [.saveMetrics(runID: run.id, metrics)])
+    }
+
+    /// The session's run is done (`outcome`): the session goes on for the oldest other active run,
+    /// or ends when there is none.
+    private mutating func moveOn(
+        from session: RunningSession, outcome: SessionOutcome, cache: WatchCache, at now: Timestamp,
+        before: [Action]
+    ) -> [Action] {
+        guard let next = cache.activeRuns.first(where: { $0.id != session.runID }) else {
+            return end(session, outcome: outcome, at: now, before: before)
+        }
+        var moved = session
+        moved.runID = next.id
+        moved.runSeen = true
+        state = .running(moved)
+        return before + [
+            .persistSession(SessionRecord(state)),
+            .log(.sessionMovedOn(from: session.runID, outcome, to: next.id)),
+        ]
     }
 
     private mutating func end(

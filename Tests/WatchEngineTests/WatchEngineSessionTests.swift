@@ -38,7 +38,7 @@ struct WatchEngineSessionTests {
         ]
     }
 
-    @Test("a launch starts the session; a second launch is ignored")
+    @Test("a launch brings the app to the foreground and starts the session; a second launch is covered by it")
     func launchStarts() throws {
         var engine = WatchEngine()
         _ = engine.handle(.started(lastContext: nil, now: t0))
@@ -46,11 +46,15 @@ struct WatchEngineSessionTests {
         #expect(
             engine.handle(.launchReceived(payload: launch, now: at(1)))
                 == [
-                    .persistSession(SessionRecord(runningState)), .log(.sessionRunning(run: id(100), runInCache: true)),
+                    .bringAppToForeground, .persistSession(SessionRecord(runningState)),
+                    .log(.sessionRunning(run: id(100), runInCache: true)),
                 ])
         #expect(
             engine.handle(.launchReceived(payload: launch, now: at(2)))
-                == [.log(.sessionStartIgnored(run: id(100), refusal: "already running for run \(id(100))"))])
+                == [
+                    .bringAppToForeground,
+                    .log(.sessionStartIgnored(run: id(100), refusal: "the session running for run \(id(100)) covers it")),
+                ])
         #expect(engine.session == runningState)
         let error = DocumentError.malformed(type: "WorkoutLaunchRequest", field: "runID", reason: "missing")
         #expect(
@@ -163,7 +167,9 @@ struct WatchEngineSessionTests {
         #expect(engine.messagesInFlight.count == 1)
     }
 
-    @Test("a launch that beats its context keeps the session until the run arrives, then tracks it")
+    @Test(
+        "a launch that beats its context keeps the session until the run arrives, then tracks it; the app asks for the state"
+    )
     func launchBeforeContext() throws {
         var engine = WatchEngine()
         _ = engine.handle(.started(lastContext: nil, now: t0))
@@ -172,8 +178,8 @@ struct WatchEngineSessionTests {
         #expect(
             engine.handle(.launchReceived(payload: launch, now: at(1)))
                 == [
-                    .persistSession(SessionRecord(unseen)),
-                    .log(.sessionRunning(run: id(100), runInCache: false)),
+                    .bringAppToForeground, .persistSession(SessionRecord(unseen)),
+                    .log(.sessionRunning(run: id(100), runInCache: false)), .log(.requestingSync),
                 ])
 
         let run = try newRun(100)

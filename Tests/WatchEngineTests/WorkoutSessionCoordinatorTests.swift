@@ -27,14 +27,41 @@ struct WorkoutSessionCoordinatorTests {
             ])
     }
 
-    @Test("a second start while running is ignored and logged")
+    @Test("a second start while running is covered by the running session, and logged")
     func startIdempotent() throws {
         var coordinator = WorkoutSessionCoordinator()
         let cache = cache([try newRun(), try newRun(101)])
         _ = coordinator.handle(.startRequested(runID: id(100), origin: .phoneLaunch, cache: cache, now: at(1)))
+        #expect(coordinator.startRefusal(runID: id(101), origin: .watch, cache: cache) == nil)
         let again = coordinator.handle(.startRequested(runID: id(101), origin: .watch, cache: cache, now: at(2)))
-        #expect(again == [.log(.sessionStartIgnored(run: id(101), refusal: "already running for run \(id(100))"))])
+        #expect(
+            again == [
+                .log(.sessionStartIgnored(run: id(101), refusal: "the session running for run \(id(100)) covers it"))
+            ])
         #expect(coordinator.state == running())
+    }
+
+    /// Seams 8: seed 001's session machine ends the session when the active list empties; one bound
+    /// to one run ended while another was active, and the second run never had a session.
+    @Test("the session goes on for another active run when its own completes, and ends when none is left")
+    func sessionCoversTheActiveList() throws {
+        var coordinator = WorkoutSessionCoordinator()
+        var first = try newRun()
+        let second = try newRun(101)
+        _ = coordinator.handle(
+            .startRequested(runID: id(100), origin: .phoneLaunch, cache: cache([first, second]), now: at(1)))
+        try first.endKeepingProgress(at: Stamp(time: at(10), origin: .phone))
+        let metrics = first.sessionMetrics(recordedAt: at(11))
+        let moved = coordinator.handle(.cacheChanged(cache([first, second]), source: .receivedContext, now: at(11)))
+        let goesOn = RunningSession(runID: id(101), startedAt: at(1), origin: .phoneLaunch, runSeen: true)
+        #expect(
+            moved == [
+                .saveMetrics(runID: id(100), metrics), .persistSession(SessionRecord(.running(goesOn))),
+                .log(.sessionMovedOn(from: id(100), .finishedAndSaved(metrics: metrics), to: id(101))),
+            ])
+        let ended = coordinator.handle(.cacheChanged(cache([first]), source: .receivedContext, now: at(12)))
+        let over = EndedSession(runID: id(101), startedAt: at(1), endedAt: at(12), outcome: .discarded)
+        #expect(ended == [.persistSession(SessionRecord(.ended(over))), .log(.sessionEnded(run: id(101), .discarded))])
     }
 
     @Test("a start for a completed run, or a watch start for an unknown run, is refused")
