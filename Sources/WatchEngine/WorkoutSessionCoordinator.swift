@@ -100,7 +100,8 @@ package struct WorkoutSessionCoordinator: Equatable, Sendable {
     ) -> [Action] {
         if case .running(let session) = state {
             // One session covers every active run: it goes on for this one when its run is done.
-            return [.log(.sessionStartIgnored(run: runID, refusal: "the session running for run \(session.runID) covers it"))]
+            let covered = "the session running for run \(session.runID) covers it"
+            return [.log(.sessionStartIgnored(run: runID, refusal: covered))]
         }
         if let refusal = startRefusal(runID: runID, origin: origin, cache: cache) {
             return [.log(.sessionStartIgnored(run: runID, refusal: refusal))]

@@ -53,7 +53,9 @@ struct WatchEngineSessionTests {
             engine.handle(.launchReceived(payload: launch, now: at(2)))
                 == [
                     .bringAppToForeground,
-                    .log(.sessionStartIgnored(run: id(100), refusal: "the session running for run \(id(100)) covers it")),
+                    .log(
+                        .sessionStartIgnored(
+                            run: id(100), refusal: "the session running for run \(id(100)) covers it")),
                 ])
         #expect(engine.session == runningState)
         let error = DocumentError.malformed(type: "WorkoutLaunchRequest", field: "runID", reason: "missing")
