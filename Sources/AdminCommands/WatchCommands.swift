@@ -54,7 +54,13 @@ package enum WatchCommands {
                 subcommands: [
                     CommandSpec(name: "list", abstract: "List outstanding transfers with age and size.", flags: [json]),
                     CommandSpec(
-                        name: "cancel", abstract: "Cancel a transfer that has not been sent yet.",
+                        name: "cancel", abstract: "Cancel a transfer the phone has not acknowledged, sent or not.",
+                        discussion: """
+                            Any transfer still in the outbox can be cancelled: it leaves the outbox, is never
+                            sent again, and its edit gives way to the phone's copy of the run. One already
+                            sent (or recovered after a restart) may have reached the phone: then the phone
+                            keeps it. The reply says whether it had been sent; an unknown sequence exits 1.
+                            """,
                         arguments: [ArgumentSpec("sequence", help: "The transfer's sequence number.")]),
                 ]),
             SharedCommands.live,
