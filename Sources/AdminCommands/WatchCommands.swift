@@ -146,6 +146,21 @@ package enum WatchCommand: AdminCommand {
     /// `complication enable` (true) and `complication disable` (false).
     case enableComplication(Bool)
 
+    /// The wire names of the cases, spelt out so an unknown verb is answered with the list
+    /// (`verbs`); a case missing here cannot be encoded, which the mapping tests catch.
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case status, workouts, splits, show, settings, set, finish, pause, resume, showSession, startSession
+        case endSession, clearSession, listQueue, cancelTransfer, live, data, file, trace, metrics, sync
+        case waitSynced, export, wrist, pair, installApp, enableComplication
+    }
+
+    package static var verbs: [String: [String]] {
+        [
+            "": CodingKeys.allCases.map(\.rawValue), "set._0": SetCommand.verbs, "live._0": LiveCommand.verbs,
+            "data._0": DataCommand.verbs, "file._0": FileCommand.verbs,
+        ]
+    }
+
     package init(_ command: ParsedCommand) throws(UsageError) {
         switch command.path {
         case ["status"]: self = .status

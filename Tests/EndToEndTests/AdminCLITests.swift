@@ -105,6 +105,24 @@ struct AdminCLITests {
         #expect(dead.standardOutput.isEmpty)
     }
 
+    @Test("a raw request in the wrong shape is answered naming the unknown verb or field and what was expected")
+    func wrongShape() async throws {
+        let system = try SyncSystem("shape")
+        try await system.startPhoned()
+        for (request, message) in [
+            (#"{"verb":"nonsense"}"#, #"unknown verb "verb" (expected one of: status, splits, workouts, "#),
+            (#"{"status":{"verbose":true}}"#, #"unknown field "verbose" in "status" (expected no fields)"#),
+            (#"{"splits":{},"stauts":{}}"#, #"unknown verb "stauts" (expected one of: status, "#),
+            (#"{"show":{"id":7}}"#, #"field "show.id": expected a string, got a number"#),
+            (#"{"set":{"_0":{"done":{}}}}"#, #"unknown verb "done" in "set._0" (expected one of: complete, "#),
+        ] {
+            let response = try AdminClient.send(path: system.phoneSocket, request: Array(request.utf8))
+            #expect(response.status == .error, "\(request): \(response)")
+            #expect(response.message?.hasPrefix("malformed admin request: \(message)") == true, "\(response)")
+        }
+        #expect(try await system.phoneStatus().daemon == "phoned", "phoned is still up")
+    }
+
     @Test("a CLI pointed at the other daemon's socket says so (exit 69) instead of printing its answer")
     func otherDaemonsSocket() async throws {
         let system = try SyncSystem("wrongsock")
