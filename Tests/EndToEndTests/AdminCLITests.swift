@@ -105,6 +105,33 @@ struct AdminCLITests {
         #expect(dead.standardOutput.isEmpty)
     }
 
+    @Test("with no flag, phonectl finds phoned under run/ from any directory below it, and says where it looked")
+    func findsRepositorySocket() async throws {
+        let system = try SyncSystem("find")
+        try await system.startPhoned()
+        let checkout = system.directory.appending("checkout")
+        let deep = "\(checkout)/Sources/phonectl"
+        try FileManager.default.createDirectory(atPath: deep, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: "\(checkout)/run", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            atPath: "\(checkout)/run/phoned.sock", withDestinationPath: system.phoneSocket)
+        // An empty variable counts as unset, whatever the test's own environment holds.
+        let unset = ["PHONED_ADMIN_SOCKET": ""]
+        let found = try await system.run("phonectl", ["status", "--json"], environment: unset, workingDirectory: deep)
+        #expect(found.exitCode == 0 && found.standardOutput.contains("\"daemon\":\"phoned\""), "\(found)")
+
+        try await system.killPhoned()
+        let gone = try await system.run("phonectl", ["status"], environment: unset, workingDirectory: deep)
+        // (Unless this machine runs an installed phoned, which is tried next.)
+        if !FileManager.default.fileExists(atPath: "/run/watchsync/phoned.sock") {
+            #expect(gone.exitCode == 69, "\(gone)")
+            #expect(
+                gone.standardError.contains(
+                    "phoned is not running: nothing is listening on \(checkout)/run/phoned.sock, and no socket at "
+                        + "/run/watchsync/phoned.sock"), "\(gone)")
+        }
+    }
+
     @Test("a raw request in the wrong shape is answered naming the unknown verb or field and what was expected")
     func wrongShape() async throws {
         let system = try SyncSystem("shape")
