@@ -14,10 +14,11 @@ extension WatchToPhoneMessage {
 /// same mutations an edit makes, with every value at its longest — every set done with the most reps
 /// (`Int.max`: reps have no upper bound) and the longest weight, every log marked, the pauses allowed
 /// for, metrics, an end, each stamp's counter at `Int.max` — and its workout update encoded as the
-/// watch would send it. Every set of that run holds the same record, so each set past an exercise's
-/// first adds the same bytes: the run is built with one set per exercise and with two, and the rest
-/// counted from the difference (a 10,000-set split is measured in milliseconds, not seconds). Pauses
-/// are the one thing a person can add without bound; the measure allows for
+/// watch would send it. Every set of that run holds the same record, and every pause the same
+/// interval, whatever the split: so the run is built with one set per exercise, and each further set
+/// adds the bytes one more set adds to a one-exercise split (`bytesPerFurtherSet`, measured once).
+/// That keeps the check cheap enough for every split operation, the start-up scan and the
+/// simulator. Pauses are the one thing a person can add without bound; the measure allows for
 /// `runSizePauseAllowance` of them.
 extension SplitDocument {
     /// The pauses a run is allowed for in its worst case: one in every set of a long session and more,
@@ -43,22 +44,35 @@ extension SplitDocument {
     /// (see the extension's doc); `Int.max` for exercises no run can be started from (none, or a log
     /// without sets).
     package static func largestRunUpdateBytes(name: String, exercises: [ExerciseTemplate]) -> Int {
-        func measured(setsEach sets: Int) -> Int? {
-            let shaped = exercises.map { exercise in
-                var exercise = exercise
-                exercise.targetSets = sets
-                return exercise
-            }
-            guard let run = largestRun(name: name, exercises: shaped) else { return nil }
-            let runBytes = run.encodedJSON(pretty: false)
-            return WatchToPhoneMessage.encodedUpdate(run, runBytes: runBytes, epoch: run.startedAt).count
+        let oneSetEach = exercises.map { exercise in
+            var exercise = exercise
+            exercise.targetSets = 1
+            return exercise
         }
-        guard !exercises.isEmpty, exercises.allSatisfy({ $0.targetSets > 0 }), let one = measured(setsEach: 1),
-            let two = measured(setsEach: 2)
-        else { return Int.max }
-        let bytesPerSet = (two - one + exercises.count - 1) / exercises.count
+        guard exercises.allSatisfy({ $0.targetSets > 0 }), let base = largestUpdateBytes(name, oneSetEach) else {
+            return Int.max
+        }
         let furtherSets = exercises.reduce(0) { $0 + $1.targetSets - 1 }
-        return one + furtherSets * bytesPerSet
+        return base + furtherSets * bytesPerFurtherSet
+    }
+
+    /// What each set past an exercise's first adds to the largest workout update: the same for every
+    /// split, as every set of the largest run holds the same record.
+    static let bytesPerFurtherSet: Int = {
+        var exercise = ExerciseTemplate(name: "x", equipment: "", targetSets: 1, targetReps: 0, targetWeight: 0)
+        let one = largestUpdateBytes("x", [exercise])
+        exercise.targetSets = 2
+        let two = largestUpdateBytes("x", [exercise])
+        // Constant input: a one-exercise split with sets always starts a run.
+        guard let one, let two else { preconditionFailure("no run of a one-exercise split") }
+        return two - one
+    }()
+
+    /// The bytes of the workout update of `largestRun`, or nil when no run can be started.
+    private static func largestUpdateBytes(_ name: String, _ exercises: [ExerciseTemplate]) -> Int? {
+        guard let run = largestRun(name: name, exercises: exercises) else { return nil }
+        let runBytes = run.encodedJSON(pretty: false)
+        return WatchToPhoneMessage.encodedUpdate(run, runBytes: runBytes, epoch: run.startedAt).count
     }
 
     /// A number that takes as many bytes as any finite double does but one: 17 significant digits and
@@ -89,10 +103,10 @@ extension SplitDocument {
         }
         run.recomputeDerived()
         for log in run.logs { try? run.reopenLog(logID: log.id, at: stamp()) }
-        for _ in 0..<runSizePauseAllowance {
-            try? run.pause(at: stamp())
-            try? run.resume(at: stamp())
-        }
+        // One pause through the mutations, then as many as allowed of it.
+        try? run.pause(at: stamp())
+        try? run.resume(at: stamp())
+        if let pause = run.pauses.last { run.pauses = Array(repeating: pause, count: runSizePauseAllowance) }
         run.recordMetrics(
             SessionMetrics(
                 activeSeconds: -longestNumber, setsCompleted: Int.min, totalVolume: -longestNumber, recordedAt: time),
