@@ -61,10 +61,12 @@ package struct CLIInvocation: Sendable, Equatable {
 /// the request, with its message on stderr. Data goes to stdout: the response's `json` when
 /// `--json` was given, else its `text`.
 ///
-/// The socket is, in order: the `socket` option's value; the `adminSocket` of the daemon's config
-/// file named by the `config` option; the environment variable `socketEnvironmentVariable`;
-/// `defaultSocketPath`. Declare `socketOption` and `configOption`-shaped options on the root
-/// command so they work before or after any subcommand. A CLI's whole entry point (see `CLIRunner+CommandSpec`):
+/// The socket is, in order (`SocketSearch`): the `socket` option's value; the `adminSocket` of the
+/// daemon's config file named by the `config` option; the environment variable
+/// `socketEnvironmentVariable`; else the repository's `run/` socket found from the current directory
+/// up, then the installed one, the first that answers. When none does, exit 69 says where it looked.
+/// Declare `socketOption` and `configOption`-shaped options on the root command so they work before
+/// or after any subcommand. A CLI's whole entry point (see `CLIRunner+CommandSpec`):
 ///
 /// ```swift
 /// CLIRunner(
@@ -110,8 +112,8 @@ package struct CLIRunner: Sendable {
     package let daemonName: String
     /// The environment variable naming the socket: `PHONED_ADMIN_SOCKET`.
     package let socketEnvironmentVariable: String
-    /// The socket used when nothing else names one, if any.
-    package let defaultSocketPath: String?
+    /// Where to look for the socket when nothing names one.
+    package let socketSearch: SocketSearch
     /// Reads the admin socket's path from the daemon's config file (strictly, as the daemon would).
     package let adminSocketFromConfig: @Sendable (String) throws -> String
     /// How long to wait for the daemon's answer, or for the next piece of a chunked one: long enough
@@ -121,14 +123,16 @@ package struct CLIRunner: Sendable {
     package let parse: @Sendable ([String]) -> CLIParseOutcome
 
     /// A runner for a tool that administers `daemonName`, parsing with `parse`.
+    /// `socketSearch` defaults to the sockets `scripts/run` and the systemd units make for `daemonName`.
     package init(
-        daemonName: String, socketEnvironmentVariable: String, defaultSocketPath: String? = nil,
+        daemonName: String, socketEnvironmentVariable: String, socketSearch: SocketSearch? = nil,
         adminSocketFromConfig: @escaping @Sendable (String) throws -> String, timeout: Duration = .seconds(30),
         parse: @escaping @Sendable ([String]) -> CLIParseOutcome
     ) {
         self.daemonName = daemonName
         self.socketEnvironmentVariable = socketEnvironmentVariable
-        self.defaultSocketPath = defaultSocketPath
+        self.socketSearch =
+            socketSearch ?? SocketSearch(daemon: daemonName, environmentVariable: socketEnvironmentVariable)
         self.adminSocketFromConfig = adminSocketFromConfig
         self.timeout = timeout
         self.parse = parse
@@ -137,8 +141,10 @@ package struct CLIRunner: Sendable {
     /// Parses `arguments` (without the program name), sends the request and reports the outcome.
     /// With `output`, the pieces of a chunked reply (a long history) go there as they arrive, and the
     /// outcome's `standardOutput` holds only what came last; without it, everything is in the outcome.
+    /// `currentDirectory` is where the search for a repository's `run/` socket starts.
     package func run(
-        _ arguments: [String], environment: [String: String], output: ((String) -> Void)? = nil
+        _ arguments: [String], environment: [String: String],
+        currentDirectory: String = FileManager.default.currentDirectoryPath, output: ((String) -> Void)? = nil
     ) -> Outcome {
         let invocation: CLIInvocation
         switch parse(arguments) {
@@ -150,24 +156,27 @@ package struct CLIRunner: Sendable {
             invocation = command
         }
 
-        let socketPath: String
-        switch resolveSocket(invocation, environment: environment) {
-        case .success(let path): socketPath = path
+        let choice: SocketChoice
+        switch chooseSocket(invocation, environment: environment, currentDirectory: currentDirectory) {
+        case .success(let chosen): choice = chosen
         case .failure(let outcome): return outcome
         }
 
+        let json = invocation.json
+        let expected = daemonName
+        let onChunk = output.map { write in
+            { (chunk: AdminResponse) in
+                if chunk.daemon ?? expected == expected { write((json ? chunk.json : chunk.text) ?? "") }
+            }
+        }
+        let (socketPath, sent) = reach(choice, request: invocation.request, onChunk: onChunk)
         let response: AdminResponse
-        do {
-            let json = invocation.json
-            let expected = daemonName
-            response = try AdminClient.send(
-                path: socketPath, request: invocation.request, timeout: timeout,
-                onChunk: output.map { write in
-                    { chunk in if chunk.daemon ?? expected == expected { write((json ? chunk.json : chunk.text) ?? "") }
-                    }
-                })
-        } catch {
-            return Outcome(exitCode: exitCode(for: error), standardError: "Error: \(explain(error))\n")
+        switch sent {
+        case .success(let answer): response = answer
+        case .failure(let error):
+            return Outcome(
+                exitCode: exitCode(for: error),
+                standardError: "Error: \(explain(error, choice: choice, currentDirectory: currentDirectory))\n")
         }
         if let wrong = wrongDaemon(response, socketPath) {
             return Outcome(exitCode: Self.exitUnavailable, standardError: "Error: \(wrong)\n")
@@ -191,7 +200,7 @@ package struct CLIRunner: Sendable {
         if case .command(let invocation) = parse(arguments), let follow = invocation.follow {
             exit(runFollowing(invocation, follow, environment: environment))
         }
-        let outcome = run(arguments, environment: environment) { StandardStream.output.write($0) }
+        let outcome = run(arguments, environment: environment, output: { StandardStream.output.write($0) })
         StandardStream.output.write(outcome.standardOutput)
         StandardStream.error.write(outcome.standardError)
         exit(outcome.exitCode)
@@ -202,23 +211,36 @@ package struct CLIRunner: Sendable {
     private func runFollowing(
         _ invocation: CLIInvocation, _ follow: @Sendable (Int64?) -> [UInt8], environment: [String: String]
     ) -> Int32 {
-        let socketPath: String
-        switch resolveSocket(invocation, environment: environment) {
-        case .success(let path): socketPath = path
+        let currentDirectory = FileManager.default.currentDirectoryPath
+        let choice: SocketChoice
+        switch chooseSocket(invocation, environment: environment, currentDirectory: currentDirectory) {
+        case .success(let chosen): choice = chosen
         case .failure(let outcome):
             StandardStream.error.write(outcome.standardError)
             return outcome.exitCode
         }
+        // The first round finds the daemon; the rest keep to the socket that answered it.
+        var socketPath: String?
         var after: Int64?
         while true {
+            let sent: Result<AdminResponse, AdminClientError>
+            if let socketPath {
+                sent = Result { () throws(AdminClientError) in
+                    try AdminClient.send(path: socketPath, request: follow(after), timeout: timeout)
+                }
+            } else {
+                let (path, first) = reach(choice, request: follow(after), onChunk: nil)
+                (socketPath, sent) = (path, first)
+            }
             let response: AdminResponse
-            do {
-                response = try AdminClient.send(path: socketPath, request: follow(after), timeout: timeout)
-            } catch {
-                StandardStream.error.write("Error: \(explain(error))\n")
+            switch sent {
+            case .success(let answer): response = answer
+            case .failure(let error):
+                StandardStream.error.write(
+                    "Error: \(explain(error, choice: choice, currentDirectory: currentDirectory))\n")
                 return exitCode(for: error)
             }
-            if let wrong = wrongDaemon(response, socketPath) {
+            if let wrong = wrongDaemon(response, socketPath ?? "") {
                 StandardStream.error.write("Error: \(wrong)\n")
                 return Self.exitUnavailable
             }
@@ -238,25 +260,42 @@ package struct CLIRunner: Sendable {
     }
 
     private enum SocketResolution {
-        case success(String)
+        case success(SocketChoice)
         case failure(Outcome)
     }
 
-    private func resolveSocket(_ invocation: CLIInvocation, environment: [String: String]) -> SocketResolution {
-        if let path = invocation.socket { return .success(path) }
-        if let configPath = invocation.config {
-            do {
-                return .success(try adminSocketFromConfig(configPath))
-            } catch {
-                return .failure(usageFailure("\(error)", usage: invocation.usage))
-            }
+    /// The socket to use or the ones to try; a `--config` file that cannot be used is a usage error.
+    private func chooseSocket(
+        _ invocation: CLIInvocation, environment: [String: String], currentDirectory: String
+    ) -> SocketResolution {
+        do {
+            return .success(
+                try socketSearch.choose(
+                    socket: invocation.socket, config: invocation.config, environment: environment,
+                    currentDirectory: currentDirectory, exists: { (try? FileStatus(of: $0)) != nil },
+                    adminSocketFromConfig: adminSocketFromConfig))
+        } catch {
+            return .failure(usageFailure("\(error)", usage: invocation.usage))
         }
-        if let path = environment[socketEnvironmentVariable], !path.isEmpty { return .success(path) }
-        if let defaultSocketPath { return .success(defaultSocketPath) }
-        return .failure(
-            usageFailure(
-                "no admin socket given: pass --socket PATH or --config FILE, or set \(socketEnvironmentVariable)",
-                usage: invocation.usage))
+    }
+
+    /// Sends `request` to the chosen socket, or to each socket searched in turn until one is there (a
+    /// socket nobody accepts on is passed over: nothing was sent to it); the socket that answered, or
+    /// the last one tried, and what came of it.
+    private func reach(
+        _ choice: SocketChoice, request: [UInt8], onChunk: ((AdminResponse) -> Void)?
+    ) -> (path: String, result: Result<AdminResponse, AdminClientError>) {
+        var last: (path: String, result: Result<AdminResponse, AdminClientError>)?
+        for path in choice.paths {
+            let result = Result { () throws(AdminClientError) in
+                try AdminClient.send(path: path, request: request, timeout: timeout, onChunk: onChunk)
+            }
+            last = (path, result)
+            guard case .failure(.daemonUnreachable) = result else { break }
+        }
+        // `paths` is never empty: a choice names a socket, or searches at least the installed one.
+        guard let last else { preconditionFailure("a socket choice has at least one path") }
+        return last
     }
 
     /// Why `response` is not this tool's to print: the other daemon answered (exit 69).
@@ -273,13 +312,21 @@ package struct CLIRunner: Sendable {
         }
     }
 
-    private func explain(_ error: AdminClientError) -> String {
+    private func explain(_ error: AdminClientError, choice: SocketChoice, currentDirectory: String) -> String {
         switch error {
-        case .daemonUnreachable(let path):
-            let exists = (try? FileStatus(of: path, followingLinks: false)) != nil
-            return exists
-                ? "\(daemonName) is not running (nothing is listening on \(path))"
-                : "\(daemonName) is not running (no socket at \(path))"
+        case .daemonUnreachable:
+            switch choice {
+            case .named(let path, let source):
+                // A path typed on the command line needs no word on where it came from.
+                let from = source == .socketOption ? "" : ", from \(source)"
+                return "\(daemonName) is not running (\(Self.unreachable(path))\(from))"
+            case .search(let repository, let installed):
+                let here =
+                    repository.map(Self.unreachable)
+                    ?? "no \(socketSearch.repositorySocket) in \(currentDirectory) or a directory above it"
+                return "\(daemonName) is not running: \(here), and \(Self.unreachable(installed)); name its socket "
+                    + "with --socket PATH, --config FILE or $\(socketEnvironmentVariable)"
+            }
         case .timedOut(let path, let timeout):
             return "\(daemonName) did not answer within \(timeout) (socket \(path))"
         case .transport(let underlying):
@@ -290,6 +337,12 @@ package struct CLIRunner: Sendable {
             return "\(daemonName) closed the connection without a reply: it may have stopped while serving the "
                 + "request (its log says why), so the request may or may not have taken effect"
         }
+    }
+
+    /// Why nobody answered at `path`: no socket there, or one nobody accepts on.
+    private static func unreachable(_ path: String) -> String {
+        (try? FileStatus(of: path, followingLinks: false)) != nil
+            ? "nothing is listening on \(path)" : "no socket at \(path)"
     }
 
     /// `Error:` and `Usage:` lines plus swift-argument-parser's pointer to the command's help.

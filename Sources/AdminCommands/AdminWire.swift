@@ -25,10 +25,16 @@ package protocol AdminCommand: Codable, Sendable, Equatable {
     /// The command `bytes` spell when the hand reader takes them (`AdminRequestReader`); nil sends
     /// `AdminWire.decode` to `JSONDecoder`.
     static func readByHand(_ bytes: UnsafeBufferPointer<UInt8>) -> Self?
+
+    /// The verbs each enum of a request takes, by the path to it (`""` for the request's own verb,
+    /// `"set._0"` for a set verb): the answer to a request with an unknown or missing verb lists them.
+    static var verbs: [String: [String]] { get }
 }
 
 extension AdminCommand {
     package static func readByHand(_ bytes: UnsafeBufferPointer<UInt8>) -> Self? { nil }
+
+    package static var verbs: [String: [String]] { [:] }
 }
 
 /// Why request bytes are not a command (the daemon answers with an `error` response).
@@ -53,10 +59,20 @@ package enum AdminWire {
         _ bytes: [UInt8], as type: Command.Type = Command.self
     ) -> Result<Command, AdminRequestError> {
         let command: Command
-        do {
-            command = try read(bytes, byHand: Command.readByHand)
-        } catch {
-            return .failure(AdminRequestError(description: "malformed admin request: \(describe(error))"))
+        if let read = bytes.withUnsafeBufferPointer(Command.readByHand) {
+            command = read
+        } else {
+            do {
+                command = try JSONDecoder().decode(Command.self, from: Data(bytes))
+            } catch {
+                let problem = AdminRequestShape.problem(error, in: bytes, verbs: Command.verbs) ?? describe(error)
+                return .failure(AdminRequestError(description: "malformed admin request: \(problem)"))
+            }
+            // `JSONDecoder` passes over a member it does not know: a misspelt optional field would
+            // otherwise read as "not given".
+            if let problem = AdminRequestShape.unknownMember(of: command, in: bytes, verbs: Command.verbs) {
+                return .failure(AdminRequestError(description: "malformed admin request: \(problem)"))
+            }
         }
         do throws(UsageError) {
             try command.validate()

@@ -9,6 +9,14 @@ package enum DataCommand: Codable, Sendable, Equatable {
     /// The data messages received lately, oldest first.
     case received
 
+    /// The wire names of the cases, spelt out so an unknown one is answered with the list
+    /// (`AdminCommand.verbs`); a case missing here cannot be encoded, which the mapping tests catch.
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case send, received
+    }
+
+    static var verbs: [String] { CodingKeys.allCases.map(\.rawValue) }
+
     /// The most bytes one message carries (the link's message limit, 65,536, plus one so a test can
     /// see `payloadTooLarge`): a bigger argument is refused before the daemon is asked.
     package static let maximumArgumentBytes = 65_537

@@ -11,6 +11,14 @@ package enum FileCommand: Codable, Sendable, Equatable {
     /// The files received lately and where the daemon put them.
     case received
 
+    /// The wire names of the cases, spelt out so an unknown one is answered with the list
+    /// (`AdminCommand.verbs`); a case missing here cannot be encoded, which the mapping tests catch.
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case send, list, cancel, received
+    }
+
+    static var verbs: [String] { CodingKeys.allCases.map(\.rawValue) }
+
     /// The `file` group.
     package static let spec = CommandSpec(
         name: "file", abstract: "Files to the other daemon (transferFile): send, list, cancel, received.",

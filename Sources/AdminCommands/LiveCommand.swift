@@ -11,6 +11,14 @@ package enum LiveCommand: Codable, Sendable, Equatable {
     case dismiss(run: DocumentID)
     case show
 
+    /// The wire names of the cases, spelt out so an unknown one is answered with the list
+    /// (`AdminCommand.verbs`); a case missing here cannot be encoded, which the mapping tests catch.
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case open, advance, close, dismiss, show
+    }
+
+    static var verbs: [String] { CodingKeys.allCases.map(\.rawValue) }
+
     init(_ command: ParsedCommand) throws(UsageError) {
         switch command.path {
         case ["live", "open"]:

@@ -183,6 +183,21 @@ package enum PhoneCommand: AdminCommand {
     case push
     case launch(run: DocumentID)
 
+    /// The wire names of the cases, spelt out so an unknown verb is answered with the list
+    /// (`verbs`); a case missing here cannot be encoded, which the mapping tests catch.
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case status, splits, workouts, show, createSplit, editSplit, deleteSplit, start, set, pause, resume, end
+        case discard, clearHistory, showSettings, setSettings, lockWorkout, lockSplit, unlockWorkout, unlockSplit
+        case live, data, file, pushComplication, showComplication, trace, metrics, push, launch
+    }
+
+    package static var verbs: [String: [String]] {
+        [
+            "": CodingKeys.allCases.map(\.rawValue), "set._0": SetCommand.verbs, "live._0": LiveCommand.verbs,
+            "data._0": DataCommand.verbs, "file._0": FileCommand.verbs,
+        ]
+    }
+
     package init(_ command: ParsedCommand) throws(UsageError) {
         switch command.path {
         case ["status"]: self = .status

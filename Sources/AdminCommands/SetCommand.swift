@@ -10,6 +10,14 @@ package enum SetCommand: Codable, Sendable, Equatable {
     case skip(run: DocumentID, exercise: Int)
     case reopen(run: DocumentID, exercise: Int)
 
+    /// The wire names of the cases, spelt out so an unknown one is answered with the list
+    /// (`AdminCommand.verbs`); a case missing here cannot be encoded, which the mapping tests catch.
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case complete, undo, skip, reopen
+    }
+
+    static var verbs: [String] { CodingKeys.allCases.map(\.rawValue) }
+
     /// The command for one of the four paths.
     init(_ command: ParsedCommand) throws(UsageError) {
         let run = try command.documentID("run")

@@ -16,7 +16,11 @@ package enum SharedCommands {
     /// `--socket` and `--config` on a CLI's root, naming `daemon`'s admin socket.
     static func socketOptions(daemon: String, environment: String) -> [OptionSpec] {
         [
-            OptionSpec("socket", help: "\(daemon)'s admin socket (default: $\(environment)).", valueName: "path"),
+            OptionSpec(
+                "socket",
+                help: "\(daemon)'s admin socket (default: $\(environment), else run/\(daemon).sock here or above, "
+                    + "else /run/watchsync/\(daemon).sock).",
+                valueName: "path"),
             OptionSpec("config", help: "Read the admin socket path from \(daemon)'s config file.", valueName: "file"),
         ]
     }

@@ -54,7 +54,13 @@ package enum WatchCommands {
                 subcommands: [
                     CommandSpec(name: "list", abstract: "List outstanding transfers with age and size.", flags: [json]),
                     CommandSpec(
-                        name: "cancel", abstract: "Cancel a transfer that has not been sent yet.",
+                        name: "cancel", abstract: "Cancel a transfer the phone has not acknowledged, sent or not.",
+                        discussion: """
+                            Any transfer still in the outbox can be cancelled: it leaves the outbox, is never
+                            sent again, and its edit gives way to the phone's copy of the run. One already
+                            sent (or recovered after a restart) may have reached the phone: then the phone
+                            keeps it. The reply says whether it had been sent; an unknown sequence exits 1.
+                            """,
                         arguments: [ArgumentSpec("sequence", help: "The transfer's sequence number.")]),
                 ]),
             SharedCommands.live,
@@ -139,6 +145,21 @@ package enum WatchCommand: AdminCommand {
     case installApp(Bool)
     /// `complication enable` (true) and `complication disable` (false).
     case enableComplication(Bool)
+
+    /// The wire names of the cases, spelt out so an unknown verb is answered with the list
+    /// (`verbs`); a case missing here cannot be encoded, which the mapping tests catch.
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case status, workouts, splits, show, settings, set, finish, pause, resume, showSession, startSession
+        case endSession, clearSession, listQueue, cancelTransfer, live, data, file, trace, metrics, sync
+        case waitSynced, export, wrist, pair, installApp, enableComplication
+    }
+
+    package static var verbs: [String: [String]] {
+        [
+            "": CodingKeys.allCases.map(\.rawValue), "set._0": SetCommand.verbs, "live._0": LiveCommand.verbs,
+            "data._0": DataCommand.verbs, "file._0": FileCommand.verbs,
+        ]
+    }
 
     package init(_ command: ParsedCommand) throws(UsageError) {
         switch command.path {

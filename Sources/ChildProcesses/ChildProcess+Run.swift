@@ -9,14 +9,16 @@ package struct CompletedCommand: Sendable {
 }
 
 extension ChildProcess {
-    /// Runs `arguments` to completion, waiting without blocking a thread, and returns what it printed.
+    /// Runs `arguments` to completion (in `workingDirectory` when given), waiting without blocking a
+    /// thread, and returns what it printed.
     ///
     /// stdout and stderr go to the files `<scratch>.out` and `<scratch>.err`, read and removed once
     /// it exits: a file cannot fill up and block the program, and needs no reader thread. After
     /// `timeout` it is killed with SIGKILL (and reported as killed by that signal); without one it may
     /// run for ever. Should the task be cancelled, the program is killed and reaped first.
     package static func run(
-        _ arguments: [String], environment: [String: String] = [:], scratch: String, timeout: Duration? = nil
+        _ arguments: [String], environment: [String: String] = [:], workingDirectory: String? = nil, scratch: String,
+        timeout: Duration? = nil
     ) async throws -> CompletedCommand {
         let outPath = scratch + ".out"
         let errPath = scratch + ".err"
@@ -25,7 +27,8 @@ extension ChildProcess {
             unlink(errPath)
         }
         let child = try ChildProcess(
-            arguments, environment: environment, standardOutput: .file(outPath, append: false),
+            arguments, environment: environment, workingDirectory: workingDirectory,
+            standardOutput: .file(outPath, append: false),
             standardError: .file(errPath, append: false))
         let termination: Termination
         do {

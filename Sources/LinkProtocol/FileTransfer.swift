@@ -3,7 +3,8 @@
 package enum FileOutcomeCode: UInt16, Sendable, CustomStringConvertible {
     /// The file arrived whole, its digest matched, and the receiving app has processed it.
     case delivered = 0
-    /// The file does not fit the receiver's inbox quota (WCError `insufficientSpace`).
+    /// The file does not fit the receiver's inbox quota (`LinkError.insufficientSpace`, a name of this
+    /// project's: `WCError` has no file-quota code).
     case insufficientSpace = 1
     /// The bytes that arrived do not match the offered digest (WCError `deliveryFailed`).
     case deliveryFailed = 2

@@ -60,34 +60,41 @@ package struct LinkInstant: Comparable, Hashable, Sendable, CustomStringConverti
     package var description: String { "\(sinceOrigin)" }
 }
 
-/// Errors reported to the app, named after WatchConnectivity's `WCError`.
+/// Errors reported to the app, named after WatchConnectivity's `WCError` where it has a code for the
+/// case (its `WCError.Code` value in brackets); `transferCancelled`, `insufficientSpace` and
+/// `unknownTransfer` are this project's own.
 package enum LinkError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// No handshake with the paired peer has ever completed (WCErrorCodeSessionNotActivated).
+    /// No handshake with the paired peer has ever completed (`sessionNotActivated`, 7004).
     case sessionNotActivated
-    /// The counterpart is not reachable now; nothing was queued (WCErrorCodeNotReachable).
+    /// The counterpart is not reachable now; nothing was queued (`notReachable`, 7007).
     case notReachable
-    /// The payload exceeds the channel's limit (WCErrorCodePayloadTooLarge).
+    /// The payload exceeds the channel's limit (`payloadTooLarge`, 7009).
     case payloadTooLarge(size: Int, limit: Int)
-    /// No reply or transport ack arrived in time (WCErrorCodeMessageReplyTimedOut).
+    /// No reply or transport ack arrived in time (`messageReplyTimedOut`, 7012).
     case messageReplyTimedOut
-    /// The message could not be delivered or handled (WCErrorCodeDeliveryFailed).
+    /// The message could not be delivered or handled (`deliveryFailed`, 7014).
     case deliveryFailed(reason: String)
-    /// The receiver handled the message but its reply could not be sent (WCErrorCodeMessageReplyFailed).
+    /// The receiver handled the message but its reply could not be sent (`messageReplyFailed`, 7011).
     case messageReplyFailed(reason: String)
-    /// The receiver could not decode the payload (WCErrorCodePayloadUnsupportedTypes).
+    /// The receiver could not decode the payload (`payloadUnsupportedTypes`, 7010).
     case payloadUnsupportedTypes(reason: String)
-    /// The transfer was cancelled before delivery (WCErrorCodeTransferCancelled).
+    /// The transfer was cancelled (`queue cancel`, `file cancel`) before the peer acknowledged it.
+    /// `WCError` has no such code, and WatchConnectivity documents no callback for a cancelled
+    /// transfer; here a cancelled file transfer finishes with this error (`fileFinished`), and a
+    /// cancelled userInfo transfer is reported as `transferCancelled(sequence:payload:wasSent:)`,
+    /// this error naming it in the journal's `transfer.failed` line.
     case transferCancelled
     /// No outstanding transfer has that sequence.
     case unknownTransfer(sequence: UInt64)
-    /// The file to transfer cannot be read (WCErrorCodeFileAccessDenied).
+    /// The file to transfer cannot be read (`fileAccessDenied`, 7013).
     case fileAccessDenied(reason: String)
-    /// The receiver's inbox quota has no room for the file (WCErrorCodeInsufficientSpace).
+    /// The receiver's inbox quota has no room for the file. `WCError`'s nearest code,
+    /// `insufficientSpaceForUserInfoTransfer` (7015), is about userInfo transfers, not files.
     case insufficientSpace(reason: String)
-    /// The watch reports itself unpaired: the phone sends nothing to it (WCErrorCodeDeviceNotPaired).
+    /// The watch reports itself unpaired: the phone sends nothing to it (`deviceNotPaired`, 7005).
     case deviceNotPaired
     /// The watch reports the watch app uninstalled: the phone sends nothing to it
-    /// (WCErrorCodeWatchAppNotInstalled).
+    /// (`watchAppNotInstalled`, 7006).
     case watchAppNotInstalled
 
     package var description: String {

@@ -62,7 +62,8 @@ package struct OutstandingTransfer: Equatable, Sendable, Codable {
     package var sequence: UInt64
     package var bytes: Int
     package var ageSeconds: Double
-    /// Put on the wire at least once (no longer cancellable).
+    /// Put on the wire at least once, or recovered from the outbox after a restart (which counts as
+    /// sent). Still cancellable until the peer acknowledges it, but the peer may already hold it.
     package var sent: Bool
     /// For a complication transfer: whether it is the current one (only the newest is); nil for an
     /// ordinary userInfo transfer.

@@ -34,9 +34,11 @@ package struct CommandResult: Sendable, CustomStringConvertible {
     /// Runs `executable` to completion with stdout and stderr in the files `<scratch>.out` and
     /// `<scratch>.err` (no pipe can fill up), waiting without blocking a thread.
     package static func run(
-        _ executable: String, _ arguments: [String], environment: [String: String] = [:], scratch: String
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:],
+        workingDirectory: String? = nil, scratch: String
     ) async throws -> CommandResult {
-        let completed = try await ChildProcess.run([executable] + arguments, environment: environment, scratch: scratch)
+        let completed = try await ChildProcess.run(
+            [executable] + arguments, environment: environment, workingDirectory: workingDirectory, scratch: scratch)
         return CommandResult(
             command: [URL(fileURLWithPath: executable).lastPathComponent] + arguments,
             exitCode: completed.termination.status, standardOutput: completed.standardOutput,

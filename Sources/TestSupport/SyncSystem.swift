@@ -263,17 +263,19 @@ package final class SyncSystem: Sendable {
         try await run("watchctl", ["--socket", watchSocket] + arguments)
     }
 
-    /// Runs a built tool (`phonectl`, `watchctl`, …) with exactly `arguments` and `environment` added.
-    package func run(_ tool: String, _ arguments: [String], environment: [String: String] = [:]) async throws
-        -> CommandResult
-    {
+    /// Runs a built tool (`phonectl`, `watchctl`, …) with exactly `arguments` and `environment` added,
+    /// in `workingDirectory` when given.
+    package func run(
+        _ tool: String, _ arguments: [String], environment: [String: String] = [:], workingDirectory: String? = nil
+    ) async throws -> CommandResult {
         let number = state.withLock { state -> Int in
             state.commands += 1
             return state.commands
         }
         let scratch = directory.appending("cli-\(number)")
         return try await CommandResult.run(
-            BuildProducts.executable(tool), arguments, environment: environment, scratch: scratch)
+            BuildProducts.executable(tool), arguments, environment: environment, workingDirectory: workingDirectory,
+            scratch: scratch)
     }
 
     /// Like `phonectl`, but fails the caller unless the exit code is 0; returns stdout, trimmed.

@@ -46,7 +46,8 @@ extension SplitDocument {
         return nil
     }
 
-    /// Why a split of this name and these exercises breaks a rule, or nil.
+    /// Why a split of this name and these exercises breaks a rule, or nil: its names, its exercise
+    /// count, and the size a run of it can reach (`runSizeProblem`).
     package static func ruleProblem(name: String, exercises: [ExerciseTemplate]) -> String? {
         if let problem = nameProblem(name) { return "the name \(problem)" }
         guard !exercises.isEmpty else { return "a split needs at least one exercise" }
@@ -59,7 +60,7 @@ extension SplitDocument {
                 return "\(exercise.name)'s equipment \(problem)"
             }
         }
-        return nil
+        return runSizeProblem(name: name, exercises: exercises)
     }
 }
 

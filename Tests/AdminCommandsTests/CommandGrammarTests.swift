@@ -94,4 +94,15 @@ struct CommandGrammarTests {
             return
         }
     }
+
+    @Test("queue cancel's help says a sent transfer the phone has not acknowledged can be cancelled too")
+    func queueCancelHelp() throws {
+        let help = try #require(WatchCommands.spec.helpText(path: ["queue", "cancel"]))
+        let text = help.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(!text.contains("not been sent"), "\(text)")
+        #expect(text.contains("sent or not"), "\(text)")
+        #expect(text.contains("the phone keeps it"), "\(text)")
+        let group = try #require(WatchCommands.spec.helpText(path: ["queue"]))
+        #expect(!group.contains("not been sent"), "\(group)")
+    }
 }

@@ -148,7 +148,7 @@ struct AdminServerTests {
         #expect(notJSON.status == .error)
         #expect(notJSON.message?.hasPrefix("malformed admin request: ") == true)
         let missing = try decodeResponse(UnixSocketClient.request(path: path, bytes: Array(#"{"endSession":{}}"#.utf8)))
-        #expect(missing == .error(#"malformed admin request: missing field "id""#).from("phoned"))
+        #expect(missing == .error(#"malformed admin request: missing field "id" in "endSession""#).from("phoned"))
         // The string-path requests of old are not commands any more.
         let legacyRequest = #"{"command":["status"],"arguments":{},"flags":[]}"#
         let legacy = try decodeResponse(UnixSocketClient.request(path: path, bytes: Array(legacyRequest.utf8)))

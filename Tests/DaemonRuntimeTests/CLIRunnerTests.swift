@@ -58,10 +58,14 @@ import Testing
     }
 }
 
-/// The runner phonectl would build, with the fake parser.
-func phonectlRunner(defaultSocketPath: String? = nil) -> CLIRunner {
+/// The runner phonectl would build, with the fake parser; the installed socket it looks for last is
+/// `installedSocket` (a test's own path, never the machine's `/run/watchsync`).
+func phonectlRunner(installedSocket: String = "/nonexistent/watchsync/phoned.sock") -> CLIRunner {
     CLIRunner(
-        daemonName: "phoned", socketEnvironmentVariable: "PHONED_ADMIN_SOCKET", defaultSocketPath: defaultSocketPath,
+        daemonName: "phoned", socketEnvironmentVariable: "PHONED_ADMIN_SOCKET",
+        socketSearch: SocketSearch(
+            repositorySocket: "run/phoned.sock", installedSocket: installedSocket,
+            environmentVariable: "PHONED_ADMIN_SOCKET"),
         adminSocketFromConfig: { try PhonedConfiguration.load(path: $0).adminSocket }, timeout: .seconds(10),
         parse: fakePhonectlParse)
 }
@@ -154,14 +158,19 @@ struct CLIRunnerTests {
                         """))
     }
 
-    @Test("64: no socket named anywhere, or a --config file that cannot be used")
+    @Test("69: no socket named and none found says where it looked; 64: a --config file that cannot be used")
     func noSocket() throws {
-        let outcome = phonectlRunner().run(["status"], environment: [:])
-        #expect(outcome.exitCode == 64)
+        let nowhere = try TemporaryDirectory("cli-nowhere")
+        let installed = nowhere.appending("installed.sock")
+        let outcome = phonectlRunner(installedSocket: installed).run(
+            ["status"], environment: [:], currentDirectory: nowhere.path)
         #expect(
-            outcome.standardError.hasPrefix(
-                "Error: no admin socket given: pass --socket PATH or --config FILE, or set PHONED_ADMIN_SOCKET\n"
-                    + "Usage: phonectl status [--json]\n"))
+            outcome
+                == CLIRunner.Outcome(
+                    exitCode: 69,
+                    standardError: "Error: phoned is not running: no run/phoned.sock in \(nowhere.path) or a "
+                        + "directory above it, and no socket at \(installed); name its socket with --socket PATH, "
+                        + "--config FILE or $PHONED_ADMIN_SOCKET\n"))
 
         let directory = try TemporaryDirectory("cli-config")
         let missing = directory.appending("phoned.json")
@@ -172,7 +181,7 @@ struct CLIRunnerTests {
                 "Error: config file \(missing) does not exist\nUsage: phonectl status [--json]\n"), "\(unusable)")
     }
 
-    @Test("the socket comes from --socket, then --config, then the environment, then the default")
+    @Test("the socket comes from --socket, then --config, then the environment, then the installed one")
     func socketPrecedence() async throws {
         let daemon = try await StubDaemon()
         let config = daemon.directory.appending("phoned.json")
@@ -181,7 +190,8 @@ struct CLIRunnerTests {
         (configuration.pairingKeyFile, configuration.adminSocket) = ("/k", daemon.socketPath)
         try Data(configuration.fileText.utf8).write(to: URL(fileURLWithPath: config))
         let nowhere = daemon.directory.appending("nowhere.sock")
-        let runner = phonectlRunner(defaultSocketPath: nowhere)
+        let runner = phonectlRunner(installedSocket: nowhere)
+        let here = daemon.directory.path
 
         #expect(
             runner.run(["status", "--config", config], environment: ["PHONED_ADMIN_SOCKET": nowhere]).exitCode == 0)
@@ -189,8 +199,56 @@ struct CLIRunnerTests {
             runner.run(["status", "--socket", daemon.socketPath, "--config", "/absent"], environment: [:]).exitCode == 0
         )
         #expect(runner.run(["status"], environment: ["PHONED_ADMIN_SOCKET": daemon.socketPath]).exitCode == 0)
-        #expect(runner.run(["status"], environment: [:]).exitCode == 69)  // the default: nobody there
-        #expect(phonectlRunner(defaultSocketPath: daemon.socketPath).run(["status"], environment: [:]).exitCode == 0)
+        #expect(runner.run(["status"], environment: [:], currentDirectory: here).exitCode == 69)  // nobody there
+        #expect(
+            phonectlRunner(installedSocket: daemon.socketPath).run(["status"], environment: [:], currentDirectory: here)
+                .exitCode == 0)
+        // A socket named and not answering is not a reason to look elsewhere; the error says where it came from.
+        #expect(
+            runner.run(["status"], environment: ["PHONED_ADMIN_SOCKET": nowhere], currentDirectory: here)
+                == CLIRunner.Outcome(
+                    exitCode: 69,
+                    standardError: "Error: phoned is not running (no socket at \(nowhere), from $PHONED_ADMIN_SOCKET)\n"
+                ))
+    }
+
+    @Test("with nothing named, the nearest run/phoned.sock answers, from any directory below it")
+    func repositorySocket() async throws {
+        let daemon = try await StubDaemon()
+        let repository = daemon.directory.appending("repository")
+        let deep = "\(repository)/Sources/AdminClient"
+        try FileManager.default.createDirectory(atPath: deep, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: "\(repository)/run", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            atPath: "\(repository)/run/phoned.sock", withDestinationPath: daemon.socketPath)
+        let runner = phonectlRunner(installedSocket: daemon.directory.appending("installed.sock"))
+        for directory in [repository, deep] {
+            #expect(
+                runner.run(["status"], environment: [:], currentDirectory: directory)
+                    == CLIRunner.Outcome(exitCode: 0, standardOutput: "link: up\noutbox: 0\n"), "from \(directory)")
+        }
+    }
+
+    @Test("a stale run/ socket: the installed one is tried next, and when neither answers both are named")
+    func staleRepositorySocket() async throws {
+        let daemon = try await StubDaemon()
+        let repository = daemon.directory.appending("repository")
+        try FileManager.default.createDirectory(atPath: "\(repository)/run", withIntermediateDirectories: true)
+        // Left behind by a daemon that is gone: nobody accepts on it.
+        try Data().write(to: URL(fileURLWithPath: "\(repository)/run/phoned.sock"))
+        #expect(
+            phonectlRunner(installedSocket: daemon.socketPath).run(
+                ["status"], environment: [:], currentDirectory: repository
+            ).exitCode == 0)
+        let installed = daemon.directory.appending("installed.sock")
+        #expect(
+            phonectlRunner(installedSocket: installed).run(["status"], environment: [:], currentDirectory: repository)
+                == CLIRunner.Outcome(
+                    exitCode: 69,
+                    standardError:
+                        "Error: phoned is not running: nothing is listening on \(repository)/run/phoned.sock, "
+                        + "and no socket at \(installed); name its socket with --socket PATH, --config FILE or "
+                        + "$PHONED_ADMIN_SOCKET\n"))
     }
 
     @Test("69: no socket file, or a stale one nobody listens on, says the daemon is not running")

@@ -105,6 +105,51 @@ struct AdminCLITests {
         #expect(dead.standardOutput.isEmpty)
     }
 
+    @Test("with no flag, phonectl finds phoned under run/ from any directory below it, and says where it looked")
+    func findsRepositorySocket() async throws {
+        let system = try SyncSystem("find")
+        try await system.startPhoned()
+        let checkout = system.directory.appending("checkout")
+        let deep = "\(checkout)/Sources/phonectl"
+        try FileManager.default.createDirectory(atPath: deep, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: "\(checkout)/run", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            atPath: "\(checkout)/run/phoned.sock", withDestinationPath: system.phoneSocket)
+        // An empty variable counts as unset, whatever the test's own environment holds.
+        let unset = ["PHONED_ADMIN_SOCKET": ""]
+        let found = try await system.run("phonectl", ["status", "--json"], environment: unset, workingDirectory: deep)
+        #expect(found.exitCode == 0 && found.standardOutput.contains("\"daemon\":\"phoned\""), "\(found)")
+
+        try await system.killPhoned()
+        let gone = try await system.run("phonectl", ["status"], environment: unset, workingDirectory: deep)
+        // (Unless this machine runs an installed phoned, which is tried next.)
+        if !FileManager.default.fileExists(atPath: "/run/watchsync/phoned.sock") {
+            #expect(gone.exitCode == 69, "\(gone)")
+            #expect(
+                gone.standardError.contains(
+                    "phoned is not running: nothing is listening on \(checkout)/run/phoned.sock, and no socket at "
+                        + "/run/watchsync/phoned.sock"), "\(gone)")
+        }
+    }
+
+    @Test("a raw request in the wrong shape is answered naming the unknown verb or field and what was expected")
+    func wrongShape() async throws {
+        let system = try SyncSystem("shape")
+        try await system.startPhoned()
+        for (request, message) in [
+            (#"{"verb":"nonsense"}"#, #"unknown verb "verb" (expected one of: status, splits, workouts, "#),
+            (#"{"status":{"verbose":true}}"#, #"unknown field "verbose" in "status" (expected no fields)"#),
+            (#"{"splits":{},"stauts":{}}"#, #"unknown verb "stauts" (expected one of: status, "#),
+            (#"{"show":{"id":7}}"#, #"field "show.id": expected a string, got a number"#),
+            (#"{"set":{"_0":{"done":{}}}}"#, #"unknown verb "done" in "set._0" (expected one of: complete, "#),
+        ] {
+            let response = try AdminClient.send(path: system.phoneSocket, request: Array(request.utf8))
+            #expect(response.status == .error, "\(request): \(response)")
+            #expect(response.message?.hasPrefix("malformed admin request: \(message)") == true, "\(response)")
+        }
+        #expect(try await system.phoneStatus().daemon == "phoned", "phoned is still up")
+    }
+
     @Test("a CLI pointed at the other daemon's socket says so (exit 69) instead of printing its answer")
     func otherDaemonsSocket() async throws {
         let system = try SyncSystem("wrongsock")
