@@ -10,6 +10,8 @@ package enum MutationError: Error, Equatable, Sendable, CustomStringConvertible 
     case runCompleted(DocumentID)
     case alreadyPaused
     case notPaused
+    /// The run has paused as often as its split's size bound allows for (`SplitDocument.runSizePauseAllowance`).
+    case tooManyPauses(limit: Int)
 
     package var description: String {
         switch self {
@@ -23,6 +25,8 @@ package enum MutationError: Error, Equatable, Sendable, CustomStringConvertible 
         case .runCompleted(let run): return "run \(run) is completed; reopen a log to change it"
         case .alreadyPaused: return "the run is already paused"
         case .notPaused: return "the run is not paused"
+        case .tooManyPauses(let limit):
+            return "the run has paused \(limit) times, as many as one watch update can carry; end it or go on without a pause"
         }
     }
 }
@@ -115,6 +119,11 @@ extension WorkoutDocument {
     package mutating func pause(at stamp: Stamp, time: Timestamp? = nil) throws(MutationError) {
         guard status != .completed else { throw .runCompleted(id) }
         guard !isPaused else { throw .alreadyPaused }
+        // The pauses a run may hold are what its split's size bound allows for: past them, the run
+        // could outgrow one message from the watch and never be delivered.
+        guard pauses.count < SplitDocument.runSizePauseAllowance else {
+            throw .tooManyPauses(limit: SplitDocument.runSizePauseAllowance)
+        }
         let after = max(startedAt, pauses.last.flatMap(\.end) ?? startedAt)
         pauses.append(PauseInterval(start: max(Self.recorded(time, stamp), after)))
         pausesStamp = stamp

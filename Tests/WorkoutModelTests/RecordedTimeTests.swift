@@ -68,3 +68,21 @@ struct RecordedTimeTests {
         #expect(merged.activeDuration() == .seconds(later))
     }
 }
+
+/// The helper's item 9 left one way past the run-size bound open: pauses.
+@Suite("Pauses are bounded")
+struct PauseBoundTests {
+    @Test("a run pauses at most as often as its split's size bound allows for; the next pause is refused")
+    func pauseBound() throws {
+        var run = try startedRun()
+        for index in 0..<SplitDocument.runSizePauseAllowance {
+            try run.pause(at: Stamp(time: at(2 * index + 1), origin: .phone))
+            try run.resume(at: Stamp(time: at(2 * index + 2), origin: .phone))
+        }
+        let before = run
+        #expect(throws: MutationError.tooManyPauses(limit: SplitDocument.runSizePauseAllowance)) {
+            try run.pause(at: Stamp(time: at(1_000), origin: .phone))
+        }
+        #expect(run == before)
+    }
+}
