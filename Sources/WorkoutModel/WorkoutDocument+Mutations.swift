@@ -26,7 +26,8 @@ package enum MutationError: Error, Equatable, Sendable, CustomStringConvertible 
         case .alreadyPaused: return "the run is already paused"
         case .notPaused: return "the run is not paused"
         case .tooManyPauses(let limit):
-            return "the run has paused \(limit) times, as many as one watch update can carry; end it or go on without a pause"
+            return "the run has paused \(limit) times, as many as one watch update can carry; "
+                + "end it or go on without a pause"
         }
     }
 }
