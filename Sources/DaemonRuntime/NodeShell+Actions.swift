@@ -42,7 +42,7 @@ extension NodeShell {
             responders.removeValue(forKey: request)?(outcome.response)
         case .armTimer(let name, let at):
             if let timer = timers.removeValue(forKey: name) { loop.cancelTimer(timer) }
-            arm(name, at: at)
+            arm(name, at: at, armedFor: max(Timestamp.current.duration(to: at), .zero), since: .now)
         case .cancelTimer(let name):
             if let timer = timers.removeValue(forKey: name) { loop.cancelTimer(timer) }
         case .callAtEndOfTurn:
@@ -72,12 +72,16 @@ extension NodeShell {
         }
     }
 
-    /// Arms `name` for the wall-clock deadline `at` (`NodeTimer.wait`): fired once the wall clock has
-    /// reached it, looked at again until then.
-    func arm(_ name: NodeTimer, at: Timestamp) {
-        timers[name] = loop.scheduleTimer(after: NodeTimer.wait(until: at, now: .current)) { [unowned self] in
+    /// Arms `name` for the wall-clock deadline `at`, a wait of `armedFor` from `since`: fired when due
+    /// (`NodeTimer.isDue`), looked at again until then.
+    func arm(_ name: NodeTimer, at: Timestamp, armedFor: Duration, since: ContinuousClock.Instant) {
+        let wait = NodeTimer.wait(until: at, now: .current, waited: since.duration(to: .now), armedFor: armedFor)
+        timers[name] = loop.scheduleTimer(after: wait) { [unowned self] in
             timers[name] = nil
-            guard Timestamp.current >= at else { return arm(name, at: at) }
+            let waited = since.duration(to: .now)
+            guard NodeTimer.isDue(at: at, now: .current, waited: waited, armedFor: armedFor) else {
+                return arm(name, at: at, armedFor: armedFor, since: since)
+            }
             report(.timerFired(name))
         }
     }

@@ -92,12 +92,12 @@ extension PhoneNode {
             let cause = TraceEvent.messageCause(sender: peer.map { "\($0)" } ?? "unknown", id: id)
             let outcome = ingest(run, epoch: epoch, loaded: loaded, via: .message, cause: cause, now: now, into: &out)
             reconcileLive(now: now, into: &out)
-            let reply = Array("{\"outcome\":\"\(outcome.rawValue)\"}".utf8)
+            let reply = PhoneReply.encoded(outcome: outcome.rawValue, phoneTime: now)
             out.node(.link(.answerMessage(id: id, wantsReply ? .reply(reply) : .handled)))
         case .success(.requestSync):
             translate(engine.handle(.requestSyncReceived(now: now)), now: now, into: &out)
-            out.node(
-                .link(.answerMessage(id: id, wantsReply ? .reply(Array("{\"outcome\":\"pushed\"}".utf8)) : .handled)))
+            let reply = PhoneReply.encoded(outcome: "pushed", phoneTime: now)
+            out.node(.link(.answerMessage(id: id, wantsReply ? .reply(reply) : .handled)))
         case .failure(let error):
             // WatchConnectivity's name for a payload the receiver cannot take.
             out.node(

@@ -326,7 +326,8 @@ package struct PhoneNode: Sendable {
                 out.actions.append(.loadRuns(wanted))
             case .launchWatchApp(let runID):
                 launchesSent += 1
-                out.node(.link(.launch(DocumentCoder.encodeCompact(WorkoutLaunchRequest(runID: runID)))))
+                out.node(
+                    .link(.launch(DocumentCoder.encodeCompact(WorkoutLaunchRequest(runID: runID, phoneTime: now)))))
             case .persistSettings(let settings):
                 out.actions.append(.store(.persistSettings(settings)))
             case .persistEpoch(let epoch):

@@ -18,6 +18,11 @@ package struct WatchNode: Sendable {
     package internal(set) var skippedCacheFiles: [String] = []
     /// How far this watch's wall clock is set off (skew tests): edits are stamped with `now + offset`.
     private let clockOffset: Duration
+    /// How far the phone's wall clock is from this watch's, as the phone's answers to this watch's
+    /// messages last said (their `phoneTime`, against the midpoint of the round trip): the engine
+    /// works on the phone's clock, so the times a person reads are on one clock whichever device
+    /// recorded them (docs/PROTOCOL.md, "Recorded times"). Zero until the first answer.
+    package private(set) var phoneClockOffset: Duration = .zero
     private var clockLease = ClockLease()
     private var stopping = false
     /// The admin requests the last action list answered (`durableWriteFailed`), and whether it sent
@@ -93,7 +98,7 @@ package struct WatchNode: Sendable {
         _ event: Event, now: Timestamp, reads: Reads = Reads()
     ) throws(NeedsReads) -> [Action] {
         var out = Output()
-        let edited = now.advanced(by: clockOffset)
+        let edited = editClock(now)
         switch event {
         case .started(let lastContext, let skipped):
             skippedCacheFiles = skipped
@@ -166,6 +171,10 @@ package struct WatchNode: Sendable {
         case .edit(let token):
             if let sent = editsSentAt.removeValue(forKey: token) {
                 roundTrip.record(seconds: Double(sent.duration(to: now).wholeMicroseconds) / 1_000_000)
+                if case .replied(let reply) = outcome, let phoneTime = PhoneReply.phoneTime(reply) {
+                    let midpoint = sent.advanced(by: (sent.duration(to: now) / 2) + clockOffset)
+                    phoneClockOffset = midpoint.duration(to: phoneTime)
+                }
             }
             let token = MessageToken(rawValue: token)
             switch outcome {
@@ -183,7 +192,8 @@ package struct WatchNode: Sendable {
     }
 
     /// The clock edits are stamped with.
-    func editClock(_ now: Timestamp) -> Timestamp { now.advanced(by: clockOffset) }
+    /// The clock the engine works on: this watch's (with its configured offset), set to the phone's.
+    package func editClock(_ now: Timestamp) -> Timestamp { now.advanced(by: clockOffset + phoneClockOffset) }
 
     private mutating func linkNotified(_ notification: LinkNotification, now: Timestamp, into out: inout Output) {
         switch notification {
@@ -204,6 +214,10 @@ package struct WatchNode: Sendable {
             reconcileLive(now: now, into: &out)
         case .launchReceived(let payload):
             launchesReceived += 1
+            // One way, so off by the link's latency: milliseconds here, and the next answer corrects it.
+            if let phoneTime = (try? DocumentCoder.decode(WorkoutLaunchRequest.self, from: payload))?.phoneTime {
+                phoneClockOffset = now.advanced(by: clockOffset).duration(to: phoneTime)
+            }
             translate(engine.handle(.launchReceived(payload: payload, now: editClock(now))), now: now, into: &out)
         case .messageReceived(let id, let payload, _):
             if LiveDriver.isLiveMessage(payload) {

@@ -28,7 +28,7 @@ extension SimHost {
         case .armTimer(let timer, let at):
             let token = world.random.next()
             armed[timer] = token
-            armedAt[timer] = at
+            armedAt[timer] = (at, armedFor: max(wallNow.duration(to: at), .zero), since: world.now)
             world.schedule(after: NodeTimer.wait(until: at, now: wallNow), .hostTimer(side, timer, token: token))
         case .cancelTimer(let timer):
             armed[timer] = nil
@@ -124,10 +124,14 @@ extension SimHost {
     /// A timer cancelled, re-armed, of an earlier life, or of a process that is down, does nothing.
     func timerFired(_ timer: NodeTimer, token: UInt64) {
         guard isUp, armed[timer] == token else { return }
-        // As `NodeShell.arm`: fired once the wall clock (which may have stepped) reached the deadline.
-        if let at = armedAt[timer], wallNow < at {
-            world.schedule(after: NodeTimer.wait(until: at, now: wallNow), .hostTimer(side, timer, token: token))
-            return
+        // As `NodeShell.arm`: fired when due, on the wall clock (which may have stepped) or the wait.
+        if let (at, armedFor, since) = armedAt[timer] {
+            let waited = world.now - since
+            guard NodeTimer.isDue(at: at, now: wallNow, waited: waited, armedFor: armedFor) else {
+                let wait = NodeTimer.wait(until: at, now: wallNow, waited: waited, armedFor: armedFor)
+                world.schedule(after: wait, .hostTimer(side, timer, token: token))
+                return
+            }
         }
         armed[timer] = nil
         post(Node.reported(.timerFired(timer)))

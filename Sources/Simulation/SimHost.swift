@@ -73,8 +73,8 @@ final class SimHost<Node: ShelledNode, Store> {
     var seals: [Int: FrameSeal] = [:]
     /// The armed timers: a timer fires only if it is still the one armed under its name.
     var armed: [NodeTimer: UInt64] = [:]
-    /// Each armed timer's wall-clock deadline.
-    var armedAt: [NodeTimer: Timestamp] = [:]
+    /// Each armed timer's wall-clock deadline, the wait it was armed with, and when (simulated time).
+    var armedAt: [NodeTimer: (at: Timestamp, armedFor: Duration, since: Duration)] = [:]
     var replies: [AdminRequestID: AdminResponse] = [:]
     /// Set when one event led to an endless chain of work (invariant 8).
     private(set) var runaway: String?

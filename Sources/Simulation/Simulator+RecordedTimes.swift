@@ -14,7 +14,11 @@ extension Simulator {
         }
     }
 
-    private func wall(_ side: Side) -> Timestamp { side == .phone ? phone.wallNow : watch.wallNow }
+    /// The clock the acting device's engine records on: the phone's wall clock, or the watch's set to
+    /// the phone's as the phone's answers taught it (`WatchNode.editClock`).
+    func wall(_ side: Side) -> Timestamp {
+        side == .phone ? phone.wallNow : watch.node?.inner.editClock(watch.wallNow) ?? watch.wallNow
+    }
 
     private func origin(_ side: Side) -> StampOrigin { side == .phone ? .phone : .watch }
 
@@ -28,15 +32,17 @@ extension Simulator {
     }
 
     /// After an acknowledged set edit: a completion is recorded at the acting device's clock (never
-    /// before the run's start), and an edit that completed the run records an end no earlier.
-    func recordedTimesAfter(_ edit: SetEdit, wasCompleted: Bool) {
+    /// before the run's start), and an edit that completed the run records an end no earlier. The
+    /// watch's clock may have been set to the phone's by an answer in the same turn: its reading from
+    /// before the operation (`clockBefore`) or after is taken.
+    func recordedTimesAfter(_ edit: SetEdit, wasCompleted: Bool, clockBefore: Timestamp) {
         guard let run = copy(of: edit.run, on: edit.side),
             let log = run.logs.first(where: { $0.id == edit.log }), edit.set < log.sets.count
         else { return }
         let record = log.sets[edit.set]
         let clock = wall(edit.side)
         if edit.done, record.stamp.origin == origin(edit.side), let completedAt = record.completedAt,
-            completedAt != max(clock, run.startedAt)
+            completedAt != max(clock, run.startedAt), completedAt != max(clockBefore, run.startedAt)
         {
             timeViolations.append(
                 "run \(edit.run): the \(edit.side) completed a set at \(completedAt), its clock read \(clock) "

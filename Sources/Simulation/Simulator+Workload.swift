@@ -321,12 +321,13 @@ extension Simulator {
             ? .undo(run: run.id, exercise: exercise, set: set)
             : .complete(run: run.id, exercise: exercise, set: set, reps: reps, weight: weight)
         let wasCompleted = run.status == .completed
+        let clockBefore = wall(side)
         let reply = side == .phone ? phonectl(.set(command)) : watchctl(.set(command))
         let edit = SetEdit(run: run.id, log: log.id, set: set - 1, done: !undo, reps: reps, weight: weight, side: side)
         switch reply?.status {
         case .ok:
             checker.acknowledged(edit)
-            recordedTimesAfter(edit, wasCompleted: wasCompleted)
+            recordedTimesAfter(edit, wasCompleted: wasCompleted, clockBefore: clockBefore)
         // A failed write after the watch's message went out: the phone may have the edit, as its reply says.
         case .error where reply?.message?.contains(WatchNode.editMayHaveReachedPhone) == true: checker.unsure(edit)
         default: break

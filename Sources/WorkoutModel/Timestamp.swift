@@ -53,7 +53,7 @@ package struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertibl
     }
 
     /// The length of the canonical form of a time in the years 0–9999.
-    static let iso8601Length = 27
+    package static let iso8601Length = 27
 
     /// Writes the canonical form into `buffer` (at least `iso8601Length` bytes) and returns its length,
     /// or nil when the year is outside 0–9999 (then `slowISO8601` says it).

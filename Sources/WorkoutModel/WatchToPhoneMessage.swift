@@ -107,10 +107,14 @@ package struct WorkoutLaunchRequest: VersionedDocument {
     package var schemaVersion: Int
     /// The run the phone just started; the watch starts its workout session for it.
     package var runID: DocumentID
+    /// The phone's wall clock when it sent the launch (absent from a phoned before it was added):
+    /// the watch sets its clock to the phone's by it before the run's first edit (`WatchNode`).
+    package var phoneTime: Timestamp?
 
-    package init(runID: DocumentID) {
+    package init(runID: DocumentID, phoneTime: Timestamp? = nil) {
         schemaVersion = Self.currentSchemaVersion
         self.runID = runID
+        self.phoneTime = phoneTime
     }
 
     /// The wire bytes: compact JSON with sorted keys.

@@ -26,7 +26,7 @@ struct LinkErrorTests {
         let refused = try await watch.waitForLine(containing: "message-outcome failed", timeout: hangGuard)
         #expect(refused.contains("payloadUnsupportedTypes: phoned cannot decode it"), "\(refused)")
         let answered = try await watch.waitForLine(containing: "message-outcome replied", timeout: hangGuard)
-        #expect(answered.contains(#"{"outcome":"pushed"}"#), "\(answered)")
+        #expect(answered.contains(#"{"outcome":"pushed","phoneTime":""#), "\(answered)")
     }
 
     @Test("watchd answers a message it has no handler for with deliveryFailed")

@@ -120,4 +120,29 @@ struct SeamsEndToEndTests {
         #expect(ended <= after)
         #expect(done.activeDuration() >= .milliseconds(1_200), "not frozen: \(done.activeDuration())")
     }
+
+    @Test(
+        "with the watch an hour fast, the sets it completes record the phone's clock: a run done on both sides lasts what passed"
+    )
+    func watchRecordsOnThePhonesClock() async throws {
+        let system = try SyncSystem("skew-both")
+        try system.writeWatchdConfig(["testClockOffsetSeconds": "3600"])
+        try await system.startBoth()
+        let split = try await system.createSplit("Three", ["Squat:3x5@100"])
+        let before = Timestamp.current
+        let run = try await system.startRun(split)
+        try await system.waitForWatchRun(run)
+        _ = try await system.watch("complete", run, "1", "1")
+        _ = try await system.watch("complete", run, "1", "2")
+        try await system.waitForPhoneRun(run, "has the watch's sets") { $0.doneSets == 2 }
+        _ = try await system.phone("complete", run, "1", "3")
+        let after = Timestamp.current
+        let done = try await system.phoneRun(run)
+        #expect(done.status == .completed)
+        for set in done.logs[0].sets {
+            let at = try #require(set.completedAt)
+            #expect(at >= before && at <= after, "recorded on the phone's clock: \(at), not the watch's hour ahead")
+        }
+        #expect(done.activeDuration() <= before.duration(to: after), "\(done.activeDuration())")
+    }
 }

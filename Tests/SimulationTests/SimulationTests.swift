@@ -57,8 +57,11 @@ struct SimulationTests {
     /// recorded times; docs/SIMULATION.md): 77 phoned's push timer spinning on a failed push for the
     /// recent window; 58 a wiped directory's new epoch older than the one it replaced (a stepped
     /// clock); 262 an older copy at the phone's own version left on disk; 2758 a recent-window push
-    /// late by a forward clock step; 63, 196, 2173 and 2444 what the workload itself got wrong first.
-    @Test("pinned seeds, the wider workload", arguments: [UInt64(58), 63, 77, 196, 262, 2_173, 2_444, 2_758])
+    /// late by a forward clock step; 369 the push not redone when a step back brought runs back into
+    /// the window; 63, 196, 2088, 2173 and 2444 what the workload itself got wrong first.
+    @Test(
+        "pinned seeds, the wider workload",
+        arguments: [UInt64(58), 63, 77, 196, 262, 369, 2_088, 2_173, 2_444, 2_758])
     func pinnedWiderWorkload(seed: UInt64) {
         let result = Simulation.run(seed: seed)
         #expect(result.violations.isEmpty, "seed \(seed): \(result.violations)")
