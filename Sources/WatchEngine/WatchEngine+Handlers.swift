@@ -186,7 +186,7 @@ extension WatchEngine {
         guard let message = messagesInFlight.removeValue(forKey: token) else {
             return [.log(.unknownMessageFailureIgnored(token))]
         }
-        guard case .workoutUpdate(let run, let epoch) = message else {
+        guard case .workoutUpdate(let run, let madeAgainst) = message else {
             return [.log(.requestSyncFailed(token, reason: reason))]
         }
         // Under the epoch the edit was made against: after a reset phone's push replaced it, the
@@ -194,6 +194,8 @@ extension WatchEngine {
         #if SIMULATION_MUTATION_RESET_EPOCH
             // (`scripts/simulate --mutations`: the fallback is labelled with today's epoch.)
             let epoch = phoneEpoch
+        #else
+            let epoch = madeAgainst
         #endif
         return [
             .log(.updateFellBackToTransfer(token, run: run.id, reason: reason)),
