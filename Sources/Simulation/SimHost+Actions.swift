@@ -61,6 +61,7 @@ extension SimHost {
             if case .userInfoAck(let queue, let sequence) = frame {
                 acknowledged.insert(TransferKey(queue: queue, sequence: sequence))
             }
+            if case .message = frame { onMessageSent() }
             let bytes = seals[connection.rawValue]?.seal(frame) ?? frame.encoded()
             world.network.send(from: side, connection: connection.rawValue, bytes)
         case .seal(let connection, let seal):

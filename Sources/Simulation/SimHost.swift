@@ -97,6 +97,8 @@ final class SimHost<Node: ShelledNode, Store> {
     var onCommitStarted: (Int) -> Void = { _ in }
     /// Told of every notification the link engine raises (the node takes it as its next step).
     var onNotified: (LinkNotification) -> Void = { _ in }
+    /// A message frame went on the wire (the simulator may crash the sender while it is in flight).
+    var onMessageSent: () -> Void = {}
     /// Told when the process exits by itself (the simulator restarts it).
     var onExit: (Int32) -> Void = { _ in }
 

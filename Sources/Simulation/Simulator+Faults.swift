@@ -116,7 +116,7 @@ extension Simulator {
         harvestComplicationReplies()
         checker.phoneReset(runsBefore: runsBeforeReplacement())
         phone.store = phone.store.stateOnly
-        world.schedule(after: world.milliseconds(100...2_000), .step(.restart(.phone)))
+        restartReplacedPhone()
     }
 
     /// The phone's state directory is lost (a reinstall) and every document is still there: a new
@@ -133,7 +133,16 @@ extension Simulator {
         phone.store = phone.store.documentsOnly
         phone.disk = LinkDisk()
         phone.acknowledged = []
-        world.schedule(after: world.milliseconds(100...2_000), .step(.restart(.phone)))
+        restartReplacedPhone()
+    }
+
+    /// Restarts the phone a reset or a wipe replaced; one time in two the link is cut soon after it
+    /// is back, so a watch message sent to it (an edit of the old state, forwarded at activation)
+    /// may fail after the new state's push arrived (the Seams issue's item 3).
+    private func restartReplacedPhone() {
+        let restart = world.milliseconds(100...2_000)
+        world.schedule(after: restart, .step(.restart(.phone)))
+        if world.chance(0.5) { world.schedule(after: restart + world.milliseconds(50...1_500), .step(.cutLink)) }
     }
 
     /// The person restores the phone a reset replaced from its older backup: the old instance comes

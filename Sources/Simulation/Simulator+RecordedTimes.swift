@@ -48,15 +48,16 @@ extension Simulator {
                 "run \(edit.run): the \(edit.side) completed a set at \(completedAt), its clock read \(clock) "
                     + "(the run started \(run.startedAt))")
         }
-        recordedEnd(of: edit.run, by: edit.side, wasCompleted: wasCompleted)
+        recordedEnd(of: edit.run, by: edit.side, wasCompleted: wasCompleted, clockBefore: clockBefore)
     }
 
-    /// An operation that completed the run records an end no earlier than the acting device's clock.
-    func recordedEnd(of runID: DocumentID, by side: Side, wasCompleted: Bool) {
+    /// An operation that completed the run records an end no earlier than the acting device's clock
+    /// (as it read before the operation, or after: see `recordedTimesAfter`).
+    func recordedEnd(of runID: DocumentID, by side: Side, wasCompleted: Bool, clockBefore: Timestamp) {
         guard !wasCompleted, let run = copy(of: runID, on: side), run.status == .completed,
             run.ending.stamp.origin == origin(side), let ended = run.endedAt
         else { return }
-        let clock = wall(side)
+        let clock = min(wall(side), clockBefore)
         if ended < clock {
             timeViolations.append("run \(runID): the \(side) ended it at \(clock), the run records \(ended)")
         }

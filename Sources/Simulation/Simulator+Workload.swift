@@ -108,7 +108,10 @@ extension Simulator {
         case 60..<66:
             _ = phonectl(world.chance(0.5) ? .pause(run: runID) : .resume(run: runID))
         case 66..<72:
-            if phonectl(.end(run: runID))?.status == .ok { recordedEnd(of: runID, by: .phone, wasCompleted: false) }
+            let clockBefore = wall(.phone)
+            if phonectl(.end(run: runID))?.status == .ok {
+                recordedEnd(of: runID, by: .phone, wasCompleted: false, clockBefore: clockBefore)
+            }
         case 72..<77:
             if phonectl(.discard(run: runID))?.status == .ok { checker.tombstoned.insert(runID) }
         case 77..<82:
@@ -116,8 +119,9 @@ extension Simulator {
         case 82..<90:
             _ = phonectl(.unlockWorkout)
         case 90..<94:
+            let clockBefore = wall(.phone)
             if phonectl(.set(.skip(run: runID, exercise: world.pick(1...run.logs.count))))?.status == .ok {
-                recordedEnd(of: runID, by: .phone, wasCompleted: run.status == .completed)
+                recordedEnd(of: runID, by: .phone, wasCompleted: run.status == .completed, clockBefore: clockBefore)
             }
         case 94..<96:
             let command = liveCommand(on: run)
@@ -148,8 +152,9 @@ extension Simulator {
         case 78..<80:
             changeWatchState()
         case 80..<86:
+            let clockBefore = wall(.watch)
             if watchctl(.set(.skip(run: runID, exercise: world.pick(1...run.logs.count))))?.status == .ok {
-                recordedEnd(of: runID, by: .watch, wasCompleted: run.status == .completed)
+                recordedEnd(of: runID, by: .watch, wasCompleted: run.status == .completed, clockBefore: clockBefore)
             }
         case 86..<90:
             _ = watchctl(.startSession(run: runID))

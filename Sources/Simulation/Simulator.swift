@@ -120,6 +120,8 @@ package final class Simulator {
     var resets = 0
     /// What the recorded-time checks found (`Simulator+RecordedTimes`).
     var timeViolations: [String] = []
+    /// How many times the final checks waited for a push still on its way (at most 10).
+    var quiesceDeferrals = 0
     /// The phone's push policy for this seed.
     var policy = PushPolicy.standard
     /// The phone's latest backup, and the backup of the phone instance the last reset replaced.
@@ -167,6 +169,12 @@ package final class Simulator {
         }
         watch.onExit = { [unowned world] _ in
             world.schedule(after: world.milliseconds(100...2_000), .step(.restart(.watch)))
+        }
+        // One watch message in twenty meets a crash of the watch while it is in flight (the Seams
+        // issue: a run the push left out must keep an edit whose message died with watchd).
+        watch.onMessageSent = { [unowned self] in
+            guard options.faults, world.now < options.activity, world.chance(0.05) else { return }
+            world.schedule(after: world.milliseconds(0...15), .step(.crashNow(.watch)))
         }
         phone.onCommitStarted = { [unowned self] milliseconds in commitStarted(.phone, milliseconds) }
         watch.onCommitStarted = { [unowned self] milliseconds in commitStarted(.watch, milliseconds) }
@@ -275,6 +283,11 @@ package final class Simulator {
             host(side) { $0.outboxSynced(life: life) }
         case .echo(let run, let life):
             guard phone.life == life else { return false }
+            // Another device's older copy reaching a phone that holds only the run's summary: the
+            // file is all there is of the run (docs/SIMULATION.md).
+            if phone.isUp, phone.store.olderCopies.contains(run.id), phone.node?.inner.engine.run(run.id) == nil {
+                checker.fileReplacedUnseen(run.id)
+            }
             phone.post(.externalChange(.documentChanged(.workout(run))))
         case .step(.operate):
             if world.now < options.activity {
@@ -310,7 +323,28 @@ package final class Simulator {
         case .step(.restart(let side)):
             if side == .phone, !phone.isUp { bootPhone() }
             if side == .watch, !watch.isUp { bootWatch() }
+        case .step(.crashNow(let side)):
+            if world.now < options.activity, side == .phone ? phone.isUp : watch.isUp {
+                faults += 1
+                crash(side)
+            }
+        case .step(.cutLink):
+            if world.now < options.activity {
+                world.record(nil, "the link is cut")
+                world.network.reset()
+            }
         case .step(.quiesce):
+            // The recent window moves during the quiet time too: a push the phone made in the last
+            // two seconds (or a tick due now) is still on its way, so the checks wait for it.
+            let lastPush = phone.node?.inner.engine.lastPushAt
+            let due = phone.node?.inner.engine.nextDeadline.map { $0 <= phone.wallNow.advanced(by: .seconds(2)) }
+            if quiesceDeferrals < 10,
+                due == true || lastPush.map({ $0.duration(to: phone.wallNow) < .seconds(2) }) == true
+            {
+                quiesceDeferrals += 1
+                world.schedule(after: .seconds(2), .step(.quiesce))
+                return false
+            }
             return true
         }
         return false

@@ -49,6 +49,10 @@ final class World {
         case restart(Side)
         /// A crash or power loss while the side's outbox commit is in flight.
         case crashDuringCommit(Side)
+        /// Every connection reset (a network fault scheduled by another fault, not drawn).
+        case cutLink
+        /// The side crashes now, if it is up (a crash scheduled by another event, not drawn).
+        case crashNow(Side)
         case quiesce
     }
 

@@ -18,6 +18,7 @@ extension WatchEngine {
         }
         let (saved, sessionSteps) = reconcileSession(source: .restoredContext, now: now)
         actions += fileActions(for: report, alsoWriting: saved.map(\.id))
+        actions = epochRecordLast(actions)
         actions += forwardUndelivered()
         actions += sessionSteps
         if isReachable {
@@ -88,7 +89,10 @@ extension WatchEngine {
             queuedTransfers = [:]
             replacedSender = true
         }
-        if replacedSender, let old = phoneSender, old != sender { retiredSenders.insert(old) }
+        // Only a phone known to be another retires the one it replaces: the context re-applied at
+        // start-up names no sender, and its phone may well be the one the record names (a wiped
+        // document directory is a new epoch of the same phone; simulator seed 779).
+        if replacedSender, let old = phoneSender, let sender, old != sender { retiredSenders.insert(old) }
         let senderChanged = sender != nil && sender != phoneSender
         if let epoch = context.epoch, epoch != phoneEpoch || senderChanged {
             phoneEpoch = epoch
@@ -122,9 +126,19 @@ extension WatchEngine {
         let (saved, sessionSteps) = reconcileSession(source: .receivedContext, now: now)
         var actions: [Action] = epochSteps + [.log(.contextApplied(report, restored: false))]
         actions += fileActions(for: report, alsoWriting: saved.map(\.id))
+        actions = epochRecordLast(actions)
         for run in saved { actions += forward(run) }
         actions += resendUncovered(report.keptLocal, except: Set(saved.map(\.id)))
         return actions + sessionSteps
+    }
+
+    /// The actions with the phone-epoch record moved after the cache's file writes: the record says
+    /// which phone the cache files belong to, so it lands once they do. Written first, a crash before
+    /// the old epoch's runs were pruned left them on disk under the new record, and the restarted
+    /// watch forwarded them to the reset phone as edits of its own state (simulator seed 779).
+    private func epochRecordLast(_ actions: [Action]) -> [Action] {
+        let records = actions.filter { if case .persistPhoneEpoch = $0 { true } else { false } }
+        return actions.filter { if case .persistPhoneEpoch = $0 { false } else { true } } + records
     }
 
     /// Runs a context left with an edit it does not cover and no message of it in flight: sent again,

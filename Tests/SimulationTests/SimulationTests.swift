@@ -58,10 +58,12 @@ struct SimulationTests {
     /// recent window; 58 a wiped directory's new epoch older than the one it replaced (a stepped
     /// clock); 262 an older copy at the phone's own version left on disk; 2758 a recent-window push
     /// late by a forward clock step; 369 the push not redone when a step back brought runs back into
-    /// the window; 63, 196, 2088, 2173 and 2444 what the workload itself got wrong first.
+    /// the window; 779 a new epoch's record written before the old epoch's runs were pruned (a watch
+    /// crash with a message in flight); 63, 196, 1292, 1751, 2088, 2173, 2444, 3220 and 4027 what the
+    /// workload and its checks got wrong first.
     @Test(
         "pinned seeds, the wider workload",
-        arguments: [UInt64(58), 63, 77, 196, 262, 369, 2_088, 2_173, 2_444, 2_758])
+        arguments: [UInt64(58), 63, 77, 196, 262, 369, 779, 1_292, 1_751, 2_088, 2_173, 2_444, 2_758, 3_220, 4_027])
     func pinnedWiderWorkload(seed: UInt64) {
         let result = Simulation.run(seed: seed)
         #expect(result.violations.isEmpty, "seed \(seed): \(result.violations)")

@@ -71,6 +71,31 @@ struct PhoneEpochTests {
         #expect(engine.cache.undeliveredEdits.isEmpty)
     }
 
+    /// Found by the simulator (seed 779, a crash while a message was in flight): the record of a new
+    /// epoch landed before the old epoch's runs were pruned; the restarted watch took those runs for
+    /// edits of the new phone's state and wrote them into it. And the context re-applied at start-up
+    /// names no sender, which retired the phone the record named (the same one, its documents wiped).
+    @Test("a new epoch's record lands after the old epoch's runs are pruned; a start-up re-apply retires no phone")
+    func epochRecordAfterPrune() throws {
+        var engine = WatchEngine()
+        let old = try newRun(100)
+        _ = engine.handle(.contextReceivedFrom(sender: "A", epochContext([old], epoch: at(0)), now: at(1)))
+        let actions = engine.handle(
+            .contextReceivedFrom(sender: "A", epochContext([], epoch: at(50), splits: []), now: at(60)))
+        let pruned = try #require(actions.firstIndex(of: .deleteWorkout(old.id)))
+        let record = try #require(actions.firstIndex(of: .persistPhoneEpoch(PhoneEpochRecord(at(50), sender: "A"))))
+        #expect(pruned < record)
+
+        // Restarted before the record landed: the old record, the old run's file, the new context.
+        var restarted = WatchEngine(
+            cache: WatchCache(restoringWorkouts: [old], splits: []),
+            phoneEpochRecord: PhoneEpochRecord(at(0), sender: "A"))
+        let started = restarted.handle(.started(lastContext: epochContext([], epoch: at(50), splits: []), now: at(70)))
+        #expect(started.contains(.deleteWorkout(old.id)))
+        #expect(!started.contains { if case .transferUserInfo = $0 { true } else { false } }, "\(started)")
+        #expect(restarted.retiredSenders.isEmpty && restarted.phoneSender == "A")
+    }
+
     @Test("a context of an older epoch, or of none once one is known, is skipped whole")
     func olderEpochSkipped() throws {
         let run = try newRun(100)
