@@ -94,8 +94,12 @@ struct Checker {
         acknowledgedComplications = []
     }
 
-    /// The phone was wiped: what was acknowledged before is superseded by the reset.
-    mutating func phoneReset(runsBefore: Set<DocumentID>) {
+    /// The phone was wiped: what was acknowledged before is superseded by the reset. A wipe of the
+    /// document directory alone (`sameInstance`) keeps the phone instance, so a restored one the
+    /// watch retired stays retired: the watch never follows it again (a gap of the design: a phone
+    /// restored from a replaced instance's backup must be reset, not only wiped, to be followed).
+    mutating func phoneReset(runsBefore: Set<DocumentID>, sameInstance: Bool = false) {
+        let stillRestored = sameInstance && restoredPhone
         wipedRuns.formUnion(runsBefore)
         supersededRuns.formUnion(runsBefore)
         supersededRuns.formUnion(edits.keys.map(\.run))
@@ -104,7 +108,7 @@ struct Checker {
         // The wiped outboxes held them.
         acknowledgedComplications = []
         tombstoned = []
-        restoredPhone = false
+        restoredPhone = stillRestored
     }
 
     /// Phone instances restored from a backup after a newer phone replaced them (invariant 6).

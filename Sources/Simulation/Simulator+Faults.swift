@@ -114,7 +114,7 @@ extension Simulator {
         world.record(.phone, "document directory wiped (settings and link state kept)")
         phone.crash()
         harvestComplicationReplies()
-        checker.phoneReset(runsBefore: runsBeforeReplacement())
+        checker.phoneReset(runsBefore: runsBeforeReplacement(), sameInstance: true)
         phone.store = phone.store.stateOnly
         restartReplacedPhone()
     }

@@ -293,6 +293,10 @@ package struct SyncEngine: Sendable {
                 epoch = started
                 actions.append(.persistEpoch(started))
                 actions.append(.log(.epochStarted(started)))
+            } else if let epoch, stateEpoch.map({ $0 < epoch }) ?? true {
+                // The state directory lost its copy (a reinstall): written again, so a later wipe of
+                // the documents still starts an epoch past this one (simulator seed 19303).
+                actions.append(.persistEpoch(epoch))
             }
             actions.append(
                 .log(.gatherFinished(splits: splits.count, runs: index.count, tombstones: tombstones.count)))

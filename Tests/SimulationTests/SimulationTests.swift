@@ -59,11 +59,15 @@ struct SimulationTests {
     /// clock); 262 an older copy at the phone's own version left on disk; 2758 a recent-window push
     /// late by a forward clock step; 369 the push not redone when a step back brought runs back into
     /// the window; 779 a new epoch's record written before the old epoch's runs were pruned (a watch
-    /// crash with a message in flight); 63, 196, 1292, 1751, 2088, 2173, 2444, 3220 and 4027 what the
-    /// workload and its checks got wrong first.
+    /// crash with a message in flight); 19303 a reinstall then a wipe losing both copies of the epoch;
+    /// 63, 196, 1292, 1751, 2088, 2173, 2444, 3220, 4027 and 15806 what the workload and its checks
+    /// got wrong first.
     @Test(
         "pinned seeds, the wider workload",
-        arguments: [UInt64(58), 63, 77, 196, 262, 369, 779, 1_292, 1_751, 2_088, 2_173, 2_444, 2_758, 3_220, 4_027])
+        arguments: [
+            UInt64(58), 63, 77, 196, 262, 369, 779, 1_292, 1_751, 2_088, 2_173, 2_444, 2_758, 3_220, 4_027, 15_806,
+            19_303,
+        ])
     func pinnedWiderWorkload(seed: UInt64) {
         let result = Simulation.run(seed: seed)
         #expect(result.violations.isEmpty, "seed \(seed): \(result.violations)")

@@ -13,11 +13,26 @@ struct EpochTests {
         let actions = try engine.perform(.createSplit(id: id(1), name: "Legs", exercises: [squat]), now: at(1))
         #expect(pushes(actions).map(\.0.epoch) == [t0])
 
-        var restarted = SyncEngine(settings: nil, epoch: t0)
+        // Both copies were written (the documents' epoch file and the state's epoch.json).
+        var restarted = SyncEngine(settings: nil, epoch: t0, stateEpoch: t0)
         _ = restarted.handle(.documentScanned(.split(try #require(engine.splits[id(1)])), now: at(2)))
         let regathered = restarted.handle(.gatherFinished(now: at(2)))
         #expect(!regathered.contains { if case .persistEpoch = $0 { true } else { false } })
         #expect(restarted.epoch == t0, "a state with documents keeps its epoch")
+    }
+
+    /// Found by the simulator (seed 19303): a reinstall (state lost, documents kept) and then a wipe
+    /// of the documents lost both copies, and the new epoch, at a clock behind, was refused for good.
+    @Test("a reinstall keeps the documents' epoch and writes the state's copy again")
+    func reinstallRewritesStateCopy() throws {
+        var engine = SyncEngine(settings: nil, epoch: t0)
+        _ = engine.handle(
+            .documentScanned(.split(SplitDocument(id: id(1), name: "L", exercises: [squat], updatedAt: t0)), now: at(2))
+        )
+        let gathered = engine.handle(.gatherFinished(now: at(2)))
+        #expect(gathered.contains(.persistEpoch(t0)))
+        #expect(!gathered.contains { if case .log(.epochStarted) = $0 { true } else { false } })
+        #expect(engine.epoch == t0)
     }
 
     @Test("a wiped document directory starts a newer epoch, even with the clock behind the old one")
