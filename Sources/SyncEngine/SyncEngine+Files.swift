@@ -171,7 +171,13 @@ extension SyncEngine {
                 actions.append(.log(.externalOlderCopyOfSummary(run.id, version: run.version, had: known.version)))
                 return nil
             }
-            return run
+            // A newer copy may still lack what the phone wrote into the file since the other device
+            // read it (a late report): it is merged with what the file holds, once loaded (seed 27541).
+            guard run.startedAt == known.startedAt else { return run }
+            let waiting = pendingExternalCopies[run.id]
+            pendingExternalCopies[run.id] = waiting.flatMap { try? $0.merged(with: run) } ?? run
+            actions.append(.loadRuns([run.id: known.startedAt]))
+            return nil
         }
         if run == mine { return nil }
         if run.version == mine.version {

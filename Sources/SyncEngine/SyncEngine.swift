@@ -204,6 +204,9 @@ package struct SyncEngine: Sendable {
     var contextEncoder = ContextEncoder()
     /// Runs an on-demand load found older than the index, with the version read (`runsLoaded`).
     var staleLoads: [DocumentID: Stamp] = [:]
+    /// Another writer's newer copies of runs the phone only summarises, waiting for their file's
+    /// load to be merged with it (`adoptedCopy`, `runsLoaded`).
+    var pendingExternalCopies: [DocumentID: WorkoutDocument] = [:]
     /// Runs whose file vanished, by when they are dropped (`removalGrace`) unless a file of theirs
     /// appears first. They stay in the cache, and in pushes, until then.
     var heldRemovals: [DocumentID: Timestamp] = [:]
@@ -388,6 +391,7 @@ package struct SyncEngine: Sendable {
     }
 
     mutating func forget(run id: DocumentID) {
+        pendingExternalCopies[id] = nil
         index.remove(id)
         documents[id] = nil
         heldRemovals[id] = nil
@@ -406,6 +410,17 @@ package struct SyncEngine: Sendable {
     private func isPushable(_ run: WorkoutDocument, now: Timestamp) -> Bool {
         guard let endedAt = run.endedAt, !run.isActive else { return true }
         return endedAt >= now.advanced(by: .zero - policy.recentWindow) || watchMayHoldActive.contains(run.id)
+    }
+
+    /// Takes another writer's copy (`merged` with the phone's), writes it and pushes.
+    private mutating func adoptExternal(
+        _ copy: WorkoutDocument, merged: WorkoutDocument, now: Timestamp, into actions: inout [Action]
+    ) {
+        clock.observe(merged)
+        actions.append(.writeWorkout(merged))
+        cache(merged, now: now)
+        actions.append(.log(merged == copy ? .externalRun(copy.id) : .externalRunMerged(copy.id)))
+        if pendingPush == nil { push(now: now, force: false, reason: "external change", into: &actions) }
     }
 
     private mutating func runsLoaded(
@@ -431,8 +446,18 @@ package struct SyncEngine: Sendable {
             documents[run.id] = run
         }
         for id in unreadable where index[id] != nil {
+            // A run whose file is gone but whose newer copy waited for it: the copy is what there is.
+            if let copy = pendingExternalCopies.removeValue(forKey: id) {
+                adoptExternal(copy, merged: copy, now: now, into: &actions)
+                continue
+            }
             forget(run: id)
             actions.append(.log(.unloadableRunDropped(id)))
+        }
+        for run in runs {
+            guard let copy = pendingExternalCopies.removeValue(forKey: run.id) else { continue }
+            let base = self.run(run.id) ?? run
+            adoptExternal(copy, merged: (try? base.merged(with: copy)) ?? copy, now: now, into: &actions)
         }
         // A load for an operation pushes nothing (the operation that follows does).
         guard let pending = pendingPush else { return }

@@ -60,13 +60,14 @@ struct SimulationTests {
     /// late by a forward clock step; 369 the push not redone when a step back brought runs back into
     /// the window; 779 a new epoch's record written before the old epoch's runs were pruned (a watch
     /// crash with a message in flight); 19303 a reinstall then a wipe losing both copies of the epoch;
+    /// 27541 a newer external copy of a summarised run taken whole over the phone's write;
     /// 63, 196, 1292, 1751, 2088, 2173, 2444, 3220, 4027 and 15806 what the workload and its checks
     /// got wrong first.
     @Test(
         "pinned seeds, the wider workload",
         arguments: [
             UInt64(58), 63, 77, 196, 262, 369, 779, 1_292, 1_751, 2_088, 2_173, 2_444, 2_758, 3_220, 4_027, 15_806,
-            19_303,
+            19_303, 27_541,
         ])
     func pinnedWiderWorkload(seed: UInt64) {
         let result = Simulation.run(seed: seed)

@@ -65,6 +65,25 @@ struct OlderCopyTests {
         #expect(engine.index[id(600)]?.version == older.version && engine.run(id(600)) == older)
     }
 
+    /// Found by the simulator (seed 27541): another device's copy, made from the file before the
+    /// phone wrote a watch edit into it, reached the phone after the run left the working set, and was
+    /// taken whole over the file: the acknowledged watch edit was gone.
+    @Test("a newer copy of a run the phone only summarises is merged with what the file holds, once loaded")
+    func newerCopyOfEvictedRunMerges() throws {
+        var (engine, older, newer) = try engineWithEvictedRun()
+        // The other device skipped the exercise on the older file (a later stamp); the file has the
+        // phone's set 2, which the other device's copy lacks.
+        var theirs = older
+        try theirs.skipLog(logID: older.logs[0].id, at: Stamp(time: at(31), origin: .phone))
+        let asked = engine.handle(.externalChange(.documentChanged(.workout(theirs)), now: at(32)))
+        #expect(asked == [.loadRuns([id(600): older.startedAt])])
+        let loaded = engine.handle(.runsLoaded([newer], unreadable: [], now: at(33)))
+        let written = try #require(writtenRuns(loaded).first)
+        #expect(written == (try newer.merged(with: theirs)))
+        #expect(written.logs[0].mark == .skipped, "their later edit")
+        #expect(written.logs[0].sets[1] == newer.logs[0].sets[1], "and the phone's set 2, which their copy lacked")
+    }
+
     @Test("another device's older copy of a run in the working set merges, and the phone's newer copy goes back")
     func olderCopyOfLoadedRun() throws {
         var engine = try readyEngine()
