@@ -147,12 +147,13 @@ extension SyncEngine {
 
     /// What the phone takes from another writer's copy of a run: the merge of its own copy with it,
     /// or nil when that is handled here already (an echo, an edit in place, a covered copy written
-    /// back, or an older copy of a run the phone only summarises).
+    /// back, or a copy of a run the phone only summarises, which waits for its file's load).
     ///
-    /// A run only summarised in memory has no copy to merge with. An older copy of it is either a late
-    /// echo of the phone's own write (the file holds the newer one) or another writer's copy that
-    /// replaced the file: what the file holds now decides, so it is loaded (`runsLoaded` takes a file
-    /// that reads older than the index twice as all there is of the run).
+    /// A run only summarised in memory has no copy to merge with, so its file is loaded. An older copy
+    /// is either a late echo of the phone's own write (the file holds the newer one) or another
+    /// writer's copy that replaced the file: what the file holds decides (`runsLoaded` takes a file
+    /// that reads older than the index twice as all there is of the run). A newer copy is merged with
+    /// what the file holds (`pendingExternalCopies`).
     private mutating func adoptedCopy(
         of run: WorkoutDocument, now: Timestamp, into actions: inout [Action]
     ) -> WorkoutDocument? {
