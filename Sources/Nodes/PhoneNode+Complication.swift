@@ -20,11 +20,10 @@ extension PhoneNode {
         _ text: String, request: AdminRequestID, facts: ShellFacts, now: Timestamp, into out: inout Output
     ) {
         let asCurrent = remainingComplications(facts, now: now) > 0
-        if asCurrent {
-            complicationBudget.spend(at: now)
-            out.actions.append(.store(.persistComplicationBudget(complicationBudget)))
-        }
-        let payload = ComplicationPayload(text: text, sentAt: now).encoded()
+        if asCurrent { complicationBudget.spend(at: now) }
+        let order = complicationBudget.nextOrder(at: now)
+        out.actions.append(.store(.persistComplicationBudget(complicationBudget)))
+        let payload = ComplicationPayload(text: text, sentAt: now, order: order).encoded()
         out.node(.link(.transferComplication(payload, asCurrent: asCurrent, request)))
     }
 

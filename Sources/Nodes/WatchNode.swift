@@ -240,10 +240,11 @@ package struct WatchNode: Sendable {
             out.node(fileTransfers.finished(sequence: sequence, error))
         case .userInfoReceived(let key, let payload):
             // The phone's transfers are complications, through their own queue or as ordinary
-            // userInfo once the budget is spent: the newest sent is kept (on disk before the ack).
+            // userInfo once the budget is spent: the newest by the phone's order is kept (on disk
+            // before the ack).
             if let arrived = try? DocumentCoder.decode(ComplicationPayload.self, from: payload) {
                 complicationsReceived += 1
-                if complication.map({ $0.sentAt <= arrived.sentAt }) ?? true {
+                if complication.map({ $0.order <= arrived.order }) ?? true {
                     complication = arrived
                     out.actions.append(.store(.persistComplication(arrived)))
                 }

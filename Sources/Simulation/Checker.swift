@@ -61,7 +61,7 @@ struct Checker {
     mutating func complicationAcknowledged(_ text: String) { acknowledgedComplications.insert(text) }
 
     mutating func complicationReceived(_ complication: ComplicationPayload) {
-        receivedComplications[complication.text] = complication.sentAt
+        receivedComplications[complication.text] = complication.order
     }
 
     mutating func transferCancelled(_ run: DocumentID) { untrackedRuns.insert(run) }
@@ -178,11 +178,11 @@ struct Checker {
             )
         }
         for text in acknowledgedComplications.sorted() {
-            guard let sentAt = receivedComplications[text] else {
+            guard let order = receivedComplications[text] else {
                 found.append("acknowledged complication \(text) never reached the watch")
                 continue
             }
-            if let shown, shown.sentAt < sentAt {
+            if let shown, shown.order < order {
                 found.append("the watch shows complication \(shown.text), older than \(text), which reached it")
             } else if shown == nil {
                 found.append("the watch shows no complication, though \(text) reached it")

@@ -42,6 +42,26 @@ struct ComplicationNodeTests {
             pair.watchActions.filter { if case .store(.persistComplication) = $0 { true } else { false } }.count == 1)
     }
 
+    @Test("after the phone's clock steps back an hour, its next complication still replaces the one shown")
+    func clockStepsBack() throws {
+        var pair = NodePair(complicationsPerDay: 1)
+        pair.connect()
+        _ = try pushed(pair.phonectl(.pushComplication(text: "before")))
+        pair.advance(by: .seconds(-3600))
+        // The budget is spent, so this one goes as ordinary userInfo: another queue, same order.
+        #expect(try pushed(pair.phonectl(.pushComplication(text: "after"))).sentAs == "userInfo")
+        #expect(pair.watch.complication?.text == "after")
+        let shown = try #require(pair.watch.complication)
+        #expect(shown.order > shown.sentAt, "the order moved on past the stepped-back clock")
+    }
+
+    @Test("a payload without an order (written before there was one) is ordered by when it was sent")
+    func legacyPayloadOrder() throws {
+        let json = #"{"kind":"complication","schemaVersion":1,"sentAt":"2026-12-01T04:00:00.000000Z","text":"old"}"#
+        let payload = try DocumentCoder.decode(ComplicationPayload.self, from: Array(json.utf8))
+        #expect(payload.order == payload.sentAt)
+    }
+
     @Test("the budget counts a UTC day: spent today, zero remaining; tomorrow starts afresh; disabled reads 0")
     func budgetDays() {
         let day1 = Timestamp(secondsSinceEpoch: 1_780_000_000)
