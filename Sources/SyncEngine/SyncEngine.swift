@@ -392,6 +392,7 @@ package struct SyncEngine: Sendable {
 
     mutating func forget(run id: DocumentID) {
         pendingExternalCopies[id] = nil
+        staleLoads[id] = nil
         index.remove(id)
         documents[id] = nil
         heldRemovals[id] = nil
