@@ -97,6 +97,8 @@ final class SimHost<Node: ShelledNode, Store> {
     var onCommitStarted: (Int) -> Void = { _ in }
     /// Told of every notification the link engine raises (the node takes it as its next step).
     var onNotified: (LinkNotification) -> Void = { _ in }
+    /// Told of every event once the node has taken it (faults aimed at what it just did).
+    var onEventTaken: (LinkedNode<Node>.Event) -> Void = { _ in }
     /// A message frame went on the wire (the simulator may crash the sender while it is in flight).
     var onMessageSent: () -> Void = {}
     /// Told when the process exits by itself (the simulator restarts it).
@@ -122,7 +124,8 @@ final class SimHost<Node: ShelledNode, Store> {
         self.world = world
     }
 
-    var isUp: Bool { node != nil }
+    /// Kept beside `node`: asked before every step, and `node != nil` copied the whole node to answer.
+    private(set) var isUp = false
     /// This process's wall clock now.
     var wallNow: Timestamp { world.epoch.advanced(by: world.now + clockOffset) }
     var linkNow: LinkInstant { LinkInstant(world.now - bootedAt) }
@@ -149,6 +152,7 @@ final class SimHost<Node: ShelledNode, Store> {
             seed: world.random.next())
         disk.stoppedCleanly = false
         self.node = LinkedNode(node, link: link)
+        isUp = true
         before(self)
         handleLink(.started(now: linkNow))
     }
@@ -182,6 +186,7 @@ final class SimHost<Node: ShelledNode, Store> {
     /// down) keeps any prefix of them, tearing the last record at any byte.
     func crash(powerLoss: Bool = false) {
         node = nil
+        isUp = false
         work = []
         forgetShellWork()
         syncScheduled = false
@@ -290,6 +295,7 @@ final class SimHost<Node: ShelledNode, Store> {
             }
         }
         self.node = node
+        onEventTaken(event)
         let query = if case .inner(let inner) = event { Node.isQuery(inner) } else { false }
         if world.queuesWrites { return queue(actions, query: query) }
         for action in actions {

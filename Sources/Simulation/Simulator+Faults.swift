@@ -53,6 +53,54 @@ extension Simulator {
         }
     }
 
+    /// A push that changes what the watch holds, arriving while watch messages are in flight, meets
+    /// a fault at once: the link is cut after a new epoch's push (an edit's message then fails under
+    /// the new epoch: the Seams issue's item 3), or the watch crashes after a push that leaves out a
+    /// run it has an undelivered edit of (item 6). Those windows are a round trip wide, too narrow
+    /// for faults drawn blind. Called before the watch node takes the push: what it held is noted
+    /// here and compared once it has (`watchStepTaken`).
+    func contextArriving() {
+        defer { phoneReplaced = false }
+        guard options.faults, world.now < options.activity, let engine = watch.node?.inner.engine,
+            !engine.messagesInFlight.isEmpty
+        else { return }
+        let updateInFlight = engine.messagesInFlight.values.contains {
+            if case .workoutUpdate = $0 { true } else { false }
+        }
+        watchBeforeContext = WatchBeforeContext(
+            epoch: engine.phoneEpoch, lastApplied: engine.lastApplied,
+            undelivered: Set(engine.cache.undeliveredEdits.keys), updateInFlight: updateInFlight)
+    }
+
+    /// The watch node has taken a step since `contextArriving` saw a push coming: once the push is
+    /// applied (a new report or epoch; the node may take it some steps later), a fault may follow.
+    func watchStepTaken() {
+        guard let before = watchBeforeContext, let engine = watch.node?.inner.engine,
+            engine.lastApplied != before.lastApplied || engine.phoneEpoch != before.epoch
+        else { return }
+        watchBeforeContext = nil
+        guard world.now < options.activity, let context = engine.lastContext else { return }
+        let carried = Set(context.workouts.map(\.id))
+        if engine.phoneEpoch != before.epoch, before.updateInFlight || world.chance(0.5) {
+            world.record(.watch, "a new epoch's push with messages in flight: the link is cut")
+            world.schedule(after: world.milliseconds(0...3), .step(.cutLink))
+        } else if before.undelivered.contains(where: { !carried.contains($0) }), world.chance(0.3) {
+            // Once the push's cache writes have landed; the link goes down with the watch, so the
+            // message's bytes die with it.
+            let delay = world.milliseconds(3...6)
+            world.record(.watch, "a push left out a run with an undelivered edit: the watch goes down")
+            world.schedule(after: delay, .step(.crashNow(.watch)))
+            world.schedule(after: delay, .step(.cutLink))
+        }
+    }
+
+    /// The watch links to a phone a reset or a wipe replaced: it edits at once, so its message (an
+    /// edit of the old phone's run) may be in flight when the new epoch's push arrives.
+    func watchLinked() {
+        guard phoneReplaced, options.faults, world.now < options.activity else { return }
+        world.schedule(after: world.milliseconds(0...3), .step(.watchEdits))
+    }
+
     /// One group commit in ten meets a crash or a power loss before its fdatasync lands, so the torn
     /// last append is exercised: a crash fault alone would rarely land in those milliseconds.
     func commitStarted(_ side: Side, _ milliseconds: Int) {
@@ -88,6 +136,7 @@ extension Simulator {
     func resetPhone() {
         world.record(.phone, "reset: wiped, new instance")
         phone.crash()
+        phoneReplaced = true
         resets += 1
         // Answers given before the wipe are superseded with the rest.
         harvestComplicationReplies()
@@ -113,6 +162,7 @@ extension Simulator {
     func wipeDocuments() {
         world.record(.phone, "document directory wiped (settings and link state kept)")
         phone.crash()
+        phoneReplaced = true
         harvestComplicationReplies()
         checker.phoneReset(runsBefore: runsBeforeReplacement(), sameInstance: true)
         phone.store = phone.store.stateOnly
@@ -163,6 +213,14 @@ extension Simulator {
         phone.acknowledged = []
         world.schedule(after: world.milliseconds(100...2_000), .step(.restart(.phone)))
     }
+}
+
+/// What the watch held as a push arrived (`Simulator.contextArriving`).
+struct WatchBeforeContext {
+    var epoch: Timestamp?
+    var lastApplied: ContextApplyReport?
+    var undelivered: Set<DocumentID>
+    var updateInFlight: Bool
 }
 
 /// The phone's state at a backup: its instance and its files.

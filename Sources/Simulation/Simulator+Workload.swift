@@ -170,6 +170,15 @@ extension Simulator {
         }
     }
 
+    /// One set edit of an active run on the watch, now.
+    func watchEdits() {
+        guard let cache = watch.node?.inner.engine.cache,
+            let runID = world.pick(cache.workouts.values.filter(\.status.isActive).map(\.id).sorted()),
+            let run = cache.workouts[runID]
+        else { return }
+        setOperation(on: run, side: .watch, undo: false)
+    }
+
     /// The watch is unpaired or paired again, its app removed or installed again, its complication
     /// taken off the face or put back (the last heal restores all three).
     private func changeWatchState() {

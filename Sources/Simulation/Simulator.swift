@@ -127,6 +127,10 @@ package final class Simulator {
     /// The phone's latest backup, and the backup of the phone instance the last reset replaced.
     var phoneBackup: PhoneBackup?
     var retiredBackup: PhoneBackup?
+    /// A reset or a wipe replaced the phone, and the watch has had no push since (`watchLinked`).
+    var phoneReplaced = false
+    /// What the watch held as a push arrived, until its node takes it (`watchStepTaken`).
+    var watchBeforeContext: WatchBeforeContext?
     private var violations: [String] = []
     /// What `afterStep` found while a script advanced time (`Simulator+Script`).
     var scriptViolations: [String] = []
@@ -176,6 +180,9 @@ package final class Simulator {
             guard options.faults, world.now < options.activity, world.chance(0.05) else { return }
             world.schedule(after: world.milliseconds(0...15), .step(.crashNow(.watch)))
         }
+        watch.onEventTaken = { [unowned self] _ in
+            if watchBeforeContext != nil { watchStepTaken() }
+        }
         phone.onCommitStarted = { [unowned self] milliseconds in commitStarted(.phone, milliseconds) }
         watch.onCommitStarted = { [unowned self] milliseconds in commitStarted(.watch, milliseconds) }
         watch.onNotified = { [unowned self] notification in
@@ -184,6 +191,8 @@ package final class Simulator {
             {
                 checker.complicationReceived(complication)
             }
+            if case .contextReceived = notification { contextArriving() }
+            if case .linkEstablished = notification { watchLinked() }
         }
         world.network.lifeOf = { [unowned phone, unowned watch] side in side == .phone ? phone.life : watch.life }
         // Clocks: each process's wall clock is off by up to a day, either way (within an hour in
@@ -289,6 +298,8 @@ package final class Simulator {
                 checker.fileReplacedUnseen(run.id)
             }
             phone.post(.externalChange(.documentChanged(.workout(run))))
+        case .step(.watchEdits):
+            if world.now < options.activity { watchEdits() }
         case .step(.operate):
             if world.now < options.activity {
                 operate()

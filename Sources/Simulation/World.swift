@@ -53,6 +53,8 @@ final class World {
         case cutLink
         /// The side crashes now, if it is up (a crash scheduled by another event, not drawn).
         case crashNow(Side)
+        /// The watch edits an active run now (an edit scheduled by another event, not drawn).
+        case watchEdits
         case quiesce
     }
 
