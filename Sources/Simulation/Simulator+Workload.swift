@@ -135,6 +135,14 @@ extension Simulator {
     private func operateWatch() {
         guard let cache = watch.node?.inner.engine.cache else { return }
         let active = cache.workouts.values.filter(\.status.isActive).map(\.id).sorted()
+        // One watch operation in ten edits a run that has ended (a set completed late, or undone):
+        // such runs leave the push by the window or the cap while the edit may be in flight.
+        if world.chance(0.1), let ended = world.pick(cache.workouts.keys.filter { !active.contains($0) }.sorted()),
+            let run = cache.workouts[ended]
+        {
+            setOperation(on: run, side: .watch, undo: world.chance(0.5))
+            return
+        }
         guard let runID = world.pick(active), let run = cache.workouts[runID] else { return }
         if world.chance(0.05), !run.logs.isEmpty {
             _ = watchctl(.set(.reopen(run: runID, exercise: world.pick(1...run.logs.count))))
