@@ -14,6 +14,14 @@ extension LiveMirror {
         actions.append(.send(message, attempt: staging.recordSend(runID)))
     }
 
+    /// The run's open flow, sent again while the peer is reachable (a cover it already shows is not
+    /// older, so showing it again changes nothing); a frame already staged goes as it is.
+    mutating func resendFlow(_ runID: DocumentID, into actions: inout [Action]) {
+        guard isReachable, let view = flows[runID] else { return }
+        if staging[runID] == nil { staging.stage(.progress(view.basis)) }
+        sendStaged(runID, into: &actions)
+    }
+
     /// A send failed: retry with backoff while the peer is still reachable and the budget lasts.
     mutating func sendFailed(
         _ runID: DocumentID, version: Int, stillReachable: Bool, now: Timestamp, into actions: inout [Action]

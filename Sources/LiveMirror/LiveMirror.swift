@@ -67,6 +67,9 @@ package struct LiveMirror: Sendable {
         case documentAbsorbed(WorkoutDocument, now: Timestamp)
         /// The run was deleted or pruned: forget its flow, cover and staged frame.
         case runRemoved(runID: DocumentID)
+        /// The peer can show the run again (it came back into the phone's push, or reached the peer
+        /// after its frame did): a flow open here is sent again.
+        case peerShowsRunAgain(runID: DocumentID)
         /// The wake-up timer fired.
         case tick(now: Timestamp)
     }
@@ -150,6 +153,8 @@ package struct LiveMirror: Sendable {
             repair(from: run, now: now, into: &actions)
         case .runRemoved(let runID):
             removeRun(runID, into: &actions)
+        case .peerShowsRunAgain(let runID):
+            resendFlow(runID, into: &actions)
         case .tick(let now):
             scheduledWakeUp = nil
             tick(now: now, into: &actions)

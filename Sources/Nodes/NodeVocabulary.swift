@@ -133,6 +133,9 @@ package enum MessagePurpose: Hashable, Sendable {
 package enum NodeTimer: Hashable, Sendable {
     /// How long a shell waits at most before it looks at the wall clock again for an armed timer.
     package static let wallClockCheck: Duration = .seconds(10)
+    /// The deadline of a timer kept armed only to notice a wall clock step (year 9999): it is never
+    /// reached, and fires on a step like any other.
+    package static let noDeadline = Timestamp(microsecondsSinceEpoch: 253_402_300_799_000_000)
 
     /// How long to wait before looking again for a deadline `at`, the wall clock reading `now`, of a
     /// timer armed `waited` ago for `armedFor`.

@@ -36,6 +36,8 @@ package struct PhoneNode: Sendable {
     var history = HistoryListing()
     /// Today's spending of the complication budget (`<state>/complication-budget.json`).
     package internal(set) var complicationBudget: ComplicationBudget
+    /// The runs the last push carried: a live flow of one the next push brings back is sent again.
+    private var lastPushedRuns: Set<DocumentID> = []
     /// `remainingComplicationUserInfoTransfers` at the start of a day (phoned's `complicationTransfersPerDay`).
     package let complicationsPerDay: Int
 
@@ -322,6 +324,15 @@ package struct PhoneNode: Sendable {
                 // Journalled before the frame goes out: the push is what causes it.
                 out.node(.journal(JournalEntry(.push, detail: force ? "forced" : nil)))
                 out.node(.link(.updateContext(engine.encoded(context), force: force)))
+                // The watch shows a live cover only for a run it holds, and forgets it when a push
+                // leaves the run out: a run this push brings back gets its open flow's frame again,
+                // after the push (simulator seeds 22438, 83490).
+                let carried = Set(context.workouts.map(\.id))
+                for runID in live.mirror.flows.keys.sorted()
+                where carried.contains(runID) && !lastPushedRuns.contains(runID) {
+                    out.node(live.feed(.peerShowsRunAgain(runID: runID)))
+                }
+                lastPushedRuns = carried
             case .loadRuns(let wanted):
                 out.actions.append(.loadRuns(wanted))
             case .launchWatchApp(let runID):
@@ -351,16 +362,14 @@ package struct PhoneNode: Sendable {
     }
 
     /// Keeps one timer at the engine's next deadline, so a refused push is retried and a run leaves
-    /// the push when it leaves the recent window, with nothing else happening.
+    /// the push when it leaves the recent window, with nothing else happening. With no deadline it
+    /// stays armed at `NodeTimer.noDeadline`: a wall clock stepped back can bring ended runs back
+    /// into the window, and only a timer's tick would tell the engine (simulator seed 23498).
     private mutating func finish(now: Timestamp, into out: inout Output) {
-        let deadline = engine.nextDeadline
+        let deadline = engine.nextDeadline ?? NodeTimer.noDeadline
         guard pushTimer != deadline else { return }
         pushTimer = deadline
-        if let deadline {
-            out.node(.armTimer(.push, at: deadline))
-        } else {
-            out.node(.cancelTimer(.push))
-        }
+        out.node(.armTimer(.push, at: deadline))
     }
 
     /// The actions one event produces, in order.

@@ -50,9 +50,9 @@ package struct WatchNode: Sendable {
     package internal(set) var syncWaits = SyncWaits()
 
     package enum Event: Sendable {
-        /// Start-up: the cache's unreadable files and the last received context, re-applied now (the
-        /// session coordinator reconciles right there).
-        case started(lastContext: [UInt8]?, skippedCacheFiles: [String])
+        /// Start-up: the cache's unreadable files and the last received context with the phone
+        /// instance it came from, re-applied now (the session coordinator reconciles right there).
+        case started(lastContext: [UInt8]?, sender: String? = nil, skippedCacheFiles: [String])
         case link(LinkNotification)
         /// What one of the node's actions produced (a message's outcome, a timer, …).
         case reported(ShellReport)
@@ -100,10 +100,11 @@ package struct WatchNode: Sendable {
         var out = Output()
         let edited = editClock(now)
         switch event {
-        case .started(let lastContext, let skipped):
+        case .started(let lastContext, let sender, let skipped):
             skippedCacheFiles = skipped
             for file in skipped { out.log(.warning, "watchd", "skipped unreadable cache file", [("file", file)]) }
-            translate(engine.handle(.started(lastContext: lastContext, now: edited)), now: now, into: &out)
+            translate(
+                engine.handle(.started(lastContext: lastContext, sender: sender, now: edited)), now: now, into: &out)
         case .link(let notification):
             messages.observe(notification)
             if case .messageCompleted(let id, let outcome) = notification, let purpose = messages.purpose(of: id) {

@@ -239,10 +239,12 @@ struct Checker {
             found.append("run \(id) is in the watch's cache but not in the phone's push")
         }
         let current = phoneNode.engine.context(now: phone.wallNow) { phone.store.runs[$0] }
-        if Set(current.workouts.map(\.id)) != Set(pushed.keys) {
+        let now = Set(current.workouts.map(\.id))
+        if now != Set(pushed.keys) {
             found.append(
                 "the phone's last push is stale: it carries \(pushed.count) runs, its state now \(current.workouts.count)"
-            )
+                    + " (not pushed: \(now.subtracting(pushed.keys).sorted()); no longer in it: "
+                    + "\(Set(pushed.keys).subtracting(now).sorted()))")
         }
         // No tombstoned run anywhere.
         for run in tombstoned.sorted() {

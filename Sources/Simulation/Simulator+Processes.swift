@@ -56,7 +56,10 @@ extension Simulator {
             engine: engine, live: LiveDriver(now: watch.wallNow, persistedVersion: watch.disk.liveVersion),
             complication: files.complication, life: Int(watch.life + 1))
         watch.boot(node, configuration: LinkConfiguration(role: .watch)) { host in
-            host.post(.started(lastContext: host.disk.receivedContext?.payload, skippedCacheFiles: []))
+            let received = host.disk.receivedContext
+            host.post(
+                .started(lastContext: received?.payload, sender: received.map { "\($0.sender)" }, skippedCacheFiles: [])
+            )
         }
     }
 

@@ -87,9 +87,10 @@ extension Simulator {
             return
         }
         if active.count < 2 || roll < 12, let split = world.pick(engine.splits.keys.sorted()) {
-            let before = Set(engine.index.activeIDs)
-            if phonectl(.start(split: split, endingOthers: world.chance(0.2)))?.status == .ok,
-                let started = phone.node?.inner.engine.index.activeIDs.first(where: { !before.contains($0) })
+            // The reply names the new run (another may turn active in the same turn: a watch edit
+            // reopening an ended one).
+            if let reply = phonectl(.start(split: split, endingOthers: world.chance(0.2))), reply.status == .ok,
+                let started = reply.text.flatMap({ DocumentID($0) })
             {
                 recordedStart(of: started)
             }

@@ -5,12 +5,12 @@ extension WatchEngine {
     /// may have ended while watchd was down), re-forward every local edit the phone has not confirmed
     /// (a message in flight when the process died is lost; the phone's merge makes a duplicate
     /// harmless), and ask for a sync if the phone is already reachable.
-    mutating func started(lastContext: [UInt8]?, now: Timestamp) -> [Action] {
+    mutating func started(lastContext: [UInt8]?, sender: String?, now: Timestamp) -> [Action] {
         var actions: [Action] = []
         var report = ContextApplyReport()
         if let lastContext {
             do throws(DocumentError) {
-                report = try applyContext(lastContext, sender: nil, into: &actions)
+                report = try applyContext(lastContext, sender: sender, into: &actions)
                 actions.append(.log(.contextApplied(report, restored: true)))
             } catch {
                 actions.append(.log(.persistedContextSkipped(error)))
@@ -89,9 +89,11 @@ extension WatchEngine {
             queuedTransfers = [:]
             replacedSender = true
         }
-        // Only a phone known to be another retires the one it replaces: the context re-applied at
-        // start-up names no sender, and its phone may well be the one the record names (a wiped
-        // document directory is a new epoch of the same phone; simulator seed 779).
+        // Only a phone known to be another retires the one it replaces: a wiped document directory
+        // is a new epoch of the same phone (simulator seed 779). The context re-applied at start-up
+        // names the sender persisted with it: the watch may have gone down after a reset phone's
+        // push replaced its cache but before this record landed (seed 8191); a context without
+        // one (written before senders were kept) retires nothing.
         if replacedSender, let old = phoneSender, let sender, old != sender { retiredSenders.insert(old) }
         let senderChanged = sender != nil && sender != phoneSender
         if let epoch = context.epoch, epoch != phoneEpoch || senderChanged {

@@ -23,8 +23,9 @@ import WorkoutModel
 package struct WatchEngine: Sendable {
     /// Facts fed into the engine.
     package enum Event: Equatable, Sendable {
-        /// watchd started; `lastContext` is the persisted last received context, if any.
-        case started(lastContext: [UInt8]?, now: Timestamp)
+        /// watchd started; `lastContext` is the persisted last received context, if any, and
+        /// `sender` the phone instance it came from, as persisted with it.
+        case started(lastContext: [UInt8]?, sender: String? = nil, now: Timestamp)
         /// The phone became reachable (true) or not (false).
         case reachabilityChanged(Bool)
         /// A context arrived from the phone (already on disk).
@@ -150,8 +151,8 @@ package struct WatchEngine: Sendable {
     /// Handles one event and returns what the shell must do, in order.
     package mutating func handle(_ event: Event) -> [Action] {
         switch event {
-        case .started(let lastContext, let now):
-            return started(lastContext: lastContext, now: now)
+        case .started(let lastContext, let sender, let now):
+            return started(lastContext: lastContext, sender: sender, now: now)
         case .reachabilityChanged(let reachable):
             let regained = reachable && !isReachable
             isReachable = reachable

@@ -63,8 +63,11 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
     func start() throws -> String {
         loop.preconditionInLoop()
         let link = shell.link
+        let received = try link.state.readReceivedContext()
         shell.post(
-            .started(lastContext: try link.state.readReceivedContext()?.payload, skippedCacheFiles: skippedCacheFiles))
+            .started(
+                lastContext: received?.payload, sender: received.map { "\($0.sender)" },
+                skippedCacheFiles: skippedCacheFiles))
         try link.start()
         admin = try AdminServer(loop: loop, path: configuration.adminSocket) { [unowned self] command, respond in
             shell.admin(respond: respond) { .admin($0, command, facts: $1) }

@@ -147,4 +147,26 @@ struct PhoneEpochTests {
         _ = restarted.handle(.contextReceivedFrom(sender: "A", epochContext([old], epoch: at(45)), now: at(90)))
         #expect(restarted.cache == cache)
     }
+
+    /// Found by the simulator (seed 8191): the watch went down after a reset phone's push had
+    /// replaced its cache but before the epoch record landed; at start-up the persisted context was
+    /// re-applied without its sender, so the old phone was never retired, and its state restored
+    /// from a backup won again.
+    @Test("the context re-applied at start-up names its sender: the phone it replaced is retired")
+    func restartBeforeTheEpochRecordLanded() throws {
+        let old = try newRun(100)
+        let fresh = try newRun(200)
+        // On disk: the record still names A's epoch; the received context is B's (a reset phone).
+        var engine = WatchEngine(phoneEpochRecord: PhoneEpochRecord(at(50), sender: "A", retiredSenders: nil))
+        _ = engine.handle(
+            .started(
+                lastContext: epochContext([fresh], epoch: at(60), splits: [twoExerciseSplit(2)]), sender: "B",
+                now: at(70)))
+        #expect(engine.phoneEpoch == at(60) && engine.phoneSender == "B")
+        #expect(engine.retiredSenders == ["A"])
+        // A restored from its backup: refused.
+        let cache = engine.cache
+        _ = engine.handle(.contextReceivedFrom(sender: "A", epochContext([old], epoch: at(50)), now: at(80)))
+        #expect(engine.cache == cache)
+    }
 }
