@@ -97,7 +97,9 @@ final class SimHost<Node: ShelledNode, Store> {
     var onCommitStarted: (Int) -> Void = { _ in }
     /// Told of every notification the link engine raises (the node takes it as its next step).
     var onNotified: (LinkNotification) -> Void = { _ in }
-    /// Told of every event once the node has taken it (faults aimed at what it just did).
+    /// Told of every event just before the node takes it (the checks read what it held then), and
+    /// once it has (faults aimed at what it just did).
+    var onEventTaking: (LinkedNode<Node>.Event) -> Void = { _ in }
     var onEventTaken: (LinkedNode<Node>.Event) -> Void = { _ in }
     /// A message frame went on the wire (the simulator may crash the sender while it is in flight).
     var onMessageSent: () -> Void = {}
@@ -273,6 +275,7 @@ final class SimHost<Node: ShelledNode, Store> {
 
     private func run(_ event: LinkedNode<Node>.Event) {
         hold.feeding(event)
+        onEventTaking(event)
         // The node is moved out while it handles the event, not copied: with a second reference held
         // here, its first write to each dictionary and array (the phone's working set, the watch's
         // cache) copied the whole collection, as the daemons' shells never do.

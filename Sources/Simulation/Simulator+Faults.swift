@@ -64,12 +64,12 @@ extension Simulator {
         guard options.faults, world.now < options.activity, let engine = watch.node?.inner.engine,
             !engine.messagesInFlight.isEmpty
         else { return }
-        let updateInFlight = engine.messagesInFlight.values.contains {
-            if case .workoutUpdate = $0 { true } else { false }
+        let inFlight = engine.messagesInFlight.values.compactMap {
+            if case .workoutUpdate(let run, _) = $0 { run.id } else { nil }
         }
         watchBeforeContext = WatchBeforeContext(
             epoch: engine.phoneEpoch, lastApplied: engine.lastApplied,
-            undelivered: Set(engine.cache.undeliveredEdits.keys), updateInFlight: updateInFlight)
+            undelivered: Set(engine.cache.undeliveredEdits.keys), updatesInFlight: Set(inFlight))
     }
 
     /// The watch node has taken a step since `contextArriving` saw a push coming: once the push is
@@ -81,10 +81,11 @@ extension Simulator {
         watchBeforeContext = nil
         guard world.now < options.activity, let context = engine.lastContext else { return }
         let carried = Set(context.workouts.map(\.id))
-        if engine.phoneEpoch != before.epoch, before.updateInFlight || world.chance(0.5) {
+        let leftOut = before.undelivered.filter { !carried.contains($0) }
+        if engine.phoneEpoch != before.epoch, !before.updatesInFlight.isEmpty || world.chance(0.5) {
             world.record(.watch, "a new epoch's push with messages in flight: the link is cut")
             world.schedule(after: world.milliseconds(0...3), .step(.cutLink))
-        } else if before.undelivered.contains(where: { !carried.contains($0) }), world.chance(0.3) {
+        } else if !leftOut.isEmpty, !leftOut.isDisjoint(with: before.updatesInFlight) || world.chance(0.3) {
             // Once the push's cache writes have landed; the link goes down with the watch, so the
             // message's bytes die with it.
             let delay = world.milliseconds(3...6)
@@ -220,7 +221,8 @@ struct WatchBeforeContext {
     var epoch: Timestamp?
     var lastApplied: ContextApplyReport?
     var undelivered: Set<DocumentID>
-    var updateInFlight: Bool
+    /// The runs whose workout update was in flight.
+    var updatesInFlight: Set<DocumentID>
 }
 
 /// The phone's state at a backup: its instance and its files.

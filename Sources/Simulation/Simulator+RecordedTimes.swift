@@ -54,7 +54,10 @@ extension Simulator {
     /// An operation that completed the run records an end no earlier than the acting device's clock
     /// (as it read before the operation, or after: see `recordedTimesAfter`).
     func recordedEnd(of runID: DocumentID, by side: Side, wasCompleted: Bool, clockBefore: Timestamp) {
-        guard !wasCompleted, let run = copy(of: runID, on: side), run.status == .completed,
+        // Completed before the request was taken, or after it by what the node took next (a merge),
+        // the run's end is not this request's.
+        guard !wasCompleted, completedByAdmin.contains(runID), let run = copy(of: runID, on: side),
+            run.status == .completed,
             run.ending.stamp.origin == origin(side), let ended = run.endedAt
         else { return }
         let clock = min(wall(side), clockBefore)

@@ -131,6 +131,10 @@ package final class Simulator {
     var phoneReplaced = false
     /// What the watch held as a push arrived, until its node takes it (`watchStepTaken`).
     var watchBeforeContext: WatchBeforeContext?
+    /// The runs active on the side as it took the last admin request, and those of them the request
+    /// completed (`recordedEnd`).
+    var activeAtAdmin: Set<DocumentID> = []
+    var completedByAdmin: Set<DocumentID> = []
     private var violations: [String] = []
     /// What `afterStep` found while a script advanced time (`Simulator+Script`).
     var scriptViolations: [String] = []
@@ -180,7 +184,26 @@ package final class Simulator {
             guard options.faults, world.now < options.activity, world.chance(0.05) else { return }
             world.schedule(after: world.milliseconds(0...15), .step(.crashNow(.watch)))
         }
-        watch.onEventTaken = { [unowned self] _ in
+        // The runs an admin request completed, read as the node takes it and right after: what the
+        // same call feeds before or after it (a transfer batch whose writes landed) may complete a
+        // run too, and that end is not the request's (seed 6991).
+        phone.onEventTaking = { [unowned self] event in
+            if case .inner(.admin) = event { activeAtAdmin = Set(phone.node?.inner.engine.index.activeIDs ?? []) }
+        }
+        phone.onEventTaken = { [unowned self] event in
+            guard case .inner(.admin) = event, let engine = phone.node?.inner.engine else { return }
+            completedByAdmin = activeAtAdmin.filter { engine.index[$0].map(RunIndex.isCompleted) ?? false }
+        }
+        watch.onEventTaking = { [unowned self] event in
+            if case .inner(.admin) = event {
+                activeAtAdmin = Set(
+                    watch.node?.inner.engine.cache.workouts.values.filter(\.status.isActive).map(\.id) ?? [])
+            }
+        }
+        watch.onEventTaken = { [unowned self] event in
+            if case .inner(.admin) = event, let cache = watch.node?.inner.engine.cache {
+                completedByAdmin = activeAtAdmin.filter { cache.workouts[$0]?.status == .completed }
+            }
             if watchBeforeContext != nil { watchStepTaken() }
         }
         phone.onCommitStarted = { [unowned self] milliseconds in commitStarted(.phone, milliseconds) }
