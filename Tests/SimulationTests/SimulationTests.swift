@@ -65,13 +65,13 @@ struct SimulationTests {
     /// phone, restored from a backup, win again; 22438 and 83490 a live cover lost for good when its
     /// run left the push and came back (or reached the watch after its frame); 23498 a clock stepped
     /// back with no push deadline, which left ended runs recent again and unpushed;
-    /// 63, 196, 1292, 1751, 2088, 2173, 2444, 3220, 4027, 15806 and 27071 what the workload and its
-    /// checks got wrong first.
+    /// 63, 196, 1292, 1751, 2088, 2173, 2444, 3220, 4027, 6991, 15806 and 27071 what the workload and
+    /// its checks got wrong first.
     @Test(
         "pinned seeds, the wider workload",
         arguments: [
-            UInt64(58), 63, 77, 196, 262, 369, 779, 1_292, 1_751, 2_088, 2_173, 2_444, 2_758, 3_220, 4_027, 8_191,
-            15_806, 19_303, 22_438, 23_498, 27_071, 27_541, 83_490,
+            UInt64(58), 63, 77, 196, 262, 369, 779, 1_292, 1_751, 2_088, 2_173, 2_444, 2_758, 3_220, 4_027, 6_991,
+            8_191, 15_806, 19_303, 22_438, 23_498, 27_071, 27_541, 83_490,
         ])
     func pinnedWiderWorkload(seed: UInt64) {
         let result = Simulation.run(seed: seed)
@@ -80,11 +80,11 @@ struct SimulationTests {
 
     /// The first seed of the default batch that catches each Seams defect built back in
     /// (`scripts/simulate --mutations`, docs/SIMULATION.md): kept, so the inputs that caught them stay
-    /// in every run of the tests. 165 an older copy passed over (item 1), 136 settings counted as data
-    /// (2), 11 a fallback transfer under today's epoch (3), 740 a stale end kept (4), 5 recorded times
-    /// from the merge clock (5), 36 a held run pruned with its edit in flight (6), 28 the epoch
-    /// kept with the state only (7).
-    @Test("pinned seeds, the Seams mutants' catches", arguments: [UInt64(5), 11, 28, 36, 136, 165, 740])
+    /// in every run of the tests. 90 an older copy passed over (item 1), 157 settings counted as data
+    /// (2), 126 a fallback transfer under today's epoch (3), 129 a stale end kept (4), 2 recorded
+    /// times from the merge clock (5), 45 the epoch kept with the state only (7); item 6's mutant is
+    /// caught past the default batch (3456).
+    @Test("pinned seeds, the Seams mutants' catches", arguments: [UInt64(2), 45, 90, 126, 129, 157, 3_456])
     func pinnedSeamsCatches(seed: UInt64) {
         let result = Simulation.run(seed: seed)
         #expect(result.violations.isEmpty, "seed \(seed): \(result.violations)")
