@@ -427,6 +427,7 @@ package struct SyncEngine: Sendable {
     private mutating func runsLoaded(
         _ runs: [WorkoutDocument], unreadable: [DocumentID], now: Timestamp, into actions: inout [Action]
     ) {
+        var tookOlderCopy = false
         for run in runs {
             guard let known = index[run.id], documents[run.id] == nil, deferredWrites[run.id] == nil else { continue }
             // Only a copy at least as new as the index's: a late load (read before a write that came
@@ -439,6 +440,7 @@ package struct SyncEngine: Sendable {
                     continue
                 }
                 actions.append(.log(.staleRunAdopted(run.id, version: run.version, had: known.version)))
+                tookOlderCopy = true
             }
             staleLoads[run.id] = nil
             clock.observe(run)
@@ -460,8 +462,12 @@ package struct SyncEngine: Sendable {
             let base = self.run(run.id) ?? run
             adoptExternal(copy, merged: (try? base.merged(with: copy)) ?? copy, now: now, into: &actions)
         }
-        // A load for an operation pushes nothing (the operation that follows does).
-        guard let pending = pendingPush else { return }
+        // A load for an operation pushes nothing (the operation that follows does); an older copy
+        // taken changes the state, and pushes as any external change does (simulator seed 135715).
+        guard let pending = pendingPush else {
+            if tookOlderCopy { push(now: now, force: false, reason: "external change", into: &actions) }
+            return
+        }
         pendingPush = nil
         push(now: now, force: pending.force, reason: pending.reason, into: &actions)
     }

@@ -63,6 +63,9 @@ struct OlderCopyTests {
         let second = engine.handle(.runsLoaded([older], unreadable: [], now: at(10)))
         #expect(second.contains(.log(.staleRunAdopted(id(600), version: older.version, had: newer.version))))
         #expect(engine.index[id(600)]?.version == older.version && engine.run(id(600)) == older)
+        // The taken copy is in progress, so it rides in the push again (simulator seed 135715: it
+        // waited for the next push, which never came).
+        #expect(pushes(second).first?.0.workouts.contains(older) == true)
     }
 
     /// Found by the simulator (seed 27541): another device's copy, made from the file before the
