@@ -144,20 +144,24 @@ extension WatchEngine {
     }
 
     /// Runs a context left with an edit it does not cover and no message of it in flight: sent again,
-    /// once per local version (a transfer of it may be queued still, or long delivered: the phone
-    /// merges a copy it already has to the same). The phone took the edit earlier but holds other
-    /// values under its stamps now (a file edited by hand while phoned was down, read back at its
-    /// start as its own): without this the watch would wait for a context that covers its edit and
-    /// none would come (simulator seeds 9604842, 9608820, 9625528).
+    /// once per local version and pushed copy (a transfer of it may be queued still, or long
+    /// delivered: the phone merges a copy it already has to the same). The phone took the edit
+    /// earlier but holds other values under its stamps now (a file edited by hand while phoned was
+    /// down, read back at its start as its own): without this the watch would wait for a context
+    /// that covers its edit and none would come (simulator seeds 9604842, 9608820, 9625528). Another
+    /// hand edit under the same stamps is another pushed copy, and the edit goes again (seed 164123).
     private mutating func resendUncovered(_ ids: [DocumentID], except forwarded: Set<DocumentID>) -> [Action] {
         var actions: [Action] = []
         for id in ids where !forwarded.contains(id) && cache.undeliveredEdits[id] != nil {
-            guard let run = cache.workouts[id], resentUncovered[id] != run.version else { continue }
+            let pushed = lastContext?.workouts.first { $0.id == id }
+            guard let run = cache.workouts[id],
+                resentUncovered[id] != UncoveredResend(version: run.version, pushed: pushed)
+            else { continue }
             let inFlight = messagesInFlight.values.contains {
                 if case .workoutUpdate(let sent, _) = $0 { sent.id == id } else { false }
             }
             guard !inFlight else { continue }
-            resentUncovered[id] = run.version
+            resentUncovered[id] = UncoveredResend(version: run.version, pushed: pushed)
             actions += forward(run)
         }
         return actions

@@ -99,9 +99,10 @@ package struct WatchEngine: Sendable {
     /// cancelled since (seeded from the outbox at start-up). An undelivered edit already there is not
     /// queued again at start-up or activation, so the outbox does not grow with restarts.
     package internal(set) var queuedTransfers: [DocumentID: Stamp] = [:]
-    /// Run → the local `version` sent again because a context left its edit uncovered (at most once
-    /// per version: a phone that refuses it does not get it again and again).
-    var resentUncovered: [DocumentID: Stamp] = [:]
+    /// Run → the local `version` sent again because a context left its edit uncovered, with the
+    /// pushed copy that did (at most once per both: a phone that refuses it does not get it again
+    /// and again).
+    var resentUncovered: [DocumentID: UncoveredResend] = [:]
     /// The newest copy of each run the phone is known to have received in this life (a message
     /// answered, a transfer finished): a run absent from a push is held only while its newest local
     /// edit is newer than that (`WatchCacheApplier`).
@@ -220,4 +221,10 @@ package struct MessageToken: Hashable, Comparable, Sendable, CustomStringConvert
 
     /// The token after this one.
     var next: MessageToken { MessageToken(rawValue: rawValue + 1) }
+}
+
+/// A re-send of an uncovered edit: the local version sent, and the pushed copy that left it uncovered.
+struct UncoveredResend: Equatable, Sendable {
+    var version: Stamp
+    var pushed: WorkoutDocument?
 }

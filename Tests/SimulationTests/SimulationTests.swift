@@ -65,14 +65,15 @@ struct SimulationTests {
     /// phone, restored from a backup, win again; 22438 and 83490 a live cover lost for good when its
     /// run left the push and came back (or reached the watch after its frame); 23498 a clock stepped
     /// back with no push deadline, which left ended runs recent again and unpushed; 135715 another
-    /// device's older copy of a summarised run taken after two reads, and not pushed;
+    /// device's older copy of a summarised run taken after two reads, and not pushed; 164123 a second
+    /// hand edit under the stamps of an uncovered watch edit, which the watch never sent again;
     /// 63, 196, 1292, 1751, 2088, 2173, 2444, 3220, 4027, 6991, 15806 and 27071 what the workload and
     /// its checks got wrong first.
     @Test(
         "pinned seeds, the wider workload",
         arguments: [
             UInt64(58), 63, 77, 196, 262, 369, 779, 1_292, 1_751, 2_088, 2_173, 2_444, 2_758, 3_220, 4_027, 6_991,
-            8_191, 15_806, 19_303, 22_438, 23_498, 27_071, 27_541, 83_490, 135_715,
+            8_191, 15_806, 19_303, 22_438, 23_498, 27_071, 27_541, 83_490, 135_715, 164_123,
         ])
     func pinnedWiderWorkload(seed: UInt64) {
         let result = Simulation.run(seed: seed)

@@ -93,6 +93,13 @@ struct WatchEngineTests {
         // The same context again (the phone refused it, say): not sent again for this version.
         let again = engine.handle(.contextReceived(bytes(context([phoneCopy])), now: at(7)))
         #expect(!again.contains { if case .sendMessage = $0 { true } else { false } }, "\(again)")
+
+        // Another hand edit under the same stamps (simulator seed 164123: the first re-send had gone
+        // out before it): another copy leaves the edit uncovered, so the edit goes again.
+        _ = engine.handle(.messageDelivered(MessageToken(rawValue: 2), now: at(8)))
+        phoneCopy.logs[0].sets[0].reps = 3
+        let another = engine.handle(.contextReceived(bytes(context([phoneCopy])), now: at(9)))
+        #expect(another.contains { if case .sendMessage = $0 { true } else { false } }, "\(another)")
     }
 
     @Test("an edit while unreachable goes straight to transferUserInfo")
