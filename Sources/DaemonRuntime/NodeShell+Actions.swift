@@ -11,13 +11,33 @@ import WorkoutModel
 
 extension NodeShell {
 
+    /// Carries out one action that is not a durable write, on the loop; throws when it failed.
+    package func carryOut(_ action: LinkedNode<Node>.Action) throws {
+        switch action {
+        case .inner(let action):
+            if let shared = Node.nodeAction(action) {
+                try perform(shared)
+            } else {
+                try performStore(action)
+            }
+        case .link(let action, let run):
+            link.carryOut(driven: action, run: run)
+        case .messageAttempt(let id, let run):
+            link.journalAttempt(id, run: run)
+        case .appendsRenumbered(let complication):
+            link.appendsRenumbered(complication: complication)
+        case .resume:
+            break  // the runner's own
+        }
+    }
+
     @_specialize(where Node == PhoneNode)
     @_specialize(where Node == WatchNode)
     func perform(_ action: NodeAction) throws {
         switch action {
         case .link:
             // The node hands its link verbs to its engine; the one left (`keepReceivedFile`) is a
-            // durable write, sent to the write queue by `run`.
+            // durable write, sent to the write queue by the runner.
             break
         case .log(let line):
             logger.withComponent(line.component).log(
@@ -46,10 +66,9 @@ extension NodeShell {
         case .cancelTimer(let name):
             if let timer = timers.removeValue(forKey: name) { loop.cancelTimer(timer) }
         case .callAtEndOfTurn:
-            // After what the loop has in hand now, and after the writes in flight (`drain`).
-            loop.execute { [unowned self] in endTurnWhenCaughtUp() }
+            break  // the runner's own (`NodeRunner.turn`)
         case .persistLiveVersion, .persistClock, .markStoppedCleanly:
-            // Durable writes: `run` sends them to the write queue (`durableWrite`).
+            // Durable writes: the runner sends them to the write queue (`beginWrite`).
             break
         case .notifyStopping:
             try? notifier.stopping()

@@ -7,7 +7,7 @@ import Nodes
 
 extension NodeShell {
     /// The durable write `action` stands for, to run on the write queue; nil for any other action.
-    func durableWrite(_ action: LinkedNode<Node>.Action) -> (@Sendable () throws -> Void)? {
+    private func durableWrite(_ action: LinkedNode<Node>.Action) -> (@Sendable () throws -> Void)? {
         switch action {
         case .inner(let action):
             return durableWrite(action)
@@ -21,7 +21,7 @@ extension NodeShell {
         }
     }
 
-    func durableWrite(_ action: Node.Action) -> (@Sendable () throws -> Void)? {
+    private func durableWrite(_ action: Node.Action) -> (@Sendable () throws -> Void)? {
         guard let shared = Node.nodeAction(action) else { return storeWrite(action) }
         guard shared.isDurableWrite else { return nil }
         switch shared {
@@ -54,41 +54,23 @@ extension NodeShell {
         }
     }
 
-    /// Runs `write` after the writes sent before it; the actions waiting for it follow once it lands.
-    @_specialize(where Node == PhoneNode)
-    @_specialize(where Node == WatchNode)
-    func send(_ write: @escaping @Sendable () throws -> Void) {
-        if writesLanded == writesSent { busySince = ContinuousClock.now }
-        writesSent += 1
-        let number = writesSent
+    /// Runs write `number` on the write queue after the ones before it; the runner hears when it lands.
+    package func beginWrite(_ number: UInt64, _ action: LinkedNode<Node>.Action) {
+        guard let write = durableWrite(action) else {
+            preconditionFailure("\(action) is a durable write with no work for the write queue")
+        }
         writes.async { [self] in
             guard !writeFailed.load(ordering: .acquiring) else { return }
-            let result = Result { try write() }
-            loop.execute { [self] in landed(number, result) }
+            let failure: String?
+            do {
+                try write()
+                failure = nil
+            } catch {
+                writeFailed.store(true, ordering: .releasing)
+                failure = "\(error)"
+            }
+            loop.execute { [self] in runner.landed(through: number, failure: failure) }
         }
-    }
-
-    @_specialize(where Node == PhoneNode)
-    @_specialize(where Node == WatchNode)
-    func landed(_ number: UInt64, _ result: Result<Void, any Error>) {
-        guard !writeFailed.load(ordering: .acquiring) else { return }
-        writesLanded = number
-        if case .failure(let error) = result {
-            failed(error)
-            drain()
-            return
-        }
-        // As in `drain`: what these actions raise waits until they are all carried out.
-        draining = true
-        while let first = waiting.first, first.after <= writesLanded {
-            waiting.removeFirst()
-            guard carryOut(first.action) else { break }
-        }
-        draining = false
-        // The held link events are handled before a waiting end of turn (`drain`): its batch takes them in.
-        linkBacklog += hold.landed(through: writesLanded)
-        pauseReadingIfBehind()
-        drain()
     }
 }
 

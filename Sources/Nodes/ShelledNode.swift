@@ -18,6 +18,8 @@ package protocol ShelledNode: Sendable {
     /// Whether `event` is an admin request: its writes are a command's, not the link's intake
     /// (`LinkedNode.Event.holdsLinkEvents`).
     static func isAdminRequest(_ event: Event) -> Bool
+    /// Whether `action` is a durable write of the node's own store (it goes to the write queue).
+    static func isStoreWrite(_ action: Action) -> Bool
 }
 
 extension PhoneNode: ShelledNode {
@@ -27,6 +29,10 @@ extension PhoneNode: ShelledNode {
 
     package static func isAdminRequest(_ event: Event) -> Bool {
         if case .admin = event { true } else { false }
+    }
+
+    package static func isStoreWrite(_ action: Action) -> Bool {
+        if case .store = action { true } else { false }
     }
 
     package static func reported(_ report: ShellReport) -> Event { .reported(report) }
@@ -45,6 +51,10 @@ extension WatchNode: ShelledNode {
 
     package static func isAdminRequest(_ event: Event) -> Bool {
         if case .admin = event { true } else { false }
+    }
+
+    package static func isStoreWrite(_ action: Action) -> Bool {
+        if case .store = action { true } else { false }
     }
 
     package static func reported(_ report: ShellReport) -> Event { .reported(report) }

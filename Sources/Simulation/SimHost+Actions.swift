@@ -6,6 +6,23 @@ import WorkoutModel
 /// Carrying out what the node and its link engine decide, as `NodeShell` and `LinkEndpoint` do.
 extension SimHost {
 
+    /// Carries out an action that is not a durable write (the runner's port).
+    func carryOut(_ action: LinkedNode<Node>.Action) {
+        apply(action)
+    }
+
+    /// Carries out any action: at once, or, for a durable write, as it lands.
+    func apply(_ action: LinkedNode<Node>.Action) {
+        switch action {
+        case .inner(let action):
+            if let shared = Node.nodeAction(action) { perform(shared) } else { performStore(self, action) }
+        case .link(let action, _):
+            perform(action)
+        case .messageAttempt, .appendsRenumbered, .resume:
+            break  // the journal; no append is ever refused here; the runner's own
+        }
+    }
+
     func perform(_ action: NodeAction) {
         switch action {
         case .link:
@@ -33,7 +50,7 @@ extension SimHost {
         case .cancelTimer(let timer):
             armed[timer] = nil
         case .callAtEndOfTurn:
-            world.schedule(after: .zero, .endOfTurn(side, life: life))
+            break  // the runner's own
         case .persistLiveVersion(let version):
             disk.liveVersion = version
         case .persistClock(let stamp):
@@ -136,16 +153,6 @@ extension SimHost {
         }
         armed[timer] = nil
         post(Node.reported(.timerFired(timer)))
-    }
-
-    /// As `NodeShell`: the end of turn waits for the writes in flight to land (`landWrite`).
-    func endOfTurn(life: UInt64) {
-        guard life == self.life, isUp else { return }
-        if hasWritesInFlight {
-            turnEndWaiting = true
-        } else {
-            post(Node.reported(.turnEnded))
-        }
     }
 
     func linkTick(life: UInt64) {

@@ -1,106 +1,65 @@
+import AdminCommands
 import LinkProtocol
 import Nodes
 
-/// The shell's write queue, as `NodeShell` runs it (docs/SIMULATION.md, "The write queue").
+/// The write queue and the reads (docs/SIMULATION.md, "The write queue"): a durable write lands
+/// 0–3 ms after the one before it; the runner decides what waits for it.
 extension SimHost {
-    /// As `NodeShell` carries out actions with its write queue: a durable write lands 0–3 ms later,
-    /// after the ones before it; an action after a write waits for it, except a query's reply.
-    func queue(_ actions: [LinkedNode<Node>.Action], query: Bool) {
-        releaseWaiting()
-        for action in actions {
-            guard isUp else { return }
-            if case .resume = action {
-                resumeNext = true
-            } else if isDurableWrite(action) {
-                if writesInFlight.isEmpty { busySince = world.now }
-                writesInFlight.append(action)
-                writesSent += 1
-                hold.sent(writesSent)
-                if writesInFlight.count == 1 {
-                    world.schedule(after: world.writeDelay(), .writeLanded(side, life: life))
-                }
-            } else if query && action.answersWithoutWaiting || waitingActions.isEmpty && writesLanded == writesSent
-                || passesWrites(action)
-            {
-                carryOutNow(action)
+    func beginWrite(_ number: UInt64, _ action: LinkedNode<Node>.Action) {
+        writesInFlight.append((number, action, onDisk: false))
+        if writesInFlight.count == 1 { scheduleLanding() }
+    }
+
+    private func scheduleLanding() {
+        guard let first = writesInFlight.first else { return }
+        world.schedule(after: world.writeDelay(), .writeLanded(side, life: life, number: first.number))
+    }
+
+    /// Write `number` lands, if it is the oldest in flight (a fast landing may have come first).
+    func writeLanded(life: UInt64, number: UInt64) {
+        guard life == self.life, isUp, writesInFlight.first?.number == number else { return }
+        landOldest()
+        scheduleLanding()
+    }
+
+    /// The workload's admin request is answered: on a fast disk its writes, and those before them,
+    /// land at once, and the turns the runner asks for come at once, so the workload reads the
+    /// reply when its call returns, as it was written to.
+    func settle(_ request: AdminRequestID) {
+        while isUp, let runner {
+            if !writesInFlight.isEmpty {
+                landOldest()
+            } else if replies[request] == nil, runner.hasWork {
+                turn(life: life)
             } else {
-                waitingActions.append((writesSent, action))
+                return
             }
         }
-        if writesLandAtOnce {
-            while isUp, !writesInFlight.isEmpty { landWrite() }
-        }
     }
 
-    /// The oldest write in flight lands (or fails: then nothing behind it runs and the node hears
-    /// of it), and the actions that waited for it follow.
-    func landWrite() {
-        defer { endTurnIfWritesLanded() }
-        guard !writesInFlight.isEmpty else { return }
+    /// The oldest write in flight reaches the disk, or fails: then none behind it does, and the node
+    /// hears of it (it must exit, never retry).
+    private func landOldest() {
+        guard let runner else { return }
+        let write = writesInFlight.removeFirst()
         guard !failNextWrite else {
+            failNextWrite = false
             writesInFlight = []
-            waitingActions = []
-            writesLanded = writesSent
-            return failWrite()
+            world.record(side, "durable write fails (EIO)")
+            runner.landed(through: write.number, failure: "EIO (simulated)")
+            if isUp { keptRunningAfterFailure = "the \(side) kept running after a failed durable write" }
+            return
         }
-        performLanding(writesInFlight.removeFirst())
-        releaseWaiting()
-        if !writesInFlight.isEmpty, !writesLandAtOnce {
-            world.schedule(after: world.writeDelay(), .writeLanded(side, life: life))
+        if !write.onDisk { apply(write.action) }
+        runner.landed(through: write.number)
+    }
+
+    /// What the node asked for, once every write begun is on the disk.
+    func read(_ needs: NeedsReads, link: LinkEngine) -> Reads {
+        for index in writesInFlight.indices where !writesInFlight[index].onDisk {
+            writesInFlight[index].onDisk = true
+            apply(writesInFlight[index].action)
         }
-
-    }
-
-    /// The end of turn that waited for the writes, once they have all landed (a read may have landed
-    /// them: the write's scheduled landing still comes, and finds them gone).
-    private func endTurnIfWritesLanded() {
-        guard isUp else { return }
-        // The held link events first (once no write that holds them is in flight): a batch waiting
-        // to end takes them in.
-        for held in hold.landed(through: writesLanded) { post(.link(held)) }
-        guard writesInFlight.isEmpty, turnEndWaiting else { return }
-        turnEndWaiting = false
-        post(Node.reported(.turnEnded))
-    }
-
-    func performLanding(_ write: LinkedNode<Node>.Action) {
-        carryOutNow(write)
-        writesLanded += 1
-    }
-
-    func releaseWaiting() {
-        while isUp, let first = waitingActions.first, first.after <= writesLanded {
-            waitingActions.removeFirst()
-            carryOutNow(first.action)
-        }
-    }
-
-    func carryOutNow(_ action: LinkedNode<Node>.Action) {
-        switch action {
-        case .inner(let action):
-            if let shared = Node.nodeAction(action) { perform(shared) } else { performStore(self, action) }
-        case .link(let action, _):
-            perform(action)
-        case .messageAttempt, .appendsRenumbered:
-            break  // the journal; no append is ever refused here
-        case .resume:
-            resumeNext = true
-        }
-    }
-
-    private func isDurableWrite(_ action: LinkedNode<Node>.Action) -> Bool {
-        switch action {
-        case .inner(let action): Node.nodeAction(action)?.isDurableWrite ?? isStoreWrite(action)
-        case .link(let action, _): action.isStateWrite
-        case .messageAttempt, .appendsRenumbered, .resume: false
-        }
-    }
-
-    /// As `NodeShell`: a heartbeat goes out past the writes unless a seal waits; the latest wake-up
-    /// supersedes any waiting.
-    private func passesWrites(_ action: LinkedNode<Node>.Action) -> Bool {
-        guard action.passesWrites(waiting: waitingActions.lazy.map(\.action)) else { return false }
-        if action.isWakeUp { waitingActions.removeAll { $0.action.isWakeUp } }
-        return true
+        return read(self, needs)
     }
 }

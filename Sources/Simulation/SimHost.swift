@@ -25,11 +25,11 @@ struct LinkDisk {
     var watchState: WatchState?
 }
 
-/// One simulated daemon: its node, with the link engine inside (`LinkedNode`), run exactly as
-/// `NodeShell` runs it — one event at a time, actions in order, writes on a write queue — against the
-/// simulated network, disk and clock. `Store` is the node's own files (phone: the document
-/// directory; watch: the cache).
-final class SimHost<Node: ShelledNode, Store> {
+/// One simulated daemon: its node, with the link engine inside (`LinkedNode`), run by the same
+/// `NodeRunner` the daemons run, against the simulated network, disk and clock: the host is the
+/// runner's ports (`RunnerPorts`) and decides no order of its own. `Store` is the node's own files
+/// (phone: the document directory; watch: the cache).
+final class SimHost<Node: ShelledNode, Store>: RunnerPorts {
     let side: Side
     var instance: InstanceID
     var queueID: InstanceID
@@ -39,36 +39,24 @@ final class SimHost<Node: ShelledNode, Store> {
     }
     var store: Store
     var disk = LinkDisk()
-    private(set) var node: LinkedNode<Node>?
+    /// The process's runner, with its node; nil while the process is down.
+    private(set) var runner: NodeRunner<Node>?
+    var node: LinkedNode<Node>? { runner?.node }
     /// The link engine, inside the node.
-    var link: LinkEngine? { node?.link }
+    var link: LinkEngine? { runner?.node.link }
     /// When this process started (its monotonic origin), and its wall clock's offset from true time.
     private var bootedAt: Duration = .zero
     var clockOffset: Duration = .zero
     /// Each boot gets a new generation: events scheduled for an earlier life are dropped.
     private(set) var life: UInt64 = 0
-    private var work: [Work] = []
-    private var working = false
-    /// The node left steps waiting for reads: `.resume` is its next event.
-    var resumeNext = false
-    /// The node's end of turn waits for the writes in flight to land.
-    var turnEndWaiting = false
-    /// The link's events that wait for the intake's writes in flight, as `NodeShell` holds them, and
-    /// since when the write queue has been busy.
-    var hold = LinkEventHold()
-    var busySince: Duration = .zero
-    /// The shell's write queue (`NodeShell`): durable writes sent and not landed yet, in order; the
-    /// actions waiting for the writes sent before them; and how many were sent and landed.
-    var writesInFlight: [LinkedNode<Node>.Action] = []
-    var waitingActions: [(after: UInt64, action: LinkedNode<Node>.Action)] = []
-    var writesSent: UInt64 = 0
-    var writesLanded: UInt64 = 0
-    /// Which of the node's own actions are durable writes (the store's).
-    var isStoreWrite: (Node.Action) -> Bool = { _ in false }
-    /// Set while the workload's admin request is handled: its writes, and those before them, land at
-    /// once (a fast disk), so the workload reads the reply when its call returns, as it was written to.
-    var writesLandAtOnce = false
+    /// The write queue: durable writes begun and not landed yet, in order, each with its number and
+    /// whether a read already put it on the disk (its landing is still reported in turn).
+    var writesInFlight: [(number: UInt64, action: LinkedNode<Node>.Action, onDisk: Bool)] = []
     var hasWritesInFlight: Bool { !writesInFlight.isEmpty }
+    /// The runner stopped reading the link: what arrives on a connection (bytes, a close) waits in
+    /// the socket's buffer, in order, until a later turn after it reads again.
+    private var readingPaused = false
+    var unread: [LinkEngine.Event] = []
     /// Each connection's seal once its handshake is over (`LinkEndpoint` keeps the same).
     var seals: [Int: FrameSeal] = [:]
     /// The armed timers: a timer fires only if it is still the one armed under its name.
@@ -85,7 +73,7 @@ final class SimHost<Node: ShelledNode, Store> {
     /// The next durable write fails (EIO): the node must exit, never retry.
     var failNextWrite = false
     /// Set when a node kept running after a failed durable write.
-    private(set) var keptRunningAfterFailure: String?
+    var keptRunningAfterFailure: String?
     /// Set when the outbox does not open at a boot.
     private(set) var outboxRefused: String?
     /// Set when the link engine numbered an append other than the one the outbox holds next.
@@ -106,11 +94,6 @@ final class SimHost<Node: ShelledNode, Store> {
     /// Told when the process exits by itself (the simulator restarts it).
     var onExit: (Int32) -> Void = { _ in }
 
-    enum Work {
-        case event(LinkedNode<Node>.Event)
-        case writeLanded
-    }
-
     /// What the world provides: the time, scheduling, the network and the node's store.
     unowned let world: World
     /// Carries out one of the node's store actions (it may feed events back with `post`).
@@ -126,7 +109,7 @@ final class SimHost<Node: ShelledNode, Store> {
         self.world = world
     }
 
-    /// Kept beside `node`: asked before every step, and `node != nil` copied the whole node to answer.
+    /// Kept beside `runner`: asked before every step.
     private(set) var isUp = false
     /// This process's wall clock now.
     var wallNow: Timestamp { world.epoch.advanced(by: world.now + clockOffset) }
@@ -140,8 +123,7 @@ final class SimHost<Node: ShelledNode, Store> {
         bootedAt = world.now
         seals = [:]
         armed = [:]
-        work = []
-        forgetShellWork()
+        forgetMemory()
         replies = [:]
         let link = LinkEngine(
             configuration: configuration, instance: instance, authenticator: SimAuthenticator(),
@@ -153,7 +135,7 @@ final class SimHost<Node: ShelledNode, Store> {
                 nextComplicationSequence: disk.complicationOutbox.nextSequence, contextSlotCurrent: disk.stoppedCleanly),
             seed: world.random.next())
         disk.stoppedCleanly = false
-        self.node = LinkedNode(node, link: link)
+        runner = NodeRunner(LinkedNode(node, link: link), ports: self)
         isUp = true
         before(self)
         handleLink(.started(now: linkNow))
@@ -172,25 +154,21 @@ final class SimHost<Node: ShelledNode, Store> {
         }
     }
 
-    /// What the shell held in memory (a burst cut short, writes not landed, what waits for them).
-    private func forgetShellWork() {
-        resumeNext = false
-        turnEndWaiting = false
-        hold = LinkEventHold()
+    /// What the process held in memory: its runner, the writes not landed, the bytes not read.
+    private func forgetMemory() {
+        runner?.stop()
+        runner = nil
         writesInFlight = []
-        waitingActions = []
-        writesSent = 0
-        writesLanded = 0
+        readingPaused = false
+        unread = []
     }
 
     /// The process dies at an action boundary: memory is gone, the disk stays. The group commit in
     /// flight, if any, had written its records whole or not at all; a power loss (the machine went
     /// down) keeps any prefix of them, tearing the last record at any byte.
     func crash(powerLoss: Bool = false) {
-        node = nil
         isUp = false
-        work = []
-        forgetShellWork()
+        forgetMemory()
         syncScheduled = false
         world.network.hostDied(side)
         if powerLoss, disk.contextSlot != disk.flushedContextSlot, world.chance(0.5) {
@@ -218,126 +196,85 @@ final class SimHost<Node: ShelledNode, Store> {
         }
     }
 
-    // MARK: Events in
+    // MARK: Events in (each one a turn of the process's loop)
 
     func post(_ event: Node.Event) {
         post(.inner(event))
     }
 
     func post(_ event: LinkedNode<Node>.Event) {
-        guard isUp else { return }
-        work.append(.event(event))
-        drain()
+        guard isUp, let runner else { return }
+        runner.post(event)
+        checkRunaway()
     }
 
-    /// A link event: fed now, or held while the intake's writes are in flight (`LinkEventHold`).
+    /// A link event; what arrives on a connection waits while the runner does not read.
     func handleLink(_ event: LinkEngine.Event) {
-        guard isUp else { return }
-        for event in hold.arrived(event, writesBusyFor: hasWritesInFlight ? world.now - busySince : nil) {
-            post(.link(event))
+        guard isUp, let runner else { return }
+        switch event {
+        case .bytesReceived, .connectionClosed:
+            guard !readingPaused, unread.isEmpty else { return unread.append(event) }
+        default:
+            break
         }
+        runner.linkArrived(event)
+        checkRunaway()
     }
 
     /// An outbox's outcome, after the link events held before it.
     func postAfterHeld(_ event: LinkedNode<Node>.Event) {
-        for held in hold.release() { post(.link(held)) }
-        post(event)
+        runner?.postAfterHeld(event)
     }
 
     /// Feeds a link event stamped now.
     func linkEvent(_ make: (LinkInstant) -> LinkEngine.Event) { handleLink(make(linkNow)) }
 
-    private func drain() {
-        guard !working else { return }
-        working = true
-        defer { working = false }
-        var next = 0
-        while next < work.count || resumeNext, isUp, runaway == nil {
-            let item: Work
-            if resumeNext {
-                resumeNext = false
-                item = .event(.resume)
-            } else {
-                item = work[next]
-                next += 1
-            }
-            if next > 20_000 {
-                runaway = "unbounded: one event led to more than 20,000 follow-ups on the \(side); last: \(item)"
-                world.record(side, String(runaway?.prefix(400) ?? ""))
-            }
-            switch item {
-            case .event(let event): run(event)
-            case .writeLanded: landWrite()
-            }
-        }
-        work.removeAll()
+    /// The turn the runner asked for (`scheduleTurn`).
+    func turn(life: UInt64) {
+        guard life == self.life, isUp, let runner else { return }
+        runner.turn()
+        checkRunaway()
     }
 
-    private func run(_ event: LinkedNode<Node>.Event) {
-        hold.feeding(event)
-        onEventTaking(event)
-        // The node is moved out while it handles the event, not copied: with a second reference held
-        // here, its first write to each dictionary and array (the phone's working set, the watch's
-        // cache) copied the whole collection, as the daemons' shells never do.
-        guard var node = node.take() else { return }
-        var reads = Reads()
-        var actions: [LinkedNode<Node>.Action] = []
-        while true {
-            do throws(NeedsReads) {
-                actions = try node.handle(event, now: wallNow, linkNow: linkNow, reads: reads)
-                break
-            } catch {
-                // What the node reads includes every write sent before (the shell waits for them).
-                while !writesInFlight.isEmpty { performLanding(writesInFlight.removeFirst()) }
-                let more = read(self, error)
-                reads.documents.merge(more.documents) { _, new in new }
-                for id in error.documents.keys where reads.documents[id] == nil {
-                    reads.documents[id] = .failure(ReadFailure("not readable"))
-                }
-                reads.outstandingTransfers = more.outstandingTransfers ?? reads.outstandingTransfers ?? []
-            }
-        }
-        self.node = node
-        onEventTaken(event)
-        let query = if case .inner(let inner) = event { Node.isQuery(inner) } else { false }
-        if world.queuesWrites { return queue(actions, query: query) }
-        for action in actions {
-            guard isUp else { return }
-            if failNextWrite, isFallible(action) {
-                failWrite()
-                return
-            }
-            carryOutNow(action)
-        }
-    }
-
-    /// Whether a failed write may strike this action: the clock's file or the store's writes.
-    private func isFallible(_ action: LinkedNode<Node>.Action) -> Bool {
-        guard case .inner(let inner) = action else { return false }
-        guard let shared = Node.nodeAction(inner) else { return true }
-        return Self.isDurable(shared)
-    }
-
-    private static func isDurable(_ action: NodeAction) -> Bool {
-        if case .persistClock = action { return true }
-        return false
-    }
-
-    /// The write fails: the rest of the list is not carried out, and the node hears of it next.
-    func failWrite() {
-        failNextWrite = false
-        world.record(side, "durable write fails (EIO)")
-        run(.inner(Node.reported(.durableWriteFailed(reason: "EIO (simulated)"))))
-        if isUp { keptRunningAfterFailure = "the \(side) kept running after a failed durable write" }
-    }
-
-    /// The write queue's oldest write lands (`landWrite`, in SimHost+Writes).
-    func writeLanded(life: UInt64) {
+    /// The socket is read again: what waited in its buffer is fed, in order, until the runner
+    /// stops reading again.
+    func readingResumed(life: UInt64) {
         guard life == self.life, isUp else { return }
-        work.append(.writeLanded)
-        drain()
+        while !readingPaused, isUp, !unread.isEmpty, let runner {
+            runner.linkArrived(unread.removeFirst())
+            checkRunaway()
+        }
     }
 
+    /// One event led to an endless chain of work (invariant 8): the node is stopped where it is.
+    private func checkRunaway(_ reason: @autoclosure () -> String? = nil) {
+        guard let runner, runaway == nil else { return }
+        let reason = reason() ?? (runner.fedSinceIdle > 20_000 ? "more than 20,000 events fed without a pause" : nil)
+        guard let reason else { return }
+        runaway = "unbounded on the \(side): \(reason)"
+        world.record(side, String(runaway?.prefix(400) ?? ""))
+        runner.stop()
+    }
+
+    // MARK: The runner's ports
+
+    func scheduleTurn() {
+        world.schedule(after: .zero, .turn(side, life: life))
+    }
+
+    func setReadingPaused(_ paused: Bool) {
+        readingPaused = paused
+        world.record(side, paused ? "reading paused" : "reading resumed")
+        if !paused { world.schedule(after: .zero, .readingResumed(side, life: life)) }
+    }
+
+    func diagnose(_ diagnostic: TurnDiagnostic) {
+        world.record(side, "\(diagnostic)")
+        if case .readsRepeated = diagnostic { checkRunaway("\(diagnostic)") }
+    }
+
+    func feeding(_ event: LinkedNode<Node>.Event) { onEventTaking(event) }
+    func fed(_ event: LinkedNode<Node>.Event) { onEventTaken(event) }
 }
 
 /// The two processes.

@@ -14,9 +14,8 @@ extension Simulator {
         let request = AdminRequestID(lastRequest)
         var bytes: [UInt8] = []
         while bytes.count < 16 { withUnsafeBytes(of: world.random.next()) { bytes += $0 } }
-        phone.writesLandAtOnce = true
         phone.post(.admin(request, command, freshID: DocumentID(bytes: bytes), facts: facts(phone.instance, link)))
-        phone.writesLandAtOnce = false
+        phone.settle(request)
         let reply = phone.replies.removeValue(forKey: request)
         world.record(.phone, "admin \(command) → \(reply?.status.rawValue ?? "none") \(reply?.message ?? "")")
         return reply
@@ -26,9 +25,8 @@ extension Simulator {
         guard watch.isUp, let link = watch.link else { return nil }
         lastRequest += 1
         let request = AdminRequestID(lastRequest)
-        watch.writesLandAtOnce = true
         watch.post(.admin(request, command, facts: facts(watch.instance, link)))
-        watch.writesLandAtOnce = false
+        watch.settle(request)
         let reply = watch.replies.removeValue(forKey: request)
         world.record(.watch, "admin \(command) → \(reply?.status.rawValue ?? "none") \(reply?.message ?? "")")
         return reply

@@ -154,7 +154,6 @@ package final class Simulator {
         watch = SimHost(
             side: .watch, instance: Self.instance(2), queueID: Self.instance(4), store: WatchFiles(), world: world)
         phone.performStore = { host, action in Self.performPhone(host, action) }
-        phone.isStoreWrite = { if case .store = $0 { true } else { false } }
         phone.read = { host, needs in
             var reads = Reads()
             for id in needs.documents.keys {
@@ -163,7 +162,6 @@ package final class Simulator {
             return reads
         }
         watch.performStore = { host, action in Self.performWatch(host, action) }
-        watch.isStoreWrite = { if case .store = $0 { true } else { false } }
         watch.read = { host, _ in
             Reads(
                 outstandingTransfers: host.disk.outbox.pending.map {
@@ -307,10 +305,12 @@ package final class Simulator {
             host(side) { $0.timerFired(timer, token: token) }
         case .linkTick(let side, let life):
             host(side) { $0.linkTick(life: life) }
-        case .endOfTurn(let side, let life):
-            host(side) { $0.endOfTurn(life: life) }
-        case .writeLanded(let side, let life):
-            host(side) { $0.writeLanded(life: life) }
+        case .turn(let side, let life):
+            host(side) { $0.turn(life: life) }
+        case .readingResumed(let side, let life):
+            host(side) { $0.readingResumed(life: life) }
+        case .writeLanded(let side, let life, let number):
+            host(side) { $0.writeLanded(life: life, number: number) }
         case .outboxSynced(let side, let life):
             host(side) { $0.outboxSynced(life: life) }
         case .echo(let run, let life):
@@ -393,8 +393,9 @@ package final class Simulator {
         case .dialFailed(let side, let reason, _): "dial failed at \(side): \(reason)"
         case .hostTimer(let side, let timer, _): "timer \(timer) at \(side)"
         case .linkTick(let side, _): "link tick at \(side)"
-        case .endOfTurn(let side, _): "end of turn at \(side)"
-        case .writeLanded(let side, _): "write lands at \(side)"
+        case .turn(let side, _): "turn at \(side)"
+        case .readingResumed(let side, _): "reading resumed at \(side)"
+        case .writeLanded(let side, _, let number): "write \(number) lands at \(side)"
         case .outboxSynced(let side, _): "outbox synced at \(side)"
         case .echo(let run, _): "watcher echo of \(run.id) version \(run.version)"
         case .step(let step): "step \(step)"
@@ -415,8 +416,9 @@ protocol SimHostProtocol: AnyObject {
     func linkEvent(_ make: (LinkInstant) -> LinkEngine.Event)
     func timerFired(_ timer: NodeTimer, token: UInt64)
     func linkTick(life: UInt64)
-    func endOfTurn(life: UInt64)
-    func writeLanded(life: UInt64)
+    func turn(life: UInt64)
+    func readingResumed(life: UInt64)
+    func writeLanded(life: UInt64, number: UInt64)
     func outboxSynced(life: UInt64)
 }
 

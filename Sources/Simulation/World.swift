@@ -29,9 +29,12 @@ final class World {
         case dialFailed(Side, reason: String, life: UInt64)
         case hostTimer(Side, NodeTimer, token: UInt64)
         case linkTick(Side, life: UInt64)
-        case endOfTurn(Side, life: UInt64)
-        /// The next durable write on a side's write queue lands.
-        case writeLanded(Side, life: UInt64)
+        /// A side's runner asked for a turn (`RunnerPorts.scheduleTurn`).
+        case turn(Side, life: UInt64)
+        /// A side reads its connections again (`RunnerPorts.setReadingPaused`).
+        case readingResumed(Side, life: UInt64)
+        /// Durable write `number` on a side's write queue lands.
+        case writeLanded(Side, life: UInt64, number: UInt64)
         /// The group commit of a side's outbox appends reached the disk (fdatasync).
         case outboxSynced(Side, life: UInt64)
         /// The phone's directory watcher reports a file the phone wrote, late (inotify echoes its own

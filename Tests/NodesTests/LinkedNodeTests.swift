@@ -181,6 +181,8 @@ struct ScriptedNode: ShelledNode {
         case node(NodeAction)
     }
 
+    static func isStoreWrite(_ action: Action) -> Bool { false }
+
     var heard: [String] = []
     /// Hearing `launchDropped` needs a read of `document` (the phone's runs known by summary).
     var needsReadsOnLaunchDropped = false
