@@ -79,6 +79,8 @@ package final class NodeRunner<Node: ShelledNode> {
     private var turnEndAsked = false
     private var turnEndWaiting = false
     private var turnScheduled = false
+    /// Events whose reads repeated, fed again at the next turn.
+    private var deferred: [Event] = []
     private var draining = false
     private var stopped = false
     private var readingPaused = false
@@ -118,7 +120,9 @@ package final class NodeRunner<Node: ShelledNode> {
 
     /// Whether events wait to be fed.
     package var hasWork: Bool {
-        !stopped && (failure != nil || resumeNext || head < queue.count || linkHead < linkBacklog.count || turnEndAsked)
+        !stopped
+            && (failure != nil || resumeNext || head < queue.count || linkHead < linkBacklog.count || turnEndAsked
+                || !deferred.isEmpty)
     }
 
     /// Whether durable writes are in flight.
@@ -160,6 +164,8 @@ package final class NodeRunner<Node: ShelledNode> {
     /// writes have landed; the work the last turn left goes on.
     package func turn() {
         turnScheduled = false
+        queue.insert(contentsOf: deferred, at: head)
+        deferred = []
         if turnEndAsked {
             turnEndAsked = false
             turnEndWaiting = true
@@ -287,9 +293,10 @@ package final class NodeRunner<Node: ShelledNode> {
             } catch {
                 guard !reads.answers(error) else {
                     // Nothing changed since it was given these: asking again would never end. The
-                    // event waits for the next turn, after the loop's other work.
+                    // event is fed again next turn; the ones after it, and the loop's other work,
+                    // go on meanwhile.
                     ports.diagnose(.readsRepeated(error))
-                    queue.insert(event, at: head)
+                    deferred.append(event)
                     return scheduleTurn()
                 }
                 reads.add(ports.read(error, link: node.link), answering: error, link: node.link)
