@@ -52,6 +52,8 @@ final class SimHost<Node: ShelledNode, Store>: RunnerPorts {
     /// The write queue: durable writes begun and not landed yet, in order, each with its number and
     /// whether a read already put it on the disk (its landing is still reported in turn).
     var writesInFlight: [(number: UInt64, action: LinkedNode<Node>.Action, onDisk: Bool)] = []
+    /// The write whose landing is scheduled.
+    var scheduledLanding: UInt64?
     var hasWritesInFlight: Bool { !writesInFlight.isEmpty }
     /// The runner stopped reading the link: what arrives on a connection (bytes, a close) waits in
     /// the socket's buffer, in order, until a later turn after it reads again.
@@ -159,6 +161,7 @@ final class SimHost<Node: ShelledNode, Store>: RunnerPorts {
         runner?.stop()
         runner = nil
         writesInFlight = []
+        scheduledLanding = nil
         readingPaused = false
         unread = []
     }

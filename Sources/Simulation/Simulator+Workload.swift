@@ -18,6 +18,7 @@ extension Simulator {
         phone.settle(request)
         let reply = phone.replies.removeValue(forKey: request)
         world.record(.phone, "admin \(command) → \(reply?.status.rawValue ?? "none") \(reply?.message ?? "")")
+        crashAfterAcknowledging(.phone, reply)
         return reply
     }
 
@@ -29,7 +30,15 @@ extension Simulator {
         watch.settle(request)
         let reply = watch.replies.removeValue(forKey: request)
         world.record(.watch, "admin \(command) → \(reply?.status.rawValue ?? "none") \(reply?.message ?? "")")
+        crashAfterAcknowledging(.watch, reply)
         return reply
+    }
+
+    /// One acknowledged request in fifty meets a crash right after its reply, before the writes
+    /// still in flight land: what the reply acknowledged must already be on disk.
+    private func crashAfterAcknowledging(_ side: Side, _ reply: AdminResponse?) {
+        guard options.faults, world.now < options.activity, reply?.status == .ok, world.chance(0.02) else { return }
+        world.schedule(after: .zero, .step(.crashNow(side)))
     }
 
     private func facts(_ instance: InstanceID, _ link: LinkEngine) -> ShellFacts {
