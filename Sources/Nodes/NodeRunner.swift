@@ -50,6 +50,22 @@ package enum TurnDiagnostic: Equatable, Sendable, CustomStringConvertible {
     }
 }
 
+/// How much one turn may do.
+package struct RunnerBudget: Sendable {
+    /// Events fed per turn before the rest waits for the next (a drain of thousands of transfers
+    /// leaves room for admin requests, heartbeats and other connections).
+    package var events = 32
+    /// Bytes are fed at most this many at a time (the engine takes a frame split anywhere): the
+    /// transfers one slice carries are merged in one step.
+    package var sliceBytes = 16 << 10
+    /// How many link events may wait, and how many actions may wait for writes, before the
+    /// link stops reading.
+    package var backlog = 64
+    package var waitingActions = 4096
+
+    package init() {}
+}
+
 /// The one scheduler of a node (docs/ARCHITECTURE.md, "One scheduler"): it decides in what order the
 /// node takes its events and in what order, and when, the host carries out its actions. Events are
 /// fed one at a time (nothing re-enters the node): a failed durable action first, then a `.resume`,
@@ -92,27 +108,13 @@ package final class NodeRunner<Node: ShelledNode> {
     package private(set) var hasFailed = false
     private var hold = LinkEventHold()
     private var busySince = LinkInstant(.zero)
-    /// Events fed since the runner last ran out of work (the simulator's check of endless work).
+    /// Events fed since the runner last ran out of work (the simulator's check of endless work), and
+    /// the most one turn has fed (its check that the loop's other work is never held up longer).
     package private(set) var fedSinceIdle = 0
-    package let budget: Budget
+    package private(set) var longestTurn = 0
+    package let budget: RunnerBudget
 
-    /// How much one turn may do.
-    package struct Budget: Sendable {
-        /// Events fed per turn before the rest waits for the next (a drain of thousands of transfers
-        /// leaves room for admin requests, heartbeats and other connections).
-        package var events = 32
-        /// Bytes are fed at most this many at a time (the engine takes a frame split anywhere): the
-        /// transfers one slice carries are merged in one step.
-        package var sliceBytes = 16 << 10
-        /// How many link events may wait, and how many actions may wait for writes, before the
-        /// link stops reading.
-        package var backlog = 64
-        package var waitingActions = 4096
-
-        package init() {}
-    }
-
-    package init(_ node: LinkedNode<Node>, ports: any RunnerPorts<Node>, budget: Budget = Budget()) {
+    package init(_ node: LinkedNode<Node>, ports: any RunnerPorts<Node>, budget: RunnerBudget = RunnerBudget()) {
         self.node = node
         self.ports = ports
         self.budget = budget
@@ -239,6 +241,7 @@ package final class NodeRunner<Node: ShelledNode> {
             }
             fed += 1
             fedSinceIdle += 1
+            longestTurn = max(longestTurn, fed)
             run(event)
             if head > 1024 {
                 queue.removeFirst(head)

@@ -52,6 +52,9 @@ final class SimHost<Node: ShelledNode, Store>: RunnerPorts {
     /// The write queue: durable writes begun and not landed yet, in order, each with its number and
     /// whether a read already put it on the disk (its landing is still reported in turn).
     var writesInFlight: [(number: UInt64, action: LinkedNode<Node>.Action, onDisk: Bool)] = []
+    /// The runner's turn budget: the daemons' events per turn, or fewer (a seed draws it), so turns
+    /// end, and the loop's other work comes between, at more places.
+    var budget = RunnerBudget()
     /// The write whose landing is scheduled.
     var scheduledLanding: UInt64?
     var hasWritesInFlight: Bool { !writesInFlight.isEmpty }
@@ -137,7 +140,7 @@ final class SimHost<Node: ShelledNode, Store>: RunnerPorts {
                 nextComplicationSequence: disk.complicationOutbox.nextSequence, contextSlotCurrent: disk.stoppedCleanly),
             seed: world.random.next())
         disk.stoppedCleanly = false
-        runner = NodeRunner(LinkedNode(node, link: link), ports: self)
+        runner = NodeRunner(LinkedNode(node, link: link), ports: self, budget: budget)
         isUp = true
         before(self)
         handleLink(.started(now: linkNow))
@@ -249,10 +252,17 @@ final class SimHost<Node: ShelledNode, Store>: RunnerPorts {
         }
     }
 
-    /// One event led to an endless chain of work (invariant 8): the node is stopped where it is.
+    /// One event led to an endless chain of work, or one turn of the loop held up everything else
+    /// (invariant 8): the node is stopped where it is.
     private func checkRunaway(_ reason: @autoclosure () -> String? = nil) {
         guard let runner, runaway == nil else { return }
-        let reason = reason() ?? (runner.fedSinceIdle > 20_000 ? "more than 20,000 events fed without a pause" : nil)
+        let reason =
+            reason()
+            ?? (runner.fedSinceIdle > 20_000
+                ? "more than 20,000 events fed without a pause"
+                : runner.longestTurn > runner.budget.events + 1
+                    ? "one turn fed \(runner.longestTurn) events: the loop's other work (admin, heartbeats, the watchdog) waited behind them"
+                    : nil)
         guard let reason else { return }
         runaway = "unbounded on the \(side): \(reason)"
         world.record(side, String(runaway?.prefix(400) ?? ""))

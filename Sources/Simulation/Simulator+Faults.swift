@@ -38,6 +38,10 @@ extension Simulator {
         case 10:
             world.network.startDropping(towards: world.chance(0.5) ? .phone : .watch)
             world.schedule(after: world.milliseconds(300...6_000), .step(.heal))
+        case 9 where world.chance(0.5):
+            // The directory watcher lost track (an inotify queue overflow): phoned rescans.
+            world.record(.phone, "the directory watcher overflows")
+            phone.post(.watcherNoticed("inotify queue overflowed", rescan: true))
         case 11:
             let side: Side = world.chance(0.5) ? .phone : .watch
             world.record(side, "the next durable write will fail")

@@ -103,6 +103,17 @@ extension Simulator {
             }
             host.post(.runsLoaded(reads))
         case .rescan:
+            // As phoned's rescan: every document offered again, in the gather's order, then the end.
+            let files = host.store
+            for id in files.tombstones.keys.sorted() {
+                host.post(.externalChange(.documentChanged(.tombstone(files.tombstones[id]!))))
+            }
+            for id in files.splits.keys.sorted() {
+                host.post(.externalChange(.documentChanged(.split(files.splits[id]!))))
+            }
+            for id in files.runs.keys.sorted() {
+                host.post(.externalChange(.documentChanged(.workout(files.runs[id]!))))
+            }
             host.post(.rescanFinished(.success([])))
         case .node:
             break

@@ -153,6 +153,13 @@ package final class Simulator {
             side: .phone, instance: Self.instance(1), queueID: Self.instance(3), store: PhoneFiles(), world: world)
         watch = SimHost(
             side: .watch, instance: Self.instance(2), queueID: Self.instance(4), store: WatchFiles(), world: world)
+        // Half the seeds run a side with a smaller turn budget than the daemons' (2 events or more),
+        // and half with a shorter backlog before it stops reading: turns end, and reading pauses, at
+        // more places than the daemons' figures reach with the workload's small bursts.
+        for host in [phone, watch] as [any SimBudgeted] {
+            if world.chance(0.5) { host.budget.events = world.pick(2...host.budget.events) }
+            if world.chance(0.5) { host.budget.backlog = world.pick(0...host.budget.backlog) }
+        }
         phone.performStore = { host, action in Self.performPhone(host, action) }
         phone.read = { host, needs in
             var reads = Reads()
@@ -423,3 +430,10 @@ protocol SimHostProtocol: AnyObject {
 }
 
 extension SimHost: SimHostProtocol {}
+
+/// Either host's runner budget.
+protocol SimBudgeted: AnyObject {
+    var budget: RunnerBudget { get set }
+}
+
+extension SimHost: SimBudgeted {}
