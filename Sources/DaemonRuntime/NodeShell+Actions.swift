@@ -18,7 +18,7 @@ extension NodeShell {
             if let shared = Node.nodeAction(action) {
                 try perform(shared)
             } else {
-                try performStore(action)
+                try daemon.performStore(action)
             }
         case .link(let action, let run):
             link.carryOut(driven: action, run: run)
@@ -73,7 +73,7 @@ extension NodeShell {
         case .notifyStopping:
             try? notifier.stopping()
         case .closeServices:
-            closeServices()
+            daemon.closeServices()
             link.stop()
             if let watchdogTimer { loop.cancelTimer(watchdogTimer) }
         case .exit(let code):

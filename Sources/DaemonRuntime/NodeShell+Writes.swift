@@ -22,7 +22,7 @@ extension NodeShell {
     }
 
     private func durableWrite(_ action: Node.Action) -> (@Sendable () throws -> Void)? {
-        guard let shared = Node.nodeAction(action) else { return storeWrite(action) }
+        guard let shared = Node.nodeAction(action) else { return daemon.storeWrite(action) }
         guard shared.isDurableWrite else { return nil }
         switch shared {
         case .persistClock(let stamp):

@@ -16,6 +16,19 @@ import WorkoutModel
 /// exit. The daemon adds its own store: `storeWrite` and `performStore`. Durable writes (the store's
 /// and the link's state) run on one write queue off the loop, in order (docs/PROTOCOL.md, "The order
 /// of writes").
+/// What a daemon gives its shell: its own store and services (passed at `init`).
+package protocol DaemonPorts<Node>: AnyObject {
+    associatedtype Node: ShelledNode
+    /// The durable store write `action` stands for, to run on the write queue (`ShelledNode.isStoreWrite`).
+    func storeWrite(_ action: Node.Action) -> @Sendable () throws -> Void
+    /// Reads the documents the node asked for.
+    func read(_ needs: NeedsReads) -> Reads
+    /// Carries out one of the node's other store actions (it may feed events back with `post`).
+    func performStore(_ action: Node.Action) throws
+    /// Stops the daemon's own services (the admin socket, phoned's watcher).
+    func closeServices()
+}
+
 package final class NodeShell<Node: ShelledNode>: RunnerPorts, @unchecked Sendable {
     // @unchecked: after `init`, every member is used only on `loop`'s thread.
     package private(set) var runner: NodeRunner<Node>!
@@ -37,23 +50,16 @@ package final class NodeShell<Node: ShelledNode>: RunnerPorts, @unchecked Sendab
     /// Turns cut short by their budget (logged now and then, not each time).
     private var budgetsSpent = 0
 
-    /// The daemon's durable store writes: the work for `action`, to run on the write queue (nil when
-    /// `action` is not one); `performStore` gets the rest.
-    package var storeWrite: (Node.Action) -> (@Sendable () throws -> Void)? = { _ in nil }
-
-    /// Reads the documents the node asked for (the daemon's store).
-    package var read: (NeedsReads) -> Reads = { _ in Reads() }
-    /// Carries out one of the node's own actions (its store's writes); throws when a durable one failed.
-    package var performStore: @Sendable (Node.Action) throws -> Void = { _ in }
-    /// Stops the daemon's own services (the admin socket, phoned's watcher).
-    package var closeServices: () -> Void = {}
+    /// The daemon: its store and its services.
+    unowned let daemon: any DaemonPorts<Node>
     /// phoned's listening port, for status.
     package var listenPort = 0
 
     package init(
-        node: Node, loop: EventLoop, link: LinkEndpoint, logger: Logger, clockFile: ClockFile, stateDirectory: String,
-        notifier: SystemdNotifier
+        node: Node, daemon: any DaemonPorts<Node>, loop: EventLoop, link: LinkEndpoint, logger: Logger,
+        clockFile: ClockFile, stateDirectory: String, notifier: SystemdNotifier
     ) {
+        self.daemon = daemon
         self.loop = loop
         self.link = link
         self.logger = logger
@@ -121,7 +127,7 @@ package final class NodeShell<Node: ShelledNode>: RunnerPorts, @unchecked Sendab
     package func read(_ needs: NeedsReads, link engine: LinkEngine) -> Reads {
         // What the node reads must include every write begun before.
         writes.sync {}
-        var reads = read(needs)
+        var reads = daemon.read(needs)
         if needs.outstandingTransfers { reads.outstandingTransfers = link.outstandingTransfers(engine: engine) }
         return reads
     }

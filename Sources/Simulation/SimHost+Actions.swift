@@ -15,7 +15,7 @@ extension SimHost {
     func apply(_ action: LinkedNode<Node>.Action) {
         switch action {
         case .inner(let action):
-            if let shared = Node.nodeAction(action) { perform(shared) } else { performStore(self, action) }
+            if let shared = Node.nodeAction(action) { perform(shared) } else { Store.perform(self, action) }
         case .link(let action, _):
             perform(action)
         case .messageAttempt, .appendsRenumbered, .resume:

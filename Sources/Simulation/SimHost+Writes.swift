@@ -65,6 +65,6 @@ extension SimHost {
             writesInFlight[index].onDisk = true
             apply(writesInFlight[index].action)
         }
-        return read(self, needs)
+        return Store.read(self, needs)
     }
 }

@@ -29,7 +29,7 @@ struct LinkDisk {
 /// `NodeRunner` the daemons run, against the simulated network, disk and clock: the host is the
 /// runner's ports (`RunnerPorts`) and decides no order of its own. `Store` is the node's own files
 /// (phone: the document directory; watch: the cache).
-final class SimHost<Node: ShelledNode, Store>: RunnerPorts {
+final class SimHost<Node, Store: SimStore>: RunnerPorts where Store.Node == Node {
     let side: Side
     var instance: InstanceID
     var queueID: InstanceID
@@ -101,10 +101,6 @@ final class SimHost<Node: ShelledNode, Store>: RunnerPorts {
 
     /// What the world provides: the time, scheduling, the network and the node's store.
     unowned let world: World
-    /// Carries out one of the node's store actions (it may feed events back with `post`).
-    var performStore: (SimHost, Node.Action) -> Void = { _, _ in }
-    /// Reads what the node asked for.
-    var read: (SimHost, NeedsReads) -> Reads = { _, _ in Reads() }
 
     init(side: Side, instance: InstanceID, queueID: InstanceID, store: Store, world: World) {
         self.side = side

@@ -66,7 +66,29 @@ extension Simulator {
     /// The phone's complication budget a day: small, so a seed sends complications both ways.
     static let complicationsPerDay = 3
 
-    static func performPhone(_ host: SimHost<PhoneNode, PhoneFiles>, _ action: PhoneNode.Action) {
+}
+
+/// A simulated process's own files, as its host's store port.
+protocol SimStore {
+    associatedtype Node: ShelledNode
+    /// Carries out one of the node's store actions (it may feed events back with `post`).
+    static func perform(_ host: SimHost<Node, Self>, _ action: Node.Action)
+    /// Reads what the node asked for.
+    static func read(_ host: SimHost<Node, Self>, _ needs: NeedsReads) -> Reads
+}
+
+extension PhoneFiles: SimStore {
+    typealias Node = PhoneNode
+
+    static func read(_ host: SimHost<PhoneNode, PhoneFiles>, _ needs: NeedsReads) -> Reads {
+        var reads = Reads()
+        for id in needs.documents.keys {
+            reads.documents[id] = host.store.runs[id].map { .success($0) } ?? .failure(ReadFailure("no such file"))
+        }
+        return reads
+    }
+
+    static func perform(_ host: SimHost<PhoneNode, PhoneFiles>, _ action: PhoneNode.Action) {
         switch action {
         case .store(.writeSplit(let split)): host.store.splits[split.id] = split
         case .store(.removeSplitFile(let id)): host.store.splits[id] = nil
@@ -120,7 +142,19 @@ extension Simulator {
         }
     }
 
-    static func performWatch(_ host: SimHost<WatchNode, WatchFiles>, _ action: WatchNode.Action) {
+}
+
+extension WatchFiles: SimStore {
+    typealias Node = WatchNode
+
+    static func read(_ host: SimHost<WatchNode, WatchFiles>, _ needs: NeedsReads) -> Reads {
+        Reads(
+            outstandingTransfers: host.disk.outbox.pending.map {
+                OutstandingTransfer(sequence: $0.sequence, bytes: $0.payload.count, ageSeconds: 0, sent: false)
+            })
+    }
+
+    static func perform(_ host: SimHost<WatchNode, WatchFiles>, _ action: WatchNode.Action) {
         switch action {
         case .store(.persistWorkout(let run)): host.store.runs[run.id] = run
         // The run's plain file: the store above is the durable state, which `persistWorkout` set.

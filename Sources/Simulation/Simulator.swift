@@ -160,21 +160,6 @@ package final class Simulator {
             if world.chance(0.5) { host.budget.events = world.pick(2...host.budget.events) }
             if world.chance(0.5) { host.budget.backlog = world.pick(0...host.budget.backlog) }
         }
-        phone.performStore = { host, action in Self.performPhone(host, action) }
-        phone.read = { host, needs in
-            var reads = Reads()
-            for id in needs.documents.keys {
-                reads.documents[id] = host.store.runs[id].map { .success($0) } ?? .failure(ReadFailure("no such file"))
-            }
-            return reads
-        }
-        watch.performStore = { host, action in Self.performWatch(host, action) }
-        watch.read = { host, _ in
-            Reads(
-                outstandingTransfers: host.disk.outbox.pending.map {
-                    OutstandingTransfer(sequence: $0.sequence, bytes: $0.payload.count, ageSeconds: 0, sent: false)
-                })
-        }
         world.network.phoneListening = { [unowned phone] in phone.isUp }
         // A process that exits (after a failed write) is started again, as systemd would.
         phone.onExit = { [unowned world] _ in

@@ -15,12 +15,15 @@ import WorkoutModel
 /// Start-up order: the state directory (instance ID, settings), the initial gather of the whole
 /// document directory (nothing can be pushed before it finishes: the link is not even listening
 /// yet), the link, the watcher, the admin socket, then the readiness line and `READY=1`.
-final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
+final class PhoneDaemon: LaunchedDaemon, DaemonPorts, @unchecked Sendable {
     // @unchecked: after `init`, every member is used only on `loop`'s thread.
     let configuration: PhonedConfiguration
     let loop: EventLoop
     let documents: DocumentDirectory
-    let shell: NodeShell<PhoneNode>
+    private(set) var shell: NodeShell<PhoneNode>!
+    /// The state directory and the link's file store, where some store writes land.
+    private let state: String
+    private let files: FileTransferStore
     var watcher: DirectoryWatcher?
     var admin: AdminServer<PhoneCommand>?
     /// The run index being written after the start, which a graceful stop lets finish.
@@ -29,6 +32,7 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
     init(configuration: PhonedConfiguration, logger: Logger) throws {
         self.configuration = configuration
         let state = configuration.stateDirectory
+        self.state = state
         loop = try EventLoop(name: "phoned")
         // The document directory's parents may not exist yet on a fresh machine (DocumentDirectory
         // creates one level only, so a typo in a deep path is not silently materialised elsewhere).
@@ -68,28 +72,37 @@ final class PhoneDaemon: LaunchedDaemon, @unchecked Sendable {
             complicationsPerDay: configuration.complicationTransfersPerDay,
             complicationBudget: try StateFiles.readState(ComplicationBudget.self, "\(state)/complication-budget.json")
                 ?? ComplicationBudget(), life: endpoint.state.starts)
+        files = endpoint.state.files
         shell = NodeShell(
-            node: node, loop: loop, link: endpoint, logger: logger, clockFile: clockFile, stateDirectory: state,
-            notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment))
-        shell.read = { [documents] in documents.read($0) }
-        shell.storeWrite = { [documents, files = endpoint.state.files] action in
-            guard case .store(let write) = action else { return nil }
-            return { try documents.perform(write, stateDirectory: state, inbox: files) }
+            node: node, daemon: self, loop: loop, link: endpoint, logger: logger, clockFile: clockFile,
+            stateDirectory: state, notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment))
+    }
+
+    // MARK: The shell's ports
+
+    typealias Node = PhoneNode
+
+    func storeWrite(_ action: PhoneNode.Action) -> @Sendable () throws -> Void {
+        guard case .store(let write) = action else { preconditionFailure("\(action) is not a store write") }
+        return { [documents, state, files] in try documents.perform(write, stateDirectory: state, inbox: files) }
+    }
+
+    func read(_ needs: NeedsReads) -> Reads { documents.read(needs) }
+
+    func performStore(_ action: PhoneNode.Action) {
+        switch action {
+        case .loadRuns(let wanted):
+            shell.post(.runsLoaded(documents.read(NeedsReads(documents: wanted))))
+        case .rescan:
+            rescan()
+        case .store, .node:
+            break  // store writes go to the write queue (`storeWrite`); the shell does the rest
         }
-        shell.performStore = { [unowned self, documents] action in
-            switch action {
-            case .loadRuns(let wanted):
-                shell.post(.runsLoaded(documents.read(NeedsReads(documents: wanted))))
-            case .rescan:
-                rescan()
-            case .store, .node:
-                break  // store writes go to the write queue (`storeWrite`); the shell does the rest
-            }
-        }
-        shell.closeServices = { [unowned self] in
-            admin?.close()
-            watcher?.stop()
-        }
+    }
+
+    func closeServices() {
+        admin?.close()
+        watcher?.stop()
     }
 
     /// Runs the start-up sequence on the loop; returns the readiness line.

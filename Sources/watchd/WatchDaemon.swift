@@ -16,12 +16,12 @@ import WorkoutModel
 /// context (the session coordinator reconciles right there, so a run that ended while watchd was
 /// down ends its session now), then the link (dialling the phone), the admin socket, the readiness
 /// line and `READY=1`.
-final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
+final class WatchDaemon: LaunchedDaemon, DaemonPorts, @unchecked Sendable {
     // @unchecked: after `init`, every member is used only on `loop`'s thread.
     let configuration: WatchdConfiguration
     let loop: EventLoop
     let cache: WatchCacheDirectory
-    let shell: NodeShell<WatchNode>
+    private(set) var shell: NodeShell<WatchNode>!
     var admin: AdminServer<WatchCommand>?
     private let skippedCacheFiles: [String]
 
@@ -50,14 +50,25 @@ final class WatchDaemon: LaunchedDaemon, @unchecked Sendable {
             live: LiveDriver(now: .current, persistedVersion: try StateFiles.liveVersion(stateDirectory: state)),
             clockOffset: configuration.clockOffset, complication: contents.complication, life: endpoint.state.starts)
         shell = NodeShell(
-            node: node, loop: loop, link: endpoint, logger: logger, clockFile: clockFile, stateDirectory: state,
-            notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment))
-        shell.storeWrite = { [cache] action in
-            guard case .store = action else { return nil }
-            return { try cache.perform(action) }
-        }
-        shell.closeServices = { [unowned self] in admin?.close() }
+            node: node, daemon: self, loop: loop, link: endpoint, logger: logger, clockFile: clockFile,
+            stateDirectory: state, notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment))
     }
+
+    // MARK: The shell's ports
+
+    typealias Node = WatchNode
+
+    func storeWrite(_ action: WatchNode.Action) -> @Sendable () throws -> Void {
+        { [cache] in try cache.perform(action) }
+    }
+
+    /// The node reads nothing of the cache's (it holds it all).
+    func read(_ needs: NeedsReads) -> Reads { Reads() }
+
+    /// Every store action of the watch's is a durable write (`storeWrite`).
+    func performStore(_ action: WatchNode.Action) {}
+
+    func closeServices() { admin?.close() }
 
     /// Runs the start-up sequence on the loop; returns the readiness line.
     func start() throws -> String {
