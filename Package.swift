@@ -44,7 +44,7 @@ let package = Package(
         .target(name: "LiveMirror", dependencies: ["WorkoutModel"], swiftSettings: swiftSettings),
         // I/O: the watch's plain-file cache (no database) and its session record.
         .target(
-            name: "WatchStore", dependencies: ["WatchEngine", "LinkProtocol", "LinkRuntime", "POSIX"],
+            name: "WatchStore", dependencies: ["WatchEngine", "LinkRuntime", "POSIX"],
             swiftSettings: swiftSettings),
         // Pure: hand-written command-line parsing with help at every level (argv → command value).
         .target(name: "ArgumentParsing", swiftSettings: swiftSettings),
@@ -73,8 +73,7 @@ let package = Package(
         .target(
             name: "DaemonRuntime",
             dependencies: [
-                "LinkRuntime", "ArgumentParsing", "AdminCommands", "LiveMirror", "POSIX", "DaemonConfiguration",
-                "AdminClient", "Trace", "Nodes",
+                "LinkRuntime", "AdminCommands", "POSIX", "DaemonConfiguration", "Trace", "Nodes",
             ],
             swiftSettings: swiftSettings),
         // I/O: the daemons' config files — each key declared once (name, type, default, doc line).
@@ -88,8 +87,8 @@ let package = Package(
         .executableTarget(
             name: "phoned",
             dependencies: [
-                "AdminCommands", "SyncEngine", "PhoneStore", "DaemonRuntime", "LinkRuntime", "LiveMirror",
-                "DaemonConfiguration", "POSIX", "Trace",
+                "AdminCommands", "SyncEngine", "PhoneStore", "DaemonRuntime", "LinkRuntime", "DaemonConfiguration",
+                "POSIX",
             ],
             swiftSettings: swiftSettings
         ),
@@ -100,8 +99,8 @@ let package = Package(
         .executableTarget(
             name: "watchd",
             dependencies: [
-                "AdminCommands", "WatchEngine", "WatchStore", "DaemonRuntime", "ArgumentParsing", "LinkRuntime",
-                "LiveMirror", "DaemonConfiguration", "POSIX",
+                "AdminCommands", "WatchEngine", "WatchStore", "DaemonRuntime", "LinkRuntime", "DaemonConfiguration",
+                "POSIX",
             ],
             swiftSettings: swiftSettings
         ),
@@ -159,7 +158,7 @@ let package = Package(
         .testTarget(name: "TraceTests", dependencies: ["Trace", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "LinkProtocolTests",
-            dependencies: ["LinkProtocol", "TestSupport"],
+            dependencies: ["LinkProtocol"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -199,14 +198,14 @@ let package = Package(
         ),
         .testTarget(
             name: "AdminCommandsTests",
-            dependencies: ["AdminCommands", "TestSupport"],
+            dependencies: ["AdminCommands"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "DaemonRuntimeTests",
             dependencies: [
                 "DaemonRuntime", "AdminCommands", "ArgumentParsing", "TestSupport", "POSIX", "DaemonConfiguration",
-                "AdminClient", "Nodes", "LinkProtocol",
+                "AdminClient",
             ],
             swiftSettings: swiftSettings
         ),
@@ -224,7 +223,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "SimulationTests", dependencies: ["Simulation"], swiftSettings: swiftSettings),
-        .testTarget(name: "ChaosTestTests", dependencies: ["chaostest", "WorkoutModel"], swiftSettings: swiftSettings),
+        .testTarget(name: "ChaosTestTests", dependencies: ["chaostest"], swiftSettings: swiftSettings),
         .testTarget(
             name: "FuzzCorpusTests", dependencies: ["FuzzTargets", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
