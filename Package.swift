@@ -23,10 +23,13 @@ let package = Package(
         // files and fsync, directory listing, inotify, signals, threads, clocks, their errors, and the
         // admin CLIs' blocking Unix-socket client.
         .target(name: "POSIX", swiftSettings: swiftSettings),
+        // I/O: the durable files the stores and the link share — atomic replace, the two-half record file,
+        // files pending their publish, the event journal — and the process's fsync latencies. No libcrypto.
+        .target(name: "DurableFiles", dependencies: ["LinkProtocol", "POSIX", "Trace"], swiftSettings: swiftSettings),
         // I/O: the link endpoint on POSIX's event loop, the durable outbox and slot files, pairing-key crypto.
         .target(
             name: "LinkRuntime",
-            dependencies: ["LinkProtocol", "COpenSSL", "POSIX", "Trace"],
+            dependencies: ["LinkProtocol", "COpenSSL", "DurableFiles", "POSIX", "Trace"],
             swiftSettings: swiftSettings
         ),
         // Pure: the phone's SyncEngine decisions — ingest gates, operations, tombstones, the state push.
@@ -37,14 +40,14 @@ let package = Package(
         // I/O: the phone's iCloud-Drive-style document directory — atomic writes, the scan, inotify.
         .target(
             name: "PhoneStore",
-            dependencies: ["WorkoutModel", "SyncEngine", "LinkRuntime", "POSIX", "Nodes"],
+            dependencies: ["WorkoutModel", "SyncEngine", "DurableFiles", "POSIX", "Nodes"],
             swiftSettings: swiftSettings
         ),
         // Pure: the live-run mirror — run flow phases and timers, LiveProgress ordering, staging and retry.
         .target(name: "LiveMirror", dependencies: ["WorkoutModel"], swiftSettings: swiftSettings),
         // I/O: the watch's plain-file cache (no database) and its session record.
         .target(
-            name: "WatchStore", dependencies: ["WatchEngine", "LinkRuntime", "POSIX"],
+            name: "WatchStore", dependencies: ["WatchEngine", "DurableFiles", "POSIX"],
             swiftSettings: swiftSettings),
         // Pure: hand-written command-line parsing with help at every level (argv → command value).
         .target(name: "ArgumentParsing", swiftSettings: swiftSettings),
@@ -73,7 +76,7 @@ let package = Package(
         .target(
             name: "DaemonRuntime",
             dependencies: [
-                "LinkRuntime", "AdminCommands", "POSIX", "DaemonConfiguration", "Trace", "Nodes",
+                "LinkRuntime", "DurableFiles", "AdminCommands", "POSIX", "DaemonConfiguration", "Trace", "Nodes",
             ],
             swiftSettings: swiftSettings),
         // I/O: the daemons' config files — each key declared once (name, type, default, doc line).
@@ -109,7 +112,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         // scripts/trace: both daemons' journals merged into one mermaid sequenceDiagram (docs/TRACE.md).
         .executableTarget(
-            name: "tracediagram", dependencies: ["AdminCommands", "ArgumentParsing", "LinkRuntime", "Trace"],
+            name: "tracediagram", dependencies: ["AdminCommands", "ArgumentParsing", "DurableFiles", "Trace"],
             swiftSettings: swiftSettings),
         // A bare link endpoint for tests and experiments: queues transfers, records what it applies.
         .executableTarget(name: "linkpeer", dependencies: ["LinkRuntime", "POSIX"], swiftSettings: swiftSettings),
@@ -128,8 +131,8 @@ let package = Package(
         .executableTarget(
             name: "bench",
             dependencies: [
-                "LinkRuntime", "SyncEngine", "PhoneStore", "WorkoutModel", "TestSupport", "DaemonRuntime",
-                "AdminCommands", "AdminClient", "DaemonConfiguration", "POSIX",
+                "LinkRuntime", "DurableFiles", "SyncEngine", "PhoneStore", "WorkoutModel", "TestSupport",
+                "DaemonRuntime", "AdminCommands", "AdminClient", "DaemonConfiguration", "POSIX",
             ],
             swiftSettings: swiftSettings),
         // Test-only: manual clock, temporary directories, free ports, spawning daemons (their config
@@ -145,8 +148,8 @@ let package = Package(
         .target(
             name: "FuzzTargets",
             dependencies: [
-                "LinkProtocol", "LinkRuntime", "WorkoutModel", "SyncEngine", "WatchEngine", "PhoneStore",
-                "ArgumentParsing", "AdminCommands", "DaemonRuntime", "DaemonConfiguration",
+                "LinkProtocol", "LinkRuntime", "DurableFiles", "WorkoutModel", "SyncEngine", "WatchEngine",
+                "PhoneStore", "ArgumentParsing", "AdminCommands", "DaemonRuntime", "DaemonConfiguration",
             ],
             swiftSettings: swiftSettings),
 
@@ -163,7 +166,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LinkRuntimeTests",
-            dependencies: ["LinkRuntime", "POSIX", "TestSupport", "Trace"],
+            dependencies: ["LinkRuntime", "DurableFiles", "POSIX", "TestSupport", "Trace"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,4 +1,4 @@
-import LinkRuntime
+import DurableFiles
 import WorkoutModel
 
 /// A daemon's persisted hybrid-logical-clock mark (`ClockLease`), `<stateDirectory>/clock`: one stamp

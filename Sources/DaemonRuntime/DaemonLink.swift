@@ -1,4 +1,5 @@
 import DaemonConfiguration
+import DurableFiles
 import LinkProtocol
 import LinkRuntime
 import POSIX

@@ -1,5 +1,6 @@
 import AdminCommands
 import DaemonConfiguration
+import DurableFiles
 import Foundation
 import LinkProtocol
 import LinkRuntime

@@ -1,3 +1,4 @@
+import DurableFiles
 import Foundation
 import LinkProtocol
 import LinkRuntime

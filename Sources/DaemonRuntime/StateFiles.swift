@@ -1,5 +1,5 @@
+import DurableFiles
 import Foundation
-import LinkRuntime
 import WorkoutModel
 
 /// The small files a daemon keeps in its state directory.

@@ -1,9 +1,9 @@
 import AdminCommands
 import DaemonConfiguration
 import DaemonRuntime
+import DurableFiles
 import Foundation
 import LinkProtocol
-import LinkRuntime
 import PhoneStore
 import WorkoutModel
 

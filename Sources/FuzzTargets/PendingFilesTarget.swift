@@ -1,4 +1,4 @@
-import LinkRuntime
+import DurableFiles
 
 /// `PendingFiles` opening over any record (arbitrary bytes at its path, any record in a record file,
 /// or entries built from the input, hostile paths among them, each with no identity, the file's own

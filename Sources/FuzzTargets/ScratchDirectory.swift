@@ -1,5 +1,5 @@
+import DurableFiles
 import Foundation
-import LinkRuntime
 
 /// A fresh directory for one fuzz input's files, removed afterwards: the file-reading targets use
 /// real files, as the daemons do.

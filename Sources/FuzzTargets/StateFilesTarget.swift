@@ -1,3 +1,4 @@
+import DurableFiles
 import LinkProtocol
 import LinkRuntime
 

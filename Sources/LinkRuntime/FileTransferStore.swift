@@ -1,4 +1,5 @@
 import COpenSSL
+import DurableFiles
 import Foundation
 import LinkProtocol
 import POSIX

@@ -1,2 +1,2 @@
-// The link's I/O shell: sockets, timers, durable files and libcrypto.
+// The link's I/O shell: sockets, timers, its outboxes and state files (on DurableFiles), and libcrypto.
 import COpenSSL

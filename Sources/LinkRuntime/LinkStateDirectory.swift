@@ -1,3 +1,4 @@
+import DurableFiles
 import Foundation
 import LinkProtocol
 import POSIX
@@ -157,12 +158,12 @@ package final class LinkStateDirectory: Sendable {
 
     /// The watch state (`<state>/link/watch-state`: the flags byte, CRC32C).
     package func persist(_ state: WatchState) throws {
-        try AtomicFile.write(Self.sealed([state.flags]), to: watchStatePath)
+        try AtomicFile.write(RecordFile.sealed([state.flags]), to: watchStatePath)
     }
 
     private func readWatchState() throws -> WatchState? {
         guard let sealed = try AtomicFile.read(watchStatePath) else { return nil }
-        let bytes = try Self.unsealed(sealed, file: watchStatePath)
+        let bytes = try RecordFile.unsealed(sealed, file: watchStatePath)
         guard bytes.count == 1, let state = WatchState(flags: bytes[0]) else {
             throw StateFileError.malformed(file: watchStatePath, reason: "expected one flags byte with bits 0-2 only")
         }
@@ -231,22 +232,4 @@ package final class LinkStateDirectory: Sendable {
         }
         return id
     }
-
-    private static func sealed(_ bytes: [UInt8]) -> [UInt8] {
-        var sealed = bytes
-        BigEndian.append(CRC32C.checksum(bytes), to: &sealed)
-        return sealed
-    }
-
-    /// `bytes` without their trailing CRC32C, which must match (the earlier `RecordFile` format too).
-    static func unsealed(_ bytes: [UInt8], file: String) throws -> [UInt8] {
-        guard bytes.count >= 4 else { throw StateFileError.malformed(file: file, reason: "shorter than its checksum") }
-        let body = Array(bytes.dropLast(4))
-        let stored = BigEndian.read(UInt32.self, from: bytes, at: bytes.count - 4)
-        guard CRC32C.checksum(body) == stored else {
-            throw StateFileError.malformed(file: file, reason: "checksum mismatch")
-        }
-        return body
-    }
-
 }

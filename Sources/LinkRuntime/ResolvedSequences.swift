@@ -1,3 +1,4 @@
+import DurableFiles
 import LinkProtocol
 
 /// Which of a queue's sequences are finished with — acknowledged by the receiver or cancelled by

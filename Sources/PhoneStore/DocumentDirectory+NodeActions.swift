@@ -1,5 +1,6 @@
+import DurableFiles
 import Foundation
-import LinkRuntime
+import LinkProtocol
 import Nodes
 import POSIX
 import WorkoutModel
@@ -7,9 +8,12 @@ import WorkoutModel
 // The phone node's store actions carried out on the document directory (phoned's I/O thread).
 
 extension DocumentDirectory {
-    /// One of the node's store writes: the document directory's and the state directory's files.
-    /// Runs on the shell's I/O thread.
-    package func perform(_ write: PhoneNode.StoreWrite, stateDirectory: String, inbox: FileTransferStore) throws {
+    /// One of the node's store writes: the document directory's and the state directory's files
+    /// (`inboxPath`: where the link keeps a received file, `FileTransferStore.inboxPath`). Runs on
+    /// the shell's I/O thread.
+    package func perform(
+        _ write: PhoneNode.StoreWrite, stateDirectory: String, inboxPath: (TransferKey) -> String
+    ) throws {
         switch write {
         case .writeSplit(let split):
             try self.write(split)
@@ -33,7 +37,7 @@ extension DocumentDirectory {
             try AtomicFile.write(
                 DocumentCoder.encodeForDisk(budget), to: "\(stateDirectory)/complication-budget.json")
         case .writeSamples(let key, let runID, let startedAt):
-            let path = inbox.inboxPath(key)
+            let path = inboxPath(key)
             guard let bytes = try AtomicFile.read(path) else {
                 throw StateFileError.malformed(file: path, reason: "gone")
             }

@@ -1,5 +1,5 @@
 import Dispatch
-import LinkRuntime
+import DurableFiles
 import POSIX
 import SyncEngine
 import Synchronization

@@ -1,4 +1,4 @@
-import LinkRuntime
+import DurableFiles
 import POSIX
 import SyncEngine
 import WorkoutModel

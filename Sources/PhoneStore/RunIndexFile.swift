@@ -1,5 +1,5 @@
+import DurableFiles
 import LinkProtocol
-import LinkRuntime
 import POSIX
 import WorkoutModel
 

@@ -1,4 +1,3 @@
-import LinkRuntime
 import POSIX
 import WorkoutModel
 

@@ -4,7 +4,7 @@
 /// The default bounds (0.5 ms to 5 s) suit an fsync on a laptop SSD or a loaded VM and a message's
 /// round trip over the link; an observation above the last bound counts only in the implicit
 /// `+Inf` bucket (`count`). A value type: the shell keeps one behind a lock (`LatencyRecorder` in
-/// LinkRuntime) and copies it out to render.
+/// DurableFiles) and copies it out to render.
 package struct LatencyHistogram: Equatable, Sendable {
     /// Upper bounds in seconds: 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250 and 500 ms, 1, 2.5 and 5 s.
     package static let defaultBounds: [Double] = [

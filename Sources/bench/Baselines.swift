@@ -1,6 +1,6 @@
+import DurableFiles
 import Foundation
 import Glibc
-import LinkRuntime
 
 /// Monotonic time in seconds, for intervals only.
 func monotonicSeconds() -> Double {

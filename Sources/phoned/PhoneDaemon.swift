@@ -84,7 +84,9 @@ final class PhoneDaemon: LaunchedDaemon, DaemonPorts, @unchecked Sendable {
 
     func storeWrite(_ action: PhoneNode.Action) -> @Sendable () throws -> Void {
         guard case .store(let write) = action else { preconditionFailure("\(action) is not a store write") }
-        return { [documents, state, files] in try documents.perform(write, stateDirectory: state, inbox: files) }
+        return { [documents, state, files] in
+            try documents.perform(write, stateDirectory: state, inboxPath: files.inboxPath)
+        }
     }
 
     func read(_ needs: NeedsReads) -> Reads { documents.read(needs) }

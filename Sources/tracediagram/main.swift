@@ -3,8 +3,8 @@
 // this reads the files and the arguments. docs/TRACE.md shows a diagram and the command that made it.
 import AdminCommands
 import ArgumentParsing
+import DurableFiles
 import Foundation
-import LinkRuntime
 import Trace
 
 let spec = CommandSpec(

@@ -1,6 +1,6 @@
+import DurableFiles
 import Foundation
 import LinkProtocol
-import LinkRuntime
 import TestSupport
 import Testing
 import Trace

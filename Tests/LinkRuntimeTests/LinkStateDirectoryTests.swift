@@ -1,4 +1,5 @@
 import Dispatch
+import DurableFiles
 import LinkProtocol
 import LinkRuntime
 import TestSupport

@@ -1,5 +1,5 @@
+import DurableFiles
 import Foundation
-import LinkRuntime
 import POSIX
 import Synchronization
 import TestSupport

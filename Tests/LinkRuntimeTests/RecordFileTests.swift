@@ -1,6 +1,6 @@
+import DurableFiles
 import Foundation
 import LinkProtocol
-import LinkRuntime
 import POSIX
 import TestSupport
 import Testing

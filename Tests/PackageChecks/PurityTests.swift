@@ -9,8 +9,8 @@ let pureModules: Set<String> = [
 ]
 /// Modules that are the I/O shell around them.
 let shellModules: Set<String> = [
-    "POSIX", "ChildProcesses", "DaemonConfiguration", "AdminClient", "LinkRuntime", "COpenSSL", "TestSupport",
-    "linkpeer", "PhoneStore",
+    "POSIX", "ChildProcesses", "DaemonConfiguration", "AdminClient", "DurableFiles", "LinkRuntime", "COpenSSL",
+    "TestSupport", "linkpeer", "PhoneStore",
     "DaemonRuntime", "WatchStore", "phoned", "watchd", "phonectl", "watchctl", "chaostest", "bench", "FuzzTargets",
     "tracediagram", "simulate",
 ]

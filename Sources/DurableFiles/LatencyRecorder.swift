@@ -9,7 +9,7 @@ import Trace
 /// node's own histogram: it is a decision-free sum of times the node already has.) Recording takes the lock for a few additions, far below the
 /// cost of the sync it measures.
 package final class LatencyRecorder: Sendable {
-    /// Every `fsync`/`fdatasync` the link's durable files make: `AtomicFile.write` (the file, then
+    /// Every `fsync`/`fdatasync` the durable files make: `AtomicFile.write` (the file, then
     /// its directory), the outbox's group commit and segment roll, and the directory syncs after
     /// creating or removing files. Shared by everything in the process that writes through them
     /// (PhoneStore's documents, WatchStore's cache), so phoned's and watchd's figures cover all of it.

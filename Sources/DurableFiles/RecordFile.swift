@@ -153,7 +153,25 @@ package final class RecordFile: Sendable {
             }
         }
         // The earlier format: the record and its CRC32C.
-        return (Contents(record: try LinkStateDirectory.unsealed(bytes, file: file), otherHalfDamaged: false), nil)
+        return (Contents(record: try unsealed(bytes, file: file), otherHalfDamaged: false), nil)
+    }
+
+    /// `bytes` followed by their CRC32C: the earlier format, and the link's watch-state file's.
+    package static func sealed(_ bytes: [UInt8]) -> [UInt8] {
+        var sealed = bytes
+        BigEndian.append(CRC32C.checksum(bytes), to: &sealed)
+        return sealed
+    }
+
+    /// `bytes` without their trailing CRC32C, which must match (the earlier format too).
+    package static func unsealed(_ bytes: [UInt8], file: String) throws -> [UInt8] {
+        guard bytes.count >= 4 else { throw StateFileError.malformed(file: file, reason: "shorter than its checksum") }
+        let body = Array(bytes.dropLast(4))
+        let stored = BigEndian.read(UInt32.self, from: bytes, at: bytes.count - 4)
+        guard CRC32C.checksum(body) == stored else {
+            throw StateFileError.malformed(file: file, reason: "checksum mismatch")
+        }
+        return body
     }
 
     /// The whole record a half holds, with its sequence; nil when it holds none.
