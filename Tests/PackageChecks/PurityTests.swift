@@ -16,11 +16,13 @@ let shellModules: Set<String> = [
 ]
 
 /// What a pure module may not mention: platform I/O modules, the real clock, random sources, sleeps,
-/// files and sockets.
+/// files and sockets, and the file and process calls FoundationEssentials keeps (reading and writing
+/// whole files, the environment).
 let forbiddenInPureCode = [
     "import Glibc", "import Musl", "import Darwin", "import Dispatch", "import Foundation\n", "import Foundation ",
     "FileManager", "FileHandle", "Date()", "Date.now", "UUID()", "Task.sleep", "DispatchQueue", "ContinuousClock",
     "SuspendingClock", "SystemRandomNumberGenerator", ".random(", "socket(", "fopen(", "Process(",
+    "contentsOfFile:", "Data(contentsOf:", "String(contentsOf:", "write(toFile:", "atomically:", "ProcessInfo",
 ]
 
 /// `source` without its `//` comments, ending in a newline.
@@ -99,6 +101,8 @@ struct PurityTests {
         #expect(purityViolations(in: "import Glibc\nlet x = 1") == ["import Glibc"])
         #expect(purityViolations(in: "import Foundation\n") == ["import Foundation\n"])
         #expect(purityViolations(in: "import FoundationEssentials\n").isEmpty)
+        #expect(purityViolations(in: "let bytes = try Data(contentsOf: url)") == ["Data(contentsOf:"])
+        #expect(purityViolations(in: "bytes.append(contentsOf: more)").isEmpty)
         #expect(purityViolations(in: "let now = Date.now // comment").count == 1)
         #expect(purityViolations(in: "// never calls Date() or UUID()\nlet a = 1").isEmpty)
     }

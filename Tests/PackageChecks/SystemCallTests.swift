@@ -31,17 +31,7 @@ func rawLibcCalls(in source: String) -> [String] {
 
 /// `Package.swift`'s targets and the names in each one's `dependencies: […]`.
 func packageDependencies() throws -> [String: [String]] {
-    let manifest = try String(contentsOfFile: "\(SourceTree.root)/Package.swift", encoding: .utf8)
-    let declaration = /\.(?:target|executableTarget|testTarget|systemLibrary)\(/
-    let name = /name:\s*"([^"]+)"/
-    let dependencies = /dependencies:\s*\[([^\]]*)\]/
-    var graph: [String: [String]] = [:]
-    for chunk in manifest.split(separator: declaration).dropFirst() {
-        guard let target = chunk.firstMatch(of: name)?.1 else { continue }
-        let list = chunk.firstMatch(of: dependencies)?.1 ?? ""
-        graph[String(target)] = list.matches(of: /"([^"]+)"/).map { String($0.1) }
-    }
-    return graph
+    Dictionary(uniqueKeysWithValues: try packageTargets().map { ($0.name, $0.dependencies) })
 }
 
 @Suite("Package checks: one module talks to the system")
