@@ -1,6 +1,13 @@
 import AdminCommands
 import WorkoutModel
 
+/// One admin request on its connection, numbered by the shell.
+package struct AdminRequestID: Hashable, Sendable, CustomStringConvertible {
+    package var rawValue: UInt64
+    package init(_ rawValue: UInt64) { self.rawValue = rawValue }
+    package var description: String { "admin#\(rawValue)" }
+}
+
 /// What an admin verb produced: output for the person (text, and JSON for `--json`), or a refusal
 /// to report (phonectl/watchctl exit 1).
 package enum AdminOutcome: Equatable, Sendable {
