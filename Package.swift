@@ -60,8 +60,7 @@ let package = Package(
         .target(
             name: "Nodes",
             dependencies: [
-                "AdminCommands", "ArgumentParsing", "LinkProtocol", "LiveMirror", "SyncEngine", "Trace", "WatchEngine",
-                "WorkoutModel",
+                "AdminCommands", "LinkProtocol", "LiveMirror", "SyncEngine", "Trace", "WatchEngine", "WorkoutModel",
             ],
             swiftSettings: swiftSettings),
         // Pure: both nodes and link engines under one seed, with a simulated network, disk, clocks and

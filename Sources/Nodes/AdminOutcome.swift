@@ -8,6 +8,26 @@ package struct AdminRequestID: Hashable, Sendable, CustomStringConvertible {
     package var description: String { "admin#\(rawValue)" }
 }
 
+/// Why a node refuses an admin command, in the sentence the CLI prints (`AdminOutcome.serve`
+/// makes it the refusal). The node's own error: the command line's `UsageError` belongs to the
+/// CLIs' parsing, not to a decision about the node's state.
+package struct AdminRefusal: Error, Equatable, Sendable, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
+}
+
+extension WorkoutDocument {
+    /// `logIndex(exercise:)`, refused as an `AdminRefusal` with the same sentence.
+    func refusingLogIndex(exercise: Int) throws(AdminRefusal) -> Int {
+        do { return try logIndex(exercise: exercise) } catch { throw AdminRefusal("\(error)") }
+    }
+
+    /// `setPosition(exercise:set:)`, refused as an `AdminRefusal` with the same sentence.
+    func refusingSetPosition(exercise: Int, set: Int) throws(AdminRefusal) -> (logIndex: Int, setIndex: Int) {
+        do { return try setPosition(exercise: exercise, set: set) } catch { throw AdminRefusal("\(error)") }
+    }
+}
+
 /// What an admin verb produced: output for the person (text, and JSON for `--json`), or a refusal
 /// to report (phonectl/watchctl exit 1).
 package enum AdminOutcome: Equatable, Sendable {

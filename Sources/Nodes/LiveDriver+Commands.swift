@@ -23,7 +23,7 @@ extension LiveDriver {
         switch command {
         case .open(let id, let exercise):
             guard let found = try run(id) else { return .finished(.refused("no run \(id) here"), []) }
-            let logID = try exercise.map { found.logs[try found.logIndex(exercise: $0)].id }
+            let logID = try exercise.map { found.logs[try found.refusingLogIndex(exercise: $0)].id }
             return answering(.flowOpened(run: found, logID: logID, settings: settings, now: now), now: now)
         case .advance(let id, let reps, let weight):
             guard let screen = mirror.screen(for: id, now: now), screen.role == .driving else {

@@ -86,7 +86,7 @@ extension PhoneNode {
             return .output(text: "\(freshID)", json: AdminOutcome.json(AdminReply.Created(id: freshID)))
         case .set(.complete(let runID, let exercise, let set, let reps, let weight)):
             let run = try loadRun(runID, now: now, reads: reads, into: &out)
-            let (logIndex, setIndex) = try run.setPosition(exercise: exercise, set: set)
+            let (logIndex, setIndex) = try run.refusingSetPosition(exercise: exercise, set: set)
             let log = run.logs[logIndex]
             try operate(
                 .completeSet(
@@ -95,16 +95,16 @@ extension PhoneNode {
             return .done
         case .set(.undo(let runID, let exercise, let set)):
             let run = try loadRun(runID, now: now, reads: reads, into: &out)
-            let (logIndex, setIndex) = try run.setPosition(exercise: exercise, set: set)
+            let (logIndex, setIndex) = try run.refusingSetPosition(exercise: exercise, set: set)
             try operate(
                 .undoSet(runID: runID, logIndex: logIndex, setIndex: setIndex), now: now, reads: reads, into: &out)
             return .done
         case .set(.skip(let runID, let exercise)):
-            let logIndex = try loadRun(runID, now: now, reads: reads, into: &out).logIndex(exercise: exercise)
+            let logIndex = try loadRun(runID, now: now, reads: reads, into: &out).refusingLogIndex(exercise: exercise)
             try operate(.skipLog(runID: runID, logIndex: logIndex), now: now, reads: reads, into: &out)
             return .done
         case .set(.reopen(let runID, let exercise)):
-            let logIndex = try loadRun(runID, now: now, reads: reads, into: &out).logIndex(exercise: exercise)
+            let logIndex = try loadRun(runID, now: now, reads: reads, into: &out).refusingLogIndex(exercise: exercise)
             try operate(.reopenLog(runID: runID, logIndex: logIndex), now: now, reads: reads, into: &out)
             return .done
         case .pause(let runID):

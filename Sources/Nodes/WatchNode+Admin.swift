@@ -1,5 +1,4 @@
 import AdminCommands
-import ArgumentParsing
 import LinkProtocol
 import LiveMirror
 import WatchEngine
@@ -98,7 +97,7 @@ extension WatchNode {
                 json: AdminOutcome.json(settings))
         case .set(.complete(let runID, let exercise, let set, let reps, let weight)):
             let run = try cachedRun(runID)
-            let (logIndex, setIndex) = try run.setPosition(exercise: exercise, set: set)
+            let (logIndex, setIndex) = try run.refusingSetPosition(exercise: exercise, set: set)
             let log = run.logs[logIndex]
             return edit(
                 .completeSet(
@@ -106,16 +105,18 @@ extension WatchNode {
                 run: run.id, now: now, into: &out)
         case .set(.undo(let runID, let exercise, let set)):
             let run = try cachedRun(runID)
-            let (logIndex, setIndex) = try run.setPosition(exercise: exercise, set: set)
+            let (logIndex, setIndex) = try run.refusingSetPosition(exercise: exercise, set: set)
             return edit(.undoSet(logID: run.logs[logIndex].id, setIndex: setIndex), run: run.id, now: now, into: &out)
         case .set(.skip(let runID, let exercise)):
             let run = try cachedRun(runID)
             return edit(
-                .skipLog(logID: run.logs[try run.logIndex(exercise: exercise)].id), run: run.id, now: now, into: &out)
+                .skipLog(logID: run.logs[try run.refusingLogIndex(exercise: exercise)].id), run: run.id, now: now,
+                into: &out)
         case .set(.reopen(let runID, let exercise)):
             let run = try cachedRun(runID)
             return edit(
-                .reopenLog(logID: run.logs[try run.logIndex(exercise: exercise)].id), run: run.id, now: now, into: &out)
+                .reopenLog(logID: run.logs[try run.refusingLogIndex(exercise: exercise)].id), run: run.id, now: now,
+                into: &out)
         case .finish(let runID):
             return edit(.finishRun, run: runID, now: now, into: &out)
         case .pause(let runID):
@@ -161,7 +162,7 @@ extension WatchNode {
             if let id = command.drivenRunID {
                 driven = Result {
                     guard let run = engine.cache.workouts[id] else { return nil }
-                    if engine.cache.isParked(run) { throw UsageError(EditRefusal.editingOnPhone(id).description) }
+                    if engine.cache.isParked(run) { throw AdminRefusal(EditRefusal.editingOnPhone(id).description) }
                     return run
                 }
             }
@@ -207,7 +208,7 @@ extension WatchNode {
     }
 
     private func cachedRun(_ id: DocumentID) throws -> WorkoutDocument {
-        guard let run = engine.cache.workouts[id] else { throw UsageError("no run \(id) on this watch") }
+        guard let run = engine.cache.workouts[id] else { throw AdminRefusal("no run \(id) on this watch") }
         return run
     }
 
