@@ -115,6 +115,19 @@ struct DependencyTests {
         #expect(dependencyClosure(of: ["DurableFiles"], in: graph).isDisjoint(with: ["COpenSSL", "LinkRuntime"]))
     }
 
+    @Test("the node layer refuses with its own errors: it neither imports the CLI's parser nor throws UsageError")
+    func nodesKeepOutOfTheCommandLine() throws {
+        var violations: [String] = []
+        for (path, source) in try sources(of: "Nodes") {
+            let code = codeWithoutComments(source)
+            if importedModules(in: code).contains("ArgumentParsing") {
+                violations.append("\(path): import ArgumentParsing")
+            }
+            if code.contains("UsageError") { violations.append("\(path): UsageError") }
+        }
+        #expect(violations.isEmpty, "use AdminRefusal:\n\(violations.joined(separator: "\n"))")
+    }
+
     @Test("the import scan reads attributed and scoped imports and ignores comments")
     func scanWorks() {
         #expect(importedModules(in: "import Foundation\n@testable import chaostest\n") == ["Foundation", "chaostest"])
