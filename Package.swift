@@ -139,7 +139,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "ChildProcesses", "LinkRuntime", "WorkoutModel", "DaemonRuntime", "DaemonConfiguration", "POSIX",
+                "ChildProcesses", "WorkoutModel", "DaemonRuntime", "DaemonConfiguration", "POSIX",
             ],
             swiftSettings: swiftSettings),
         // The fuzz targets' entry points and properties, shared by scripts/fuzz's libFuzzer harnesses and

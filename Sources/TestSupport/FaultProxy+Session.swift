@@ -1,4 +1,3 @@
-import LinkRuntime
 import POSIX
 
 /// One proxied connection: the accepted client, its upstream connection and a `ProxyPipe` per stream.

@@ -1,4 +1,3 @@
-import LinkRuntime
 import POSIX
 
 /// A TCP proxy on loopback in front of a real server (phoned's link port, an echo server), with
