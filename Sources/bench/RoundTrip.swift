@@ -9,9 +9,10 @@ extension BenchSuite {
     ///
     /// Each edit is a `complete` or `undo` of set 1 (alternating) sent to watchd's admin socket in
     /// process; the clock stops when watchd answers `wait` (`watchctl wait`), which happens only once
-    /// a pushed context carrying the run at the edit's stamp (or newer) is on disk and applied. Until
-    /// session 20 the bench polled `status` instead: the polls took a core, and `status` shows the
-    /// context applied before it is on disk (docs/PERFORMANCE.md, "Throughput, session 20").
+    /// a pushed context carrying the run at the edit's stamp (or newer) is on disk and applied. Not
+    /// `status`: a query's reply does not wait for writes, so it may show the context applied before
+    /// it is on disk, and polling it keeps one of the two cores busy (docs/PERFORMANCE.md, "2. Round
+    /// trip").
     func roundTrip() throws {
         let section = "2. round trip (watch edit → phone ingest → context applied on the watch)"
         Progress.say("[\(section)]")
@@ -50,8 +51,9 @@ extension BenchSuite {
         var denominators: [Double] = []
         var (phoneCPU, watchCPU, benchCPU): ([Double], [Double], [Double]) = ([], [], [])
         var (floor50, floor99): ([Double], [Double]) = ([], [])
-        // The floor again with a little work at each loop event, flushed and not (docs/PERFORMANCE.md,
-        // "session 28"): what the disk charges a path whose loops do anything between its flushes.
+        // The floor again with a little work at each loop event, flushed and not: what the disk charges
+        // a path whose loops do anything between its flushes (docs/PERFORMANCE.md, "The development
+        // machine's disk").
         var (worked50, worked99, workedUnflushed50): ([Double], [Double], [Double]) = ([], [], [])
         var floorWorks = true
         var (idleAtomic, idleDenominators): ([Double], [Double]) = ([], [])
