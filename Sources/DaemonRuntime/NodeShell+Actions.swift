@@ -13,6 +13,8 @@ import WorkoutModel
 extension NodeShell {
 
     /// Carries out one action that is not a durable write, on the loop; throws when it failed.
+    @_specialize(where Node == PhoneNode)
+    @_specialize(where Node == WatchNode)
     package func carryOut(_ action: LinkedNode<Node>.Action) throws {
         switch action {
         case .inner(let action):

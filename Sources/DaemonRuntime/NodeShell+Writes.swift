@@ -56,6 +56,8 @@ extension NodeShell {
     }
 
     /// Runs write `number` on the write queue after the ones before it; the runner hears when it lands.
+    @_specialize(where Node == PhoneNode)
+    @_specialize(where Node == WatchNode)
     package func beginWrite(_ number: UInt64, _ action: LinkedNode<Node>.Action) {
         guard let write = durableWrite(action) else {
             preconditionFailure("\(action) is a durable write with no work for the write queue")

@@ -68,6 +68,15 @@ package final class NodeShell<Node: ShelledNode>: RunnerPorts, @unchecked Sendab
         self.stateDirectory = stateDirectory
         self.notifier = notifier
         runner = NodeRunner(LinkedNode(node, link: link.engine), ports: self)
+        driveLink()
+        link.log = { line in logger.info(line, component: "link") }
+        link.warn = { line in logger.warning(line, component: "link") }
+        for note in link.state.recoveryNotes { logger.warning(note, component: "link") }
+    }
+
+    @_specialize(where Node == PhoneNode)
+    @_specialize(where Node == WatchNode)
+    private func driveLink() {
         link.drive(
             LinkDriver(
                 event: { [unowned self] in runner.linkArrived($0) },
@@ -75,15 +84,14 @@ package final class NodeShell<Node: ShelledNode>: RunnerPorts, @unchecked Sendab
                     runner.postAfterHeld(.appendRefused(sequence: $0, complication: $1, reason: $2))
                 },
                 fileNotQueued: { [unowned self] in runner.postAfterHeld(.fileNotQueued(sequence: $0, reason: $1)) }))
-        link.log = { line in logger.info(line, component: "link") }
-        link.warn = { line in logger.warning(line, component: "link") }
-        for note in link.state.recoveryNotes { logger.warning(note, component: "link") }
     }
 
     /// The node, with its link engine.
     package var node: LinkedNode<Node> { runner.node }
 
     /// Feeds `event` (after the ones already waiting); on the loop.
+    @_specialize(where Node == PhoneNode)
+    @_specialize(where Node == WatchNode)
     package func post(_ event: Node.Event) {
         loop.preconditionInLoop()
         runner.post(.inner(event))
@@ -116,6 +124,8 @@ package final class NodeShell<Node: ShelledNode>: RunnerPorts, @unchecked Sendab
         notifier.keepWatchdogFed(on: loop) { [unowned self] timer in watchdogTimer = timer }
     }
 
+    @_specialize(where Node == PhoneNode)
+    @_specialize(where Node == WatchNode)
     func report(_ report: ShellReport) {
         post(Node.reported(report))
     }
@@ -125,6 +135,8 @@ package final class NodeShell<Node: ShelledNode>: RunnerPorts, @unchecked Sendab
     package var wallNow: Timestamp { .current }
     package var linkNow: LinkInstant { link.now }
 
+    @_specialize(where Node == PhoneNode)
+    @_specialize(where Node == WatchNode)
     package func read(_ needs: NeedsReads, link engine: LinkEngine) -> Reads {
         // What the node reads must include every write begun before.
         writes.sync {}
@@ -133,6 +145,8 @@ package final class NodeShell<Node: ShelledNode>: RunnerPorts, @unchecked Sendab
         return reads
     }
 
+    @_specialize(where Node == PhoneNode)
+    @_specialize(where Node == WatchNode)
     package func scheduleTurn() {
         loop.execute { [unowned self] in runner.turn() }
     }

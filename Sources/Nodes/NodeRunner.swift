@@ -154,6 +154,8 @@ package final class NodeRunner<Node: ShelledNode> {
     }
 
     /// An outbox's outcome, after the link events held before it.
+    @_specialize(exported:true,where Node == PhoneNode)
+    @_specialize(exported:true,where Node == WatchNode)
     package func postAfterHeld(_ event: Event) {
         linkBacklog += hold.release()
         queue += linkBacklog[linkHead...].map { .link($0) }
@@ -164,6 +166,8 @@ package final class NodeRunner<Node: ShelledNode> {
 
     /// The host's turn, asked for with `scheduleTurn`: a waiting end of turn is reported once the
     /// writes have landed; the work the last turn left goes on.
+    @_specialize(exported:true,where Node == PhoneNode)
+    @_specialize(exported:true,where Node == WatchNode)
     package func turn() {
         turnScheduled = false
         queue.insert(contentsOf: deferred, at: head)
