@@ -19,7 +19,7 @@
  * (a request, a frame, a landing), standing in for the work a real loop does there (the daemons'
  * loops spend a few hundred microseconds an edit). FLUSHES (optional, default 1): 0 leaves out the
  * fdatasyncs, to tell what the flushes cost from what the work costs (docs/PERFORMANCE.md,
- * "session 28": on a disk that charges a flush after an idle spell, the work makes the flushes dear).
+ * "The development machine's disk": on a disk that charges a flush after an idle spell, the work makes the flushes dear).
  *
  * Prints one line: "p50_ms=<p50> p99_ms=<p99> edits=<count>" over COUNT timed edits (after 20).
  * Build: cc -O2 -o .build/bench-floor scripts/bench-floor.c -lpthread

@@ -131,8 +131,8 @@ extension BenchSuite {
             section, "round trip p50 / (2 RTT + 2 atomic replaces after 400 µs idle)", p50, idleDenominators,
             definition: "ours p50 / (2 RTT + 2 idle AR)",
             note: "the atomic replaces above run back to back; on some virtual disks a flush after an idle "
-                + "spell costs far more (docs/PERFORMANCE.md, session 27), and the round trip's flushes follow "
-                + "the loops' work, not one another")
+                + "spell costs far more (docs/PERFORMANCE.md, \"The development machine's disk\"), and the round "
+                + "trip's flushes follow the loops' work, not one another")
         guard !floor50.isEmpty else { return }
         report.measurement(section, "floor p50: the same hops, no logic (bench-floor)", floor50, unit: "ms")
         report.measurement(section, "floor p99: the same hops, no logic (bench-floor)", floor99, unit: "ms")
@@ -149,7 +149,8 @@ extension BenchSuite {
             definition: "floor+work p50 / (2 RTT + 2 AR)",
             note: "the target's ratio for a path whose loops only spin \(Self.floorWork) µs at each event (the "
                 + "daemons' loops spend as much or more); against the floor and the no-flush row: what this disk "
-                + "charges for flushes that follow any work (docs/PERFORMANCE.md, session 28)")
+                + "charges for flushes that follow any work (docs/PERFORMANCE.md, \"The development machine's "
+                + "disk\")")
     }
 
     /// The work, in µs, the floor's worked rows spin at each loop event.

@@ -167,7 +167,7 @@ final class BenchSuite {
 
     /// ", ext4 with a journal" or ", ext4 without a journal" for a path on ext4 (`stat -f` names every
     /// ext family alike), else "". Without one, each `fdatasync` also writes the file's inode-table
-    /// block when a neighbouring inode changed (docs/PERFORMANCE.md, "Throughput, session 26").
+    /// block when a neighbouring inode changed (docs/PERFORMANCE.md, "The development machine's disk").
     static func ext4Journal(of path: String) -> String {
         guard let mounts = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return "" }
         // A line: id parent major:minor root mount-point options [optional…] - type source super-options.
