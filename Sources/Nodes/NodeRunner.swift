@@ -39,7 +39,7 @@ package enum TurnDiagnostic: Equatable, Sendable, CustomStringConvertible {
     /// The turn fed its budget of events.
     case budgetSpent(events: Int)
     /// The node asked again for reads it had just been given, with nothing changed: the event is
-    /// fed again next turn, after the loop's other work.
+    /// fed again next turn, and the events after it, and the loop's other work, go on meanwhile.
     case readsRepeated(NeedsReads)
 
     package var description: String {

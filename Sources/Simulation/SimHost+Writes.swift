@@ -52,11 +52,13 @@ extension SimHost {
             writesInFlight = []
             world.record(side, "durable write fails (EIO)")
             runner.landed(through: write.number, failure: "EIO (simulated)")
+            checkRunaway()
             if isUp { keptRunningAfterFailure = "the \(side) kept running after a failed durable write" }
             return
         }
         if !write.onDisk { apply(write.action) }
         runner.landed(through: write.number)
+        checkRunaway()
     }
 
     /// What the node asked for, once every write begun is on the disk.

@@ -250,7 +250,7 @@ final class SimHost<Node, Store: SimStore>: RunnerPorts where Store.Node == Node
 
     /// One event led to an endless chain of work, or one turn of the loop held up everything else
     /// (invariant 8): the node is stopped where it is.
-    private func checkRunaway(_ reason: @autoclosure () -> String? = nil) {
+    func checkRunaway(_ reason: @autoclosure () -> String? = nil) {
         guard let runner, runaway == nil else { return }
         let reason =
             reason()
