@@ -111,9 +111,16 @@ package enum BuildProducts {
 
 /// The project's source tree, found from this file's own path.
 package enum SourceTree {
-    /// The repository root (the directory holding Package.swift).
-    package static var root: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().path
-    }
+    /// The repository root: the nearest directory above this file that holds Package.swift (so it
+    /// does not depend on how deep under Sources/ this module's folder sits).
+    package static let root: String = {
+        var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        while directory.path != "/" {
+            if FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) {
+                return directory.path
+            }
+            directory = directory.deletingLastPathComponent()
+        }
+        fatalError("no Package.swift above \(#filePath)")
+    }()
 }
