@@ -216,7 +216,7 @@ struct CLIRunnerTests {
     func repositorySocket() async throws {
         let daemon = try await StubDaemon()
         let repository = daemon.directory.appending("repository")
-        let deep = "\(repository)/Sources/AdminClient"
+        let deep = "\(repository)/Sources/Runtime/AdminClient"
         try FileManager.default.createDirectory(atPath: deep, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: "\(repository)/run", withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(

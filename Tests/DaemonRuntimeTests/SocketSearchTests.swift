@@ -12,7 +12,7 @@ struct SocketSearchTests {
 
     static func choose(
         socket: String? = nil, config: String? = nil, environment: [String: String] = [:],
-        in directory: String = "\(repository)/Sources/AdminClient", existing: Set<String> = []
+        in directory: String = "\(repository)/Sources/Runtime/AdminClient", existing: Set<String> = []
     ) throws -> SocketChoice {
         try search.choose(
             socket: socket, config: config, environment: environment, currentDirectory: directory,

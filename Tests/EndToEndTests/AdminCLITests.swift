@@ -110,7 +110,7 @@ struct AdminCLITests {
         let system = try SyncSystem("find")
         try await system.startPhoned()
         let checkout = system.directory.appending("checkout")
-        let deep = "\(checkout)/Sources/phonectl"
+        let deep = "\(checkout)/Sources/Apps/phonectl"
         try FileManager.default.createDirectory(atPath: deep, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: "\(checkout)/run", withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(

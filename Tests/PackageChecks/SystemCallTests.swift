@@ -46,7 +46,7 @@ struct SystemCallTests {
                 violations += rawLibcCalls(in: source).map { "\(path): \($0.debugDescription)" }
             }
         }
-        #expect(violations.isEmpty, "move these into Sources/POSIX:\n\(violations.joined(separator: "\n"))")
+        #expect(violations.isEmpty, "move these into Sources/Runtime/POSIX:\n\(violations.joined(separator: "\n"))")
     }
 
     @Test("the scan catches a bare libc call and passes members and longer names")
