@@ -2,7 +2,7 @@ import Synchronization
 import Trace
 
 /// A process-wide latency distribution that any thread may add to and `metrics` reads: a
-/// `LatencyHistogram` (Sources/Trace) behind a lock.
+/// `LatencyHistogram` (Sources/Model/Trace) behind a lock.
 ///
 /// One lives for the whole process: `fsync`, which every durable write records (the file and
 /// directory syncs of `AtomicFile`, the outbox's `fdatasync`). (An edit's round trip is the watch
