@@ -23,10 +23,9 @@ extension Simulator {
             stateEpoch: phone.store.stateEpoch)
         engine.clock = HybridLogicalClock(origin: .phone, highWater: phone.disk.clock)
         // Messages numbered per boot, as the daemons number them per start (`MessageLedger`).
-        // A small daily budget, so complications go both ways: their own outbox, then ordinary userInfo.
         let node = PhoneNode(
             engine: engine, live: LiveDriver(now: phone.wallNow, persistedVersion: phone.disk.liveVersion),
-            complicationsPerDay: Self.complicationsPerDay, complicationBudget: phone.store.complicationBudget,
+            complicationsPerDay: options.complicationsPerDay, complicationBudget: phone.store.complicationBudget,
             life: Int(phone.life + 1))
         phone.boot(node, configuration: LinkConfiguration(role: .phone)) { host in
             host.post(.started(lastContext: host.disk.contextSlot?.payload))
@@ -39,7 +38,8 @@ extension Simulator {
         phone.post(.linkStarted(activated: phone.link?.isActivated ?? false))
     }
 
-    func bootWatch() {
+    /// `skippedCacheFiles`: what the cache scan at start-up skipped (a script's damaged files).
+    func bootWatch(skippedCacheFiles: [String] = []) {
         world.record(.watch, "boot")
         watch.openDisk()
         let files = watch.store
@@ -58,13 +58,12 @@ extension Simulator {
         watch.boot(node, configuration: LinkConfiguration(role: .watch)) { host in
             let received = host.disk.receivedContext
             host.post(
-                .started(lastContext: received?.payload, sender: received.map { "\($0.sender)" }, skippedCacheFiles: [])
+                .started(
+                    lastContext: received?.payload, sender: received.map { "\($0.sender)" },
+                    skippedCacheFiles: skippedCacheFiles)
             )
         }
     }
-
-    /// The phone's complication budget a day: small, so a seed sends complications both ways.
-    static let complicationsPerDay = 3
 
 }
 
@@ -164,7 +163,9 @@ extension WatchFiles: SimStore {
         case .store(.deleteSplit(let id)): host.store.splits[id] = nil
         case .store(.persistPhoneEpoch(let record)): host.store.epoch = record
         case .store(.persistSession(let record)): host.store.session = record
-        case .store(.persistComplication(let complication)): host.store.complication = complication
+        case .store(.persistComplication(let complication)):
+            host.store.complication = complication
+            host.store.complicationWrites += 1
         case .node: break
         }
     }

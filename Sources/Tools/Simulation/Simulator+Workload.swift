@@ -9,13 +9,7 @@ import WorkoutModel
 extension Simulator {
 
     func phonectl(_ command: PhoneCommand) -> AdminResponse? {
-        guard phone.isUp, let link = phone.link else { return nil }
-        lastRequest += 1
-        let request = AdminRequestID(lastRequest)
-        var bytes: [UInt8] = []
-        while bytes.count < 16 { withUnsafeBytes(of: world.random.next()) { bytes += $0 } }
-        phone.post(.admin(request, command, freshID: DocumentID(bytes: bytes), facts: facts(phone.instance, link)))
-        phone.settle(request)
+        guard let request = postToPhone(command) else { return nil }
         let reply = phone.replies.removeValue(forKey: request)
         world.record(.phone, "admin \(command) → \(reply?.status.rawValue ?? "none") \(reply?.message ?? "")")
         crashAfterAcknowledging(.phone, reply)
@@ -23,15 +17,33 @@ extension Simulator {
     }
 
     func watchctl(_ command: WatchCommand) -> AdminResponse? {
-        guard watch.isUp, let link = watch.link else { return nil }
-        lastRequest += 1
-        let request = AdminRequestID(lastRequest)
-        watch.post(.admin(request, command, facts: facts(watch.instance, link)))
-        watch.settle(request)
+        guard let request = postToWatch(command) else { return nil }
         let reply = watch.replies.removeValue(forKey: request)
         world.record(.watch, "admin \(command) → \(reply?.status.rawValue ?? "none") \(reply?.message ?? "")")
         crashAfterAcknowledging(.watch, reply)
         return reply
+    }
+
+    /// Hands phoned an admin request and lets it settle; its reply, if given, waits in `phone.replies`.
+    func postToPhone(_ command: PhoneCommand) -> AdminRequestID? {
+        guard phone.isUp, let facts = phoneFacts else { return nil }
+        lastRequest += 1
+        let request = AdminRequestID(lastRequest)
+        var bytes: [UInt8] = []
+        while bytes.count < 16 { withUnsafeBytes(of: world.random.next()) { bytes += $0 } }
+        phone.post(.admin(request, command, freshID: DocumentID(bytes: bytes), facts: facts))
+        phone.settle(request)
+        return request
+    }
+
+    /// Hands watchd an admin request and lets it settle; its reply, if given, waits in `watch.replies`.
+    func postToWatch(_ command: WatchCommand) -> AdminRequestID? {
+        guard watch.isUp, let facts = watchFacts else { return nil }
+        lastRequest += 1
+        let request = AdminRequestID(lastRequest)
+        watch.post(.admin(request, command, facts: facts))
+        watch.settle(request)
+        return request
     }
 
     /// One acknowledged request in fifty meets a crash right after its reply, before the writes
@@ -39,10 +51,6 @@ extension Simulator {
     private func crashAfterAcknowledging(_ side: Side, _ reply: AdminResponse?) {
         guard options.faults, world.now < options.activity, reply?.status == .ok, world.chance(0.02) else { return }
         world.schedule(after: .zero, .step(.crashNow(side)))
-    }
-
-    private func facts(_ instance: InstanceID, _ link: LinkEngine) -> ShellFacts {
-        ShellFacts(link: link.status, uptimeSeconds: 0, journalCounts: [:])
     }
 
     // MARK: The workload

@@ -37,6 +37,8 @@ package struct SimulationOptions: Sendable {
     /// turn slicing the model came with, since gone). Off only for seeds pinned before the model
     /// existed.
     package var slicesTurns = true
+    /// The phone's complication budget a day: small, so a seed sends complications both ways.
+    package var complicationsPerDay = 3
 
     package init(
         activity: Duration = .seconds(20), quiet: Duration = .seconds(20), faults: Bool = true, keepTrace: Bool = false,
@@ -91,6 +93,8 @@ struct WatchFiles {
     var session: SessionRecord?
     var epoch: PhoneEpochRecord?
     var complication: ComplicationPayload?
+    /// How many times the complication file was written (a script reads it).
+    var complicationWrites = 0
 }
 
 /// Both daemons' real nodes and link engines under one seed: a workload of person operations on
