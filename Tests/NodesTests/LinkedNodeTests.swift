@@ -149,20 +149,6 @@ struct LinkedNodeTests {
         #expect(!Action.link(.send(connection, .launch(payload: [1]))).passesWrites(waiting: writes))
         #expect(!Action.messageAttempt(id: 1, run: nil).passesWrites(waiting: []))
     }
-
-    @Test("with the phone inside: a transfer's document is written before its mark, and the mark before any ack")
-    func phoneTransferOrder() throws {
-        let (phone, key, payload, _, now) = try NodeActionTests.transferWaiting()
-        var node = LinkedNode(phone, link: Self.engine(role: .phone))
-        var actions = try node.handle(
-            .inner(.link(.userInfoReceived(key, payload: payload))), now: now, linkNow: Self.linkNow)
-        actions += try node.handle(.inner(.reported(.turnEnded)), now: now, linkNow: Self.linkNow)
-        let written = try #require(
-            actions.firstIndex { if case .inner(.store(.writeWorkout)) = $0 { true } else { false } })
-        let marked = try #require(actions.firstIndex { $0 == .link(.persistTransferMark(key)) })
-        #expect(written < marked)
-        #expect(!actions[..<marked].contains { if case .link(.send(_, .userInfoAck), _) = $0 { true } else { false } })
-    }
 }
 
 /// A node that does what it is told (`script`) and records what it hears.
