@@ -13,9 +13,10 @@ import WorkoutModel
 struct HistoryListingTests {
     static let now = Timestamp(microsecondsSinceEpoch: 1_800_000_000_000_000)
     static let request = AdminRequestID(9)
+    static let phoneInstance = InstanceID(bytes: Array(repeating: 1, count: 16))!
     static let facts = ShellFacts(
         link: LinkStatus(
-            role: .phone, instance: NodePair.phoneInstance, activated: false, reachable: false, linked: false,
+            role: .phone, instance: Self.phoneInstance, activated: false, reachable: false, linked: false,
             peer: nil, watchAppForeground: false, contextGenerationSent: nil, contextGenerationAcknowledged: nil,
             contextGenerationReceived: nil, contextSender: nil, outboxDepth: 0, handshakingConnections: 0),
         uptimeSeconds: 1, journalCounts: [:])
