@@ -7,8 +7,8 @@ import WorkoutModel
 
 /// The seeds' scenarios played by both real nodes and their link engines under the simulator with
 /// a script: the handshake, every frame and acknowledgement as bytes over the simulated network,
-/// files in maps, simulated time. The same outcomes `BackToBackTests` reach at the channel level
-/// and the end-to-end tests against the real daemons; at the end of each, the soak's invariants.
+/// files in maps, simulated time. The same outcomes the end-to-end tests reach against the real
+/// daemons, in milliseconds; at the end of each, the soak's invariants.
 @Suite("Scripted scenarios: both nodes and link engines, bytes between them")
 struct ScriptedScenarioTests {
     /// A linked pair with one split of two exercises (2 sets, then 1) and a run started from it.
@@ -41,6 +41,7 @@ struct ScriptedScenarioTests {
             return
         }
         #expect(session.runID == run && session.origin == .phoneLaunch)
+        #expect(pair.watchNode?.launchesReceived == 1)
         #expect(pair.invariants().isEmpty, "\(pair.invariants())")
     }
 
@@ -74,6 +75,46 @@ struct ScriptedScenarioTests {
         }
         #expect(pair.phoneRuns[run]?.status == .completed)
         #expect(pair.phoneRuns[run]?.metrics?.setsCompleted == 3)
+        #expect(pair.watchRuns[run] == pair.phoneRuns[run])
+        #expect(pair.invariants().isEmpty, "\(pair.invariants())")
+    }
+
+    @Test("S5 across a partition: edits made while unlinked queue as transfers and land after the link returns")
+    func queuedAcrossPartition() throws {
+        let (pair, run) = try Self.started()
+        pair.partition()
+        pair.advance(by: .seconds(5))  // the heartbeats notice: the watch is no longer reachable
+        #expect(pair.watch(.set(.complete(run: run, exercise: 1, set: 1, reps: 6, weight: 42.5)))?.status == .ok)
+        #expect(pair.watch(.set(Self.complete(run, 1, 2)))?.status == .ok)
+        #expect(pair.watchOutbox >= 1)
+        #expect(pair.phoneRuns[run]?.logs[0].sets.allSatisfy { !$0.isDone } == true)
+        pair.heal()
+        pair.advance(by: .seconds(10))
+        #expect(pair.watchOutbox == 0)
+        let sets = try #require(pair.phoneRuns[run]?.logs[0].sets)
+        #expect(sets.map(\.isDone) == [true, true])
+        #expect(sets[0].reps == 6 && sets[0].weight == 42.5)
+        #expect(pair.watchNode?.engine.cache.undeliveredEdits.isEmpty == true)
+        #expect(pair.invariants().isEmpty, "\(pair.invariants())")
+    }
+
+    @Test("the push that brings a watch edit back carries the bytes the watch sent: the run is not decoded again")
+    func editComesBackUndecoded() throws {
+        let (pair, run) = try Self.started()
+        let before = try #require(pair.watchNode)
+        let (applied, decoded) = (before.appliedContexts, before.engine.contextRunsDecoded)
+        for set in [1, 2] {
+            let reply = pair.watch(.set(.complete(run: run, exercise: 1, set: set, reps: 6, weight: 42.5)))
+            #expect(reply?.status == .ok, "\(String(describing: reply))")
+        }
+        let after = try #require(pair.watchNode)
+        #expect(after.appliedContexts > applied)
+        #expect(after.engine.contextRunsDecoded == decoded)
+        #expect(after.engine.cache.undeliveredEdits.isEmpty)
+        #expect(pair.watchRuns[run] == pair.phoneRuns[run])
+        // A run the phone changed is new to the watch and is decoded.
+        pair.phone(.set(Self.complete(run, 2, 1)))
+        #expect(pair.watchNode?.engine.contextRunsDecoded == decoded + 1)
         #expect(pair.watchRuns[run] == pair.phoneRuns[run])
         #expect(pair.invariants().isEmpty, "\(pair.invariants())")
     }
@@ -149,5 +190,41 @@ struct ScriptedScenarioTests {
         #expect(pair.phoneIngest[.merged, default: 0] >= 1)
         #expect(pair.watchRuns[run] == merged, "the watch converges on the merged copy")
         #expect(pair.invariants().isEmpty, "\(pair.invariants())")
+    }
+}
+
+@Suite("Node metrics")
+struct NodeMetricsTests {
+    @Test("the watch's edit round trips are a histogram in its metrics, and both report the shell's restart count")
+    func roundTripAndStarts() throws {
+        let (pair, run) = try ScriptedScenarioTests.started()
+        let before = try #require(pair.watchNode).roundTrip.count
+        pair.watch(.set(ScriptedScenarioTests.complete(run, 1, 1)))
+        pair.watch(.set(ScriptedScenarioTests.complete(run, 1, 2)))
+        #expect(pair.watchNode?.roundTrip.count == before + 2)
+        let text = try #require(pair.watch(.metrics)?.text)
+        #expect(text.contains("watchsync_edit_round_trip_seconds_count \(before + 2)"), "\(text)")
+        #expect(text.contains("watchsync_starts_total 0"))
+        #expect(pair.phone(.metrics)?.text?.contains("watchsync_starts_total 0") == true)
+    }
+}
+
+@Suite("live verbs answer with the screens they leave")
+struct LiveVerbReplyTests {
+    @Test("live open, advance and close each print the flow as the verb left it, as live show does")
+    func repliesShowTheNewState() throws {
+        let (pair, run) = try ScriptedScenarioTests.started()
+        // No time passes between a verb and the show that reads its screen.
+        func phonectl(_ command: PhoneCommand) throws -> AdminResponse {
+            try #require(pair.phone(command, settle: .zero))
+        }
+        let opened = try phonectl(.live(.open(run: run, exercise: nil)))
+        #expect(opened.text != "no live run", "\(opened)")
+        #expect(try opened.text == phonectl(.live(.show)).text)
+        let advanced = try phonectl(.live(.advance(run: run, reps: nil, weight: nil)))
+        #expect(advanced.text != opened.text, "the countdown was skipped: \(advanced)")
+        #expect(try advanced.text == phonectl(.live(.show)).text)
+        let closed = try phonectl(.live(.close(run: run)))
+        #expect(try closed.text == phonectl(.live(.show)).text, "\(closed)")
     }
 }
