@@ -92,6 +92,20 @@ struct SimulationTests {
         #expect(result.violations.isEmpty, "seed \(seed): \(result.violations)")
     }
 
+    /// Where `scripts/simulate --mutations` caught each mutant once the simulator ran the daemons'
+    /// scheduler (`NodeRunner`) and the wider workload (a crash right after an acknowledgement, watcher
+    /// overflows, smaller turn budgets): the write barrier dropped (1), the query bypass widened to a
+    /// command's reply (8), the turn budget removed (153); and the Seams mutants again: the older
+    /// copy (162), the pristine phone (63), the reset epoch (101), the stale end (1,958), the state
+    /// epoch (237).
+    @Test(
+        "pinned seeds, the mutants' catches under the one scheduler",
+        arguments: [UInt64(1), 8, 153, 162, 63, 101, 1_958, 237])
+    func pinnedRunnerCatches(seed: UInt64) {
+        let result = Simulation.run(seed: seed)
+        #expect(result.violations.isEmpty, "seed \(seed): \(result.violations)")
+    }
+
     @Test("--trace keeps the run's record, one line per event and decision")
     func trace() throws {
         let result = Simulation.run(seed: 7, options: SimulationOptions(keepTrace: true))
