@@ -156,7 +156,8 @@ extension Simulator {
         if world.chance(0.1), let ended = world.pick(cache.workouts.keys.filter { !active.contains($0) }.sorted()),
             let run = cache.workouts[ended]
         {
-            setOperation(on: run, side: .watch, undo: world.chance(0.5))
+            let acknowledged = setOperation(on: run, side: .watch, undo: world.chance(0.5))
+            if acknowledged, options.faults, world.now < options.activity, world.chance(0.5) { capPassesNow() }
             return
         }
         guard let runID = world.pick(active), let run = cache.workouts[runID] else { return }
@@ -191,6 +192,25 @@ extension Simulator {
             cancelQueuedTransfer()
         default:
             _ = watchctl(.sync)
+        }
+    }
+
+    /// As the watch's edit of an ended run leaves, the person starts and ends as many runs on the
+    /// phone as its recent cap holds, so the phone's next push leaves the edited run out while the
+    /// edit is in flight: the window of the Seams issue's item 6, a round trip wide, which the cap
+    /// or the window passing by themselves rarely meet.
+    private func capPassesNow() {
+        guard let split = world.pick(phone.node?.inner.engine.splits.keys.sorted() ?? []) else { return }
+        world.record(.phone, "the recent cap passes")
+        for _ in 0..<policy.recentLimit {
+            let clockBefore = wall(.phone)
+            guard let reply = phonectl(.start(split: split, endingOthers: false)), reply.status == .ok,
+                let started = reply.text.flatMap({ DocumentID($0) })
+            else { return }
+            recordedStart(of: started)
+            if phonectl(.end(run: started))?.status == .ok {
+                recordedEnd(of: started, by: .phone, wasCompleted: false, clockBefore: clockBefore)
+            }
         }
     }
 
@@ -345,12 +365,14 @@ extension Simulator {
         }
     }
 
-    /// Completes or undoes one set; an acknowledged one is remembered for the final check.
-    private func setOperation(on run: WorkoutDocument, side: Side, undo: Bool) {
-        guard !run.logs.isEmpty else { return }
+    /// Completes or undoes one set; an acknowledged one is remembered for the final check. Returns
+    /// whether it was acknowledged.
+    @discardableResult
+    private func setOperation(on run: WorkoutDocument, side: Side, undo: Bool) -> Bool {
+        guard !run.logs.isEmpty else { return false }
         let exercise = world.pick(1...run.logs.count)
         let log = run.logs[exercise - 1]
-        guard !log.sets.isEmpty else { return }
+        guard !log.sets.isEmpty else { return false }
         let set = world.pick(1...log.sets.count)
         let reps = world.pick(1...12)
         let weight = Double(world.pick(0...20)) * 2.5
@@ -366,9 +388,11 @@ extension Simulator {
         case .ok:
             checker.acknowledged(edit)
             recordedTimesAfter(edit, wasCompleted: wasCompleted, clockBefore: clockBefore)
+            return true
         // A failed write after the watch's message went out: the phone may have the edit, as its reply says.
         case .error where reply?.message?.contains(WatchNode.editMayHaveReachedPhone) == true: checker.unsure(edit)
         default: break
         }
+        return false
     }
 }
