@@ -10,13 +10,6 @@ import Synchronization
 import Trace
 import WorkoutModel
 
-/// The shell both daemons share: the event loop's host of the node's runner (`NodeRunner`, which
-/// decides the order of everything). It stamps events with the clocks, reads what the node asks
-/// for, and carries out the actions: the link's through the endpoint (frames, dials, timers, the
-/// outboxes), logs, the journal, admin replies, timers, the clock and live-version files, systemd,
-/// exit. The daemon adds its own store: `storeWrite` and `performStore`. Durable writes (the store's
-/// and the link's state) run on one write queue off the loop, in order (docs/PROTOCOL.md, "The order
-/// of writes").
 /// What a daemon gives its shell: its own store and services (passed at `init`).
 package protocol DaemonPorts<Node>: AnyObject {
     associatedtype Node: ShelledNode
@@ -30,6 +23,13 @@ package protocol DaemonPorts<Node>: AnyObject {
     func closeServices()
 }
 
+/// The shell both daemons share: the event loop's host of the node's runner (`NodeRunner`, which
+/// decides the order of everything). It stamps events with the clocks, reads what the node asks
+/// for, and carries out the actions: the link's through the endpoint (frames, dials, timers, the
+/// outboxes), logs, the journal, admin replies, timers, the clock and live-version files, systemd,
+/// exit. The daemon adds its own store and services (`DaemonPorts`). Durable writes (the store's
+/// and the link's state) run on one write queue off the loop, in order (docs/PROTOCOL.md, "The order
+/// of writes").
 package final class NodeShell<Node: ShelledNode>: RunnerPorts, @unchecked Sendable {
     // @unchecked: after `init`, every member is used only on `loop`'s thread.
     package private(set) var runner: NodeRunner<Node>!
