@@ -94,13 +94,14 @@ struct SimulationTests {
 
     /// Where `scripts/simulate --mutations` caught each mutant once the simulator ran the daemons'
     /// scheduler (`NodeRunner`) and the wider workload (a crash right after an acknowledgement, watcher
-    /// overflows, smaller turn budgets): the write barrier dropped (1), the query bypass widened to a
-    /// command's reply (8), the turn budget removed (153); and the Seams mutants again: the older
-    /// copy (162), the pristine phone (63), the reset epoch (101), the stale end (1,958), the state
-    /// epoch (237).
+    /// overflows, smaller turn budgets, the recent cap passing as a watch edit of an ended run
+    /// leaves): the write barrier dropped (1), the query bypass widened to a command's reply (8), the
+    /// turn budget removed (153); and the earlier mutants again: the restored backup (268), the older
+    /// copy (203, and 162 before the cap fault), the pristine phone (63), the reset epoch (101), the
+    /// stale end (1,958), the run pruned with its edit in flight (352), the state epoch (237).
     @Test(
         "pinned seeds, the mutants' catches under the one scheduler",
-        arguments: [UInt64(1), 8, 153, 162, 63, 101, 1_958, 237])
+        arguments: [UInt64(1), 8, 153, 268, 203, 162, 63, 101, 1_958, 352, 237])
     func pinnedRunnerCatches(seed: UInt64) {
         let result = Simulation.run(seed: seed)
         #expect(result.violations.isEmpty, "seed \(seed): \(result.violations)")
