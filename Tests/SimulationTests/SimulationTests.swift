@@ -107,6 +107,21 @@ struct SimulationTests {
         #expect(result.violations.isEmpty, "seed \(seed): \(result.violations)")
     }
 
+    /// An open defect the seed soak of the final code found (seed 85946): a watch edit that does not
+    /// raise a run's version (its stamp is older than the phone's newest) leaves two copies of the
+    /// run with the same version and different content. Another device put back the copy without
+    /// the edit and phoned lost power before its watcher told it; restarted from that file, phoned
+    /// pushes it, the watch keeps its own copy (not older), and its edit never lands: the two never
+    /// converge. Recorded as a known issue until the fix; this test fails once the seed passes, so the
+    /// fix turns it into a plain pinned seed.
+    @Test("open defect: same version, different content never converges (seed 85946)")
+    func sameVersionDifferentContent() {
+        let result = Simulation.run(seed: 85_946)
+        withKnownIssue("a run's version does not name its content (seed 85946)") {
+            #expect(result.violations.isEmpty, "seed 85946: \(result.violations)")
+        }
+    }
+
     @Test("--trace keeps the run's record, one line per event and decision")
     func trace() throws {
         let result = Simulation.run(seed: 7, options: SimulationOptions(keepTrace: true))
