@@ -107,19 +107,16 @@ struct SimulationTests {
         #expect(result.violations.isEmpty, "seed \(seed): \(result.violations)")
     }
 
-    /// An open defect the seed soak of the final code found (seed 85946): a watch edit that does not
-    /// raise a run's version (its stamp is older than the phone's newest) leaves two copies of the
-    /// run with the same version and different content. Another device put back the copy without
-    /// the edit and phoned lost power before its watcher told it; restarted from that file, phoned
-    /// pushes it, the watch keeps its own copy (not older), and its edit never lands: the two never
-    /// converge. Recorded as a known issue until the fix; this test fails once the seed passes, so the
-    /// fix turns it into a plain pinned seed.
-    @Test("open defect: same version, different content never converges (seed 85946)")
-    func sameVersionDifferentContent() {
+    /// Found by the seed soak of the one scheduler's code (seed 85946): a watch edit older than the
+    /// phone's newest stamp does not raise the run's version. The watch sent it again under the
+    /// phone's version, and the phone took it; another device then put back the copy without it and
+    /// phoned lost power before its watcher told it. Restarted from that file, phoned pushed the very
+    /// copy the watch had answered once already, and the watch did not send its edit a third time:
+    /// the two never converged. A delivered re-send now lets the edit go again (`WatchEngine`).
+    @Test("pinned seed: an edit the phone acknowledged and lost again is sent again (seed 85946)")
+    func acknowledgedEditLostAgain() {
         let result = Simulation.run(seed: 85_946)
-        withKnownIssue("a run's version does not name its content (seed 85946)") {
-            #expect(result.violations.isEmpty, "seed 85946: \(result.violations)")
-        }
+        #expect(result.violations.isEmpty, "seed 85946: \(result.violations)")
     }
 
     @Test("--trace keeps the run's record, one line per event and decision")

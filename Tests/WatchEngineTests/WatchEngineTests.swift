@@ -102,6 +102,35 @@ struct WatchEngineTests {
         #expect(another.contains { if case .sendMessage = $0 { true } else { false } }, "\(another)")
     }
 
+    /// Found by the simulator (seed 85946): the watch's edit was older than the phone's newest stamp,
+    /// so the phone took it without raising the run's version. Another device then put back the copy
+    /// from before it, and phoned lost power before its watcher said so: its restart read that copy as
+    /// its own and pushed it, under the very version and copy the watch had answered once already.
+    @Test("an edit the phone acknowledged and then lost goes again, though the push is one it answered")
+    func acknowledgedEditLostResent() throws {
+        var engine = engine(context([try newRun(100)]), reachable: false)
+        let log = try #require(engine.cache.workouts[id(100)]).log(0)
+        _ = engine.handle(
+            .editRequested(.completeSet(logID: log, setIndex: 0, reps: 5, weight: 100), runID: id(100), now: at(5)))
+        _ = engine.handle(.reachabilityChanged(true))
+        // The phone's edit of another set is newer than the watch's: a push of it, made before the
+        // phone had the watch's edit, leaves that edit uncovered, and it goes again under the phone's version.
+        let phoneCopy = try newRun(100).setDoneOnPhone(log: 1, at: at(10))
+        let first = engine.handle(.contextReceived(bytes(context([phoneCopy])), now: at(11)))
+        let local = try #require(engine.cache.workouts[id(100)])
+        #expect(local.version == phoneCopy.version)
+        #expect(first.contains(.sendMessage(MessageToken(rawValue: 1), .workoutUpdate(local))), "\(first)")
+        _ = engine.handle(.messageDelivered(MessageToken(rawValue: 1), now: at(12)))
+
+        // The phone lost what it acknowledged and pushes the old copy again: the edit goes again.
+        let lost = engine.handle(.contextReceived(bytes(context([phoneCopy])), now: at(20)))
+        #expect(engine.cache.undeliveredEdits[id(100)] != nil)
+        #expect(lost.contains(.sendMessage(MessageToken(rawValue: 2), .workoutUpdate(local))), "\(lost)")
+        // Until it is answered, the same push does not send it a third time.
+        let again = engine.handle(.contextReceived(bytes(context([phoneCopy])), now: at(21)))
+        #expect(!again.contains { if case .sendMessage = $0 { true } else { false } }, "\(again)")
+    }
+
     @Test("an edit while unreachable goes straight to transferUserInfo")
     func editUnreachable() throws {
         var engine = engine(context([try newRun(100)]), reachable: false)

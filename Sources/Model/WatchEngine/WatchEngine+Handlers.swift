@@ -149,7 +149,8 @@ extension WatchEngine {
     /// earlier but holds other values under its stamps now (a file edited by hand while phoned was
     /// down, read back at its start as its own): without this the watch would wait for a context
     /// that covers its edit and none would come (simulator seeds 9604842, 9608820, 9625528). Another
-    /// hand edit under the same stamps is another pushed copy, and the edit goes again (seed 164123).
+    /// hand edit under the same stamps is another pushed copy, and the edit goes again (seed 164123);
+    /// so does the same pushed copy once the phone has answered the re-send (`editDelivered`).
     private mutating func resendUncovered(_ ids: [DocumentID], except forwarded: Set<DocumentID>) -> [Action] {
         var actions: [Action] = []
         for id in ids where !forwarded.contains(id) && cache.undeliveredEdits[id] != nil {
@@ -230,6 +231,11 @@ extension WatchEngine {
     mutating func editDelivered(_ run: WorkoutDocument, madeAgainst epoch: Timestamp?, now: Timestamp) -> [Action] {
         guard epoch == phoneEpoch, let held = cache.undeliveredEdits[run.id] else { return [] }
         deliveredVersions[run.id] = max(deliveredVersions[run.id] ?? run.version, run.version)
+        // The phone has the copy sent again: a later push that still leaves the edit out is a new
+        // loss, not the same one (a version does not name content: an edit older than the phone's
+        // newest stamp leaves the version as it was, and another device's older copy, read back
+        // after a power loss, brings back the very copy answered before; simulator seed 85946).
+        if let resent = resentUncovered[run.id], resent.version <= run.version { resentUncovered[run.id] = nil }
         guard held <= run.version, let lastContext, !lastContext.workouts.contains(where: { $0.id == run.id })
         else { return [] }
         deliveredVersions[run.id] = nil
