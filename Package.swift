@@ -128,9 +128,11 @@ let package = Package(
         .executableTarget(
             name: "watchctl", dependencies: ["AdminCommands", "AdminClient", "DaemonConfiguration"],
             path: "Sources/Apps/watchctl", swiftSettings: swiftSettings),
-        // scripts/trace: both daemons' journals merged into one mermaid sequenceDiagram (docs/TRACE.md).
+        // scripts/trace: both daemons' journals merged into one mermaid sequenceDiagram, or drawn as an SVG
+        // or an HTML page through PlantUML (docs/TRACE.md).
         .executableTarget(
-            name: "tracediagram", dependencies: ["AdminCommands", "ArgumentParsing", "DurableFiles", "Trace"],
+            name: "tracediagram",
+            dependencies: ["AdminCommands", "ArgumentParsing", "ChildProcesses", "DurableFiles", "Trace"],
             path: "Sources/Apps/tracediagram", swiftSettings: swiftSettings),
         // A bare link endpoint for tests and experiments: queues transfers, records what it applies.
         .executableTarget(
@@ -138,9 +140,13 @@ let package = Package(
             swiftSettings: swiftSettings),
         // I/O: the one launcher of the test harness and the chaos tester — posix_spawn (never Foundation's
         // Process), output to files or captured through close-on-exec pipes, signals, reaping with a timeout.
+        // Also the runner of the Debian renderers the pictures need (PlantUML, gnuplot): found or named.
         .target(
-            name: "ChildProcesses", dependencies: ["POSIX"], path: "Sources/Tools/ChildProcesses",
+            name: "ChildProcesses", dependencies: ["POSIX", "Plots"], path: "Sources/Tools/ChildProcesses",
             swiftSettings: swiftSettings),
+        // Pure: a chart (series of numbers, how each is drawn) as a data file and a gnuplot script; the
+        // testers' and the bench's `--plot` (ChildProcesses runs gnuplot on them).
+        .target(name: "Plots", path: "Sources/Tools/Plots", swiftSettings: swiftSettings),
         // The kill/restart and network-partition testers behind scripts/kill-test and scripts/partition-test.
         .executableTarget(
             name: "chaostest",
@@ -181,6 +187,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "TraceTests", dependencies: ["Trace", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "PlotsTests", dependencies: ["Plots"], swiftSettings: swiftSettings),
         .testTarget(
             name: "LinkProtocolTests",
             dependencies: ["LinkProtocol"],
