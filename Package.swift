@@ -152,7 +152,7 @@ let package = Package(
             name: "chaostest",
             dependencies: [
                 "ChildProcesses", "TestSupport", "WorkoutModel", "DaemonRuntime", "DaemonConfiguration", "Nodes",
-                "LinkProtocol", "LinkRuntime", "AdminCommands",
+                "LinkProtocol", "LinkRuntime", "AdminCommands", "Plots",
             ],
             path: "Sources/Tools/chaostest", swiftSettings: swiftSettings),
         // scripts/bench: our figures next to the machine's limits and SQLite, in one run.
@@ -255,7 +255,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "SimulationTests", dependencies: ["Simulation"], swiftSettings: swiftSettings),
-        .testTarget(name: "ChaosTestTests", dependencies: ["chaostest"], swiftSettings: swiftSettings),
+        .testTarget(name: "ChaosTestTests", dependencies: ["chaostest", "Plots"], swiftSettings: swiftSettings),
         .testTarget(
             name: "FuzzCorpusTests", dependencies: ["FuzzTargets", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
