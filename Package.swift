@@ -160,7 +160,8 @@ let package = Package(
             name: "bench",
             dependencies: [
                 "LinkRuntime", "DurableFiles", "SyncEngine", "PhoneStore", "WorkoutModel", "TestSupport",
-                "DaemonRuntime", "AdminCommands", "AdminClient", "DaemonConfiguration", "POSIX",
+                "DaemonRuntime", "AdminCommands", "AdminClient", "DaemonConfiguration", "POSIX", "ChildProcesses",
+                "Plots",
             ],
             path: "Sources/Tools/bench", swiftSettings: swiftSettings),
         // Test-only: manual clock, temporary directories, free ports, spawning daemons (their config
