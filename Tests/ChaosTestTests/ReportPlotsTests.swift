@@ -20,11 +20,11 @@ struct ReportPlotsTests {
         #expect(report.figures.count == 1 && figure.name == "kill-timeline")
         #expect(
             figure.series.map(\.title) == [
-                "watch edits acknowledged", "phone edits acknowledged", "kills of phoned", "kills of watchd",
+                "watch edits acknowledged", "phone edits acknowledged", "kills (phoned and watchd in turn)",
             ])
-        #expect(figure.series.map(\.onRightAxis) == [false, false, true, true])
+        #expect(figure.series.map(\.onRightAxis) == [false, false, true])
         #expect(figure.series[0].rows == [[0, 0], [0.5, 1], [2.5, 2]])
-        #expect(figure.series[2].rows == [[0, 0], [1, 1], [3, 2]])
+        #expect(figure.series[2].rows == [[0, 0], [1, 1], [2, 2], [3, 3]])
     }
 
     @Test("partition: one distribution per measure, over the cycles that have it")

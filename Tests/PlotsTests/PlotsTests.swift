@@ -11,6 +11,12 @@ struct PlotsTests {
         #expect(PlotSeries.count("none", at: []).rows.isEmpty)
     }
 
+    @Test("a long count keeps evenly spaced steps, the first and the last, with their true counts")
+    func thinnedCount() {
+        let series = PlotSeries.count("edits", at: (1...1000).map(Double.init), maximumRows: 4)
+        #expect(series.rows == [[0, 0], [1, 1], [334, 334], [667, 667], [1000, 1000]])
+    }
+
     @Test("a distribution is the share of values at or below each value, from 0 to 1")
     func distributionSeries() {
         let series = PlotSeries.distribution("reconnect", of: [0.4, 0.1, .nan, 0.2, 0.3])

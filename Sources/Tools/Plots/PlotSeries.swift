@@ -41,10 +41,21 @@ package struct PlotSeries: Equatable, Sendable {
 
     /// How many of `instants` have happened by each of them: a staircase from (0, 0) rising by one
     /// at each instant (in order), e.g. edits acknowledged or kills against seconds since the start.
-    package static func count(_ title: String, at instants: [Double], onRightAxis: Bool = false) -> PlotSeries {
+    /// Past `maximumRows` instants only that many evenly spaced steps are kept (the last always): a
+    /// soak's ten thousand edits draw the same curve in a file a tenth the size.
+    package static func count(
+        _ title: String, at instants: [Double], onRightAxis: Bool = false, maximumRows: Int = 400
+    ) -> PlotSeries {
         let sorted = instants.filter(\.isFinite).sorted()
-        let rows = [[0, 0]] + sorted.enumerated().map { [$1, Double($0 + 1)] }
-        return PlotSeries(title: title, style: .steps, onRightAxis: onRightAxis, rows: sorted.isEmpty ? [] : rows)
+        guard !sorted.isEmpty else {
+            return PlotSeries(title: title, style: .steps, onRightAxis: onRightAxis, rows: [])
+        }
+        let kept =
+            sorted.count <= maximumRows
+            ? Array(sorted.indices)
+            : (0..<maximumRows).map { $0 * (sorted.count - 1) / (maximumRows - 1) }
+        let rows = [[0, 0]] + kept.map { [sorted[$0], Double($0 + 1)] }
+        return PlotSeries(title: title, style: .steps, onRightAxis: onRightAxis, rows: rows)
     }
 
     /// The empirical cumulative distribution of `values`: for each value in order, the fraction of

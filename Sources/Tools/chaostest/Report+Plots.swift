@@ -11,11 +11,10 @@ extension Report {
                 PlotSeries.count(
                     "\(side) edits acknowledged", at: acknowledged.filter { $0.side == side }.map(\.seconds))
             }
-            let kills = ["phoned", "watchd"].map { daemon in
-                PlotSeries.count(
-                    "kills of \(daemon)", at: killSeconds.filter { $0.daemon == daemon }.map(\.seconds),
-                    onRightAxis: true)
-            }
+            // One staircase for both daemons: they are killed in turn, so two would lie on each other.
+            let kills = [
+                PlotSeries.count("kills (phoned and watchd in turn)", at: killSeconds.map(\.seconds), onRightAxis: true)
+            ]
             return [
                 PlotFigure(
                     name: "kill-timeline", title: "Edits acknowledged and kills over time (\(caption))",
