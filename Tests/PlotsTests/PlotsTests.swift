@@ -65,7 +65,8 @@ struct PlotsTests {
             categories: ["round trip p50", "loopback RTT"])
         let script = figure.gnuplotScript(dataFile: "bench-2.csv", output: "bench-2.svg")
         #expect(script.contains("set ytics (\"round trip p50\" 0, \"loopback RTT\" 1)\n"))
-        #expect(script.contains("set yrange [-0.5:1.5] reverse\n"))
+        #expect(script.contains("set yrange [1.5:-0.5]\n"))
+        #expect(script.contains("unset key\n"))
         #expect(script.contains("index 0 using 2:1:3:4 with xerrorbars"))
         #expect(figure.data == "# median, min–max\n# category,median,min,max\n0,8,7,9\n1,0.1,0.1,0.2\n")
     }

@@ -65,8 +65,11 @@ package struct PlotFigure: Equatable, Sendable {
         if let categories {
             let tics = categories.enumerated().map { "\(Self.quoted($1)) \($0)" }.joined(separator: ", ")
             lines += [
-                "set ytics (\(tics))", "set yrange [-0.5:\(Self.number(Double(rows) - 0.5))] reverse",
+                // First row on top: an explicit range is reversed by its order (`reverse` is for autoscale).
+                "set ytics (\(tics))", "set yrange [\(Self.number(Double(rows) - 0.5)):-0.5]",
                 "set ylabel \"\"", "set xrange [0:*]", "set grid noytics xtics",
+                // The x label says what the marks are; a key would repeat it.
+                "unset key",
             ]
         } else {
             lines.append("set yrange [0:*]")

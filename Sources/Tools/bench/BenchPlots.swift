@@ -30,10 +30,14 @@ struct PlottedRow: Codable, Equatable {
 
 /// What `bench --plot DIR` draws: each figure next to its anchors.
 enum BenchPlots {
-    /// A recorded `bench --json` output's rows (`Report.printJSON`).
-    static func rows(fromJSON data: Data) throws -> [PlottedRow] {
-        struct Recorded: Decodable { var rows: [PlottedRow] }
-        return try JSONDecoder().decode(Recorded.self, from: data).rows
+    /// A recorded `bench --json` output's mode (`quick`, `full`) and rows (`Report.printJSON`).
+    static func recorded(fromJSON data: Data) throws -> (mode: String, rows: [PlottedRow]) {
+        struct Recorded: Decodable {
+            var mode: String
+            var rows: [PlottedRow]
+        }
+        let recorded = try JSONDecoder().decode(Recorded.self, from: data)
+        return (recorded.mode, recorded.rows)
     }
 
     /// One chart per section and unit: each row a median with its min–max bar, in the table's order,
@@ -56,9 +60,11 @@ enum BenchPlots {
             let ratio = group.unit == "×"
             return PlotFigure(
                 name: "bench-\(slug(group.section))-\(ratio ? "ratios" : slug(group.unit))",
-                title: "\(group.section)" + (ratio ? ": ratios" : "") + " (\(mode) mode)",
+                // The section's name without its parenthesis: the long tic labels leave the title little room.
+                title: "\(group.section.prefix { $0 != "(" }.trimmingCharacters(in: .whitespaces))"
+                    + (ratio ? ": ratios" : "") + " (\(mode))",
                 xLabel: ratio
-                    ? "ratio (×), median with min–max over the repetitions" : "\(group.unit), median with min–max",
+                    ? "ratio (×): median, bar from min to max" : "\(group.unit): median, bar from min to max",
                 yLabel: "",
                 series: [PlotSeries(title: "median, min–max", style: .ranges, rows: ranges)],
                 categories: group.rows.map(\.figure))

@@ -131,15 +131,16 @@ if let directory = options.plotDirectory {
         exit(69)
     }
     if let recorded = options.recordedJSON {
+        let mode: String
         let rows: [PlottedRow]
         do {
-            rows = try BenchPlots.rows(fromJSON: try Data(contentsOf: URL(fileURLWithPath: recorded)))
+            (mode, rows) = try BenchPlots.recorded(fromJSON: try Data(contentsOf: URL(fileURLWithPath: recorded)))
         } catch {
             FileHandle.standardError.write(
                 Data("Error: --from \(recorded): not a bench --json output: \(error)\n".utf8))
             exit(65)
         }
-        await plot(rows, mode: "recorded", into: directory)
+        await plot(rows, mode: "\(mode) mode, recorded", into: directory)
         exit(0)
     }
 } else if options.recordedJSON != nil {
@@ -151,7 +152,7 @@ do {
     let suite = try BenchSuite(options: options)
     try suite.run()
     if let directory = options.plotDirectory {
-        await plot(suite.report.rows.map(PlottedRow.init), mode: suite.report.mode, into: directory)
+        await plot(suite.report.rows.map(PlottedRow.init), mode: "\(suite.report.mode) mode", into: directory)
     }
 } catch {
     FileHandle.standardError.write(Data("bench failed: \(error)\n".utf8))
