@@ -133,7 +133,7 @@ let package = Package(
         .executableTarget(
             name: "tracediagram",
             dependencies: ["AdminCommands", "ArgumentParsing", "ChildProcesses", "DurableFiles", "Trace"],
-            path: "Sources/Apps/tracediagram", swiftSettings: swiftSettings),
+            path: "Sources/Tools/tracediagram", swiftSettings: swiftSettings),
         // A bare link endpoint for tests and experiments: queues transfers, records what it applies.
         .executableTarget(
             name: "linkpeer", dependencies: ["LinkRuntime", "POSIX"], path: "Sources/Tools/linkpeer",
