@@ -128,25 +128,31 @@ let package = Package(
         .executableTarget(
             name: "watchctl", dependencies: ["AdminCommands", "AdminClient", "DaemonConfiguration"],
             path: "Sources/Apps/watchctl", swiftSettings: swiftSettings),
-        // scripts/trace: both daemons' journals merged into one mermaid sequenceDiagram (docs/TRACE.md).
+        // scripts/trace: both daemons' journals merged into one mermaid sequenceDiagram, or drawn as an SVG
+        // or an HTML page through PlantUML (docs/TRACE.md).
         .executableTarget(
-            name: "tracediagram", dependencies: ["AdminCommands", "ArgumentParsing", "DurableFiles", "Trace"],
-            path: "Sources/Apps/tracediagram", swiftSettings: swiftSettings),
+            name: "tracediagram",
+            dependencies: ["AdminCommands", "ArgumentParsing", "ChildProcesses", "DurableFiles", "Trace"],
+            path: "Sources/Tools/tracediagram", swiftSettings: swiftSettings),
         // A bare link endpoint for tests and experiments: queues transfers, records what it applies.
         .executableTarget(
             name: "linkpeer", dependencies: ["LinkRuntime", "POSIX"], path: "Sources/Tools/linkpeer",
             swiftSettings: swiftSettings),
         // I/O: the one launcher of the test harness and the chaos tester — posix_spawn (never Foundation's
         // Process), output to files or captured through close-on-exec pipes, signals, reaping with a timeout.
+        // Also the runner of the Debian renderers the pictures need (PlantUML, gnuplot): found or named.
         .target(
-            name: "ChildProcesses", dependencies: ["POSIX"], path: "Sources/Tools/ChildProcesses",
+            name: "ChildProcesses", dependencies: ["POSIX", "Plots"], path: "Sources/Tools/ChildProcesses",
             swiftSettings: swiftSettings),
+        // Pure: a chart (series of numbers, how each is drawn) as a data file and a gnuplot script; the
+        // testers' and the bench's `--plot` (ChildProcesses runs gnuplot on them).
+        .target(name: "Plots", path: "Sources/Tools/Plots", swiftSettings: swiftSettings),
         // The kill/restart and network-partition testers behind scripts/kill-test and scripts/partition-test.
         .executableTarget(
             name: "chaostest",
             dependencies: [
                 "ChildProcesses", "TestSupport", "WorkoutModel", "DaemonRuntime", "DaemonConfiguration", "Nodes",
-                "LinkProtocol", "LinkRuntime", "AdminCommands",
+                "LinkProtocol", "LinkRuntime", "AdminCommands", "Plots",
             ],
             path: "Sources/Tools/chaostest", swiftSettings: swiftSettings),
         // scripts/bench: our figures next to the machine's limits and SQLite, in one run.
@@ -154,7 +160,8 @@ let package = Package(
             name: "bench",
             dependencies: [
                 "LinkRuntime", "DurableFiles", "SyncEngine", "PhoneStore", "WorkoutModel", "TestSupport",
-                "DaemonRuntime", "AdminCommands", "AdminClient", "DaemonConfiguration", "POSIX",
+                "DaemonRuntime", "AdminCommands", "AdminClient", "DaemonConfiguration", "POSIX", "ChildProcesses",
+                "Plots",
             ],
             path: "Sources/Tools/bench", swiftSettings: swiftSettings),
         // Test-only: manual clock, temporary directories, free ports, spawning daemons (their config
@@ -181,6 +188,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "TraceTests", dependencies: ["Trace", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "PlotsTests", dependencies: ["Plots"], swiftSettings: swiftSettings),
         .testTarget(
             name: "LinkProtocolTests",
             dependencies: ["LinkProtocol"],
@@ -248,7 +256,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "SimulationTests", dependencies: ["Simulation"], swiftSettings: swiftSettings),
-        .testTarget(name: "ChaosTestTests", dependencies: ["chaostest"], swiftSettings: swiftSettings),
+        .testTarget(name: "ChaosTestTests", dependencies: ["chaostest", "Plots"], swiftSettings: swiftSettings),
         .testTarget(
             name: "FuzzCorpusTests", dependencies: ["FuzzTargets", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(

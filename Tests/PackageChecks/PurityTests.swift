@@ -5,7 +5,7 @@ import Testing
 /// Modules that decide and must never do I/O (ARCHITECTURE.md §2, STYLE.md §1).
 let pureModules: Set<String> = [
     "WorkoutModel", "LinkProtocol", "WatchEngine", "SyncEngine", "ArgumentParsing", "LiveMirror", "AdminCommands",
-    "Trace", "Nodes", "Simulation",
+    "Trace", "Nodes", "Simulation", "Plots",
 ]
 /// Modules that are the I/O shell around them.
 let shellModules: Set<String> = [

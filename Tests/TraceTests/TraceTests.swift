@@ -316,3 +316,108 @@ struct LatencyHistogramTests {
         #expect(openMetricsViolations(empty).isEmpty, "\(openMetricsViolations(empty))")
     }
 }
+
+@Suite("The diagram in PlantUML, and the HTML page")
+struct TracePlantUMLTests {
+    private static func event(
+        _ side: TraceEvent.Side, _ kind: TraceEventKind, _ wall: Int64, _ cause: String? = nil, run: String? = nil,
+        detail: String? = nil
+    ) -> TraceEvent {
+        TraceEvent(
+            side: side, instance: side.rawValue, wall: wall, mono: wall, event: kind, cause: cause, run: run,
+            detail: detail)
+    }
+
+    /// A partition in the middle of an exchange: a context and its ack, a link drop, a queued
+    /// transfer, a send nobody received, the heal, the transfer delivered and acknowledged.
+    static let partitioned = [
+        event(.phone, .started, 1, detail: "instance p"),
+        event(.phone, .linkUp, 2),
+        event(.phone, .push, 3),
+        event(.phone, .contextSend, 4, "ctx:p/1", detail: "90 bytes"),
+        event(.watch, .contextReceive, 5, "ctx:p/1"),
+        event(.watch, .contextAckSend, 6, "ctx:p/1"),
+        event(.phone, .contextAckReceive, 7, "ctx:p/1"),
+        event(.watch, .linkDown, 8, detail: "heartbeat timeout"),
+        event(.phone, .linkDown, 9, detail: "eof"),
+        event(.watch, .transferQueued, 10, "xfer:q/1", run: "run-0001-long"),
+        event(.phone, .contextSend, 11, "ctx:p/2", detail: "91 bytes"),
+        event(.watch, .linkUp, 12),
+        event(.watch, .transferSend, 13, "xfer:q/1"),
+        event(.phone, .transferReceive, 14, "xfer:q/1"),
+        event(.phone, .ingest, 15, "xfer:q/1", run: "run-0001-long", detail: "merged via userInfo"),
+        event(.phone, .transferAckSend, 16, "xfer:q/1"),
+        event(.watch, .transferAckReceive, 17, "xfer:q/1"),
+    ]
+
+    @Test("participants, one arrow per frame, notes for decisions, a group for the time the link was down")
+    func partition() {
+        let expected = """
+            @startuml
+            hide footbox
+            skinparam shadowing false
+            participant "Phone UI" as PUI
+            participant "SyncEngine" as SE
+            participant "PhoneBridge" as PB
+            participant "WatchBridge" as WB
+            participant "Watch session" as WS
+            participant "Watch UI" as WUI
+            note over PB: phoned started instance p
+            note over PB, WB: link up
+            SE -> PB: pushAll
+            PB -> WB: applicationContext gen 1 90 bytes
+            WB --> PB: contextAck gen 1
+            group link down: heartbeat timeout
+            WB -> WB: transferUserInfo queued seq 1 run run-0001
+            PB ->> WB: applicationContext gen 2 91 bytes (no receipt)
+            end
+            note over PB, WB: link up (heal)
+            WB -> PB: transferUserInfo seq 1
+            PB -> SE: ingestFromWatch run run-0001
+            note over SE: merged via userInfo
+            PB --> WB: userInfoAck seq 1
+            @enduml
+
+            """
+        #expect(TracePlantUML.render(Self.partitioned) == expected)
+    }
+
+    @Test("each frame that crossed the link is one arrow between the bridges, whatever the receipts")
+    func oneArrowPerFrame() {
+        let text = TracePlantUML.render(Self.partitioned)
+        let bridgeArrows = text.split(separator: "\n").filter {
+            ($0.hasPrefix("PB -") && $0.contains(" WB: ")) || ($0.hasPrefix("WB -") && $0.contains(" PB: "))
+        }
+        // context 1, its ack, context 2 (lost), transfer 1, its ack: the sends of the journal.
+        let frames = Self.partitioned.filter { $0.event.crossing?.isSend == true }
+        #expect(bridgeArrows.count == frames.count)
+        #expect(bridgeArrows.count == 5)
+    }
+
+    @Test("a link still down at the end closes its group; creole markup and line breaks in text stay inert")
+    func escapes() {
+        let text = TracePlantUML.render([
+            Self.event(.phone, .linkUp, 1), Self.event(.phone, .linkDown, 2, detail: "a **b** <i>c</i>\nd\\ne"),
+        ])
+        #expect(text.hasSuffix("group link down: a ~**b~** ~<i>c~</i> d\\\\ne\nend\n@enduml\n"))
+    }
+
+    @Test("the page holds the SVG without its XML declaration and every journal line, escaped, oldest first")
+    func page() {
+        let events = [
+            Self.event(.watch, .session, 2, run: "r", detail: "ended <saved> & \"done\""),
+            Self.event(.phone, .started, 1, detail: "instance p"),
+        ]
+        let html = TracePage.html(
+            title: "a <run>", svg: "<?xml version=\"1.0\"?><svg><text>x</text></svg>", events: events)
+        #expect(html.hasPrefix("<!DOCTYPE html>"))
+        #expect(html.contains("<title>a &lt;run&gt;</title>"))
+        #expect(html.contains("<figure>\n<svg><text>x</text></svg>\n</figure>"))
+        #expect(!html.contains("<?xml"))
+        let started = html.range(of: "phone started instance p")
+        let session = html.range(of: "watch session run=r ended &lt;saved&gt; &amp; &quot;done&quot;")
+        #expect(started != nil && session != nil)
+        if let started, let session { #expect(started.lowerBound < session.lowerBound) }
+        #expect(html.contains("Journal lines (2)"))
+    }
+}

@@ -10,28 +10,51 @@ package enum TraceDiagram {
 
     /// The diagram for `events` from both journals (any order); `markdown` wraps it in a mermaid fence.
     package static func render(_ events: [TraceEvent], markdown: Bool = false) -> String {
+        var lines = ["sequenceDiagram"] + participants.map { "    participant \($0.id) as \($0.name)" }
+        lines += steps(events).map { "    " + mermaid($0) }
+        let diagram = lines.joined(separator: "\n") + "\n"
+        return markdown ? "```mermaid\n" + diagram + "```\n" : diagram
+    }
+
+    /// What the diagram draws for `events` from both journals (any order), in order, in no notation.
+    package static func steps(_ events: [TraceEvent]) -> [TraceStep] {
         let ordered = merged(events)
         let matched = pairs(ordered)
-        var lines = ["sequenceDiagram"] + participants.map { "    participant \($0.id) as \($0.name)" }
-        // Both sides see the link go up and down: one note per change, not one per side.
+        var steps: [TraceStep] = []
+        // Both sides see the link go up and down: one step per change, not one per side.
         var linkUp: Bool?
         for (index, event) in ordered.enumerated() {
             if event.event == .linkUp || event.event == .linkDown {
                 let up = event.event == .linkUp
                 guard linkUp != up else { continue }
-                let heal = up && linkUp == false
+                steps.append(up ? .linkUp(heal: linkUp == false) : .linkDown(detail: event.detail))
                 linkUp = up
-                let detail = event.detail.map { " " + clean($0) } ?? ""
-                lines.append(
-                    up
-                        ? "    Note over PB,WB: link up\(heal ? " (heal)" : "")"
-                        : "    Note over PB,WB: link down\(detail)")
                 continue
             }
-            lines += statements(for: event, matched: matched[index]).map { "    " + $0 }
+            steps += self.steps(for: event, matched: matched[index])
         }
-        let diagram = lines.joined(separator: "\n") + "\n"
-        return markdown ? "```mermaid\n" + diagram + "```\n" : diagram
+        return steps
+    }
+
+    /// One step as a mermaid statement.
+    static func mermaid(_ step: TraceStep) -> String {
+        switch step {
+        case .arrow(let from, let to, let style, let label):
+            let arrow =
+                switch style {
+                case .call: "->>"
+                case .answer: "-->>"
+                case .unanswered: "-)"
+                case .failed: "-x"
+                }
+            return "\(from)\(arrow)\(to): \(clean(label))"
+        case .note(let over, let text):
+            return "Note over \(over.joined(separator: ",")):" + (text.isEmpty ? "" : " " + clean(text))
+        case .linkDown(let detail):
+            return "Note over PB,WB: link down" + (detail.map { " " + clean($0) } ?? "")
+        case .linkUp(let heal):
+            return "Note over PB,WB: link up" + (heal ? " (heal)" : "")
+        }
     }
 
     /// Both journals in one order: wall time, then each daemon's own monotonic order.
@@ -61,48 +84,62 @@ package enum TraceDiagram {
 
     private static func bridge(_ side: TraceEvent.Side) -> String { side == .phone ? "PB" : "WB" }
 
-    /// The mermaid statements for one event (none for the receipt half of a pair).
-    static func statements(for event: TraceEvent, matched: Bool) -> [String] {
+    /// The steps for one event (none for the receipt half of a pair).
+    static func steps(for event: TraceEvent, matched: Bool) -> [TraceStep] {
         let here = bridge(event.side)
         let there = bridge(event.side.peer)
         if let crossing = event.event.crossing {
             guard crossing.isSend || !matched else { return [] }
             let (from, to) = crossing.isSend ? (here, there) : (there, here)
             let answer = crossing.family.hasSuffix(".ack") || crossing.family.hasSuffix(".reply")
-            let arrow = !crossing.isSend || matched ? (answer ? "-->>" : "->>") : "-)"
+            let style: TraceStep.ArrowStyle = !crossing.isSend || matched ? (answer ? .answer : .call) : .unanswered
             var label = exchangeLabel(crossing.family, event)
             if crossing.isSend && !matched { label += " (no receipt)" }
-            return ["\(from)\(arrow)\(to): \(label)"]
+            return [.arrow(from: from, to: to, style: style, label: label)]
         }
-        let detail = event.detail.map { " " + clean($0) } ?? ""
+        let detail = event.detail.map { " " + $0 } ?? ""
         let run = event.run.map { " run " + short($0) } ?? ""
+        func note(_ text: String, over participant: String = here) -> [TraceStep] {
+            [.note(over: [participant], text: text)]
+        }
         switch event.event {
         case .started:
-            return ["Note over \(here): \(event.side == .phone ? "phoned" : "watchd") started\(detail)"]
+            return note("\(event.side == .phone ? "phoned" : "watchd") started\(detail)")
         case .linkUp, .linkDown:
-            return []  // one note per change of the link, drawn by `render`
+            return []  // one step per change of the link, made by `steps(_:)`
         case .reachability:
-            return ["Note over \(here): \(event.side.peer.rawValue) reachable:\(detail)"]
+            return note("\(event.side.peer.rawValue) reachable:\(detail)")
         case .messageAttempt:
             return []
         case .messageFailed:
-            return ["\(here)-x\(there): sendMessage id \(tail(event.cause))\(run) failed\(detail)"]
+            return [
+                .arrow(
+                    from: here, to: there, style: .failed,
+                    label: "sendMessage id \(tail(event.cause))\(run) failed\(detail)")
+            ]
         case .transferQueued:
-            return ["\(here)->>\(here): transferUserInfo queued seq \(tail(event.cause))\(run)"]
+            return [
+                .arrow(
+                    from: here, to: here, style: .call, label: "transferUserInfo queued seq \(tail(event.cause))\(run)")
+            ]
         case .transferFailed:
-            return ["Note over \(here): transfer seq \(tail(event.cause)) not delivered\(detail)"]
+            return note("transfer seq \(tail(event.cause)) not delivered\(detail)")
         case .transferCancelled:
-            return ["Note over \(here): transfer seq \(tail(event.cause)) cancelled"]
+            return note("transfer seq \(tail(event.cause)) cancelled")
         case .launchDropped:
-            return ["Note over \(here): launch dropped (not linked)"]
+            return note("launch dropped (not linked)")
         case .ingest:
-            return ["PB->>SE: ingestFromWatch\(run)", "Note over SE:\(detail)"]
+            return [
+                .arrow(from: "PB", to: "SE", style: .call, label: "ingestFromWatch\(run)"),
+                .note(over: ["SE"], text: event.detail ?? ""),
+            ]
         case .push:
-            return ["SE->>PB: pushAll\(detail)"]  // the applicationContext arrow after it carries the generation
+            // the applicationContext arrow after it carries the generation
+            return [.arrow(from: "SE", to: "PB", style: .call, label: "pushAll\(detail)")]
         case .fileWritten:
-            return [event.side == .phone ? "Note over SE: file written\(run)" : "Note over WB: cached\(run)"]
+            return event.side == .phone ? note("file written\(run)", over: "SE") : note("cached\(run)", over: "WB")
         case .session:
-            return ["WB->>WS: session\(detail)"]
+            return [.arrow(from: "WB", to: "WS", style: .call, label: "session\(detail)")]
         case .contextSend, .contextReceive, .contextAckSend, .contextAckReceive, .messageSend, .messageReceive,
             .messageReplySend, .messageReplyReceive, .transferSend, .transferReceive, .transferAckSend,
             .transferAckReceive, .launchSend, .launchReceive:
@@ -113,7 +150,7 @@ package enum TraceDiagram {
     private static func exchangeLabel(_ family: String, _ event: TraceEvent) -> String {
         let number = tail(event.cause)
         let run = event.run.map { " run " + short($0) } ?? ""
-        let detail = event.detail.map { " " + clean($0) } ?? ""
+        let detail = event.detail.map { " " + $0 } ?? ""
         switch family {
         case "context": return "applicationContext gen \(number)\(detail)"
         case "context.ack": return "contextAck gen \(number)"

@@ -10,6 +10,10 @@ struct BenchOptions {
     var sqliteHelper: String?
     /// The compiled scripts/bench-floor.c: figure 2's hops with none of the daemons' logic.
     var floorHelper: String?
+    /// `--plot DIR`: draw the figures there with gnuplot after the run (`BenchPlots`).
+    var plotDirectory: String?
+    /// `--from FILE.json`: with `--plot`, draw a recorded `--json` output instead of running.
+    var recordedJSON: String?
 }
 
 /// How much each figure does; quick mode trades repetitions and sizes for time.

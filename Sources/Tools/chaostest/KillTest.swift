@@ -44,6 +44,7 @@ enum KillTest {
                 if await daemon.kill9() {
                     report.kills += 1
                     if killPhone { report.phoneKills += 1 } else { report.watchKills += 1 }
+                    report.killSeconds.append(KillInstant(daemon: daemon.name, seconds: ledger.secondsSinceStart()))
                 }
                 try await daemon.start()
                 killPhone.toggle()
@@ -90,6 +91,9 @@ enum Finale {
         let watchRuns = await harness.watchWorkouts()
         let records = await ledger.records
         saveLedger(records, to: "\(harness.work)/edits.tsv")
+        report.acknowledged = records.filter { $0.outcome == .acknowledged }.map {
+            AcknowledgedEdit(side: $0.side.rawValue, seconds: $0.finishedSeconds)
+        }
         report.checks = Checker.check(
             Checker.Inputs(
                 records: records, phoneRuns: phoneRuns, watchRuns: watchRuns ?? [],

@@ -29,6 +29,8 @@ struct Options: Sendable {
     var noDrop = false
     /// Print progress lines on stderr.
     var verbose = false
+    /// `--plot DIR`: draw the report's samples there with gnuplot (`Report.figures`).
+    var plotDirectory: String?
 }
 
 /// A usage error: printed with the usage, exit 64.
@@ -75,6 +77,7 @@ enum CommandLineParser {
                 options.seed = seed
             case "--build-dir": options.buildDirectory = try value(argument)
             case "--work-dir": options.workDirectory = try value(argument)
+            case "--plot": options.plotDirectory = try value(argument)
             case "--kills" where kind == .kill: options.kills = try number(argument)
             case "--transfers" where kind == .kill: options.transfers = try number(argument)
             case "--cycles" where kind == .partition: options.cycles = try number(argument)
@@ -102,6 +105,9 @@ enum CommandLineParser {
           --build-dir DIR  where phoned, watchd, phonectl, watchctl are (default: next to chaostest)
           --work-dir DIR   where configs, state and logs go (default: a new directory under $TMPDIR)
           --keep           keep the work directory even when the test passes
+          --plot DIR       draw the samples as SVGs into DIR with gnuplot (Debian gnuplot-nox): kill, edits
+                           acknowledged and kills over time; partition, the distributions of detection,
+                           reconnect and convergence (each with its .csv data and .gp script)
           -v, --verbose    progress lines on stderr
           -h, --help       this help
         """

@@ -23,6 +23,20 @@ struct CycleTiming: Codable, Sendable {
     var reconnectLogSeconds: Double?
 }
 
+/// A kill, at seconds since the workload's start (the plot's samples).
+struct KillInstant: Codable, Sendable, Equatable {
+    /// `phoned` or `watchd`.
+    var daemon: String
+    var seconds: Double
+}
+
+/// An acknowledged edit, at seconds since the workload's start (the plot's samples).
+struct AcknowledgedEdit: Codable, Sendable, Equatable {
+    /// `watch` or `phone`: whose CLI made it.
+    var side: String
+    var seconds: Double
+}
+
 /// A tester's report: printed as text (the last line a one-line summary) or as JSON.
 struct Report: Codable, Sendable {
     var test: String
@@ -32,6 +46,10 @@ struct Report: Codable, Sendable {
     var kills = 0
     var phoneKills = 0
     var watchKills = 0
+    /// When each kill happened (kill test).
+    var killSeconds: [KillInstant] = []
+    /// When each acknowledged edit returned (both tests).
+    var acknowledged: [AcknowledgedEdit] = []
     /// Daemon exits nobody asked for (each one a failure).
     var crashes: [String] = []
     var cycles: [CycleTiming] = []

@@ -63,6 +63,8 @@ struct EditRecord: Sendable {
     var detail = ""
     /// Wall-clock stamp right after the CLI returned (log format), for discards.
     var finishedStamp = ""
+    /// Seconds from the workload's start to its recording (`Ledger.record` sets it): the plots' x.
+    var finishedSeconds = 0.0
 }
 
 /// The shape of the two splits every test creates.
@@ -90,6 +92,8 @@ final class StopFlag: Sendable {
 /// Every edit attempted, plus what the two streams share: which runs exist for the watch, how far
 /// the watch is, which runs the phone discarded.
 actor Ledger {
+    /// The workload's start: edits and kills are plotted against the seconds since.
+    nonisolated let began = ContinuousClock.now
     private(set) var records: [EditRecord] = []
     private var counter = 0
     /// Runs started for the watch, oldest first.
@@ -111,7 +115,14 @@ actor Ledger {
         return counter
     }
 
-    func record(_ record: EditRecord) { records.append(record) }
+    func record(_ record: EditRecord) {
+        var record = record
+        record.finishedSeconds = secondsSinceStart()
+        records.append(record)
+    }
+
+    /// Seconds since the workload's start, now.
+    nonisolated func secondsSinceStart() -> Double { (ContinuousClock.now - began).seconds }
 
     func addWatchRun(_ id: String) { watchRuns.append(id) }
     func addPhoneRun(_ id: String) { phoneRuns.append(id) }

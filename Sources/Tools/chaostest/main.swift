@@ -1,6 +1,7 @@
 // chaostest: the kill/restart (queued delivery) and network-partition testers behind
 // scripts/kill-test and scripts/partition-test. `chaostest --help` explains the workload and every
 // figure it reports; docs/CHAOS.md is the longer version.
+import ChildProcesses
 import Dispatch
 import Foundation
 import Glibc
@@ -18,6 +19,15 @@ enum Runner {
         } catch {
             FileHandle.standardError.write(Data("Error: \(error.message)\n\(CommandLineParser.usage)\n".utf8))
             return 64
+        }
+        if options.plotDirectory != nil {
+            // Said before the test runs, not after minutes of it.
+            do {
+                _ = try ExternalRenderer.gnuplot.locate()
+            } catch {
+                FileHandle.standardError.write(Data("chaostest: --plot: \(error)\n".utf8))
+                return 2
+            }
         }
         let progress = Progress(enabled: options.verbose)
         let binaries: Binaries
@@ -47,6 +57,18 @@ enum Runner {
         print(options.json ? report.json : report.text)
         try? (report.text + "\n").write(toFile: "\(work)/report.txt", atomically: true, encoding: .utf8)
         try? (report.json + "\n").write(toFile: "\(work)/report.json", atomically: true, encoding: .utf8)
+        if let directory = options.plotDirectory, report.skipped == nil {
+            do {
+                let (drawn, skipped) = try await ExternalRenderer.gnuplot.plot(report.figures, into: directory)
+                for path in drawn { FileHandle.standardError.write(Data("chaostest: drew \(path)\n".utf8)) }
+                for name in skipped {
+                    FileHandle.standardError.write(Data("chaostest: \(name) not drawn: no samples\n".utf8))
+                }
+            } catch {
+                FileHandle.standardError.write(Data("chaostest: --plot: \(error)\n".utf8))
+                return 2
+            }
+        }
         if report.passed, !options.keep {
             try? FileManager.default.removeItem(atPath: work)
         } else if !report.passed {
