@@ -41,6 +41,7 @@ struct ConfigFileTests {
         expected.link.maximumFrameBytes = 1_048_576
         expected.link.journalMaximumBytes = 4_194_304
         expected.link.fileInboxQuotaBytes = 268_435_456
+        expected.link.receivedFilesQuotaBytes = 268_435_456
         expected.maximumPendingHandshakes = 8
         expected.maximumPendingHandshakesPerAddress = 4
         expected.recentRunsLimit = 25
@@ -58,6 +59,7 @@ struct ConfigFileTests {
              "adminSocket": "/a.sock", "heartbeatIntervalMilliseconds": 100, "missedHeartbeats": 3,
              "handshakeTimeoutMilliseconds": 2000, "messageReplyTimeoutMilliseconds": 3000,
              "maximumFrameBytes": 128, "journalMaximumBytes": 0, "redialMaximumMilliseconds": 250, "logLevel": "debug",
+             "receivedFilesQuotaBytes": 1048576,
              "testClockOffsetSeconds": -3600}
             """, name: "watchd.json")
         _ = directory
@@ -73,6 +75,7 @@ struct ConfigFileTests {
         expected.link.messageReplyTimeout = .seconds(3)
         expected.link.maximumFrameBytes = 128
         expected.link.fileInboxQuotaBytes = 268_435_456
+        expected.link.receivedFilesQuotaBytes = 1_048_576
         expected.redialMaximum = .milliseconds(250)
         expected.logLevel = .debug
         expected.clockOffset = .seconds(-3600)

@@ -76,6 +76,7 @@ final class PhoneDaemon: LaunchedDaemon, DaemonPorts, @unchecked Sendable {
         shell = NodeShell(
             node: node, daemon: self, loop: loop, link: endpoint, logger: logger, clockFile: clockFile,
             stateDirectory: state, notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment))
+        shell.receivedFilesQuotaBytes = configuration.link.receivedFilesQuotaBytes
     }
 
     // MARK: The shell's ports

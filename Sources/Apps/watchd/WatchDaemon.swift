@@ -52,6 +52,7 @@ final class WatchDaemon: LaunchedDaemon, DaemonPorts, @unchecked Sendable {
         shell = NodeShell(
             node: node, daemon: self, loop: loop, link: endpoint, logger: logger, clockFile: clockFile,
             stateDirectory: state, notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment))
+        shell.receivedFilesQuotaBytes = configuration.link.receivedFilesQuotaBytes
     }
 
     // MARK: The shell's ports

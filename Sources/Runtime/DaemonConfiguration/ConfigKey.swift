@@ -206,6 +206,7 @@ package struct LinkSettings: Sendable, Equatable {
     package var maximumFrameBytes = 0
     package var journalMaximumBytes = 0
     package var fileInboxQuotaBytes = 0
+    package var receivedFilesQuotaBytes = 0
 
     /// The group's declarations, for a configuration holding it at `field`.
     static func keys<Root>(at field: WritableKeyPath<Root, LinkSettings>) -> [ConfigKey<Root>] {
@@ -232,6 +233,11 @@ package struct LinkSettings: Sendable, Equatable {
                 "fileInboxQuotaBytes", \.fileInboxQuotaBytes, in: 0...1_099_511_627_776, default: 268_435_456,
                 doc:
                     "Room for files arriving and files not yet taken from the inbox; a file that does not fit is refused with insufficientSpace."
+            ),
+            .integer(
+                "receivedFilesQuotaBytes", \.receivedFilesQuotaBytes, in: 0...1_099_511_627_776, default: 268_435_456,
+                doc:
+                    "Room for the received files the app keeps (<state>/received-files); keeping one removes the oldest until the rest fit."
             ),
         ]
         return keys.map { $0.within(field) }

@@ -45,11 +45,12 @@ extension NodeShell {
                 }
             }
         case .link(.keepReceivedFile(let key, let name)):
-            let (source, directory) = (link.inboxPath(for: key), "\(stateDirectory)/received-files")
-            return {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-                try AtomicFile.moveDurably(source, to: "\(directory)/\(name)")
-            }
+            let source = link.inboxPath(for: key)
+            let folder = ReceivedFilesFolder(
+                path: "\(stateDirectory)/received-files",
+                quota: ReceivedFilesQuota(maximumBytes: receivedFilesQuotaBytes),
+                logger: logger)
+            return { try folder.keep(source, as: name) }
         default:
             preconditionFailure("\(shared) is a durable write with no work for the write queue")
         }

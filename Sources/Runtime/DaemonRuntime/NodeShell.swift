@@ -55,6 +55,8 @@ package final class NodeShell<Node: ShelledNode>: RunnerPorts, @unchecked Sendab
     unowned let daemon: any DaemonPorts<Node>
     /// phoned's listening port, for status.
     package var listenPort = 0
+    /// What `<state>/received-files` may take (`receivedFilesQuotaBytes`; the daemon sets it before starting).
+    package var receivedFilesQuotaBytes = Int.max
 
     package init(
         node: Node, daemon: any DaemonPorts<Node>, loop: EventLoop, link: LinkEndpoint, logger: Logger,

@@ -45,6 +45,8 @@ struct FileObservation: Sendable {
     var listing: [AdminReply.FileReceived]?
     /// What is left in the receiver's `inbox/`.
     var inbox: [String]
+    /// Files the receiver's log says it removed from `received-files/` to keep its quota (`<queue>-<sequence>`).
+    var removed: [String] = []
     /// Files still in the sender's `file list` when the checks ran.
     var outstanding: Int
     /// Files queued but not yet finished when the sender's link dropped.
@@ -74,6 +76,8 @@ struct FileFigures: Codable, Sendable {
     var outstanding = 0
     var acrossDrops = 0
     var listed = 0
+    /// Informational: delivered (handed to the app), then removed by the receiver's quota.
+    var removedByQuota = 0
     var problems: [String] = []
 
     var passed: Bool { lost == 0 && duplicates == 0 && corrupt == 0 && unknown == 0 && leftInInbox == 0 }
@@ -83,7 +87,7 @@ struct FileFigures: Codable, Sendable {
             + "(\(String(format: "%.1f", Double(acknowledgedBytes) / 1_048_576)) MiB), \(delivered) delivered, "
             + "\(lost) lost, \(duplicates) duplicates, \(corrupt) corrupt, \(unknown) unknown, "
             + "\(leftInInbox) left in the inbox; \(acrossDrops) in flight across a link drop, "
-            + "\(listed) cross-checked with `file received`"
+            + "\(listed) cross-checked with `file received`, \(removedByQuota) removed by the receiver's quota"
     }
 
     mutating func problem(_ text: String) {
@@ -144,7 +148,11 @@ enum FileChecker {
         }
         for file in acknowledged {
             let found = copies[file.id] ?? []
-            if found.isEmpty {
+            if found.isEmpty, wasRemovedByQuota(file, observed) {
+                // Handed to the app, kept, then removed for a newer one: delivered (its log says which).
+                figures.delivered += 1
+                figures.removedByQuota += 1
+            } else if found.isEmpty {
                 figures.lost += 1
                 figures.problem("lost: \(file.id) (file \(file.sequence.map(String.init) ?? "?"), \(file.bytes) bytes)")
             } else if found.contains(where: { $0.bytes == file.bytes && $0.sha256 == file.sha256 }) {
@@ -166,6 +174,16 @@ enum FileChecker {
         return figures
     }
 
+    /// Whether the receiver handed `file` to its app (a `file received` line) and later removed it
+    /// from `received-files/` to keep its quota (a `received file removed` line).
+    private static func wasRemovedByQuota(_ file: SentFile, _ observed: FileObservation) -> Bool {
+        guard let sequence = file.sequence else { return false }
+        return observed.removed.contains { name in
+            guard name.hasSuffix("-\(sequence)"), let dash = name.lastIndex(of: "-") else { return false }
+            return observed.deliveries.contains("\(name[..<dash])/\(sequence)")
+        }
+    }
+
     /// `file received --json`: each entry's metadata must name the file stored where it says, at its size.
     private static func crossCheck(
         _ observed: FileObservation, possible: [String: SentFile], into figures: inout FileFigures
@@ -177,6 +195,9 @@ enum FileChecker {
         let stored = Dictionary(observed.stored.map { ("received-files/\($0.name)", $0) }) { first, _ in first }
         for entry in listing {
             figures.listed += 1
+            if let storedAs = entry.storedAs, observed.removed.contains(where: { "received-files/\($0)" == storedAs }) {
+                continue
+            }
             let metadata = try? JSONSerialization.jsonObject(with: Data(entry.metadata.utf8)) as? [String: Any]
             let named = metadata?["chaosFile"] as? String
             let holds = entry.storedAs.flatMap { stored[$0]?.id }

@@ -117,8 +117,13 @@ struct FileTraffic: Sendable {
         }
         var deliveries: [String] = []
         var dropped: [String] = []
+        var removed: [String] = []
         for line in ChildProcess.readText(receiver.log).split(separator: "\n")
-        where line.contains("msg=\"file received\"") {
+        where line.contains("msg=\"file received\"") || line.contains("msg=\"received file removed\"") {
+            if line.contains("msg=\"received file removed\"") {
+                if let name = Checker.field("name", in: line) { removed.append(name) }
+                continue
+            }
             guard let transfer = Checker.field("transfer", in: line) else { continue }
             deliveries.append(transfer)
             if Checker.field("storedAs", in: line) == "-" { dropped.append(transfer) }
@@ -130,7 +135,7 @@ struct FileTraffic: Sendable {
         let inbox = (try? FileManager.default.contentsOfDirectory(atPath: "\(state)/inbox")) ?? []
         return FileObservation(
             stored: stored, deliveries: deliveries, dropped: dropped, listing: listing,
-            inbox: inbox.filter { !$0.hasPrefix(".") }, outstanding: outstanding,
+            inbox: inbox.filter { !$0.hasPrefix(".") }, removed: removed, outstanding: outstanding,
             acrossDrops: acrossDrops(senderLog: ChildProcess.readText(sender.log), unlinked: sender.unlinkedText))
     }
 

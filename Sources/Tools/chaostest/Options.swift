@@ -5,6 +5,7 @@ import Glibc
 enum TestKind: String, Sendable {
     case kill
     case partition
+    case endurance
 }
 
 /// The command line, parsed.
@@ -27,6 +28,10 @@ struct Options: Sendable {
     var cycles: Int?
     /// Partition test: never use iptables one-way drops, only link down.
     var noDrop = false
+    /// Endurance test: how long (nil: the quick run, about 2 minutes).
+    var hours: Double?
+    /// Endurance test: where the samples go as JSON (and CSV beside it); default in the work directory.
+    var samplesPath: String?
     /// Print progress lines on stderr.
     var verbose = false
     /// `--plot DIR`: draw the report's samples there with gnuplot (`Report.figures`).
@@ -41,10 +46,13 @@ struct UsageFailure: Error {
 enum CommandLineParser {
     static func parse(_ arguments: [String]) throws(UsageFailure) -> Options? {
         var rest = arguments[...]
-        guard let first = rest.popFirst() else { throw UsageFailure(message: "name a test: kill or partition") }
+        guard let first = rest.popFirst() else {
+            throw UsageFailure(message: "name a test: kill, partition or endurance")
+        }
         if first == "-h" || first == "--help" || first == "help" { return nil }
         guard let kind = TestKind(rawValue: first) else {
-            throw UsageFailure(message: "unknown test \(first.debugDescription); the tests are kill and partition")
+            throw UsageFailure(
+                message: "unknown test \(first.debugDescription); the tests are kill, partition and endurance")
         }
         var options = Options(
             kind: kind, seed: UInt64(truncatingIfNeeded: Int(Date().timeIntervalSince1970 * 1000)) % 1_000_000,
@@ -81,6 +89,14 @@ enum CommandLineParser {
             case "--kills" where kind == .kill: options.kills = try number(argument)
             case "--transfers" where kind == .kill: options.transfers = try number(argument)
             case "--cycles" where kind == .partition: options.cycles = try number(argument)
+            case "--hours" where kind == .endurance:
+                let text = try value(argument)
+                guard let hours = Double(text), hours > 0, hours <= 24 * 30 else {
+                    throw UsageFailure(
+                        message: "--hours must be a number of hours above 0, got \(text.debugDescription)")
+                }
+                options.hours = hours
+            case "--samples" where kind == .endurance: options.samplesPath = try value(argument)
             default: throw UsageFailure(message: "unknown option \(argument.debugDescription) for the \(kind) test")
             }
         }
@@ -97,6 +113,7 @@ enum CommandLineParser {
     static let usage = """
         Usage: chaostest kill      [--soak] [--kills N] [--transfers N] [options]
                chaostest partition [--soak] [--cycles N] [--no-drop] [options]
+               chaostest endurance [--quick | --hours H] [--samples FILE] [options]
 
         Options:
           --seed N         seed for every random choice (printed; re-run with it to repeat the schedule)
@@ -129,6 +146,15 @@ enum CommandLineParser {
                    each way). Reports dead-peer detection, reconnect and convergence times, and the
                    files delivered. Quick: 20 cycles. Soak: 200. Needs root and `ip netns`; without
                    them it prints "skipped: ..." and exits 0.
+        endurance  Both daemons (in the partition test's namespaces when it can make them, else on
+                   loopback with kills only) under the kill test's edit streams, the partition
+                   test's files both ways and every other kind of CLI traffic (a split edited, runs
+                   started, driven through a live flow and ended, data messages, complications,
+                   settings), with a kill or a partition at seeded random intervals. Samples each
+                   daemon's RSS, descriptors and threads and the bytes of each state and document
+                   directory (--samples FILE: JSON, CSV beside it), then reports each one's slope
+                   per hour, fitted over the second half, against its bound (docs/CHAOS.md).
+                   Quick: 2 minutes, a sample every 2 s. --hours H: a sample a minute.
 
         The workload. The phone creates two splits: "watch" (8 exercises x 10 sets) and "phone"
         (4 x 5). It starts runs of "watch" for the watch and runs of "phone" for itself. The watch

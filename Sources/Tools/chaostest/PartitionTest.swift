@@ -154,11 +154,7 @@ enum PartitionTest {
         let phoneStream = Task { await workload.runPhoneStream() }
         // Quick runs stay under the 32 files `file received` lists, so its listing covers every one.
         let files = FileTraffic(harness: harness, stop: stop, seed: options.seed, limit: options.soak ? nil : 24)
-        let fileStreams = Task {
-            async let toWatch = files.run(.phoneToWatch)
-            async let toPhone = files.run(.watchToPhone)
-            return await toWatch + toPhone
-        }
+        let fileStreams = files.runBothWays()
 
         var random = SeededGenerator(seed: options.seed, stream: 4)
         let cycles = options.cycles ?? (options.soak ? 200 : 20)

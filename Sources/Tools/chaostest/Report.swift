@@ -62,10 +62,13 @@ struct Report: Codable, Sendable {
     var notConvergedReason: String?
     var workDirectory: String
     var skipped: String?
+    /// The endurance test's samples and verdicts.
+    var endurance: EnduranceFigures?
 
     var passed: Bool {
         skipped != nil
-            || (checks.passed && files.allSatisfy(\.passed) && converged && crashes.isEmpty && cyclesNotConverged == 0)
+            || (checks.passed && files.allSatisfy(\.passed) && converged && crashes.isEmpty && cyclesNotConverged == 0
+                && endurance?.passed != false)
     }
 
     var cyclesNotConverged: Int { cycles.filter { $0.convergenceSeconds == nil }.count }
@@ -73,7 +76,9 @@ struct Report: Codable, Sendable {
     var summary: String {
         let c = checks
         var parts: [String] = []
-        if test == "kill" {
+        if let endurance {
+            parts.append("\(kills) kills, \(endurance.partitions) partitions")
+        } else if test == "kill" {
             parts.append("\(kills) kills")
         } else {
             parts.append("\(cycles.count) cycles")
@@ -98,6 +103,11 @@ struct Report: Codable, Sendable {
             parts.append("reconnect median \(format(median(cycles.compactMap(\.reconnectSeconds))))")
             parts.append("convergence median \(format(median(cycles.compactMap(\.convergenceSeconds))))")
             if cyclesNotConverged > 0 { parts.append("\(cyclesNotConverged) cycles not converged") }
+        }
+        if let verdicts = endurance?.verdicts {
+            let exceeded = verdicts.filter(\.failed).count
+            let judged = verdicts.filter { $0.outcome == .withinBound }.count + exceeded
+            parts.append("slopes: \(exceeded) of \(judged) judged over their bound")
         }
         parts.append("converged: \(converged ? "yes" : "no")")
         return "\(test)-test: " + parts.joined(separator: ", ")
@@ -139,6 +149,7 @@ struct Report: Codable, Sendable {
             lines.append("  detection (watch): " + stats(cycles.compactMap(\.watchDetectionLogSeconds)))
             lines.append("  reconnect:         " + stats(cycles.compactMap(\.reconnectLogSeconds)))
         }
+        lines += endurance?.lines ?? []
         for crash in crashes { lines.append("crash: \(crash)") }
         for problem in c.problems + files.flatMap(\.problems) { lines.append("  \(problem)") }
         if converged {

@@ -46,6 +46,8 @@ enum Runner {
             case .kill: report = try await KillTest.run(options, work: work, binaries: binaries, progress: progress)
             case .partition:
                 report = try await PartitionTest.run(options, work: work, binaries: binaries, progress: progress)
+            case .endurance:
+                report = try await EnduranceTest.run(options, work: work, binaries: binaries, progress: progress)
             }
         } catch {
             CleanupRegistry.shared.cleanUp()
