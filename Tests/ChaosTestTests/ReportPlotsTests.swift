@@ -44,4 +44,33 @@ struct ReportPlotsTests {
         #expect(figure.series[1].rows == [[1.1, 0], [1.1, 1]])
         #expect(figure.series[0].rows.last == [1.2, 1])
     }
+
+    @Test("endurance: memory, descriptors and threads per daemon, and each directory's bytes, against hours")
+    func enduranceCourses() throws {
+        var report = Report(test: "endurance", mode: "quick", seed: 7, workDirectory: "w")
+        var figures = EnduranceFigures(hours: 0.1, sampleIntervalSeconds: 60)
+        let phoned = ProcessSample(pid: 10, rssBytes: 30 << 20, fileDescriptors: 12, threads: 5)
+        let watchd = ProcessSample(pid: 11, rssBytes: 20 << 20, fileDescriptors: 9, threads: 4)
+        figures.series = [
+            ResourceSample(
+                seconds: 0, daemons: ["phoned": phoned, "watchd": watchd],
+                directories: ["phone-state": DirectorySample(bytes: 1 << 20, documents: 0)]),
+            // watchd killed and not yet back: no point for it at this sample.
+            ResourceSample(
+                seconds: 1_800, daemons: ["phoned": phoned],
+                directories: ["phone-state": DirectorySample(bytes: 2 << 20, documents: 0)]),
+        ]
+        report.endurance = figures
+        #expect(report.figures.map(\.name) == ["endurance-memory", "endurance-descriptors", "endurance-disk"])
+        let memory = report.figures[0]
+        #expect(memory.series.map(\.title) == ["phoned RSS", "watchd RSS"])
+        #expect(memory.series[0].rows == [[0, 30], [0.5, 30]])
+        #expect(memory.series[1].rows == [[0, 20]])
+        #expect(report.figures[1].series.map(\.title).count == 4)
+        let disk = report.figures[2]
+        #expect(disk.series.first { $0.title == "phone-state" }?.rows == [[0, 1], [0.5, 2]])
+        #expect(disk.drawnSeries.map(\.title) == ["phone-state"], "directories never sampled are not drawn")
+        // The samples stay out of the report's JSON: they are in the samples file.
+        #expect(!report.json.contains("\"series\""))
+    }
 }

@@ -6,13 +6,15 @@ package struct PlotSeries: Equatable, Sendable {
         case steps
         /// x, y: one mark per row (events at instants).
         case points
+        /// x, y: a line through the rows (a quantity sampled over time).
+        case lines
         /// category, median, minimum, maximum: a mark at the median with a bar from min to max, for a
         /// figure with `categories` (the category is the row's index there).
         case ranges
 
         var columns: [String] {
             switch self {
-            case .steps, .points: ["x", "y"]
+            case .steps, .points, .lines: ["x", "y"]
             case .ranges: ["category", "median", "min", "max"]
             }
         }
@@ -21,6 +23,7 @@ package struct PlotSeries: Equatable, Sendable {
             switch self {
             case .steps: "using 1:2 with steps linewidth 2"
             case .points: "using 1:2 with points pointtype 7 pointsize 0.6"
+            case .lines: "using 1:2 with lines linewidth 2"
             case .ranges: "using 2:1:3:4 with xerrorbars pointtype 7 pointsize 1.2 linewidth 2"
             }
         }

@@ -15,6 +15,12 @@ struct EnduranceFigures: Codable, Sendable {
     var partitionNote: String?
     var traffic: [String: VerbTally] = [:]
     var verdicts: [TrendVerdict] = []
+    /// The samples themselves, for `--plot` (not in the report's JSON: they are in `samplesPath`).
+    var series: [ResourceSample] = []
+
+    private enum CodingKeys: String, CodingKey {
+        case hours, sampleIntervalSeconds, samples, samplesPath, partitions, partitionNote, traffic, verdicts
+    }
 
     var passed: Bool { !verdicts.contains(where: \.failed) }
 
@@ -196,6 +202,7 @@ enum EnduranceTest {
         figures.samples = samples.count
         figures.samplesPath = options.samplesPath ?? "\(work)/samples.json"
         figures.verdicts = EnduranceVerdicts.judge(samples)
+        figures.series = samples
         try write(samples, to: figures.samplesPath)
         report.endurance = figures
         report.durationSeconds = (clock.now - began).seconds

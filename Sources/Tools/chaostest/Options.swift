@@ -124,7 +124,9 @@ enum CommandLineParser {
           --keep           keep the work directory even when the test passes
           --plot DIR       draw the samples as SVGs into DIR with gnuplot (Debian gnuplot-nox): kill, edits
                            acknowledged and kills over time; partition, the distributions of detection,
-                           reconnect and convergence (each with its .csv data and .gp script)
+                           reconnect and convergence; endurance, each daemon's memory, descriptors and
+                           threads and each directory's bytes over the run (each with its .csv data and
+                           .gp script)
           -v, --verbose    progress lines on stderr
           -h, --help       this help
         """
