@@ -119,6 +119,20 @@ struct SimulationTests {
         #expect(result.violations.isEmpty, "seed 85946: \(result.violations)")
     }
 
+    /// Found by the seed soak (seed 462142): another device put back an older copy of a run while
+    /// phoned held the run in memory, and the run left phoned's working set before its watcher
+    /// reported the file. Holding only the run's summary then, phoned loaded the file when a push
+    /// needed the run, found it older than the index on two reads and took it as all there is of the
+    /// run: the watch's acknowledged completion of set 1 was gone. The phone now keeps the copies of
+    /// the runs it dropped last and merges such a file into them (`SyncEngine.evictedCopies`).
+    @Test(
+        "pinned seed: a run dropped from memory before its older external copy is reported keeps its edits (seed 462142)"
+    )
+    func evictedBeforeTheWatcherReported() {
+        let result = Simulation.run(seed: 462_142)
+        #expect(result.violations.isEmpty, "seed 462142: \(result.violations)")
+    }
+
     @Test("--trace keeps the run's record, one line per event and decision")
     func trace() throws {
         let result = Simulation.run(seed: 7, options: SimulationOptions(keepTrace: true))

@@ -31,6 +31,8 @@ struct OlderCopyTests {
     @Test("a load that finds the file older than the index is asked for once more, then taken: never forever")
     func staleLoadIsBounded() throws {
         var (engine, older, _) = try engineWithEvictedRun()
+        // A phone that restarted since it dropped the run: the file is all there is of it.
+        engine.evictedCopies = []
         // The newer run is discarded: the push wants run 600 back, whose file now holds an older copy.
         let discarded = try engine.perform(.discard(runID: id(601)), now: at(8))
         #expect(discarded.contains(.loadRuns([id(600): older.startedAt])))
@@ -47,6 +49,8 @@ struct OlderCopyTests {
     )
     func olderCopyOfEvictedRun() throws {
         var (engine, older, newer) = try engineWithEvictedRun()
+        // A phone that restarted since it dropped the run: the file is all there is of it.
+        engine.evictedCopies = []
         let actions = engine.handle(.externalChange(.documentChanged(.workout(older)), now: at(8)))
         #expect(
             actions == [
@@ -66,6 +70,23 @@ struct OlderCopyTests {
         // The taken copy is in progress, so it rides in the push again (simulator seed 135715: it
         // waited for the next push, which never came).
         #expect(pushes(second).first?.0.workouts.contains(older) == true)
+    }
+
+    /// Found by the simulator (seed 462142): another device put an older copy in the file while the
+    /// run was in memory, and the run left memory before the watcher said so. The load that followed
+    /// found the file older than the index twice and took it: an acknowledged watch edit was gone.
+    @Test("an older copy in the file of a run the phone dropped from memory since merges with the phone's copy")
+    func olderCopyOfRecentlyEvictedRun() throws {
+        var (engine, older, newer) = try engineWithEvictedRun()
+        let actions = engine.handle(.externalChange(.documentChanged(.workout(older)), now: at(8)))
+        #expect(actions.contains(.loadRuns([id(600): older.startedAt])))
+        let loaded = engine.handle(.runsLoaded([older], unreadable: [], now: at(9)))
+        #expect(loaded.contains(.writeWorkout(newer)), "the phone's copy goes back over the older file")
+        #expect(loaded.contains(.log(.evictedCopyRestored(id(600), version: older.version, had: newer.version))))
+        #expect(!loaded.contains { if case .loadRuns = $0 { true } else { false } }, "nothing to read again")
+        #expect(engine.index[id(600)]?.version == newer.version)
+        // Still out of the recent window: the push drops it from memory again, its copy kept.
+        #expect((engine.run(id(600)) ?? engine.evictedCopies.first { $0.id == id(600) }) == newer)
     }
 
     /// Found by the simulator (seed 27541): another device's copy, made from the file before the

@@ -35,6 +35,9 @@ package enum SyncDiagnostic: Equatable, Sendable, CustomStringConvertible {
     /// An on-demand load found a copy older than the index's twice in a row: the file is all the
     /// phone has of the run, so it is taken (never asked for again and again).
     case staleRunAdopted(DocumentID, version: Stamp, had: Stamp)
+    /// An on-demand load found a copy older than the index's, and the phone still had its own copy
+    /// from before it dropped the run from memory: merged, and written back over the file.
+    case evictedCopyRestored(DocumentID, version: Stamp, had: Stamp)
     /// The run's file was edited in place (other values under the same stamps): taken as a new edit.
     case externalRunEditedInPlace(DocumentID)
     /// The run's file was edited in its fixed parts (split, start, exercises): the phone's copy written back.
@@ -88,6 +91,9 @@ package enum SyncDiagnostic: Equatable, Sendable, CustomStringConvertible {
         case .externalOlderCopyOfSummary(let run, let version, let had):
             "external change: run \(run) at version \(version), older than the phone's \(had), which only its "
                 + "summary holds: loading the file to see what it holds"
+        case .evictedCopyRestored(let run, let version, let had):
+            "load: run \(run)'s file is older than the index (version \(version), the index had \(had)): "
+                + "merged with the phone's copy from before it left memory, and written back"
         case .staleRunAdopted(let run, let version, let had):
             "load: run \(run)'s file is older than the index (version \(version), the index had \(had)) on two "
                 + "reads: the file's copy is taken"

@@ -121,7 +121,7 @@ extension SyncEngine {
     private mutating func evictAgedRuns(keeping wanted: Set<DocumentID>) {
         guard documents.count > wanted.count + index.activeIDs.count else { return }
         for (id, run) in documents where !run.isActive && !wanted.contains(id) {
-            documents[id] = nil
+            evict(id)
         }
     }
 

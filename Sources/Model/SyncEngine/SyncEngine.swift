@@ -207,6 +207,13 @@ package struct SyncEngine: Sendable {
     /// Another writer's newer copies of runs the phone only summarises, waiting for their file's
     /// load to be merged with it (`adoptedCopy`, `runsLoaded`).
     var pendingExternalCopies: [DocumentID: WorkoutDocument] = [:]
+    /// The phone's copies of the runs it dropped from the working set last, at most
+    /// `evictedCopiesKept`, oldest first. Another writer may have put an older copy in a run's file
+    /// just before the drop, and the watcher reports it only after: a load that finds the file older
+    /// than the index merges it with this copy rather than take it as all there is of the run
+    /// (simulator seed 462142). A process that dies forgets them, as it forgets its memory.
+    package var evictedCopies: [WorkoutDocument] = []
+    static let evictedCopiesKept = 32
     /// Runs whose file vanished, by when they are dropped (`removalGrace`) unless a file of theirs
     /// appears first. They stay in the cache, and in pushes, until then.
     var heldRemovals: [DocumentID: Timestamp] = [:]
@@ -383,14 +390,20 @@ package struct SyncEngine: Sendable {
     mutating func cache(_ run: WorkoutDocument, now: Timestamp) {
         heldRemovals[run.id] = nil
         index.upsert(RunIndex.RunSummary(run))
-        if isPushable(run, now: now) {
-            documents[run.id] = run
-        } else {
-            documents[run.id] = nil
-        }
+        documents[run.id] = run
+        if !isPushable(run, now: now) { evict(run.id) }
+    }
+
+    /// Drops a run from the working set (its summary stays), keeping its copy among `evictedCopies`.
+    mutating func evict(_ id: DocumentID) {
+        guard let run = documents.removeValue(forKey: id) else { return }
+        evictedCopies.removeAll { $0.id == id }
+        evictedCopies.append(run)
+        if evictedCopies.count > Self.evictedCopiesKept { evictedCopies.removeFirst() }
     }
 
     mutating func forget(run id: DocumentID) {
+        evictedCopies.removeAll { $0.id == id }
         pendingExternalCopies[id] = nil
         staleLoads[id] = nil
         index.remove(id)
@@ -434,6 +447,20 @@ package struct SyncEngine: Sendable {
             // first here) never rolls a run back; the push asks again. A file that reads the same older
             // copy twice is truly older (another writer's): it is all there is of the run, and is taken,
             // or the push would ask for it again forever.
+            let evicted = evictedCopies.firstIndex { $0.id == run.id }.map { evictedCopies.remove(at: $0) }
+            if run.version < known.version, let evicted, evicted.version == known.version {
+                // The phone's own copy from before the drop: the file's older one merges into it, and
+                // the merge goes back over the file (another writer's copy, not all there is of it).
+                let merged = (try? evicted.merged(with: run)) ?? evicted
+                staleLoads[run.id] = nil
+                clock.observe(merged)
+                index.upsert(RunIndex.RunSummary(merged))
+                documents[run.id] = merged
+                actions.append(.writeWorkout(merged))
+                actions.append(.log(.evictedCopyRestored(run.id, version: run.version, had: known.version)))
+                tookOlderCopy = true
+                continue
+            }
             if run.version < known.version {
                 guard staleLoads[run.id] == run.version else {
                     staleLoads[run.id] = run.version
