@@ -75,8 +75,8 @@ final class PhoneDaemon: LaunchedDaemon, DaemonPorts, @unchecked Sendable {
         files = endpoint.state.files
         shell = NodeShell(
             node: node, daemon: self, loop: loop, link: endpoint, logger: logger, clockFile: clockFile,
-            stateDirectory: state, notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment))
-        shell.receivedFilesQuotaBytes = configuration.link.receivedFilesQuotaBytes
+            stateDirectory: state, receivedFilesQuotaBytes: configuration.link.receivedFilesQuotaBytes,
+            notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment))
     }
 
     // MARK: The shell's ports

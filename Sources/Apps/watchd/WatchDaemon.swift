@@ -51,8 +51,8 @@ final class WatchDaemon: LaunchedDaemon, DaemonPorts, @unchecked Sendable {
             clockOffset: configuration.clockOffset, complication: contents.complication, life: endpoint.state.starts)
         shell = NodeShell(
             node: node, daemon: self, loop: loop, link: endpoint, logger: logger, clockFile: clockFile,
-            stateDirectory: state, notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment))
-        shell.receivedFilesQuotaBytes = configuration.link.receivedFilesQuotaBytes
+            stateDirectory: state, receivedFilesQuotaBytes: configuration.link.receivedFilesQuotaBytes,
+            notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment))
     }
 
     // MARK: The shell's ports

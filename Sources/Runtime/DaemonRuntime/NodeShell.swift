@@ -48,21 +48,22 @@ package final class NodeShell<Node: ShelledNode>: RunnerPorts, @unchecked Sendab
     let writes = DispatchQueue(label: "durable-writes")
     /// Set at the first failed write: the writes queued after it never begin.
     let writeFailed = Atomic<Bool>(false)
-    /// Turns cut short by their budget (logged now and then, not each time).
-    private var budgetsSpent = 0
+    /// Turns cut short, by why (logged now and then, not each time).
+    private var diagnostics = TurnDiagnosticTally()
 
     /// The daemon: its store and its services.
     unowned let daemon: any DaemonPorts<Node>
     /// phoned's listening port, for status.
     package var listenPort = 0
-    /// What `<state>/received-files` may take (`receivedFilesQuotaBytes`; the daemon sets it before starting).
-    package var receivedFilesQuotaBytes = Int.max
+    /// What `<state>/received-files` may take (`receivedFilesQuotaBytes`).
+    let receivedFilesQuotaBytes: Int
 
     package init(
         node: Node, daemon: any DaemonPorts<Node>, loop: EventLoop, link: LinkEndpoint, logger: Logger,
-        clockFile: ClockFile, stateDirectory: String, notifier: SystemdNotifier
+        clockFile: ClockFile, stateDirectory: String, receivedFilesQuotaBytes: Int, notifier: SystemdNotifier
     ) {
         self.daemon = daemon
+        self.receivedFilesQuotaBytes = receivedFilesQuotaBytes
         self.loop = loop
         self.link = link
         self.logger = logger
@@ -158,14 +159,10 @@ package final class NodeShell<Node: ShelledNode>: RunnerPorts, @unchecked Sendab
     }
 
     package func diagnose(_ diagnostic: TurnDiagnostic) {
+        guard let times = diagnostics.count(diagnostic) else { return }
         switch diagnostic {
-        case .budgetSpent:
-            budgetsSpent += 1
-            if budgetsSpent.nonzeroBitCount == 1 {
-                logger.debug("turn cut short", ["reason": "\(diagnostic)", "times": "\(budgetsSpent)"])
-            }
-        case .readsRepeated:
-            logger.warning("turn cut short", ["reason": "\(diagnostic)"])
+        case .budgetSpent: logger.debug("turn cut short", ["reason": "\(diagnostic)", "times": "\(times)"])
+        case .readsRepeated: logger.warning("turn cut short", ["reason": "\(diagnostic)", "times": "\(times)"])
         }
     }
 }

@@ -102,6 +102,12 @@ enum Checker {
                     result.problem(
                         "lost: discard #\(record.number) of run \(run) was acknowledged but has no tombstone")
                 }
+            case .end:
+                if !inputs.stubs.contains(run), final[run].map({ $0.status != .completed }) ?? true {
+                    result.lost += 1
+                    result.problem(
+                        "lost: end #\(record.number) of run \(run) was acknowledged but the run is not completed")
+                }
             case .start:
                 if final[run] == nil, !inputs.stubs.contains(run) {
                     result.lost += 1

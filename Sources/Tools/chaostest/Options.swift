@@ -166,17 +166,19 @@ enum CommandLineParser {
         lost. Every edit completes one distinct set and writes the edit's number into it
         (watch: reps 1 + n mod 50, weight n; phone: weight n + 0.5), so each is checkable at the
         end. The phone now and then discards the run the watch is editing (the watch keeps editing
-        it until it learns) and some of its own runs.
+        it until it learns) and some of its own runs, and ends each run a stream is done with
+        (phonectl end), so the active runs stay a handful.
 
         Definitions.
-          attempted        every edit command run (watchctl/phonectl complete, phonectl start/discard).
+          attempted        every edit command run (watchctl/phonectl complete, phonectl start/discard/end).
           acknowledged     the CLI exited 0: for a watch edit, it is in the watch's cache and either
                            sent as a message or durably queued; for a phone edit, it is written to the
                            document directory. Exit 69 "not running" is attempted, not acknowledged,
                            and certainly not applied; a daemon killed mid-request leaves the edit
                            indeterminate (it may or may not have been applied; never counted as lost).
           lost             an acknowledged edit whose set is not done with its value in the phone's
-                           final document (or an acknowledged discard without its tombstone), even
+                           final document (or an acknowledged end whose run is not completed there,
+                           or an acknowledged discard without its tombstone), even
                            when a newer edit of another set of the run came from the other side.
                            Only edits to runs the phone discarded are excused (the discard wins).
           applied twice    phoned merged the same (run, version) twice: its engine's

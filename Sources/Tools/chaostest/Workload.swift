@@ -15,6 +15,9 @@ enum EditKind: String, Codable, Sendable {
     case start
     /// Discard a run (phone only).
     case discard
+    /// End a run the streams have finished with (`phonectl end`, phone only), as a user saves a
+    /// workout: without it the active runs, and all the phone keeps of them, would grow with time.
+    case end
 }
 
 /// How an edit's CLI call ended (see `--help`, "Definitions").
@@ -104,6 +107,8 @@ actor Ledger {
     private var finishedWatchRuns: Set<String> = []
     /// Runs whose discard was acknowledged or may have happened.
     private(set) var discarded: Set<String> = []
+    /// Runs a stream has finished with, oldest first, until an `end` of them is answered.
+    private var toEnd: [String] = []
     /// Sets the watch has tried per run.
     private var watchProgress: [String: Int] = [:]
     /// Exercises of each watch run whose last set the phone has tried.
@@ -128,7 +133,18 @@ actor Ledger {
     func addPhoneRun(_ id: String) { phoneRuns.append(id) }
     func markDiscarded(_ id: String) { discarded.insert(id) }
     func isDiscarded(_ id: String) -> Bool { discarded.contains(id) }
-    func finishWatchRun(_ id: String) { finishedWatchRuns.insert(id) }
+    func finishWatchRun(_ id: String) {
+        if finishedWatchRuns.insert(id).inserted { toEnd.append(id) }
+    }
+    /// The phone stream moved on from its run `id`.
+    func finishPhoneRun(_ id: String) { toEnd.append(id) }
+    /// The oldest finished run not yet ended nor discarded.
+    func runToEnd() -> String? {
+        toEnd.removeAll { discarded.contains($0) }
+        return toEnd.first
+    }
+    /// An `end` of `id` was answered (acknowledged, or refused: the run is already over).
+    func markEnded(_ id: String) { toEnd.removeAll { $0 == id } }
     func setWatchProgress(_ id: String, _ sets: Int) { watchProgress[id] = sets }
 
     /// The run the watch should edit now: the oldest it has not finished.
@@ -265,8 +281,11 @@ struct Workload: Sendable {
             if await ledger.watchRunsAhead() < WorkloadShape.watchRunsAhead {
                 _ = await start(forWatch: true)
             } else if phoneRun == nil || phoneNext >= WorkloadShape.phoneSets {
+                if let finished = phoneRun { await ledger.finishPhoneRun(finished) }
                 phoneRun = await start(forWatch: false)
                 phoneNext = 0
+            } else if random.chance(0.5), let run = await ledger.runToEnd() {
+                await end(run)
             } else if random.chance(0.004), let target = await ledger.watchRunWorthDiscarding(minimumSets: 5) {
                 await discard(target)
             } else if random.chance(0.01), let run = phoneRun {
@@ -302,6 +321,15 @@ struct Workload: Sendable {
         return outcome
     }
 
+    /// `phonectl end` of a run the streams finished with; an end that was not answered is tried again.
+    private func end(_ run: String) async {
+        switch await phoneRunCommand(.end, run) {
+        case .acknowledged, .refused: await ledger.markEnded(run)
+        case .unavailable: try? await Task.sleep(for: .milliseconds(20))
+        case .indeterminate: break
+        }
+    }
+
     /// `phonectl start`; returns the new run's ID when acknowledged.
     private func start(forWatch: Bool) async -> String? {
         let number = await ledger.nextNumber()
@@ -323,13 +351,19 @@ struct Workload: Sendable {
 
     /// `phonectl discard`.
     private func discard(_ run: String) async {
+        let outcome = await phoneRunCommand(.discard, run)
+        if outcome == .acknowledged || outcome == .indeterminate { await ledger.markDiscarded(run) }
+    }
+
+    /// `phonectl end|discard RUN`, recorded.
+    private func phoneRunCommand(_ kind: EditKind, _ run: String) async -> EditOutcome {
         let number = await ledger.nextNumber()
-        let result = await harness.phonectl(["discard", run])
+        let result = await harness.phonectl([kind.rawValue, run])
         let outcome = EditOutcome(result)
         await ledger.record(
             EditRecord(
-                number: number, side: .phone, kind: .discard, run: run, outcome: outcome,
+                number: number, side: .phone, kind: kind, run: run, outcome: outcome,
                 detail: outcome == .acknowledged ? "" : result.transcript, finishedStamp: wallClockStamp()))
-        if outcome == .acknowledged || outcome == .indeterminate { await ledger.markDiscarded(run) }
+        return outcome
     }
 }
