@@ -137,6 +137,7 @@ final class PhoneDaemon: LaunchedDaemon, DaemonPorts, @unchecked Sendable {
             guard let bytes = try? SecureRandom.bytes(count: 16) else { return respond(.error("no random bytes")) }
             shell.admin(respond: respond) { .admin($0, command, freshID: DocumentID(bytes: bytes), facts: $1) }
         }
+        shell.logAcceptFailures(of: admin)
         let engine = shell.node.inner.engine
         shell.notifyReady("linked: no; documents: \(engine.splits.count) splits, \(engine.index.count) runs")
         return

@@ -84,6 +84,7 @@ final class WatchDaemon: LaunchedDaemon, DaemonPorts, @unchecked Sendable {
         admin = try AdminServer(loop: loop, path: configuration.adminSocket) { [unowned self] command, respond in
             shell.admin(respond: respond) { .admin($0, command, facts: $1) }
         }
+        shell.logAcceptFailures(of: admin)
         shell.notifyReady("cache: \(shell.node.inner.engine.cache.workouts.count) runs")
         return
             "watchd ready phone=\(configuration.phoneAddress) admin=\(configuration.adminSocket) instance=\(link.state.instance)"

@@ -81,6 +81,13 @@ package final class AdminServer<Command: AdminCommand>: @unchecked Sendable {
         }
     }
 
+    /// Hears when accepting clients fails (out of descriptors or memory), once per run of failures:
+    /// the clients wait in the socket's backlog meanwhile. Loop-only.
+    package var onAcceptPaused: ((SystemCallError) -> Void)? {
+        get { listener.onAcceptPaused }
+        set { listener.onAcceptPaused = newValue }
+    }
+
     /// Stops accepting and removes the socket file; exchanges in progress still complete. Loop-only.
     package func close() {
         listener.close()

@@ -113,6 +113,17 @@ package final class NodeShell<Node: ShelledNode>: RunnerPorts, @unchecked Sendab
         post(make(request, facts))
     }
 
+    /// Logs when `admin` cannot accept clients (out of descriptors or memory), once per run of
+    /// failures: they wait in the socket's backlog, and a CLI that waits too long says so.
+    package func logAcceptFailures<Command>(of admin: AdminServer<Command>?) {
+        admin?.onAcceptPaused = { [logger] error in
+            logger.warning(
+                "cannot accept an admin client",
+                ["reason": "\(error)", "then": "clients wait in the backlog; tried again every 100 ms"],
+                component: "admin")
+        }
+    }
+
     /// What the shell knows that a status reply shows.
     package var facts: ShellFacts {
         ShellFacts(

@@ -26,6 +26,11 @@ package final class Listener: LoopChannel, @unchecked Sendable {
     private let unixPath: String?
     private var isClosed = false
     private var retryTimer: TimerID?
+    /// Whether the last accept failed for want of descriptors or memory (an episode is reported once).
+    private var acceptFailing = false
+    /// Hears the first failure of each run of failed accepts (out of descriptors or memory): the
+    /// clients wait in the backlog and accepting is tried again every `acceptRetryDelay`. Loop-only.
+    package var onAcceptPaused: ((SystemCallError) -> Void)?
 
     /// Wraps a bound, listening, non-blocking socket and adds it to the loop's poll set. Loop-only.
     init(
@@ -65,9 +70,16 @@ package final class Listener: LoopChannel, @unchecked Sendable {
             guard accepted >= 0 else {
                 let error = errno
                 if error == EINTR || error == ECONNABORTED || error == EPROTO { continue }
-                if !isWouldBlock(error) { pauseAccepting() }
+                if !isWouldBlock(error) {
+                    if !acceptFailing {
+                        onAcceptPaused?(SystemCallError(call: "accept4", errno: error, path: unixPath))
+                    }
+                    acceptFailing = true
+                    pauseAccepting()
+                }
                 return
             }
+            acceptFailing = false
             let client = SocketDescriptor(rawValue: accepted)
             let remote: String
             var host: String?
