@@ -17,6 +17,11 @@ package final class OwnWrites: Sendable {
 
     /// Notes `bytes` as about to be written to `path` (before the rename that makes them visible).
     package func note(_ bytes: [UInt8], at path: String) {
+        // A copy of exactly their size: an encoding reserves about three times what it writes, and
+        // holding that spare capacity made the budget a third of what the entries really took.
+        let bytes = [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, count in
+            count = buffer.initialize(fromContentsOf: bytes)
+        }
         written.withLock { written in
             written.bytes -= written.entries[path]?.count ?? 0
             if written.entries.count >= Self.capacity || written.bytes + bytes.count > Self.capacityBytes {
@@ -54,4 +59,7 @@ package final class OwnWrites: Sendable {
 
     /// How many paths have an entry.
     package var count: Int { written.withLock { $0.entries.count } }
+
+    /// The bytes the entries' storage takes (their capacity, not only their count).
+    package var heldBytes: Int { written.withLock { $0.entries.values.reduce(0) { $0 + $1.capacity } } }
 }
