@@ -103,29 +103,20 @@ struct TraceTimeTests {
 
 @Suite("The merged sequence diagram")
 struct TraceDiagramTests {
-    private static func event(
-        _ side: TraceEvent.Side, _ kind: TraceEventKind, _ wall: Int64, _ cause: String? = nil, run: String? = nil,
-        detail: String? = nil
-    ) -> TraceEvent {
-        TraceEvent(
-            side: side, instance: side.rawValue, wall: wall, mono: wall, event: kind, cause: cause, run: run,
-            detail: detail)
-    }
-
     @Test("S5's shape: the failed message, the queued fallback, its delivery and acknowledgement, the ingest decision")
     func queuedDelivery() {
         let events = [
             // given out of order: the two journals are merged by time
-            Self.event(.phone, .transferReceive, 50, "xfer:q/1"),
-            Self.event(.watch, .messageAttempt, 10, "msg:w/1", run: "run-0001-long"),
-            Self.event(.watch, .messageFailed, 11, "msg:w/1", run: "run-0001-long", detail: "notReachable"),
-            Self.event(.watch, .transferQueued, 12, "xfer:q/1", run: "run-0001-long"),
-            Self.event(.watch, .started, 30, detail: "instance w"),
-            Self.event(.watch, .linkUp, 40),
-            Self.event(.watch, .transferSend, 45, "xfer:q/1"),
-            Self.event(.phone, .ingest, 51, "xfer:q/1", run: "run-0001-long", detail: "merged via userInfo"),
-            Self.event(.phone, .transferAckSend, 52, "xfer:q/1"),
-            Self.event(.watch, .transferAckReceive, 53, "xfer:q/1"),
+            event(.phone, .transferReceive, 50, "xfer:q/1"),
+            event(.watch, .messageAttempt, 10, "msg:w/1", run: "run-0001-long"),
+            event(.watch, .messageFailed, 11, "msg:w/1", run: "run-0001-long", detail: "notReachable"),
+            event(.watch, .transferQueued, 12, "xfer:q/1", run: "run-0001-long"),
+            event(.watch, .started, 30, detail: "instance w"),
+            event(.watch, .linkUp, 40),
+            event(.watch, .transferSend, 45, "xfer:q/1"),
+            event(.phone, .ingest, 51, "xfer:q/1", run: "run-0001-long", detail: "merged via userInfo"),
+            event(.phone, .transferAckSend, 52, "xfer:q/1"),
+            event(.watch, .transferAckReceive, 53, "xfer:q/1"),
         ]
         let expected = """
             sequenceDiagram
@@ -152,11 +143,11 @@ struct TraceDiagramTests {
     @Test("a send never received is an open arrow; a receipt whose send is not in view is still drawn")
     func unpaired() {
         let lines = TraceDiagram.render([
-            Self.event(.phone, .contextSend, 1, "ctx:p/4", detail: "90 bytes"),
-            Self.event(.phone, .contextSend, 2, "ctx:p/5", detail: "91 bytes"),
-            Self.event(.watch, .contextReceive, 3, "ctx:p/5"),
-            Self.event(.watch, .contextAckSend, 4, "ctx:p/5"),
-            Self.event(.watch, .session, 5, run: "r", detail: "ended run=r finishedAndSaved; x #1"),
+            event(.phone, .contextSend, 1, "ctx:p/4", detail: "90 bytes"),
+            event(.phone, .contextSend, 2, "ctx:p/5", detail: "91 bytes"),
+            event(.watch, .contextReceive, 3, "ctx:p/5"),
+            event(.watch, .contextAckSend, 4, "ctx:p/5"),
+            event(.watch, .session, 5, run: "r", detail: "ended run=r finishedAndSaved; x #1"),
         ]).split(separator: "\n").dropFirst(7)
         #expect(
             Array(lines) == [
@@ -170,9 +161,9 @@ struct TraceDiagramTests {
     @Test("the link's changes are one note each, whichever side saw them; an up after a down is a heal")
     func linkNotes() {
         let lines = TraceDiagram.render([
-            Self.event(.phone, .linkUp, 1), Self.event(.watch, .linkUp, 2),
-            Self.event(.watch, .linkDown, 3, detail: "peer closed"), Self.event(.phone, .linkDown, 4, detail: "eof"),
-            Self.event(.phone, .linkUp, 5), Self.event(.watch, .linkUp, 6),
+            event(.phone, .linkUp, 1), event(.watch, .linkUp, 2),
+            event(.watch, .linkDown, 3, detail: "peer closed"), event(.phone, .linkDown, 4, detail: "eof"),
+            event(.phone, .linkUp, 5), event(.watch, .linkUp, 6),
         ]).split(separator: "\n").dropFirst(7)
         #expect(
             Array(lines) == [
@@ -184,8 +175,8 @@ struct TraceDiagramTests {
     @Test("a receipt pairs only with a send of the same exchange from the other side")
     func pairsBySideAndExchange() {
         let lines = TraceDiagram.render([
-            Self.event(.watch, .transferSend, 1, "xfer:q/1"),
-            Self.event(.phone, .transferAckReceive, 2, "xfer:q/1"),
+            event(.watch, .transferSend, 1, "xfer:q/1"),
+            event(.phone, .transferAckReceive, 2, "xfer:q/1"),
         ]).split(separator: "\n").dropFirst(7)
         #expect(Array(lines) == ["    WB-)PB: transferUserInfo seq 1 (no receipt)", "    WB-->>PB: userInfoAck seq 1"])
     }
@@ -319,15 +310,6 @@ struct LatencyHistogramTests {
 
 @Suite("The diagram in PlantUML, and the HTML page")
 struct TracePlantUMLTests {
-    private static func event(
-        _ side: TraceEvent.Side, _ kind: TraceEventKind, _ wall: Int64, _ cause: String? = nil, run: String? = nil,
-        detail: String? = nil
-    ) -> TraceEvent {
-        TraceEvent(
-            side: side, instance: side.rawValue, wall: wall, mono: wall, event: kind, cause: cause, run: run,
-            detail: detail)
-    }
-
     /// A partition in the middle of an exchange: a context and its ack, a link drop, a queued
     /// transfer, a send nobody received, the heal, the transfer delivered and acknowledged.
     static let partitioned = [
@@ -397,7 +379,7 @@ struct TracePlantUMLTests {
     @Test("a link still down at the end closes its group; creole markup and line breaks in text stay inert")
     func escapes() {
         let text = TracePlantUML.render([
-            Self.event(.phone, .linkUp, 1), Self.event(.phone, .linkDown, 2, detail: "a **b** <i>c</i>\nd\\ne"),
+            event(.phone, .linkUp, 1), event(.phone, .linkDown, 2, detail: "a **b** <i>c</i>\nd\\ne"),
         ])
         #expect(text.hasSuffix("group link down: a ~**b~** ~<i>c~</i> d\\\\ne\nend\n@enduml\n"))
     }
@@ -405,8 +387,8 @@ struct TracePlantUMLTests {
     @Test("the page holds the SVG without its XML declaration and every journal line, escaped, oldest first")
     func page() {
         let events = [
-            Self.event(.watch, .session, 2, run: "r", detail: "ended <saved> & \"done\""),
-            Self.event(.phone, .started, 1, detail: "instance p"),
+            event(.watch, .session, 2, run: "r", detail: "ended <saved> & \"done\""),
+            event(.phone, .started, 1, detail: "instance p"),
         ]
         let html = TracePage.html(
             title: "a <run>", svg: "<?xml version=\"1.0\"?><svg><text>x</text></svg>", events: events)
@@ -420,4 +402,14 @@ struct TracePlantUMLTests {
         if let started, let session { #expect(started.lowerBound < session.lowerBound) }
         #expect(html.contains("Journal lines (2)"))
     }
+}
+
+/// A journal event for the diagram tests: both clocks read `wall`, the instance is the side's name.
+private func event(
+    _ side: TraceEvent.Side, _ kind: TraceEventKind, _ wall: Int64, _ cause: String? = nil, run: String? = nil,
+    detail: String? = nil
+) -> TraceEvent {
+    TraceEvent(
+        side: side, instance: side.rawValue, wall: wall, mono: wall, event: kind, cause: cause, run: run, detail: detail
+    )
 }
