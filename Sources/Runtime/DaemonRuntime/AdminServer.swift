@@ -81,9 +81,9 @@ package final class AdminServer<Command: AdminCommand>: @unchecked Sendable {
         }
     }
 
-    /// Hears when accepting clients fails (out of descriptors or memory), once per run of failures:
-    /// the clients wait in the socket's backlog meanwhile. Loop-only.
-    package var onAcceptPaused: ((SystemCallError) -> Void)? {
+    /// Hears why accepting clients paused (near or out of descriptors, out of memory), once per run
+    /// of pauses: the clients wait in the socket's backlog meanwhile. Loop-only.
+    package var onAcceptPaused: ((String) -> Void)? {
         get { listener.onAcceptPaused }
         set { listener.onAcceptPaused = newValue }
     }

@@ -113,8 +113,8 @@ package final class NodeShell<Node: ShelledNode>: RunnerPorts, @unchecked Sendab
         post(make(request, facts))
     }
 
-    /// Logs when `admin` cannot accept clients (out of descriptors or memory), once per run of
-    /// failures: they wait in the socket's backlog, and a CLI that waits too long says so.
+    /// Logs why `admin` stopped accepting clients (near or out of descriptors, out of memory), once
+    /// per run of pauses: they wait in the socket's backlog, and a CLI that waits too long says so.
     package func logAcceptFailures<Command>(of admin: AdminServer<Command>?) {
         admin?.onAcceptPaused = { [logger] error in
             logger.warning(

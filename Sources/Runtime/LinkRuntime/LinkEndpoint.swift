@@ -111,8 +111,8 @@ package final class LinkEndpoint: @unchecked Sendable {
             let listener = try loop.listen(host: host, port: requested) { [unowned self] connection in
                 self.accepted(connection)
             }
-            listener.onAcceptPaused = { [unowned self] error in
-                warn("cannot accept a connection: \(error); the peer waits in the backlog, tried again every 100 ms")
+            listener.onAcceptPaused = { [unowned self] reason in
+                warn("cannot accept a connection: \(reason); the peer waits in the backlog, tried again every 100 ms")
             }
             self.listener = listener
             port = listener.port

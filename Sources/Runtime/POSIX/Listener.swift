@@ -26,11 +26,15 @@ package final class Listener: LoopChannel, @unchecked Sendable {
     private let unixPath: String?
     private var isClosed = false
     private var retryTimer: TimerID?
-    /// Whether the last accept failed for want of descriptors or memory (an episode is reported once).
+    /// Descriptors kept free for the process's own files: no client is accepted while fewer are left
+    /// under the soft `RLIMIT_NOFILE`, so a durable write never finds none (clients wait meanwhile).
+    package static let reservedDescriptors: Int32 = 16
+    /// Whether accepting is paused for want of descriptors or memory (a run of pauses is reported once).
     private var acceptFailing = false
-    /// Hears the first failure of each run of failed accepts (out of descriptors or memory): the
-    /// clients wait in the backlog and accepting is tried again every `acceptRetryDelay`. Loop-only.
-    package var onAcceptPaused: ((SystemCallError) -> Void)?
+    /// Hears why accepting paused, at the first pause of each run of them (near the descriptor limit,
+    /// or out of descriptors or memory): the clients wait in the backlog and accepting is tried again
+    /// every `acceptRetryDelay`. Loop-only.
+    package var onAcceptPaused: ((String) -> Void)?
 
     /// Wraps a bound, listening, non-blocking socket and adds it to the loop's poll set. Loop-only.
     init(
@@ -65,17 +69,17 @@ package final class Listener: LoopChannel, @unchecked Sendable {
         // Bounded so a flood of clients cannot starve the rest of the loop.
         for _ in 0..<64 {
             guard !isClosed else { return }
+            if let shortage = descriptorShortage() {
+                pauseAccepting(because: shortage)
+                return
+            }
             let accepted = LinuxSystemCalls.accept4(
                 descriptor, flags: Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
             guard accepted >= 0 else {
                 let error = errno
                 if error == EINTR || error == ECONNABORTED || error == EPROTO { continue }
                 if !isWouldBlock(error) {
-                    if !acceptFailing {
-                        onAcceptPaused?(SystemCallError(call: "accept4", errno: error, path: unixPath))
-                    }
-                    acceptFailing = true
-                    pauseAccepting()
+                    pauseAccepting(because: "\(SystemCallError(call: "accept4", errno: error, path: unixPath))")
                 }
                 return
             }
@@ -100,8 +104,25 @@ package final class Listener: LoopChannel, @unchecked Sendable {
         close()
     }
 
-    /// Out of descriptors or memory: stop polling the listener for a while instead of spinning.
-    private func pauseAccepting() {
+    /// Why a client must not be accepted now: fewer than `reservedDescriptors` are left under the
+    /// soft limit (the lowest free descriptor says how many are in use: the kernel hands out the
+    /// lowest), or none at all; nil when there is room.
+    private func descriptorShortage() -> String? {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return nil }
+        let lowestFree = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
+        guard lowestFree >= 0 else { return "\(SystemCallError.last("fcntl(F_DUPFD)", path: unixPath))" }
+        Glibc.close(lowestFree)
+        guard rlim_t(lowestFree) + rlim_t(Self.reservedDescriptors) > limit.rlim_cur else { return nil }
+        return "\(lowestFree) descriptors in use of the limit of \(limit.rlim_cur); "
+            + "the last \(Self.reservedDescriptors) are kept for the daemon's files"
+    }
+
+    /// Near or out of descriptors, or out of memory: stop polling the listener for a while instead of
+    /// spinning, and say why at the first pause of a run of them.
+    private func pauseAccepting(because reason: String) {
+        if !acceptFailing { onAcceptPaused?(reason) }
+        acceptFailing = true
         retryTimer = loop.scheduleTimer(after: Self.acceptRetryDelay) { [weak self] in
             self?.retryTimer = nil
         }
