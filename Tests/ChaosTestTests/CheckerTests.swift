@@ -51,4 +51,36 @@ struct CheckerTests {
         #expect(result.lost == 1)
         #expect(result.problems.contains { $0.contains("end #2") && $0.contains(stillActive.id.description) })
     }
+
+    @Test("every edit's weight is one the CLIs accept, however many edits a long run makes")
+    func weightsStayWithinTheCLIsBound() {
+        // The 2-hour endurance run made 312,052 edits; from edit 100,001 on, a weight of the bare
+        // number was refused by the CLI (exit 64) and counted as indeterminate.
+        for number in [0, 1, 99_999, 100_000, 100_001, 312_008, 5_000_000] {
+            for phone in [false, true] {
+                let weight = WorkloadShape.weight(ofEdit: number, phone: phone)
+                #expect(SetRecord.isValid(weight: weight), "edit \(number) weighs \(weight)")
+            }
+            #expect(
+                WorkloadShape.weight(ofEdit: number, phone: false) != WorkloadShape.weight(ofEdit: number, phone: true))
+        }
+    }
+
+    @Test("an edit the CLI refused for its command line (exit 64) fails the run, never passes as indeterminate")
+    func malformedEditsFailTheRun() {
+        let usage = CommandResult(
+            status: 64, standardOutput: "",
+            standardError: "Error: --weight must be a number from 0 to 100000\nUsage: watchctl complete …")
+        #expect(EditOutcome(usage) == .malformed)
+        let records = [
+            EditRecord(
+                number: 1, side: .watch, kind: .complete, run: "RUN", outcome: .malformed, detail: usage.transcript)
+        ]
+        let result = Checker.check(
+            Checker.Inputs(records: records, phoneRuns: [], watchRuns: [], stubs: [], workoutFiles: [], phoneLog: ""))
+        #expect(result.malformed == 1)
+        #expect(result.indeterminate == 0)
+        #expect(!result.passed)
+        #expect(result.problems.contains { $0.contains("malformed: edit #1") && $0.contains("--weight") })
+    }
 }

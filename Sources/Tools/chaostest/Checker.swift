@@ -8,6 +8,8 @@ struct CheckResult: Codable, Sendable {
     var refused = 0
     var unavailable = 0
     var indeterminate = 0
+    /// Edits the CLI refused to send for their command line: the tester's own mistakes.
+    var malformed = 0
     var watchAttempted = 0
     var watchAcknowledged = 0
     var phoneAttempted = 0
@@ -34,7 +36,8 @@ struct CheckResult: Codable, Sendable {
     var finalStateUnread = false
 
     var passed: Bool {
-        !finalStateUnread && lost == 0 && appliedTwice == 0 && outOfOrder == 0 && resurrected == 0 && phantom == 0
+        !finalStateUnread && malformed == 0 && lost == 0 && appliedTwice == 0 && outOfOrder == 0 && resurrected == 0
+            && phantom == 0
     }
 
     mutating func problem(_ text: String) {
@@ -87,6 +90,9 @@ enum Checker {
             case .refused: result.refused += 1
             case .unavailable: result.unavailable += 1
             case .indeterminate: result.indeterminate += 1
+            case .malformed:
+                result.malformed += 1
+                result.problem("malformed: edit #\(record.number) was never sent: \(record.detail)")
             }
         }
     }

@@ -22,7 +22,7 @@ struct EnduranceFigures: Codable, Sendable {
         case hours, sampleIntervalSeconds, samples, samplesPath, partitions, partitionNote, traffic, verdicts
     }
 
-    var passed: Bool { !verdicts.contains(where: \.failed) }
+    var passed: Bool { !verdicts.contains(where: \.failed) && !traffic.values.contains { $0.malformed > 0 } }
 
     var lines: [String] {
         var lines = ["endurance: \(samples) samples every \(format(sampleIntervalSeconds)) in \(samplesPath)"]
@@ -34,11 +34,13 @@ struct EnduranceFigures: Codable, Sendable {
             total.refused += tally.refused
             total.unavailable += tally.unavailable
             total.indeterminate += tally.indeterminate
+            total.malformed += tally.malformed
             return total
         }
         lines.append(
             "other traffic: \(calls.attempted) calls of \(traffic.count) verbs, \(calls.acknowledged) acknowledged, "
-                + "\(calls.refused) refused, \(calls.unavailable) daemon down, \(calls.indeterminate) indeterminate")
+                + "\(calls.refused) refused, \(calls.unavailable) daemon down, \(calls.indeterminate) indeterminate"
+                + (calls.malformed > 0 ? ", \(calls.malformed) malformed (the tester's mistake: fails the run)" : ""))
         lines.append("slopes (least squares over the second half):")
         lines += verdicts.map { "  \($0.text)" }
         return lines

@@ -7,6 +7,8 @@ struct VerbTally: Codable, Sendable, Equatable {
     var refused = 0
     var unavailable = 0
     var indeterminate = 0
+    /// The CLI refused the call's command line: the tester's own mistake, which fails the run.
+    var malformed = 0
 
     mutating func count(_ outcome: EditOutcome) {
         attempted += 1
@@ -15,6 +17,7 @@ struct VerbTally: Codable, Sendable, Equatable {
         case .refused: refused += 1
         case .unavailable: unavailable += 1
         case .indeterminate: indeterminate += 1
+        case .malformed: malformed += 1
         }
     }
 }

@@ -71,6 +71,8 @@ struct FileFigures: Codable, Sendable {
     /// Files that no attempted send could have produced.
     var unknown = 0
     var leftInInbox = 0
+    /// Sends the CLI refused for their command line: the tester's own mistakes.
+    var malformed = 0
     /// Informational: still outstanding at the sender when checked, in flight when a link dropped,
     /// and `file received` entries cross-checked.
     var outstanding = 0
@@ -80,7 +82,9 @@ struct FileFigures: Codable, Sendable {
     var removedByQuota = 0
     var problems: [String] = []
 
-    var passed: Bool { lost == 0 && duplicates == 0 && corrupt == 0 && unknown == 0 && leftInInbox == 0 }
+    var passed: Bool {
+        lost == 0 && duplicates == 0 && corrupt == 0 && unknown == 0 && leftInInbox == 0 && malformed == 0
+    }
 
     var line: String {
         "files \(direction.label): \(attempted) attempted, \(acknowledged) acknowledged "
@@ -88,6 +92,7 @@ struct FileFigures: Codable, Sendable {
             + "\(lost) lost, \(duplicates) duplicates, \(corrupt) corrupt, \(unknown) unknown, "
             + "\(leftInInbox) left in the inbox; \(acrossDrops) in flight across a link drop, "
             + "\(listed) cross-checked with `file received`, \(removedByQuota) removed by the receiver's quota"
+            + (malformed > 0 ? "; \(malformed) malformed (the tester's mistake: fails the run)" : "")
     }
 
     mutating func problem(_ text: String) {
@@ -115,6 +120,8 @@ enum FileChecker {
             direction: direction, outstanding: observed.outstanding, acrossDrops: observed.acrossDrops)
         let attempts = sent.filter { $0.direction == direction }
         figures.attempted = attempts.count
+        figures.malformed = attempts.filter { $0.outcome == .malformed }.count
+        if figures.malformed > 0 { figures.problem("malformed: \(figures.malformed) sends the CLI refused to make") }
         let acknowledged = attempts.filter { $0.outcome == .acknowledged }
         figures.acknowledged = acknowledged.count
         figures.acknowledgedBytes = acknowledged.reduce(0) { $0 + $1.bytes }

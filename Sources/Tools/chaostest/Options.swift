@@ -164,7 +164,7 @@ enum CommandLineParser {
         completes sets of its own runs and, meanwhile, the 10th set of each exercise of the run the
         watch is on: both sides edit one run at once, and runs merge per set, so neither edit may be
         lost. Every edit completes one distinct set and writes the edit's number into it
-        (watch: reps 1 + n mod 50, weight n; phone: weight n + 0.5), so each is checkable at the
+        (watch: reps 1 + n mod 50, weight n mod 100000; phone: that weight + 0.5), so each is checkable at the
         end. The phone now and then discards the run the watch is editing (the watch keeps editing
         it until it learns) and some of its own runs, and ends each run a stream is done with
         (phonectl end), so the active runs stay a handful.

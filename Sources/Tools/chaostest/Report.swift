@@ -88,6 +88,7 @@ struct Report: Codable, Sendable {
             "\(c.appliedTwice) applied twice", "\(c.outOfOrder) out of order", "\(c.resurrected) resurrected",
         ]
         if c.phantom > 0 { parts.append("\(c.phantom) phantom") }
+        if c.malformed > 0 { parts.append("\(c.malformed) malformed") }
         if c.finalStateUnread { parts.append("could not read the phone's final state") }
         if !files.isEmpty {
             func total(_ figure: KeyPath<FileFigures, Int>) -> Int { files.reduce(0) { $0 + $1[keyPath: figure] } }
@@ -123,7 +124,8 @@ struct Report: Codable, Sendable {
         if test == "kill" { lines.append("kills: \(kills) (phoned \(phoneKills), watchd \(watchKills))") }
         lines += [
             "edits: \(c.attempted) attempted, \(c.acknowledged) acknowledged, \(c.refused) refused, "
-                + "\(c.unavailable) daemon down, \(c.indeterminate) indeterminate",
+                + "\(c.unavailable) daemon down, \(c.indeterminate) indeterminate"
+                + (c.malformed > 0 ? ", \(c.malformed) malformed (the tester's mistake: fails the run)" : ""),
             "  watch: \(c.watchAttempted) attempted, \(c.watchAcknowledged) acknowledged; "
                 + "phone: \(c.phoneAttempted) attempted, \(c.phoneAcknowledged) acknowledged",
             "  \(c.discardedRuns) runs discarded; \(c.supersededByDiscard) acknowledged edits to them superseded by the discard",

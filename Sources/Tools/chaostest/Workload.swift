@@ -30,6 +30,9 @@ enum EditOutcome: String, Codable, Sendable {
     case unavailable
     /// The daemon went away mid-request (or the CLI failed otherwise): may or may not be applied.
     case indeterminate
+    /// The CLI rejected its own command line (exit 64): never sent, and the tester's mistake, so
+    /// every check fails on it rather than let a workload quietly stop testing anything.
+    case malformed
 
     /// Classifies a CLI's exit status and message.
     init(_ result: CommandResult) {
@@ -43,6 +46,8 @@ enum EditOutcome: String, Codable, Sendable {
             self = .refused
         case 69 where result.standardError.contains("is not running"):
             self = .unavailable
+        case 64:
+            self = .malformed
         default:
             self = .indeterminate
         }
@@ -83,6 +88,13 @@ enum WorkloadShape {
     static var phoneSets: Int { phoneExercises * phoneSetsPerExercise }
     /// How many unfinished watch runs the phone keeps started ahead of the watch.
     static let watchRunsAhead = 3
+
+    /// The weight an edit writes: its number, wrapped under the CLI's limit of 100,000 (an hour's
+    /// run passes it). Each set is written once, so the wrapped number still names its edit; the
+    /// phone's carry a half, so they never equal the watch's.
+    static func weight(ofEdit number: Int, phone: Bool) -> Double {
+        Double(number % 100_000) + (phone ? 0.5 : 0)
+    }
 }
 
 /// Set when the edit streams must stop.
@@ -243,19 +255,20 @@ struct Workload: Sendable {
             let set = flow % WorkloadShape.watchOwnSetsPerExercise
             let number = await ledger.nextNumber()
             let reps = 1 + number % 50
+            let weight = WorkloadShape.weight(ofEdit: number, phone: false)
             let result = await harness.watchctl([
-                "complete", run, "\(log + 1)", "\(set + 1)", "--reps", "\(reps)", "--weight", "\(number)",
+                "complete", run, "\(log + 1)", "\(set + 1)", "--reps", "\(reps)", "--weight", "\(weight)",
             ])
             let outcome = EditOutcome(result)
             await ledger.record(
                 EditRecord(
                     number: number, side: .watch, kind: .complete, run: run, log: log, set: set, reps: reps,
-                    weight: Double(number), outcome: outcome, detail: outcome == .acknowledged ? "" : result.transcript)
+                    weight: weight, outcome: outcome, detail: outcome == .acknowledged ? "" : result.transcript)
             )
             switch outcome {
             case .acknowledged, .indeterminate:
                 next[run] = flow + 1  // never write a set twice: a redo would overwrite it
-            case .refused:
+            case .refused, .malformed:
                 let gone = await ledger.isDiscarded(run)
                 if result.transcript.contains("no run") || gone {
                     await ledger.finishWatchRun(run)  // the watch learnt the run is gone
@@ -297,7 +310,7 @@ struct Workload: Sendable {
                 let log = phoneNext / WorkloadShape.phoneSetsPerExercise
                 let set = phoneNext % WorkloadShape.phoneSetsPerExercise
                 switch await completeOnPhone(run, log: log, set: set) {
-                case .acknowledged, .indeterminate, .refused: phoneNext += 1
+                case .acknowledged, .indeterminate, .refused, .malformed: phoneNext += 1
                 case .unavailable: try? await Task.sleep(for: .milliseconds(20))
                 }
             }
@@ -309,7 +322,7 @@ struct Workload: Sendable {
     @discardableResult
     private func completeOnPhone(_ run: String, log: Int, set: Int) async -> EditOutcome {
         let number = await ledger.nextNumber()
-        let weight = Double(number) + 0.5
+        let weight = WorkloadShape.weight(ofEdit: number, phone: true)
         let result = await harness.phonectl([
             "complete", run, "\(log + 1)", "\(set + 1)", "--reps", "5", "--weight", "\(weight)",
         ])
@@ -324,7 +337,7 @@ struct Workload: Sendable {
     /// `phonectl end` of a run the streams finished with; an end that was not answered is tried again.
     private func end(_ run: String) async {
         switch await phoneRunCommand(.end, run) {
-        case .acknowledged, .refused: await ledger.markEnded(run)
+        case .acknowledged, .refused, .malformed: await ledger.markEnded(run)
         case .unavailable: try? await Task.sleep(for: .milliseconds(20))
         case .indeterminate: break
         }
