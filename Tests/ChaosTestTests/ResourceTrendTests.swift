@@ -139,6 +139,31 @@ struct ResourceTrendTests {
         #expect(TrendVerdict.judge(twice, against: .count("watchd", "threads")).outcome == .exceeded)
     }
 
+    @Test("short lives that each start one more pool thread are steps, not growth, though their shared slope is steep")
+    func manyLivesOneStepEach() {
+        // The 2-hour run's phoned: killed every 5 to 20 minutes, each life at 7 threads and some
+        // stepping to 8 (a dispatch worker) and staying; the shared slope came to +3/h ± 0.66.
+        let lives: [(start: Double, step: Double?)] = [
+            (0, nil), (1.0, 1.1), (1.2, nil), (1.3, 1.45), (1.5, 1.55), (1.65, 1.75), (1.85, 1.9),
+        ]
+        let samples = stride(from: 0.0, to: 2.0, by: 1.0 / 60).map { hours in
+            let index = lives.lastIndex { $0.start <= hours }!
+            let stepped = lives[index].step.map { hours >= $0 } ?? false
+            return TrendPoint(hours: hours, value: stepped ? 8 : 7, life: Int32(index + 1))
+        }
+        let line = TrendLine.fit(samples.filter { $0.hours >= 1 })!
+        #expect(line.lowerBoundPerHour > 0)
+        #expect(TrendVerdict.largestRise(samples) == 1)
+        #expect(TrendVerdict.judge(samples, against: .count("phoned", "threads")).outcome == .withinBound)
+        // The same lives, one of which takes a second step: growth.
+        let twice = samples.map { point in
+            var point = point
+            if point.life == 4, point.hours >= 1.48 { point.value = 9 }
+            return point
+        }
+        #expect(TrendVerdict.judge(twice, against: .count("phoned", "threads")).outcome == .exceeded)
+    }
+
     @Test("a daemon that is down at a sample leaves a gap, not a zero")
     func downIsAGap() {
         let samples = (0..<4).map { index in

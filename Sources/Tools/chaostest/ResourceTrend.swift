@@ -61,8 +61,10 @@ struct ResourceBound: Codable, Sendable, Equatable {
     /// Judged only when the fitted window is at least this long (hours): RSS and bytes settle over
     /// minutes (allocator arenas, a journal filling to its cap), so a short run only reports them.
     var minimumWindowHours: Double
-    /// The least rise across the fitted window (slope × window) that counts: a count (descriptors,
-    /// threads) that steps up by one and stays — a pool growing on demand — is not a leak.
+    /// The least rise within one life (a value above the lowest before it in that life) that
+    /// counts: a count (descriptors, threads) that steps up by one and stays — a pool thread
+    /// started on demand — is not a leak, even when many short lives each take that one step and
+    /// their shared slope, carried across the whole window, would add up to more.
     var minimumRise: Double = 0
 
     /// RSS: 1 MiB/h; judged over windows of 30 min or more.
@@ -71,7 +73,7 @@ struct ResourceBound: Codable, Sendable, Equatable {
     }
 
     /// Descriptors and threads: no growth beyond noise, whatever the window; a rise of less than
-    /// 2 across the window is one step, not growth.
+    /// 2 within every life is one step, not growth.
     static func count(_ daemon: String, _ what: String) -> ResourceBound {
         ResourceBound(
             series: "\(daemon) \(what)", unit: what, maximumPerHour: 0, minimumWindowHours: 0, minimumRise: 2)
@@ -109,7 +111,8 @@ struct TrendVerdict: Codable, Sendable, Equatable {
     var failed: Bool { outcome == .exceeded }
 
     /// Fits `samples` from half-way through the run on, and judges the slope: exceeded when even its
-    /// lower bound (slope − 2 standard errors) is above the bound and it rises by `minimumRise` at least.
+    /// lower bound (slope − 2 standard errors) is above the bound and some life rises by
+    /// `minimumRise` at least.
     static func judge(_ samples: [TrendPoint], against bound: ResourceBound) -> TrendVerdict {
         guard let first = samples.map(\.hours).min(), let last = samples.map(\.hours).max() else {
             return TrendVerdict(bound: bound, line: nil, outcome: .tooFewSamples)
@@ -122,9 +125,21 @@ struct TrendVerdict: Codable, Sendable, Equatable {
         if line.windowHours < bound.minimumWindowHours {
             return TrendVerdict(bound: bound, line: line, outcome: .notJudged)
         }
-        let exceeded =
-            line.lowerBoundPerHour > bound.maximumPerHour && line.slopePerHour * line.windowHours >= bound.minimumRise
+        let exceeded = line.lowerBoundPerHour > bound.maximumPerHour && largestRise(secondHalf) >= bound.minimumRise
         return TrendVerdict(bound: bound, line: line, outcome: exceeded ? .exceeded : .withinBound)
+    }
+
+    /// The most any life's value rose above the lowest it had been before in that life.
+    static func largestRise(_ samples: [TrendPoint]) -> Double {
+        Dictionary(grouping: samples, by: \.life).values.map { life in
+            var lowest = Double.infinity
+            var rise = 0.0
+            for point in life.sorted(by: { $0.hours < $1.hours }) {
+                lowest = min(lowest, point.value)
+                rise = max(rise, point.value - lowest)
+            }
+            return rise
+        }.max() ?? 0
     }
 
     /// `phoned rss: +0.12 MiB/h ± 0.30 over 1.00 h (61 samples), bound 1.00 MiB/h: within bound`.
