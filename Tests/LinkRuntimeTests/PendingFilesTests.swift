@@ -134,6 +134,51 @@ struct PendingFilesTests {
         #expect(try scratch.file("a") == "one")
     }
 
+    @Test(
+        "files their folder refuses (a read-only file system) stay pending past the limit, durable in the record, until a write settles them"
+    )
+    func folderRefuses() throws {
+        let scratch = try Scratch()
+        let refuse = Atomic(true)
+        let open = {
+            try PendingFiles(record: scratch.record, root: scratch.root) { path, _, bytes in
+                if refuse.load(ordering: .relaxed) {
+                    throw SystemCallError(call: "rename", errno: EROFS, path: path)
+                }
+                try AtomicFile.writeUnsynced(bytes, to: path)
+            }
+        }
+        let pending = try open()
+        // Before: the ninth write's settle threw, and the daemon stopped on a failed durable write.
+        for index in 1...12 {
+            try pending.write(Self.bytes("run \(index)"), at: "Runs/\(index)")
+            pending.publish("Runs/\(index)")
+        }
+        #expect(pending.settleFailure?.contains("Read-only file system") == true, "\(pending.settleFailure ?? "nil")")
+        for index in 1...12 {
+            #expect(try scratch.file("\(index)") == nil)
+            #expect(pending.unpublished(at: "Runs/\(index)") == Self.bytes("run \(index)"))
+        }
+        // A kill meanwhile loses nothing: the record holds all twelve (put back once writable).
+        refuse.store(false, ordering: .relaxed)
+        let reopened = try open()
+        for index in 1...12 { #expect(try scratch.file("\(index)") == "run \(index)") }
+        #expect(reopened.settleFailure == nil)
+
+        // Without a restart: the first write once the folder takes files again settles them all.
+        refuse.store(true, ordering: .relaxed)
+        for index in 1...10 { try reopened.write(Self.bytes("again \(index)"), at: "Runs/\(index)") }
+        #expect(reopened.settleFailure != nil)
+        refuse.store(false, ordering: .relaxed)
+        try reopened.write(Self.bytes("after"), at: "Runs/11")
+        #expect(reopened.settleFailure == nil)
+        for index in 1...10 {
+            #expect(try scratch.file("\(index)") == "again \(index)")
+            #expect(reopened.unpublished(at: "Runs/\(index)") == nil)
+        }
+        #expect(reopened.unpublished(at: "Runs/11") == Self.bytes("after"))
+    }
+
     @Test("a damaged or hostile record is reported, puts nothing back, and the next write replaces it")
     func damaged() throws {
         let records = [

@@ -76,7 +76,8 @@ final class PhoneDaemon: LaunchedDaemon, DaemonPorts, @unchecked Sendable {
         shell = NodeShell(
             node: node, daemon: self, loop: loop, link: endpoint, logger: logger, clockFile: clockFile,
             stateDirectory: state, receivedFilesQuotaBytes: configuration.link.receivedFilesQuotaBytes,
-            notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment))
+            notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment),
+            otherWrittenDirectories: [("documents directory", configuration.documentsDirectory)])
     }
 
     // MARK: The shell's ports

@@ -52,7 +52,8 @@ final class WatchDaemon: LaunchedDaemon, DaemonPorts, @unchecked Sendable {
         shell = NodeShell(
             node: node, daemon: self, loop: loop, link: endpoint, logger: logger, clockFile: clockFile,
             stateDirectory: state, receivedFilesQuotaBytes: configuration.link.receivedFilesQuotaBytes,
-            notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment))
+            notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment),
+            otherWrittenDirectories: [("cache directory", configuration.cacheDirectory)])
     }
 
     // MARK: The shell's ports

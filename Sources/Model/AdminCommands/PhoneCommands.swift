@@ -370,4 +370,13 @@ extension PhoneCommand {
         default: false
         }
     }
+
+    /// Whether the command writes the daemon's files (refused while one is on a read-only file
+    /// system): any but a query, a data message (never written) and the file queries.
+    package var writes: Bool {
+        switch self {
+        case .data, .file(.list), .file(.received): false
+        default: !isQuery
+        }
+    }
 }

@@ -242,4 +242,13 @@ extension WatchCommand {
         default: false
         }
     }
+
+    /// Whether the command writes the daemon's files (see `PhoneCommand.writes`); waiting for the
+    /// edits to reach the phone writes nothing either.
+    package var writes: Bool {
+        switch self {
+        case .data, .file(.list), .file(.received), .waitSynced: false
+        default: !isQuery
+        }
+    }
 }

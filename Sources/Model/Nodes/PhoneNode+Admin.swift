@@ -12,6 +12,11 @@ extension PhoneNode {
         reads: Reads, into out: inout Output
     ) throws(NeedsReads) {
         lastWatchState = facts.link.watchState
+        if command.writes, let refusal = facts.readOnlyRefusal {
+            out.log(.notice, "admin", "refused admin request", [("command", "\(command)"), ("reason", refusal)])
+            out.node(.reply(request, AdminOutcome.refused(refusal).response))
+            return
+        }
         switch command {
         case .pushComplication(let text):
             pushComplication(text, request: request, facts: facts, now: now, into: &out)

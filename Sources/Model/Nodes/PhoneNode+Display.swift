@@ -14,7 +14,7 @@ extension PhoneNode {
         let link = facts.link
         var counts: [String: Int] = [:]
         for (outcome, count) in engine.ingestCounts { counts[outcome.rawValue] = count }
-        return PhoneStatus(
+        var status = PhoneStatus(
             daemon: "phoned", instance: link.instance, uptimeSeconds: facts.uptimeSeconds,
             listenPort: facts.listenPort, activation: link.activated ? "activated" : "notActivated",
             reachable: link.reachable, linked: link.linked, watchInstance: link.peer,
@@ -33,6 +33,8 @@ extension PhoneNode {
             ingest: counts, outboxDepth: link.outboxDepth, launchesSent: launchesSent, launchesDropped: launchesDropped,
             liveFramesSent: live.framesSent, liveFramesReceived: live.framesReceived, watchState: link.watchState,
             hasContentPending: link.hasContentPending, heartbeatRoundTrip: link.heartbeatRoundTripP99Milliseconds)
+        status.readOnlyDirectories = facts.readOnlyDirectories
+        return status
     }
 
     func describe(_ run: WorkoutDocument) -> String {

@@ -46,6 +46,8 @@ package struct PhoneStatus: Codable, Sendable {
     package var complicationEnabled: Bool
     /// Received items handed to the app and not yet processed.
     package var hasContentPending: Bool
+    /// The directories found on a read-only file system: commands that write are refused.
+    package var readOnlyDirectories: [String] = []
 
     /// Every field, as the daemon fills them.
     package init(
@@ -117,6 +119,7 @@ package struct PhoneStatus: Codable, Sendable {
         lines.append(liveFramesLine(sent: liveFramesSent, received: liveFramesReceived))
         lines.append("skipped files: \(skippedFiles.count)")
         lines += skippedFiles.map { "  \($0)" }
+        lines += readOnlyDirectories.map { "READ-ONLY: \($0) (changes are refused until it is writable)" }
         return lines.joined(separator: "\n")
     }
 }
@@ -148,6 +151,8 @@ package struct WatchStatus: Codable, Sendable {
     @ExplicitNull package var lastSkippedContext: String?
     package var launchesReceived: Int
     package var skippedCacheFiles: [String]
+    /// The directories found on a read-only file system: commands that write are refused.
+    package var readOnlyDirectories: [String] = []
     /// Live frames this side put on the wire, by kind (`progress`, `ended`); auto-advances send none.
     package var liveFramesSent: [String: Int]
     package var liveFramesReceived: Int
@@ -230,6 +235,7 @@ package struct WatchStatus: Codable, Sendable {
             "skipped cache files: \(skippedCacheFiles.count)",
         ]
         .joined(separator: "\n") + skippedCacheFiles.map { "\n  \($0)" }.joined()
+            + readOnlyDirectories.map { "\nREAD-ONLY: \($0) (changes are refused until it is writable)" }.joined()
     }
 }
 

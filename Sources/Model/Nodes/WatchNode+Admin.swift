@@ -11,6 +11,10 @@ extension WatchNode {
         _ request: AdminRequestID, _ command: WatchCommand, facts: ShellFacts, now: Timestamp, reads: Reads,
         into out: inout Output
     ) throws(NeedsReads) {
+        if command.writes, let refusal = facts.readOnlyRefusal {
+            reply(request, "\(command)", .refused(refusal), into: &out)
+            return
+        }
         switch command {
         case .trace(let query):
             out.node(.replyTrace(request, query))
@@ -247,7 +251,7 @@ extension WatchNode {
             case .systemFailure(let reason): sessionOutcome = "systemFailure: \(reason)"
             }
         }
-        return WatchStatus(
+        var status = WatchStatus(
             daemon: "watchd", instance: link.instance, uptimeSeconds: facts.uptimeSeconds,
             activation: link.activated ? "activated" : "notActivated", reachable: link.reachable, linked: link.linked,
             phoneInstance: link.peer, appState: link.watchAppForeground ? "foreground" : "background",
@@ -263,6 +267,8 @@ extension WatchNode {
             liveFramesReceived: live.framesReceived,
             watchState: link.watchState, hasContentPending: link.hasContentPending, complication: complication,
             complicationsReceived: complicationsReceived, heartbeatRoundTrip: link.heartbeatRoundTripP99Milliseconds)
+        status.readOnlyDirectories = facts.readOnlyDirectories
+        return status
     }
 }
 

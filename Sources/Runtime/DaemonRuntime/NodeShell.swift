@@ -57,12 +57,17 @@ package final class NodeShell<Node: ShelledNode>: RunnerPorts, @unchecked Sendab
     package var listenPort = 0
     /// What `<state>/received-files` may take (`receivedFilesQuotaBytes`).
     let receivedFilesQuotaBytes: Int
+    /// The directories the daemon writes, named (`documents directory`), asked at each admin
+    /// request whether their file system is read-only.
+    let writtenDirectories: [(name: String, path: String)]
 
     package init(
         node: Node, daemon: any DaemonPorts<Node>, loop: EventLoop, link: LinkEndpoint, logger: Logger,
-        clockFile: ClockFile, stateDirectory: String, receivedFilesQuotaBytes: Int, notifier: SystemdNotifier
+        clockFile: ClockFile, stateDirectory: String, receivedFilesQuotaBytes: Int, notifier: SystemdNotifier,
+        otherWrittenDirectories: [(name: String, path: String)]
     ) {
         self.daemon = daemon
+        writtenDirectories = [("state directory", stateDirectory)] + otherWrittenDirectories
         self.receivedFilesQuotaBytes = receivedFilesQuotaBytes
         self.loop = loop
         self.link = link
@@ -129,7 +134,10 @@ package final class NodeShell<Node: ShelledNode>: RunnerPorts, @unchecked Sendab
         ShellFacts(
             link: node.link.status, uptimeSeconds: Int((ContinuousClock.now - startedAt).components.seconds),
             journalCounts: link.journal?.counts ?? [:], listenPort: listenPort, starts: link.state.starts,
-            fsyncLatency: LatencyRecorder.fsync.snapshot)
+            fsyncLatency: LatencyRecorder.fsync.snapshot,
+            readOnlyDirectories: writtenDirectories.filter { FileSystem.isReadOnly($0.path) }.map {
+                "the \($0.name) \($0.path)"
+            })
     }
 
     /// Tells systemd the daemon is ready (with `status`), then keeps its watchdog fed while it runs.

@@ -9,7 +9,9 @@ import Synchronization
 /// `publish` replaces the file (temp file, rename, no sync; with a folder of `spares`, the file it
 /// replaced is kept there and reused by the next publish: `AtomicFile.writeUnsynced`). At most
 /// `limit` files stay pending: the write that would add one more first makes the others durable
-/// where they are (`settle`) and drops them. Opening the record puts back each pending file whose publish never took effect (the
+/// where they are (`settle`) and drops them. When their folder cannot take them (a read-only or
+/// full file system under `root`, the record's own still writable) they stay pending, durable in
+/// the record, which outgrows the limit until a later write's settle succeeds. Opening the record puts back each pending file whose publish never took effect (the
 /// file is still what `stat` said at the write: a kill came between the two, or a machine crash lost
 /// the rename), syncs them all and empties the record. A file changed since by anyone else is left
 /// as it is. `remove` drops a file from the record before the caller removes it, so it never comes back.
@@ -32,6 +34,11 @@ package final class PendingFiles: Sendable {
     private let record: RecordFile
     private let replace: Replace
     private let state = Mutex<[String: Entry]>([:])
+    /// The last settle failed: every write tries again until one succeeds.
+    private let unsettled = Atomic<Bool>(false)
+    /// Why the last settle failed, while the pending files are not settled; nil once they are.
+    package var settleFailure: String? { failure.withLock { $0 } }
+    private let failure = Mutex<String?>(nil)
     /// Why the record found at start-up was not used (it is replaced by the next write); nil when it was.
     package let damage: String?
 
@@ -122,9 +129,17 @@ package final class PendingFiles: Sendable {
     package func write(_ bytes: [UInt8], at relative: String) throws {
         try state.withLock { entries in
             var next = entries
-            if next[relative] == nil, next.count >= Self.limit {
-                try settle(next)
-                next = [:]
+            if unsettled.load(ordering: .relaxed) || (next[relative] == nil && next.count >= Self.limit) {
+                do {
+                    try settle(next)
+                    next = [:]
+                    unsettled.store(false, ordering: .relaxed)
+                    failure.withLock { $0 = nil }
+                } catch {
+                    // The files' folder refuses them for now; the record still holds them.
+                    unsettled.store(true, ordering: .relaxed)
+                    failure.withLock { $0 = "\(error)" }
+                }
             }
             // Until a publish takes effect, the file is still what it was at the first write.
             let before = next[relative].flatMap { $0.published ? nil : $0.before } ?? Identity(of: path(relative))

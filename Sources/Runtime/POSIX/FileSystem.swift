@@ -13,6 +13,13 @@ package enum FileSystem {
         guard Glibc.link(source, target) == 0 else { throw .last("link", path: target) }
     }
 
+    /// Whether the file system holding `path` is mounted read-only (`statvfs`'s `ST_RDONLY`); false
+    /// when it cannot be asked (a write will say why).
+    package static func isReadOnly(_ path: String) -> Bool {
+        var info = statvfs()
+        return statvfs(path, &info) == 0 && info.f_flag & UInt(ST_RDONLY) != 0
+    }
+
     /// Unlinks the file at `path`; a missing file is an error too.
     package static func removeFile(_ path: String) throws(SystemCallError) {
         guard unlink(path) == 0 else { throw .last("unlink", path: path) }
