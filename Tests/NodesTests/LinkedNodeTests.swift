@@ -173,7 +173,9 @@ struct ScriptedNode: ShelledNode {
     /// Hearing `launchDropped` needs a read of `document` (the phone's runs known by summary).
     var needsReadsOnLaunchDropped = false
 
-    mutating func handle(_ event: Event, now: Timestamp, reads: Reads) throws(NeedsReads) -> [Action] {
+    mutating func handle(_ event: Event, now: Timestamp, linkNow _: LinkInstant, reads: Reads) throws(NeedsReads)
+        -> [Action]
+    {
         switch event {
         case .script(let actions), .command(let actions):
             return actions.map(Action.node)

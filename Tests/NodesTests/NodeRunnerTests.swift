@@ -258,7 +258,9 @@ struct TurnNode: ShelledNode {
 
     var heard: [String] = []
 
-    mutating func handle(_ event: Event, now: Timestamp, reads: Reads) throws(NeedsReads) -> [Action] {
+    mutating func handle(_ event: Event, now: Timestamp, linkNow _: LinkInstant, reads: Reads) throws(NeedsReads)
+        -> [Action]
+    {
         switch event {
         case .go(_, let actions), .query(_, let actions), .command(_, let actions):
             return actions

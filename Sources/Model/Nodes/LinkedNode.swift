@@ -122,7 +122,7 @@ package struct LinkedNode<Inner: ShelledNode>: Sendable {
     private mutating func take(_ event: Event, _ step: inout Step) throws(NeedsReads) {
         switch event {
         case .inner(let event):
-            for action in try inner.handle(event, now: step.now, reads: step.reads) {
+            for action in try inner.handle(event, now: step.now, linkNow: step.linkNow, reads: step.reads) {
                 if case .link(let command)? = Inner.nodeAction(action), command.isRouted {
                     route(command, &step)
                 } else {

@@ -5,7 +5,11 @@ import WorkoutModel
 package protocol ShelledNode: Sendable {
     associatedtype Event: Sendable
     associatedtype Action: Sendable
-    mutating func handle(_ event: Event, now: Timestamp, reads: Reads) throws(NeedsReads) -> [Action]
+    /// Handles one event at the wall clock `now` and the monotonic `linkNow` (a wall clock may be
+    /// stepped; `linkNow` only advances).
+    mutating func handle(
+        _ event: Event, now: Timestamp, linkNow: LinkInstant, reads: Reads
+    ) throws(NeedsReads) -> [Action]
     /// The event that tells the node what one of its actions produced.
     static func reported(_ report: ShellReport) -> Event
     /// The node's part of an action, when it is one the shared shell carries out.
@@ -23,6 +27,13 @@ package protocol ShelledNode: Sendable {
 }
 
 extension PhoneNode: ShelledNode {
+    /// The phone records on its own wall clock: `linkNow` is not needed.
+    package mutating func handle(
+        _ event: Event, now: Timestamp, linkNow _: LinkInstant, reads: Reads
+    ) throws(NeedsReads) -> [Action] {
+        try handle(event, now: now, reads: reads)
+    }
+
     package static func isQuery(_ event: Event) -> Bool {
         if case .admin(_, let command, _, _) = event { command.isQuery } else { false }
     }

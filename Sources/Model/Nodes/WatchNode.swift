@@ -18,11 +18,15 @@ package struct WatchNode: Sendable {
     package internal(set) var skippedCacheFiles: [String] = []
     /// How far this watch's wall clock is set off (skew tests): edits are stamped with `now + offset`.
     private let clockOffset: Duration
-    /// How far the phone's wall clock is from this watch's, as the phone's answers to this watch's
-    /// messages last said (their `phoneTime`, against the midpoint of the round trip): the engine
-    /// works on the phone's clock, so the times a person reads are on one clock whichever device
-    /// recorded them (docs/PROTOCOL.md, "Recorded times"). Zero until the first answer.
-    package private(set) var phoneClockOffset: Duration = .zero
+    /// The phone's wall clock as the last answer to this watch's messages (or a launch) said it
+    /// (`phoneTime`, against the midpoint of the round trip), and this watch's monotonic clock then:
+    /// the engine works on the phone's clock, carried forward by the monotonic time since, so the
+    /// times a person reads are on one clock whichever device recorded them, and a step of this
+    /// watch's wall clock changes none of them (docs/PROTOCOL.md, "Recorded times"). Nil until the
+    /// first answer: the watch's own clock until then.
+    private var phoneClock: (phoneTime: Timestamp, at: LinkInstant)?
+    /// The monotonic clock at the event being handled.
+    private var linkNow = LinkInstant(.zero)
     private var clockLease = ClockLease()
     private var stopping = false
     /// The admin requests the last action list answered (`durableWriteFailed`), and whether it sent
@@ -33,7 +37,7 @@ package struct WatchNode: Sendable {
     /// unknown (the simulator's checker takes an error that says so as an unsure edit).
     package static let editMayHaveReachedPhone = "the edit may have reached the phone all the same"
     /// When each edit message still unanswered was sent, and the round trips of those answered.
-    private var editsSentAt: [UInt64: Timestamp] = [:]
+    private var editsSentAt: [UInt64: LinkInstant] = [:]
     /// The run the last workout update `translate` sent carried, with its encoding: an edit's reply
     /// shows the same run (`edit`), which is then not encoded twice.
     var forwardedRun: (run: WorkoutDocument, bytes: [UInt8])?
@@ -92,11 +96,19 @@ package struct WatchNode: Sendable {
         self.complication = complication
     }
 
-    /// Handles one event; `now` is the real wall clock (the node shifts it by the configured offset
-    /// for the edits it stamps). Throws `NeedsReads` before changing anything.
+    /// Handles one event at a monotonic clock that reads as the wall clock (tests that step no clock).
     package mutating func handle(
         _ event: Event, now: Timestamp, reads: Reads = Reads()
     ) throws(NeedsReads) -> [Action] {
+        try handle(event, now: now, linkNow: LinkInstant(.microseconds(now.microsecondsSinceEpoch)), reads: reads)
+    }
+
+    /// Handles one event; `now` is the real wall clock (the node shifts it by the configured offset
+    /// for the edits it stamps), `linkNow` the monotonic one. Throws `NeedsReads` before changing anything.
+    package mutating func handle(
+        _ event: Event, now: Timestamp, linkNow: LinkInstant, reads: Reads = Reads()
+    ) throws(NeedsReads) -> [Action] {
+        self.linkNow = linkNow
         var out = Output()
         let edited = editClock(now)
         switch event {
@@ -171,10 +183,10 @@ package struct WatchNode: Sendable {
                     now: now))
         case .edit(let token):
             if let sent = editsSentAt.removeValue(forKey: token) {
-                roundTrip.record(seconds: Double(sent.duration(to: now).wholeMicroseconds) / 1_000_000)
+                let trip = linkNow.sinceOrigin - sent.sinceOrigin
+                roundTrip.record(seconds: Double(trip.wholeMicroseconds) / 1_000_000)
                 if case .replied(let reply) = outcome, let phoneTime = PhoneReply.phoneTime(reply) {
-                    let midpoint = sent.advanced(by: (sent.duration(to: now) / 2) + clockOffset)
-                    phoneClockOffset = midpoint.duration(to: phoneTime)
+                    phoneClock = (phoneTime, sent.advanced(by: trip / 2))
                 }
             }
             let token = MessageToken(rawValue: token)
@@ -192,9 +204,15 @@ package struct WatchNode: Sendable {
         }
     }
 
-    /// The clock edits are stamped with.
-    /// The clock the engine works on: this watch's (with its configured offset), set to the phone's.
-    package func editClock(_ now: Timestamp) -> Timestamp { now.advanced(by: clockOffset + phoneClockOffset) }
+    /// The clock the engine works on: the phone's as last learnt, carried forward by the monotonic
+    /// clock; this watch's own (with its configured offset) before the first answer.
+    package func editClock(_ now: Timestamp) -> Timestamp { editClock(now, linkNow: linkNow) }
+
+    /// `editClock` at the wall clock `now` and the monotonic `linkNow` (the simulator's checks).
+    package func editClock(_ now: Timestamp, linkNow: LinkInstant) -> Timestamp {
+        guard let phoneClock else { return now.advanced(by: clockOffset) }
+        return phoneClock.phoneTime.advanced(by: linkNow.sinceOrigin - phoneClock.at.sinceOrigin)
+    }
 
     private mutating func linkNotified(_ notification: LinkNotification, now: Timestamp, into out: inout Output) {
         switch notification {
@@ -217,7 +235,7 @@ package struct WatchNode: Sendable {
             launchesReceived += 1
             // One way, so off by the link's latency: milliseconds here, and the next answer corrects it.
             if let phoneTime = (try? DocumentCoder.decode(WorkoutLaunchRequest.self, from: payload))?.phoneTime {
-                phoneClockOffset = now.advanced(by: clockOffset).duration(to: phoneTime)
+                phoneClock = (phoneTime, linkNow)
             }
             translate(engine.handle(.launchReceived(payload: payload, now: editClock(now))), now: now, into: &out)
         case .messageReceived(let id, let payload, _):
@@ -360,7 +378,7 @@ package struct WatchNode: Sendable {
                     .journal(
                         JournalEntry(.session, run: record.state.runID?.description, detail: describe(record.state))))
             case .sendMessage(let token, let message):
-                editsSentAt[token.rawValue] = now
+                editsSentAt[token.rawValue] = linkNow
                 out.node(
                     .link(
                         .sendMessage(

@@ -29,7 +29,7 @@ package enum DaemonLauncher {
         CurrentProcess.limitRetainedHeap()
         var configPath = defaultConfig
         var printedKey: String?
-        var arguments = CommandLine.arguments.dropFirst()
+        var arguments = CurrentProcess.arguments.dropFirst()
         while let argument = arguments.popFirst() {
             switch argument {
             case "-h", "--help":

@@ -5,6 +5,21 @@ package enum CurrentProcess {
     /// `getpid()`.
     package static var id: Int32 { getpid() }
 
+    /// The command line: `CommandLine.arguments`, or the kernel's copy (`/proc/self/cmdline`) when
+    /// that is empty, as it is under libfaketime's preload (a daemon run on a stepped clock would
+    /// otherwise ignore its `--config`).
+    package static var arguments: [String] {
+        guard CommandLine.arguments.isEmpty else { return CommandLine.arguments }
+        guard case .bytes(let bytes) = FileSystem.readRegularFile("/proc/self/cmdline", maximumBytes: 1 << 20) else {
+            return []
+        }
+        var arguments = bytes.split(separator: 0, omittingEmptySubsequences: false).map {
+            String(decoding: $0, as: UTF8.self)
+        }
+        if bytes.last == 0 { arguments.removeLast() }
+        return arguments
+    }
+
     /// How many processors are online, at least 1.
     package static var onlineProcessorCount: Int { max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
 

@@ -17,7 +17,8 @@ extension Simulator {
     /// The clock the acting device's engine records on: the phone's wall clock, or the watch's set to
     /// the phone's as the phone's answers taught it (`WatchNode.editClock`).
     func wall(_ side: Side) -> Timestamp {
-        side == .phone ? phone.wallNow : watch.node?.inner.editClock(watch.wallNow) ?? watch.wallNow
+        side == .phone
+            ? phone.wallNow : watch.node?.inner.editClock(watch.wallNow, linkNow: watch.linkNow) ?? watch.wallNow
     }
 
     private func origin(_ side: Side) -> StampOrigin { side == .phone ? .phone : .watch }

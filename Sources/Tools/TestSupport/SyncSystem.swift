@@ -159,9 +159,10 @@ package final class SyncSystem: Sendable {
     }
 
     /// Spawns watchd with the config file and returns at once.
-    package func spawnWatchd() throws -> DaemonProcess {
+    package func spawnWatchd(environment: [String: String] = [:]) throws -> DaemonProcess {
         let process = try DaemonProcess(
-            executable: BuildProducts.executable("watchd"), arguments: ["--config", watchdConfigPath])
+            executable: BuildProducts.executable("watchd"), arguments: ["--config", watchdConfigPath],
+            environment: environment)
         state.withLock { $0.watchd.append(process) }
         return process
     }
@@ -188,8 +189,8 @@ package final class SyncSystem: Sendable {
 
     /// Starts watchd and waits for `watchd ready …`.
     @discardableResult
-    package func startWatchd() async throws -> DaemonProcess {
-        let process = try spawnWatchd()
+    package func startWatchd(environment: [String: String] = [:]) async throws -> DaemonProcess {
+        let process = try spawnWatchd(environment: environment)
         _ = try await process.waitForLine(containing: "watchd ready", timeout: hangGuard)
         return process
     }
