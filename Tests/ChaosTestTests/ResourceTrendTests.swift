@@ -164,6 +164,26 @@ struct ResourceTrendTests {
         #expect(TrendVerdict.judge(twice, against: .count("phoned", "threads")).outcome == .exceeded)
     }
 
+    @Test(
+        "RSS: each life's first 15 minutes are its warm-up; a life that levels is flat, one that keeps climbing is not")
+    func lifeWarmUp() {
+        // Killed at 1.2 h: the new life climbs 8 MiB in its first 12 minutes, then levels.
+        let mib = 1_048_576.0
+        func series(_ after: (Double) -> Double) -> [TrendPoint] {
+            stride(from: 0.0, through: 2.0, by: 1.0 / 60).map { hours in
+                hours < 1.2
+                    ? TrendPoint(hours: hours, value: 30 * mib, life: 1)
+                    : TrendPoint(hours: hours, value: 30 * mib + after(hours - 1.2), life: 2)
+            }
+        }
+        let levels = series { min($0, 0.2) / 0.2 * 8 * mib }
+        // Before: the climb, fitted with the rest of the second half, came to +6 MiB/h.
+        #expect(TrendLine.fit(levels.filter { $0.hours >= 1 })!.slopePerHour > 6 * mib)
+        #expect(TrendVerdict.judge(levels, against: .rss("phoned")).outcome == .withinBound)
+        let climbs = series { min($0, 0.2) / 0.2 * 8 * mib + max(0, $0 - 0.2) * 3 * mib }
+        #expect(TrendVerdict.judge(climbs, against: .rss("phoned")).outcome == .exceeded)
+    }
+
     @Test("a daemon that is down at a sample leaves a gap, not a zero")
     func downIsAGap() {
         let samples = (0..<4).map { index in

@@ -57,10 +57,14 @@ enum EnduranceTest {
         var sampleInterval: Duration
         /// Seconds between two faults (a kill or a partition), drawn uniformly.
         var faultInterval: ClosedRange<Double>
-        /// Until which fraction of the run faults are made: the quick run's second half (one minute,
-        /// the part fitted) is left without, as a restart's first seconds (the link coming up, its
-        /// descriptors and threads) would otherwise outweigh a minute's trend.
-        var faultsUntil: Double
+        /// Until which fraction of the run daemons are killed, and partitions made. A long run kills
+        /// only in its first half: the second half, the part fitted, is then one long life of each
+        /// daemon, whose warm-up is left out (`ResourceBound.lifeWarmUpHours`), partitioned
+        /// throughout. The quick run's second half (one minute) has no fault at all, as a restart's
+        /// first seconds (the link coming up, its descriptors and threads) would otherwise outweigh
+        /// a minute's trend.
+        var killsUntil: Double
+        var partitionsUntil: Double
         /// Seconds between two calls of the extra traffic.
         var trafficPause: ClosedRange<Double>
         /// The receivers' `receivedFilesQuotaBytes`: small, so the quota is reached and holds.
@@ -71,14 +75,14 @@ enum EnduranceTest {
                 length = .seconds(hours * 3600)
                 sampleInterval = .seconds(60)
                 faultInterval = 60...300
-                faultsUntil = 1
+                (killsUntil, partitionsUntil) = (0.5, 1)
                 trafficPause = 0.5...2
                 receivedFilesQuotaBytes = 16 << 20
             } else {
                 length = .seconds(120)
                 sampleInterval = .seconds(2)
                 faultInterval = 8...15
-                faultsUntil = 0.5
+                (killsUntil, partitionsUntil) = (0.5, 0.5)
                 trafficPause = 0.3...1
                 receivedFilesQuotaBytes = 2 << 20
             }
@@ -150,7 +154,8 @@ enum EnduranceTest {
 
         var random = SeededGenerator(seed: options.seed, stream: 8)
         let end = clock.now + plan.length
-        let faultsEnd = clock.now + plan.length * plan.faultsUntil
+        let killsEnd = clock.now + plan.length * plan.killsUntil
+        let partitionsEnd = clock.now + plan.length * plan.partitionsUntil
         do {
             while clock.now < end {
                 let wait = min(random.duration(plan.faultInterval), end - clock.now)
@@ -161,9 +166,10 @@ enum EnduranceTest {
                         try await daemon.start()
                     }
                 }
-                guard clock.now < faultsEnd else { continue }
+                let (killing, partitioning) = (clock.now < killsEnd, lab != nil && clock.now < partitionsEnd)
+                guard killing || partitioning else { continue }
                 let side = random.chance(0.5) ? "phone" : "watch"
-                if let lab, random.chance(0.5) {
+                if let lab, partitioning, random.chance(0.5) || !killing {
                     try await lab.partition(method: "link-down", side: side)
                     try await Task.sleep(for: random.duration(1...4))
                     try await lab.heal(method: "link-down", side: side)

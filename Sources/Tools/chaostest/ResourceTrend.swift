@@ -66,10 +66,16 @@ struct ResourceBound: Codable, Sendable, Equatable {
     /// started on demand — is not a leak, even when many short lives each take that one step and
     /// their shared slope, carried across the whole window, would add up to more.
     var minimumRise: Double = 0
+    /// How long each life warms up (hours): its samples before are left out of the fit. A started
+    /// daemon's RSS climbs for 10 to 15 minutes before it levels (its allocator's arenas reaching
+    /// the working set's high-water mark, `OwnWrites` filling its budget): growth, but not a leak.
+    var lifeWarmUpHours: Double = 0
 
-    /// RSS: 1 MiB/h; judged over windows of 30 min or more.
+    /// RSS: 1 MiB/h after each life's first 15 minutes; judged over windows of 30 min or more.
     static func rss(_ daemon: String) -> ResourceBound {
-        ResourceBound(series: "\(daemon) rss", unit: "bytes", maximumPerHour: 1_048_576, minimumWindowHours: 0.5)
+        ResourceBound(
+            series: "\(daemon) rss", unit: "bytes", maximumPerHour: 1_048_576, minimumWindowHours: 0.5,
+            lifeWarmUpHours: 0.25)
     }
 
     /// Descriptors and threads: no growth beyond noise, whatever the window; a rise of less than
@@ -110,7 +116,7 @@ struct TrendVerdict: Codable, Sendable, Equatable {
 
     var failed: Bool { outcome == .exceeded }
 
-    /// Fits `samples` from half-way through the run on, and judges the slope: exceeded when even its
+    /// Fits `samples` from half-way through the run on (each life's warm-up left out), and judges the slope: exceeded when even its
     /// lower bound (slope − 2 standard errors) is above the bound and some life rises by
     /// `minimumRise` at least.
     static func judge(_ samples: [TrendPoint], against bound: ResourceBound) -> TrendVerdict {
@@ -119,13 +125,16 @@ struct TrendVerdict: Codable, Sendable, Equatable {
         }
         let middle = first + (last - first) / 2
         let secondHalf = samples.filter { $0.hours >= middle }
-        guard secondHalf.count >= 3, let line = TrendLine.fit(secondHalf) else {
-            return TrendVerdict(bound: bound, line: TrendLine.fit(secondHalf), outcome: .tooFewSamples)
+        if last - middle < bound.minimumWindowHours {
+            return TrendVerdict(bound: bound, line: TrendLine.fit(secondHalf), outcome: .notJudged)
         }
-        if line.windowHours < bound.minimumWindowHours {
-            return TrendVerdict(bound: bound, line: line, outcome: .notJudged)
+        var lifeStart: [Int32: Double] = [:]
+        for sample in samples { lifeStart[sample.life] = min(lifeStart[sample.life] ?? sample.hours, sample.hours) }
+        let fitted = secondHalf.filter { $0.hours - (lifeStart[$0.life] ?? $0.hours) >= bound.lifeWarmUpHours }
+        guard fitted.count >= 3, let line = TrendLine.fit(fitted) else {
+            return TrendVerdict(bound: bound, line: TrendLine.fit(fitted), outcome: .tooFewSamples)
         }
-        let exceeded = line.lowerBoundPerHour > bound.maximumPerHour && largestRise(secondHalf) >= bound.minimumRise
+        let exceeded = line.lowerBoundPerHour > bound.maximumPerHour && largestRise(fitted) >= bound.minimumRise
         return TrendVerdict(bound: bound, line: line, outcome: exceeded ? .exceeded : .withinBound)
     }
 
