@@ -246,7 +246,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "TestSupport", "WorkoutModel", "DaemonRuntime", "AdminCommands", "ArgumentParsing", "Nodes",
-                "LinkProtocol", "AdminClient", "POSIX",
+                "LinkProtocol", "AdminClient", "POSIX", "PhoneStore",
             ],
             swiftSettings: swiftSettings
         ),

@@ -141,6 +141,7 @@ struct UnitFileTests {
             "CapabilityBoundingSet": "", "SystemCallFilter": "@system-service", "SystemCallErrorNumber": "EPERM",
             "MemoryDenyWriteExecute": "yes", "PrivateUsers": "yes", "ProtectProc": "invisible",
             "StateDirectory": name == "phoned" ? "watchsync/phone" : "watchsync/watch",
+            "LimitNOFILE": "1024", "MemoryMax": "256M", "TasksMax": "64",
         ]
         for (key, value) in expected.sorted(by: { $0.key < $1.key }) {
             #expect(unit.value(key) == value, "\(name).service: \(key)=\(unit.value(key) ?? "absent")")
