@@ -8,15 +8,16 @@ import WorkoutModel
 /// phoned in a memory cgroup at the units' `MemoryMax` (256 MiB), as systemd would run it, under
 /// hostile but valid load: a first start over a history of 10,000 runs (every file decoded; the
 /// long form, `WATCHSYNC_MEMORY_LIMIT_RUNS=100000`, 100,000), a push filled to the 256 KiB context
-/// limit by 120 live runs, the whole history listed. It must never be killed, and its peak RSS
-/// must stay well under the limit. Needs root and the cgroup v1 memory controller; skipped without.
+/// limit by 120 live runs, the whole history listed. It must never be killed (the kernel reclaims
+/// the page cache its reads leave, charged to the group, at the limit), and its peak RSS must stay
+/// under a third of the limit. Needs root and the cgroup v1 memory controller; skipped without.
 @Suite("A daemon under its memory limit", .enabled(if: MemoryCgroup.isAvailable))
 struct MemoryLimitTests {
     static let limit = 256 << 20
     static let runs = ProcessInfo.processInfo.environment["WATCHSYNC_MEMORY_LIMIT_RUNS"].flatMap { Int($0) } ?? 10_000
 
     @Test(
-        "phoned at MemoryMax=256M: a first start over 10,000 runs, a full context, the history listed; never killed, peak RSS under a quarter of it"
+        "phoned at MemoryMax=256M: a first start over 10,000 runs, a full context, the history listed; never killed, peak RSS under a third of it"
     )
     func phonedUnderItsLimit() async throws {
         let system = try SyncSystem("mem-limit")
@@ -44,7 +45,8 @@ struct MemoryLimitTests {
         let peak = try Self.peakResidentBytes(phoned.pid)
         #expect(phoned.isRunning)
         #expect(group.oomKills == 0)
-        #expect(peak < Self.limit / 4, "peak RSS \(peak >> 20) MiB")
+        // The units keep MemoryMax at three times the largest peak measured or more.
+        #expect(peak * 3 <= Self.limit, "peak RSS \(peak >> 20) MiB")
         print(
             "memory-limit: \(Self.runs) runs: phoned peak RSS \(peak >> 20) MiB, the group's peak "
                 + "\(group.peakBytes >> 20) MiB of \(Self.limit >> 20) MiB")
