@@ -152,10 +152,11 @@ enum CommandLineParser {
                    loopback with kills only) under the kill test's edit streams, the partition
                    test's files both ways and every other kind of CLI traffic (a split edited, runs
                    started, driven through a live flow and ended, data messages, complications,
-                   settings), with a kill or a partition at seeded random intervals. Samples each
-                   daemon's RSS, descriptors and threads and the bytes of each state and document
-                   directory (--samples FILE: JSON, CSV beside it), then reports each one's slope
-                   per hour, fitted over the second half, against its bound (docs/CHAOS.md).
+                   settings), with a kill or a partition at seeded random intervals (kills in
+                   the first half only). Samples each daemon's RSS, descriptors and threads and the
+                   bytes of each state and document directory (--samples FILE: JSON, CSV beside
+                   it), then reports each one's slope per hour, fitted over the second half (RSS
+                   after each life's first 15 minutes), against its bound (docs/CHAOS.md).
                    Quick: 2 minutes, a sample every 2 s. --hours H: a sample a minute.
 
         The workload. The phone creates two splits: "watch" (8 exercises x 10 sets) and "phone"
