@@ -34,9 +34,8 @@ package final class PendingFiles: Sendable {
     private let record: RecordFile
     private let replace: Replace
     private let state = Mutex<[String: Entry]>([:])
-    /// The last settle failed: every write tries again until one succeeds.
-    private let unsettled = Atomic<Bool>(false)
-    /// Why the last settle failed, while the pending files are not settled; nil once they are.
+    /// Why the last settle failed, while the pending files are not settled (every write tries
+    /// again until one succeeds); nil once they are.
     package var settleFailure: String? { failure.withLock { $0 } }
     private let failure = Mutex<String?>(nil)
     /// Why the record found at start-up was not used (it is replaced by the next write); nil when it was.
@@ -129,15 +128,13 @@ package final class PendingFiles: Sendable {
     package func write(_ bytes: [UInt8], at relative: String) throws {
         try state.withLock { entries in
             var next = entries
-            if unsettled.load(ordering: .relaxed) || (next[relative] == nil && next.count >= Self.limit) {
+            if settleFailure != nil || (next[relative] == nil && next.count >= Self.limit) {
                 do {
                     try settle(next)
                     next = [:]
-                    unsettled.store(false, ordering: .relaxed)
                     failure.withLock { $0 = nil }
                 } catch {
                     // The files' folder refuses them for now; the record still holds them.
-                    unsettled.store(true, ordering: .relaxed)
                     failure.withLock { $0 = "\(error)" }
                 }
             }
