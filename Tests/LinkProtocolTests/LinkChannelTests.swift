@@ -451,7 +451,13 @@ struct LinkChannelTests {
             if case .log = $0 { false } else { true }
         }
         let connection = try #require(processed.compactMap { if case .send(let c, _) = $0 { c } else { nil } }.first)
-        #expect(Array(processed) == [.persistTransferMark(keys[2])] + acks.map { .send(connection, $0) })
+        var mark = QueueMark()
+        for key in keys {
+            mark.apply(sequence: key.sequence, digest: QueueMark.digest(ofPayload: [UInt8(key.sequence)]), window: 128)
+        }
+        #expect(
+            Array(processed)
+                == [.persistTransferMark(queue: LinkPair.watchQueue, mark)] + acks.map { .send(connection, $0) })
 
         pair.dropAllFramesOfKind = nil
         let watchBefore = pair.recorded[.watch]!.count
@@ -476,8 +482,7 @@ struct LinkChannelTests {
         pair.dropAllFramesOfKind = .userInfoAck
         pair.handle(.watch, .transferPersisted(sequence: 1, payload: [1]))
         pair.handle(.phone, .transfersProcessed([TransferKey(queue: LinkPair.watchQueue, sequence: 1)]))
-        #expect(
-            pair.recorded[.phone]!.contains(.persistTransferMark(TransferKey(queue: LinkPair.watchQueue, sequence: 1))))
+        #expect(pair.marked(.phone, TransferKey(queue: LinkPair.watchQueue, sequence: 1)))
         pair.dropAllFramesOfKind = nil
         pair.cutConnection()
         pair.forget()

@@ -10,7 +10,7 @@ struct LinkFileTests {
 
     static func pair(
         phonePartials: [TransferKey: UInt64] = [:], phoneInbox: Set<TransferKey> = [],
-        phoneMarks: [InstanceID: UInt64] = [:], watchFiles: [OutboundFile] = [],
+        phoneMarks: [InstanceID: QueueMark] = [:], watchFiles: [OutboundFile] = [],
         configure: (inout LinkConfiguration) -> Void = { _ in }
     ) -> LinkPair {
         LinkPair(
@@ -47,7 +47,7 @@ struct LinkFileTests {
         #expect(pair.watch.outstandingFiles.map(\.acknowledged) == [300_000])
         pair.handle(.phone, .fileProcessed(Self.key))
         #expect(pair.inbox[.phone]?[Self.key] == nil, "what the app leaves in the inbox is deleted")
-        #expect(pair.recorded[.phone]!.contains(.persistTransferMark(Self.key)))
+        #expect(pair.marked(.phone, Self.key))
         #expect(pair.notifications(.watch).contains(.fileFinished(sequence: 1, nil)))
         #expect(pair.watch.outstandingFiles.isEmpty && pair.filesOut[.watch]?[1] == nil)
         #expect(!pair.phone.hasContentPending)
@@ -127,7 +127,9 @@ struct LinkFileTests {
     @Test("a sender that restarts before hearing the outcome gets didFinish on its next link, with no byte resent")
     func finishedOnNextStart() {
         let queued = OutboundFile(sequence: 1, size: 10, digest: LinkPair.digest(Self.bytes(10)), metadata: "{}")
-        var pair = Self.pair(phoneMarks: [Self.watchFiles: 1], watchFiles: [queued])
+        var mark = QueueMark()
+        mark.apply(sequence: 1, digest: QueueMark.digest(ofFile: queued.digest), window: 1)
+        var pair = Self.pair(phoneMarks: [Self.watchFiles: mark], watchFiles: [queued])
         pair.filesOut[.watch] = [1: Self.bytes(10)]
         pair.start()
         #expect(chunks(pair, .watch).isEmpty)

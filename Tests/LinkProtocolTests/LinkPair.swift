@@ -49,6 +49,14 @@ struct LinkPair {
                     sequence: sequence, size: UInt64(bytes.count), digest: Self.digest(bytes), metadata: metadata)))
     }
 
+    /// Whether `side` persisted a mark for `key`'s queue that applied `key`.
+    func marked(_ side: Side, _ key: TransferKey) -> Bool {
+        recorded[side]!.contains {
+            guard case .persistTransferMark(key.queue, let mark) = $0 else { return false }
+            return mark.highest >= key.sequence && mark.recent.contains { $0.sequence == key.sequence }
+        }
+    }
+
     static let phoneInstance = InstanceID(bytes: [UInt8](repeating: 0x80, count: 16))!
     static let watchInstance = InstanceID(bytes: [UInt8](repeating: 0x10, count: 16))!
     static let phoneQueue = InstanceID(bytes: [UInt8](repeating: 0x81, count: 16))!

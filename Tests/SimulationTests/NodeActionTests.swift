@@ -365,7 +365,14 @@ struct LinkedPhoneTests {
         actions += try node.handle(.inner(.reported(.turnEnded)), now: now, linkNow: linkNow)
         let written = try #require(
             actions.firstIndex { if case .inner(.store(.writeWorkout)) = $0 { true } else { false } })
-        let marked = try #require(actions.firstIndex { $0 == .link(.persistTransferMark(key)) })
+        let marked = try #require(
+            actions.firstIndex {
+                if case .link(.persistTransferMark(key.queue, let mark), _) = $0 {
+                    mark.highest == key.sequence
+                } else {
+                    false
+                }
+            })
         #expect(written < marked)
         #expect(!actions[..<marked].contains { if case .link(.send(_, .userInfoAck), _) = $0 { true } else { false } })
     }

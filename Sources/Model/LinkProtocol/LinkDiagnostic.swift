@@ -11,6 +11,9 @@ package enum LinkDiagnostic: Equatable, Sendable, CustomStringConvertible {
     case unknownFileCancelIgnored(sequence: UInt64)
     /// A transfer was cancelled after it went on the wire (the receiver may keep it).
     case transferCancelledAfterSending(sequence: UInt64)
+    /// A transfer at or below its queue's mark with contents the mark never applied: its sender
+    /// went back (a state directory restored from an older backup), so it is applied, not dropped.
+    case senderWentBack(TransferKey, highest: UInt64)
     /// `reason` is the watch state that refuses sends, nil when the watch is not linked.
     case launchDropped(reason: LinkError?)
     /// A complication transfer asked of a side without a complication outbox (the watch): dropped.
@@ -28,6 +31,8 @@ package enum LinkDiagnostic: Equatable, Sendable, CustomStringConvertible {
         case .unknownTransferCancelIgnored(let sequence): "cancel of unknown transfer \(sequence) ignored"
         case .unknownFileCancelIgnored(let sequence): "cancel of unknown file transfer \(sequence) ignored"
         case .transferCancelledAfterSending(let sequence): "transfer \(sequence) cancelled after it was sent"
+        case .senderWentBack(let key, let highest):
+            "transfer \(key) is new at or below its queue's mark \(highest): the sender went back (restored from an older backup?); applied"
         case .launchDropped(let reason): "launch dropped: \(reason?.description ?? "the watch is not linked")"
         case .noComplicationOutbox: "complication transfer dropped: this side has no complication outbox"
         case .noFileOutbox: "file transfer dropped: this side has no file outbox"

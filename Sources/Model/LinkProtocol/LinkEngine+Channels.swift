@@ -218,31 +218,40 @@ extension LinkEngine {
         sendTransfers(into: &actions)
     }
 
-    /// A duplicate (at or below the queue's mark) is acknowledged again without reaching the app; a
-    /// transfer the app is still processing is not delivered twice.
+    /// A duplicate (one the queue's mark has applied, `QueueMark`) is acknowledged again without
+    /// reaching the app; a transfer the app is still processing is not delivered twice.
     mutating func userInfoReceived(_ key: TransferKey, payload: [UInt8], into actions: inout [Action]) {
         guard let current = link else { return }
-        if let mark = transferMarks[key.queue], key.sequence <= mark {
+        let digest = QueueMark.digest(ofPayload: payload)
+        if transferMarks[key.queue]?.isDuplicate(sequence: key.sequence, digest: digest) == true {
             actions.append(.send(current.connection, .userInfoAck(queue: key.queue, sequence: key.sequence)))
             return
         }
         guard deliveredToApp.insert(key).inserted else { return }
+        if let mark = transferMarks[key.queue], key.sequence <= mark.highest {
+            actions.append(.log(.senderWentBack(key, highest: mark.highest)))
+        }
+        inProcess[key] = digest
         actions.append(.notify(.userInfoReceived(key, payload: payload)))
     }
 
-    /// One mark write per queue (its highest key), then an acknowledgement of each new key.
+    /// One mark write per queue (after all its keys), then an acknowledgement of each new key.
     mutating func transfersProcessed(_ keys: [TransferKey], into actions: inout [Action]) {
         var fresh: [TransferKey] = []
-        var highest: [InstanceID: TransferKey] = [:]
+        var changed: Set<InstanceID> = []
         for key in keys {
             deliveredToApp.remove(key)
-            if let mark = transferMarks[key.queue], key.sequence <= mark { continue }
+            // Unknown only for a key the engine never handed to the app (a test feeding the node).
+            let digest = inProcess.removeValue(forKey: key) ?? QueueMark.unknown
+            var mark = transferMarks[key.queue] ?? QueueMark()
+            if mark.isDuplicate(sequence: key.sequence, digest: digest) { continue }
+            mark.apply(sequence: key.sequence, digest: digest, window: configuration.transferWindow)
+            transferMarks[key.queue] = mark
+            changed.insert(key.queue)
             fresh.append(key)
-            if key.sequence > highest[key.queue]?.sequence ?? 0 { highest[key.queue] = key }
         }
-        for key in highest.values.sorted(by: { $0.queue.description < $1.queue.description }) {
-            transferMarks[key.queue] = key.sequence
-            actions.append(.persistTransferMark(key))
+        for queue in changed.sorted(by: { $0.description < $1.description }) {
+            actions.append(.persistTransferMark(queue: queue, transferMarks[queue]!))
         }
         guard let current = link else { return }
         for key in fresh {
@@ -257,7 +266,7 @@ extension LinkEngine {
             return
         }
         // Anything not acknowledged can be cancelled; one already sent may have been delivered, and
-        // then the receiver keeps it (its high-water mark acknowledges a late copy without delivering).
+        // then the receiver keeps it (its queue mark acknowledges a late copy without delivering).
         if transfer.everSent { actions.append(.log(.transferCancelledAfterSending(sequence: sequence))) }
         _ = outbox.remove(sequence: sequence)
         actions.append(.removeTransfers(sequences: [sequence], cancelled: true))

@@ -1,5 +1,5 @@
 /// The sender side of transferFile: the durable file outbox's files, in sequence order. One file is
-/// on the wire at a time (the oldest), so the receiver's per-queue high-water mark names every file
+/// on the wire at a time (the oldest), so the receiver's per-queue mark (`QueueMark`) names every file
 /// it finished; the durable copy (the bytes, size, digest, metadata) lives in the shell's store.
 struct FileOutbox: Sendable, Equatable {
     let queue: InstanceID
@@ -127,16 +127,20 @@ extension LinkEngine {
 
     // MARK: Receiving
 
-    /// An offer: already delivered (at or below the queue's mark) is answered delivered again; a file
+    /// An offer: already delivered (its queue's mark applied it) is answered delivered again; a file
     /// the app still has in its inbox is handed to it again; a file over the inbox quota is refused
     /// with `insufficientSpace`; otherwise the receiver resumes from what it durably holds.
     mutating func fileOffered(
         _ key: TransferKey, size: UInt64, digest: [UInt8], metadata: String, into actions: inout [Action]
     ) {
         guard let current = link else { return }
-        if let mark = transferMarks[key.queue], key.sequence <= mark {
+        let mark = transferMarks[key.queue]
+        if mark?.isDuplicate(sequence: key.sequence, digest: QueueMark.digest(ofFile: digest)) == true {
             actions.append(.send(current.connection, .fileDone(key, code: .delivered, reason: "")))
             return
+        }
+        if let mark, key.sequence <= mark.highest, inbound[key] == nil {
+            actions.append(.log(.senderWentBack(key, highest: mark.highest)))
         }
         // Files of a queue come one at a time: an offer of a later one makes earlier partials stale.
         for stale in inbound.keys.sorted(by: { $0.sequence < $1.sequence })
@@ -237,12 +241,15 @@ extension LinkEngine {
     /// the inbox is deleted (WatchConnectivity's contract), the queue's mark persisted, and the
     /// sender told the file was delivered.
     mutating func fileProcessed(_ key: TransferKey, into actions: inout [Action]) {
-        guard inbound[key]?.stage == .delivered else { return }
+        guard let file = inbound[key], file.stage == .delivered else { return }
         inbound[key] = nil
         actions.append(.discardInboundFile(key))
-        if key.sequence > transferMarks[key.queue] ?? 0 {
-            transferMarks[key.queue] = key.sequence
-            actions.append(.persistTransferMark(key))
+        var mark = transferMarks[key.queue] ?? QueueMark()
+        let digest = QueueMark.digest(ofFile: file.digest)
+        if !mark.isDuplicate(sequence: key.sequence, digest: digest) {
+            mark.apply(sequence: key.sequence, digest: digest, window: configuration.transferWindow)
+            transferMarks[key.queue] = mark
+            actions.append(.persistTransferMark(queue: key.queue, mark))
         }
         if let current = link {
             actions.append(.send(current.connection, .fileDone(key, code: .delivered, reason: "")))

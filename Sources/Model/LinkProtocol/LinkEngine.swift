@@ -86,7 +86,7 @@ package struct LinkEngine: Sendable {
         /// Without `flushed`, left to the page cache: a machine crash may lose it (`ContextGenerations`).
         case persistContextSlot(ContextSlot, flushed: Bool)
         case persistReceivedContext(ReceivedContext)
-        case persistTransferMark(TransferKey)
+        case persistTransferMark(queue: InstanceID, QueueMark)
         /// Append the transfer to the (complication) outbox under `sequence` — the one the log
         /// expects next — durably; then feed `transferPersisted` (`complicationPersisted`), or
         /// `transfersNotPersisted` from the first append that failed.
@@ -152,8 +152,11 @@ package struct LinkEngine: Sendable {
     var inbound: [TransferKey: InboundFile] = [:]
     var restoredPartials: [TransferKey: UInt64]
     var restoredInbox: Set<TransferKey>
-    var transferMarks: [InstanceID: UInt64]
+    var transferMarks: [InstanceID: QueueMark]
     var deliveredToApp: Set<TransferKey> = []
+    /// The digest of each transfer handed to the app and not yet processed (kept over a lost link,
+    /// unlike `deliveredToApp`, so the mark records what the app applied).
+    var inProcess: [TransferKey: UInt64] = [:]
     var reportedReachable = false
     var scheduledWakeUp: LinkInstant?
     var nextPingToken: UInt64 = 1

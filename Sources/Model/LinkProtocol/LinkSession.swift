@@ -50,8 +50,8 @@ package struct RestoredLinkState: Equatable, Sendable {
     package var knownPeer: InstanceID?
     package var contextSlot: ContextSlot?
     package var receivedContext: ReceivedContext?
-    /// The receiver's dedup high-water marks, per sender queue.
-    package var transferMarks: [InstanceID: UInt64]
+    /// The receiver's dedup marks, per sender queue.
+    package var transferMarks: [InstanceID: QueueMark]
     /// The sender's outbox: its queue ID and the transfers not yet acknowledged, in order.
     package var outboxQueue: InstanceID
     package var pendingTransfers: [(sequence: UInt64, payload: [UInt8])]
@@ -62,8 +62,8 @@ package struct RestoredLinkState: Equatable, Sendable {
     /// the watch reported (phone side); nil when never set, which reads as `WatchState.installed`.
     package var watchState: WatchState?
     /// The phone's complication outbox (`transferCurrentComplicationUserInfo`): its own durable queue,
-    /// so its transfers can go ahead of ordinary userInfo without breaking the receiver's per-queue
-    /// high-water mark. Nil: this side has none.
+    /// so its transfers can go ahead of ordinary userInfo without breaking the order the receiver
+    /// relies on within each queue. Nil: this side has none.
     package var complicationQueue: InstanceID?
     package var pendingComplications: [(sequence: UInt64, payload: [UInt8])]
     package var nextComplicationSequence: UInt64
@@ -82,7 +82,7 @@ package struct RestoredLinkState: Equatable, Sendable {
 
     package init(
         knownPeer: InstanceID? = nil, contextSlot: ContextSlot? = nil, receivedContext: ReceivedContext? = nil,
-        transferMarks: [InstanceID: UInt64] = [:], outboxQueue: InstanceID,
+        transferMarks: [InstanceID: QueueMark] = [:], outboxQueue: InstanceID,
         pendingTransfers: [(sequence: UInt64, payload: [UInt8])] = [], nextOutboxSequence: UInt64? = nil,
         watchState: WatchState? = nil, complicationQueue: InstanceID? = nil,
         pendingComplications: [(sequence: UInt64, payload: [UInt8])] = [], nextComplicationSequence: UInt64? = nil,

@@ -48,7 +48,7 @@ struct TransferOutbox: Sendable {
 
     /// Adds a persisted transfer. Concurrent producers finish their fsyncs in any order, so a
     /// sequence reported before an earlier one waits until the gap is filled: the wire order is
-    /// always the sequence order the receiver's high-water mark relies on.
+    /// always the sequence order the receiver's queue mark relies on.
     mutating func append(sequence: UInt64, payload: [UInt8]) {
         guard sequence >= nextSequence else { return }
         nextIssued = max(nextIssued, sequence + 1)

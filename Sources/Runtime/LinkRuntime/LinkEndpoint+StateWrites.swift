@@ -28,11 +28,8 @@ extension LinkEndpoint {
             return ("persist context slot", { try state.persist(slot, flushed: flushed) })
         case .persistReceivedContext(let received):
             return ("persist received context", { try state.persist(received) })
-        case .persistTransferMark(let key):
-            return (
-                "persist transfer mark",
-                { try state.receivedTransfers.markApplied(queueID: key.queue.bytes, sequence: key.sequence) }
-            )
+        case .persistTransferMark(let queue, let mark):
+            return ("persist transfer mark", { try state.receivedTransfers.persist(queueID: queue.bytes, mark) })
         case .removeTransfers(let sequences, let cancelled):
             return (
                 "remove transfers \(sequences)",

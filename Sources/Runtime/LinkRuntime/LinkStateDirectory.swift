@@ -135,7 +135,7 @@ package final class LinkStateDirectory: Sendable {
 
     /// Everything the link engine needs from disk.
     package func restore() throws -> RestoredLinkState {
-        var marks: [InstanceID: UInt64] = [:]
+        var marks: [InstanceID: QueueMark] = [:]
         for (queue, mark) in receivedTransfers.allMarks {
             if let id = InstanceID(bytes: queue) { marks[id] = mark }
         }

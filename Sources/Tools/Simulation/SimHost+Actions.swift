@@ -76,7 +76,8 @@ extension SimHost {
         switch action {
         case .send(let connection, let frame):
             if case .userInfoAck(let queue, let sequence) = frame {
-                acknowledged.insert(TransferKey(queue: queue, sequence: sequence))
+                let key = TransferKey(queue: queue, sequence: sequence)
+                if let digest = delivered[key] { acknowledged[key] = digest }
             }
             if case .message = frame { onMessageSent() }
             let bytes = seals[connection.rawValue]?.seal(frame) ?? frame.encoded()
@@ -114,8 +115,8 @@ extension SimHost {
             if flushed { disk.flushedContextSlot = slot }
         case .persistReceivedContext(let received):
             disk.receivedContext = received
-        case .persistTransferMark(let key):
-            disk.transferMarks[key.queue] = max(disk.transferMarks[key.queue] ?? 0, key.sequence)
+        case .persistTransferMark(let queue, let mark):
+            if mark.highest >= disk.transferMarks[queue]?.highest ?? 0 { disk.transferMarks[queue] = mark }
         case .removeTransfers(let sequences, _):
             disk.outbox.resolve(sequences)
         case .removeComplications(let sequences):
@@ -132,7 +133,12 @@ extension SimHost {
             world.record(side, "unexpected file action \(action)")
         case .notify(let notification):
             // The node takes it as its next step; here it is only checked.
-            if case .userInfoReceived(let key, _) = notification, acknowledged.contains(key) { appliedTwice = key }
+            // The same contents again; a sender restored from a backup reuses keys for new ones.
+            if case .userInfoReceived(let key, let payload) = notification {
+                let digest = QueueMark.digest(ofPayload: payload)
+                if acknowledged[key] == digest { appliedTwice = key }
+                delivered[key] = digest
+            }
             onNotified(notification)
         case .log(let line):
             world.record(side, "link \(line)")

@@ -16,7 +16,7 @@ struct LinkDisk {
     /// A clean stop marked the slot as the last one made; the next boot takes the mark away.
     var stoppedCleanly = false
     var receivedContext: ReceivedContext?
-    var transferMarks: [InstanceID: UInt64] = [:]
+    var transferMarks: [InstanceID: QueueMark] = [:]
     var outbox = SimOutbox()
     /// The phone's complication outbox (`transferCurrentComplicationUserInfo`).
     var complicationOutbox = SimOutbox()
@@ -71,8 +71,10 @@ final class SimHost<Node, Store: SimStore>: RunnerPorts where Store.Node == Node
     var replies: [AdminRequestID: AdminResponse] = [:]
     /// Set when one event led to an endless chain of work (invariant 8).
     private(set) var runaway: String?
-    /// Transfers this side acknowledged as processed, over all its lives (invariant 2).
-    var acknowledged: Set<TransferKey> = []
+    /// Transfers this side acknowledged as processed, over all its lives, with their contents'
+    /// digests (invariant 2); and the digest of each delivered to the node.
+    var acknowledged: [TransferKey: UInt64] = [:]
+    var delivered: [TransferKey: UInt64] = [:]
     /// A transfer delivered to the node again after it was acknowledged (invariant 2).
     var appliedTwice: TransferKey?
     /// The next durable write fails (EIO): the node must exit, never retry.
