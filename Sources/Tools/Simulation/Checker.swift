@@ -29,9 +29,17 @@ struct Checker {
     /// The last context generation the watch applied, per sender instance (invariant 6).
     private var appliedGenerations: [InstanceID: UInt64] = [:]
 
-    mutating func acknowledged(_ edit: SetEdit) {
+    /// `wall`: the editing side's wall clock as it edited.
+    mutating func acknowledged(_ edit: SetEdit, wall: Timestamp) {
         guard !supersededRuns.contains(edit.run) else { return }
-        edits[SetKey(run: edit.run, log: edit.log, set: edit.set), default: []].append(edit)
+        let key = SetKey(run: edit.run, log: edit.log, set: edit.set)
+        edits[key, default: []].append(edit)
+        // A watch restored from a backup lost its clock's high-water mark: with its wall clock
+        // behind the stamps it gave before, its edit is stamped older than those (the hybrid clock's
+        // limit, not a loss), so it may give way to them.
+        if edit.side == .watch, let lost = lostWatchClock, wall < lost, let restored = restoredSets[key] {
+            restoredSets[key] = (restored.atBackup, edits[key]!.count)
+        }
     }
 
     /// Set edits answered with an error (a durable write that failed after the watch's message went
@@ -57,11 +65,15 @@ struct Checker {
     /// the watch, with the time it was sent (the watch shows the newest).
     private var acknowledgedComplications: Set<String> = []
     private var receivedComplications: [String: Timestamp] = [:]
+    /// Complications that reached the watch before its state was restored from a backup, and not
+    /// since: the restore took them back.
+    private var takenBackComplications: Set<String> = []
 
     mutating func complicationAcknowledged(_ text: String) { acknowledgedComplications.insert(text) }
 
     mutating func complicationReceived(_ complication: ComplicationPayload) {
         receivedComplications[complication.text] = complication.order
+        takenBackComplications.remove(complication.text)
     }
 
     mutating func transferCancelled(_ run: DocumentID) { untrackedRuns.insert(run) }
@@ -105,10 +117,33 @@ struct Checker {
         supersededRuns.formUnion(edits.keys.map(\.run))
         edits = [:]
         unsureEdits = [:]
+        restoredSets = [:]
         // The wiped outboxes held them.
         acknowledgedComplications = []
         tombstoned = []
         restoredPhone = stillRestored
+    }
+
+    /// Sets with edits acknowledged between the watch's backup and its restore: how many edits the
+    /// set had at the backup and at the restore. Until another edit is acknowledged, the phone may
+    /// hold any of them, or the one before the backup (the restore took back those not yet sent).
+    private var restoredSets: [SetKey: (atBackup: Int, atRestore: Int)] = [:]
+
+    /// The watch's state went back to a backup taken when the sets had `editCountsAtBackup` edits:
+    /// the edits acknowledged since may be gone, and its received context is the backup's.
+    /// The watch's clock high-water mark the last restore took back (`acknowledged`).
+    private var lostWatchClock: Timestamp?
+
+    mutating func watchRestored(editCountsAtBackup: [SetKey: Int], lostClock: Timestamp?) {
+        if let lostClock { lostWatchClock = max(lostWatchClock ?? lostClock, lostClock) }
+        for (key, list) in edits where list.count > editCountsAtBackup[key] ?? 0 {
+            restoredSets[key] = (editCountsAtBackup[key] ?? 0, list.count)
+        }
+        appliedGenerations = [:]
+        // Its complication is the backup's: those that reached it before are gone with the restore
+        // (their acknowledgements may still be on their way to the phone).
+        takenBackComplications.formUnion(receivedComplications.keys)
+        receivedComplications = [:]
     }
 
     /// Phone instances restored from a backup after a newer phone replaced them (invariant 6).
@@ -177,7 +212,7 @@ struct Checker {
                 "the watch shows complication \(shown?.text ?? "none"), its disk holds \(watch.store.complication?.text ?? "none")"
             )
         }
-        for text in acknowledgedComplications.sorted() {
+        for text in acknowledgedComplications.sorted() where !takenBackComplications.contains(text) {
             guard let order = receivedComplications[text] else {
                 found.append("acknowledged complication \(text) never reached the watch")
                 continue
@@ -334,7 +369,11 @@ struct Checker {
                 let last = list.last
             else { continue }
             var accepted = [last]
-            if let since {
+            if let restored = restoredSets[key], restored.atRestore == list.count {
+                // Nothing acknowledged since the watch's restore: any edit from the backup on.
+                guard restored.atBackup > 0 else { continue }
+                accepted = Array(list[(restored.atBackup - 1)...])
+            } else if let since {
                 guard last.side == .watch, let before = since[key], before > 0, before <= list.count else { continue }
                 accepted = Array(list[(before - 1)...])
             }

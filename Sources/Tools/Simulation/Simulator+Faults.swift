@@ -6,16 +6,19 @@ import WatchEngine
 import WorkoutModel
 
 /// The faults a seed injects: network, disk, processes, clocks, a phone reset, a wiped document
-/// directory, a lost state directory and a restored backup.
+/// directory, a lost state directory and a restored backup (of the phone, or of the watch).
 extension Simulator {
     /// One fault drawn from the seed (a backup of the phone may be taken first); a fault that must end
     /// schedules its heal or restart.
     func fault() {
         faults += 1
-        // The person backs the phone up now and then (the latest backup is kept).
+        // The person backs the phone up now and then (the latest backup is kept), and the watch's
+        // state with it (a watch is backed up to its phone).
         if world.chance(0.3) {
             phoneBackup = PhoneBackup(
                 instance: phone.instance, queueID: phone.queueID, store: phone.store, disk: phone.disk)
+            watchBackup = WatchBackup(
+                phone: phone.instance, store: watch.store, disk: watch.disk, editCounts: checker.editCounts)
         }
         switch world.pick(0...13) {
         case 12:
@@ -26,6 +29,8 @@ extension Simulator {
             if side == .phone { phone.clockOffset += step } else { watch.clockOffset += step }
         case 13 where retiredBackup != nil && world.chance(0.5):
             restorePhoneBackup()
+        case 13 where watchBackup?.phone == phone.instance && world.chance(0.3):
+            restoreWatchBackup()
         case 13 where world.chance(0.3):
             resetPhone()
         case 13 where world.chance(0.3):
@@ -157,7 +162,7 @@ extension Simulator {
         phone.disk = LinkDisk()
         // A new receiver: the wiped phone never saw what the old one acknowledged, and a transfer
         // whose acknowledgement was still in flight is rightly delivered to it (seed 1001896).
-        phone.acknowledged = []
+        phone.acknowledged = [:]
         world.schedule(after: world.milliseconds(100...2_000), .step(.restart(.phone)))
     }
 
@@ -187,7 +192,7 @@ extension Simulator {
         phone.queueID = Self.instance(UInt8(210 + resets % 40))
         phone.store = phone.store.documentsOnly
         phone.disk = LinkDisk()
-        phone.acknowledged = []
+        phone.acknowledged = [:]
         restartReplacedPhone()
     }
 
@@ -198,6 +203,27 @@ extension Simulator {
         let restart = world.milliseconds(100...2_000)
         world.schedule(after: restart, .step(.restart(.phone)))
         if world.chance(0.5) { world.schedule(after: restart + world.milliseconds(50...1_500), .step(.cutLink)) }
+    }
+
+    /// The person restores the watch's state (its cache and link state, same queue) from the
+    /// phone's latest backup of it: the watch's outbox numbers its next transfers again from where
+    /// the backup stood, past ones the phone has applied (`QueueMark`), and its edits acknowledged
+    /// since the backup that had not reached the phone are gone with the restore.
+    func restoreWatchBackup() {
+        guard let backup = watchBackup else { return }
+        world.record(.watch, "restored from an older backup")
+        watch.crash()
+        checker.watchRestored(editCountsAtBackup: backup.editCounts, lostClock: watch.disk.clock?.time)
+        watch.store = backup.store
+        watch.disk = backup.disk
+        let restart = world.milliseconds(100...2_000)
+        world.schedule(after: restart, .step(.restart(.watch)))
+        // One time in two the watch is used away from its phone for a while after the restore, so
+        // its edits go by the queue under the sequences the backup numbers again.
+        if world.chance(0.5) {
+            world.network.startBlackhole()
+            world.schedule(after: restart + world.milliseconds(1_000...6_000), .step(.heal))
+        }
     }
 
     /// The person restores the phone a reset replaced from its older backup: the old instance comes
@@ -215,7 +241,7 @@ extension Simulator {
         phone.store = backup.store
         phone.disk = backup.disk
         // The restored state never applied what was acknowledged after its backup.
-        phone.acknowledged = []
+        phone.acknowledged = [:]
         world.schedule(after: world.milliseconds(100...2_000), .step(.restart(.phone)))
     }
 }
@@ -227,6 +253,15 @@ struct WatchBeforeContext {
     var undelivered: Set<DocumentID>
     /// The runs whose workout update was in flight.
     var updatesInFlight: Set<DocumentID>
+}
+
+/// The watch's state at a backup (taken with the phone's): the phone instance it was paired with,
+/// its files, and how many edits each set had acknowledged then.
+struct WatchBackup {
+    var phone: InstanceID
+    var store: WatchFiles
+    var disk: LinkDisk
+    var editCounts: [Checker.SetKey: Int]
 }
 
 /// The phone's state at a backup: its instance and its files.

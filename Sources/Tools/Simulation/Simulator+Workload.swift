@@ -386,7 +386,7 @@ extension Simulator {
         let edit = SetEdit(run: run.id, log: log.id, set: set - 1, done: !undo, reps: reps, weight: weight, side: side)
         switch reply?.status {
         case .ok:
-            checker.acknowledged(edit)
+            checker.acknowledged(edit, wall: clockBefore)
             recordedTimesAfter(edit, wasCompleted: wasCompleted, clockBefore: clockBefore)
             return true
         // A failed write after the watch's message went out: the phone may have the edit, as its reply says.

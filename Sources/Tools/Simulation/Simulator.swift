@@ -131,6 +131,8 @@ package final class Simulator {
     /// The phone's latest backup, and the backup of the phone instance the last reset replaced.
     var phoneBackup: PhoneBackup?
     var retiredBackup: PhoneBackup?
+    /// The watch's latest backup, taken with the phone's (restored only while that phone is current).
+    var watchBackup: WatchBackup?
     /// A reset or a wipe replaced the phone, and the watch has had no push since (`watchLinked`).
     var phoneReplaced = false
     /// What the watch held as a push arrived, until its node takes it (`watchStepTaken`).
