@@ -53,5 +53,40 @@ struct RestoredBackupTests {
         try await system.waitForWatchRun(run, "has all three sets back") {
             $0.logs[0].sets.prefix(3).allSatisfy(\.isDone)
         }
+        #expect(system.phonedLog.contains("the sender went back"), "phoned says what it found")
+    }
+
+    @Test(
+        "the phone's state restored from before two pushes: its next edit reaches the watch, and a daemon says what it found"
+    )
+    func phoneRestored() async throws {
+        let system = try SyncSystem("restore-phone")
+        try await system.startBoth()
+        let split = try await system.createSplit("Rows", ["Row:4x10@40"])
+        let run = try await system.startRun(split)
+        try await system.waitForWatchRun(run)
+        #expect(try await system.stopPhoned() == 0)
+        let backup = system.directory.appending("phone-backup")
+        try Self.copyTree(system.phoneStateDirectory, to: backup)
+        // Two pushes the watch applies after the backup: its context generation passes the backup's.
+        try await system.startPhoned()
+        _ = try await system.phone("complete", run, "1", "1")
+        try await system.waitForWatchRun(run, "has set 1") { $0.logs[0].sets[0].isDone }
+        _ = try await system.phone("complete", run, "1", "2")
+        try await system.waitForWatchRun(run, "has set 2") { $0.logs[0].sets[1].isDone }
+
+        // The phone's state (not its documents) goes back to the backup.
+        #expect(try await system.stopPhoned() == 0)
+        try Self.copyTree(backup, to: system.phoneStateDirectory)
+        try await system.startPhoned()
+        _ = try await system.phone("complete", run, "1", "3")
+        try await system.waitForWatchRun(run, "has the restored phone's edit") {
+            $0.logs[0].sets.prefix(3).allSatisfy(\.isDone)
+        }
+        // Whichever side meets it first says so: phoned when the watch acknowledges a generation
+        // past its own, watchd when the phone reuses the generation it holds.
+        #expect(
+            system.phonedLog.contains("state went back") || system.watchdLog.contains("state went back"),
+            "a daemon says what it found")
     }
 }

@@ -54,6 +54,68 @@ struct ContextGenerationTests {
             ])
     }
 
+    @Test(
+        "a phone state restored from an older backup: the watch's acknowledgement names what it holds, and the slot goes again past it"
+    )
+    func wentBack() {
+        // The backup's slot is generation 3 (a clean stop: the last one that phone made); since
+        // then the watch applied generation 9 of the same phone.
+        let found = ContextSlot(generation: 3, payload: [3], acknowledgedGeneration: 3)
+        var pair = LinkPair(
+            phoneRestored: RestoredLinkState(
+                knownPeer: LinkPair.watchInstance, contextSlot: found, outboxQueue: LinkPair.phoneQueue,
+                contextSlotCurrent: true),
+            watchRestored: RestoredLinkState(
+                knownPeer: LinkPair.phoneInstance,
+                receivedContext: ReceivedContext(sender: LinkPair.phoneInstance, generation: 9, payload: [9]),
+                outboxQueue: LinkPair.watchQueue))
+        pair.start()
+        pair.handle(.phone, .contextUpdated(payload: [4], now: pair.now))
+        #expect(pair.recorded[.phone]!.contains(.log(.phoneWentBack(watchHolds: 9, newest: 4))))
+        #expect(
+            pair.notifications(.watch).contains(
+                .contextReceived(ReceivedContext(sender: LinkPair.phoneInstance, generation: 10, payload: [4]))))
+        pair.handle(.phone, .contextUpdated(payload: [5], now: pair.now))
+        #expect(
+            pair.notifications(.watch).last
+                == .contextReceived(ReceivedContext(sender: LinkPair.phoneInstance, generation: 11, payload: [5])))
+    }
+
+    @Test("a restored phone whose generation meets the watch's with other contents: the watch takes it as the newest")
+    func wentBackToTheSameGeneration() {
+        let found = ContextSlot(generation: 8, payload: [8], acknowledgedGeneration: 8)
+        let held = ReceivedContext(sender: LinkPair.phoneInstance, generation: 9, payload: [9])
+        var pair = LinkPair(
+            phoneRestored: RestoredLinkState(
+                knownPeer: LinkPair.watchInstance, contextSlot: found, outboxQueue: LinkPair.phoneQueue,
+                contextSlotCurrent: true),
+            watchRestored: RestoredLinkState(
+                knownPeer: LinkPair.phoneInstance, receivedContext: held, outboxQueue: LinkPair.watchQueue))
+        pair.start()
+        pair.handle(.phone, .contextUpdated(payload: [9], now: pair.now))
+        #expect(
+            !pair.notifications(.watch).contains { if case .contextReceived = $0 { true } else { false } },
+            "the same contents: only acknowledged")
+        pair.handle(.phone, .contextUpdated(payload: [10], now: pair.now))
+        #expect(pair.recorded[.watch]!.contains(.log(.contextGenerationReused(9))) == false)
+        #expect(
+            pair.notifications(.watch).last
+                == .contextReceived(ReceivedContext(sender: LinkPair.phoneInstance, generation: 10, payload: [10])))
+        // Generation 9 again with other contents (the phone went back to just before it).
+        var other = LinkPair(
+            phoneRestored: RestoredLinkState(
+                knownPeer: LinkPair.watchInstance, contextSlot: found, outboxQueue: LinkPair.phoneQueue,
+                contextSlotCurrent: true),
+            watchRestored: RestoredLinkState(
+                knownPeer: LinkPair.phoneInstance, receivedContext: held, outboxQueue: LinkPair.watchQueue))
+        other.start()
+        other.handle(.phone, .contextUpdated(payload: [7], now: other.now))
+        #expect(other.recorded[.watch]!.contains(.log(.contextGenerationReused(9))))
+        #expect(
+            other.notifications(.watch).last
+                == .contextReceived(ReceivedContext(sender: LinkPair.phoneInstance, generation: 9, payload: [7])))
+    }
+
     @Test("a phone restarted after every write was lost sends nothing the watch holds under a generation it has")
     func lostWrites() {
         // Life one: slot 1 lands before its send; slots 2 and 3 are sent, and their writes are lost.

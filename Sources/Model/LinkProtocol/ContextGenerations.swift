@@ -27,6 +27,14 @@ package struct ContextGenerations: Equatable, Sendable {
         used = !restoredUnconfirmed ? found : found > .max - Self.ahead ? .max : found + Self.ahead
     }
 
+    /// The watch holds `generation`, past every one this phone knows it used (its state directory
+    /// went back): the next slot is numbered past it.
+    package mutating func passed(_ generation: UInt64) {
+        guard generation > used else { return }
+        used = generation
+        restoredUnconfirmed = false
+    }
+
     /// The next slot's generation, and whether its write must land before it is sent.
     package mutating func next() -> (generation: UInt64, persistFirst: Bool) {
         precondition(used < .max, "context generations exhausted")

@@ -14,6 +14,12 @@ package enum LinkDiagnostic: Equatable, Sendable, CustomStringConvertible {
     /// A transfer at or below its queue's mark with contents the mark never applied: its sender
     /// went back (a state directory restored from an older backup), so it is applied, not dropped.
     case senderWentBack(TransferKey, highest: UInt64)
+    /// The watch acknowledged a generation of this phone's context past every one the phone knows:
+    /// its state went back (restored from an older backup); the slot goes again, numbered past it.
+    case phoneWentBack(watchHolds: UInt64, newest: UInt64)
+    /// The watch received the generation it holds with other contents: the phone's state went back
+    /// to it (restored from an older backup); taken as the phone's newest.
+    case contextGenerationReused(UInt64)
     /// `reason` is the watch state that refuses sends, nil when the watch is not linked.
     case launchDropped(reason: LinkError?)
     /// A complication transfer asked of a side without a complication outbox (the watch): dropped.
@@ -33,6 +39,10 @@ package enum LinkDiagnostic: Equatable, Sendable, CustomStringConvertible {
         case .transferCancelledAfterSending(let sequence): "transfer \(sequence) cancelled after it was sent"
         case .senderWentBack(let key, let highest):
             "transfer \(key) is new at or below its queue's mark \(highest): the sender went back (restored from an older backup?); applied"
+        case .phoneWentBack(let held, let newest):
+            "the watch holds context generation \(held) of this phone, past its newest \(newest): this state went back (restored from an older backup?); the context goes again past it"
+        case .contextGenerationReused(let generation):
+            "context generation \(generation) came again with other contents: the phone's state went back (restored from an older backup?); taken as its newest"
         case .launchDropped(let reason): "launch dropped: \(reason?.description ?? "the watch is not linked")"
         case .noComplicationOutbox: "complication transfer dropped: this side has no complication outbox"
         case .noFileOutbox: "file transfer dropped: this side has no file outbox"

@@ -48,21 +48,37 @@ extension LinkEngine {
     /// an edit's round trip saves a slot write and its fsyncs.
     mutating func contextAcknowledged(generation: UInt64, sender: InstanceID, into actions: inout [Action]) {
         guard sender == instance, var slot = contextSlot, generation > slot.acknowledgedGeneration else { return }
+        if generation > contextGenerations.used {
+            // The watch holds a generation of this phone past any it knows of: this state directory
+            // went back (restored from an older backup). What the watch holds is not this slot: the
+            // slot goes again, numbered past it.
+            actions.append(.log(.phoneWentBack(watchHolds: generation, newest: slot.generation)))
+            contextGenerations.passed(generation)
+            contextUpdated(slot.payload, force: true, into: &actions)
+            return
+        }
         slot.acknowledgedGeneration = min(generation, slot.generation)
         contextSlot = slot
         actions.append(.notify(.contextAcknowledged(generation: slot.acknowledgedGeneration)))
     }
 
-    /// The watch persists a newer context before the app sees it, then acknowledges. A generation at
-    /// or below the one applied from the same phone instance is only acknowledged; any generation from
-    /// a new instance (a reset phone) is accepted and replaces the old wholesale.
+    /// The watch persists a newer context before the app sees it, then acknowledges. A generation
+    /// below the one applied from the same phone instance, or the same one with the same contents, is
+    /// only acknowledged, with the generation the watch holds (a phone whose state went back learns
+    /// it is behind); any generation from a new instance (a reset phone) is accepted and replaces the
+    /// old wholesale.
     mutating func contextReceived(
         generation: UInt64, sender: InstanceID, payload: [UInt8], into actions: inout [Action]
     ) {
         guard let current = link else { return }
         if let last = receivedContext, last.sender == sender, generation <= last.generation {
-            actions.append(.send(current.connection, .contextAck(generation: generation, sender: sender)))
-            return
+            // The same generation with other contents only comes from a phone whose state went back
+            // (a crashed one numbers past what it may have sent): it is the phone's newest, taken.
+            if generation < last.generation || payload == last.payload {
+                actions.append(.send(current.connection, .contextAck(generation: last.generation, sender: sender)))
+                return
+            }
+            actions.append(.log(.contextGenerationReused(generation)))
         }
         let received = ReceivedContext(sender: sender, generation: generation, payload: payload)
         receivedContext = received
