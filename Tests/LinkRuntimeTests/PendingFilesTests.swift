@@ -241,6 +241,21 @@ struct PendingFilesTests {
         #expect(try scratch.file("b") == "4")
     }
 
+    @Test("spares: only those of the files published last are kept")
+    func sparesBounded() throws {
+        let scratch = try Scratch()
+        let spares = scratch.directory.appending("spares")
+        let pending = try PendingFiles(record: scratch.record, root: scratch.root, spares: spares, sparesKept: 2)
+        for relative in ["Runs/a", "Runs/b", "Runs/c", "Runs/a", "Runs/b", "Runs/c", "Runs/a", "Runs/d", "Runs/d"] {
+            try pending.write(Self.bytes(relative), at: relative)
+            pending.publish(relative)
+        }
+        // A spare is the file a publish replaced (none at a file's first publish); each publish
+        // past the second most recent file's drops the spare of the one published longest ago.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: spares).sorted() == ["Runs%2Fa", "Runs%2Fd"])
+        #expect(try scratch.file("c") == "Runs/c" && scratch.file("a") == "Runs/a")
+    }
+
     @Test("spares on another file system than the files are not used")
     func sparesElsewhere() throws {
         let scratch = try Scratch()

@@ -31,6 +31,12 @@ package final class PendingFiles: Sendable {
     /// Where each published file's spare is kept (one per path, named by `spareName`); nil when
     /// files are not kept.
     package let spares: String?
+    /// How many spares are kept: those of the files published last (the runs being edited). The
+    /// spare of the file published longest ago goes when one more is made, so spares take the room
+    /// of a few files, not of every file replaced since the start.
+    package let sparesKept: Int
+    /// The files published with a spare since the open, the one published longest ago first.
+    private let spareUse = Mutex<[String]>([])
     private let record: RecordFile
     private let replace: Replace
     private let state = Mutex<[String: Entry]>([:])
@@ -70,10 +76,11 @@ package final class PendingFiles: Sendable {
     /// pending. `spares` (made when missing, emptied at the open) is passed over when it is not on
     /// the file system of `root`.
     package init(
-        record recordPath: String, root: String, spares: String? = nil,
+        record recordPath: String, root: String, spares: String? = nil, sparesKept: Int = 64,
         replace: @escaping Replace = { try AtomicFile.writeUnsynced($2, to: $0, reusing: $1) }
     ) throws {
         self.root = root
+        self.sparesKept = sparesKept
         self.spares = spares.flatMap { spares in
             _ = try? FileSystem.createDirectory(spares)
             guard let folder = try? FileStatus(of: spares), folder.kind == .directory,
@@ -109,6 +116,19 @@ package final class PendingFiles: Sendable {
     private func path(_ relative: String) -> String { "\(root)/\(relative)" }
 
     private func spare(_ relative: String) -> String? { spares.map { "\($0)/\(Self.spareName(relative))" } }
+
+    /// `replace`, then the spare of the file published longest ago goes when more than
+    /// `sparesKept` are kept. Called under `state`'s lock, so no publish of that file runs meanwhile.
+    private func replaceKeepingSpares(_ relative: String, _ bytes: [UInt8]) throws {
+        try replace(path(relative), spare(relative), bytes)
+        guard spares != nil else { return }
+        let dropped: String? = spareUse.withLock { order in
+            order.removeAll { $0 == relative }
+            order.append(relative)
+            return order.count > sparesKept ? order.removeFirst() : nil
+        }
+        if let dropped, let file = spare(dropped) { _ = try? FileSystem.removeFileIfPresent(file) }
+    }
 
     /// A relative path as one file name: `%` and `/` escaped as `%25` and `%2F`, so no two paths
     /// share one and none is `AtomicFile`'s `%previous`.
@@ -151,7 +171,7 @@ package final class PendingFiles: Sendable {
     package func publish(_ relative: String) {
         state.withLock { entries in
             guard let entry = entries[relative], !entry.published else { return }
-            if (try? replace(path(relative), spare(relative), entry.bytes)) != nil {
+            if (try? replaceKeepingSpares(relative, entry.bytes)) != nil {
                 entries[relative]?.published = true
             }
         }
@@ -160,7 +180,10 @@ package final class PendingFiles: Sendable {
     /// Drops `relative` from the record, durably, before its file is removed (its spare goes too).
     package func remove(_ relative: String) throws {
         try state.withLock { entries in
-            if let spare = spare(relative) { _ = try? FileSystem.removeFileIfPresent(spare) }
+            if let spare = spare(relative) {
+                _ = try? FileSystem.removeFileIfPresent(spare)
+                spareUse.withLock { $0.removeAll { $0 == relative } }
+            }
             guard entries[relative] != nil else { return }
             var next = entries
             next[relative] = nil
@@ -178,7 +201,7 @@ package final class PendingFiles: Sendable {
     /// Publishes what is not yet, then syncs each file and each folder holding one.
     private func settle(_ entries: [String: Entry]) throws {
         for (relative, entry) in entries where !entry.published {
-            try replace(path(relative), spare(relative), entry.bytes)
+            try replaceKeepingSpares(relative, entry.bytes)
         }
         try sync(entries.keys)
     }
