@@ -81,6 +81,39 @@ struct ContextGenerationTests {
                 == .contextReceived(ReceivedContext(sender: LinkPair.phoneInstance, generation: 11, payload: [5])))
     }
 
+    @Test(
+        "a phone that learns it went back while the watch is unpaired sends its slot, renumbered, once it pairs again")
+    func wentBackWhileUnpaired() throws {
+        let found = ContextSlot(generation: 3, payload: [3], acknowledgedGeneration: 3)
+        var pair = LinkPair(
+            phoneRestored: RestoredLinkState(
+                knownPeer: LinkPair.watchInstance, contextSlot: found, outboxQueue: LinkPair.phoneQueue,
+                contextSlotCurrent: true),
+            watchRestored: RestoredLinkState(
+                knownPeer: LinkPair.phoneInstance,
+                receivedContext: ReceivedContext(sender: LinkPair.phoneInstance, generation: 9, payload: [9]),
+                outboxQueue: LinkPair.watchQueue))
+        pair.start()
+        // The watch's acknowledgement naming generation 9 arrives after it reported itself unpaired.
+        pair.dropAllFramesOfKind = .contextAck
+        pair.handle(.phone, .contextUpdated(payload: [4], now: pair.now))
+        pair.dropAllFramesOfKind = nil
+        let unpaired = WatchState(isPaired: false, isWatchAppInstalled: true, isComplicationEnabled: true)
+        pair.handle(.watch, .localWatchStateChanged(unpaired))
+        let connection = ConnectionID(try #require(pair.open.sorted().first))
+        pair.handle(
+            .phone,
+            .bytesReceived(
+                connection,
+                pair.wire([.contextAck(generation: 9, sender: LinkPair.phoneInstance)], from: .watch, on: connection),
+                now: pair.now))
+        #expect(pair.recorded[.phone]!.contains(.log(.phoneWentBack(watchHolds: 9, newest: 4))))
+        pair.handle(.watch, .localWatchStateChanged(.installed))
+        #expect(
+            pair.notifications(.watch).contains(
+                .contextReceived(ReceivedContext(sender: LinkPair.phoneInstance, generation: 10, payload: [4]))))
+    }
+
     @Test("a restored phone whose generation meets the watch's with other contents: the watch takes it as the newest")
     func wentBackToTheSameGeneration() {
         let found = ContextSlot(generation: 8, payload: [8], acknowledgedGeneration: 8)

@@ -146,6 +146,16 @@ struct SimulationTests {
         #expect(result.violations.isEmpty, "seed \(seed): \(result.violations)")
     }
 
+    /// Found once the workload restored the phone's state directory (documents kept) from its
+    /// backup (seed 9501): the phone learned the watch held a newer context generation while the
+    /// watch was unpaired, and its slot, sent again as an app update, was refused then and never
+    /// renumbered: the watch kept the older context. The link renumbers its slot itself now.
+    @Test("pinned seed: a restored phone state learns the watch's newer context while unpaired (seed 9501)")
+    func phoneStateRestoredWhileUnpaired() {
+        let result = Simulation.run(seed: 9_501)
+        #expect(result.violations.isEmpty, "seed 9501: \(result.violations)")
+    }
+
     @Test("--trace keeps the run's record, one line per event and decision")
     func trace() throws {
         let result = Simulation.run(seed: 7, options: SimulationOptions(keepTrace: true))

@@ -33,6 +33,18 @@ extension LinkEngine {
         if !persistFirst { actions.append(.persistContextSlot(slot, flushed: false)) }
     }
 
+    /// The slot again under the next generation (the app's update was admitted when it was made):
+    /// written, and sent when the watch can take it, as `contextUpdated` does.
+    private mutating func renumberContextSlot(into actions: inout [Action]) {
+        guard var slot = contextSlot else { return }
+        let (generation, persistFirst) = contextGenerations.next()
+        slot.generation = generation
+        contextSlot = slot
+        if persistFirst { actions.append(.persistContextSlot(slot, flushed: true)) }
+        sendContextIfUnacknowledged(into: &actions)
+        if !persistFirst { actions.append(.persistContextSlot(slot, flushed: false)) }
+    }
+
     /// Sends the slot when linked and the watch has not acknowledged its generation. A newer slot sent
     /// while an older one is in flight supersedes it; the watch ignores the older on arrival.
     mutating func sendContextIfUnacknowledged(into actions: inout [Action]) {
@@ -54,7 +66,7 @@ extension LinkEngine {
             // slot goes again, numbered past it.
             actions.append(.log(.phoneWentBack(watchHolds: generation, newest: slot.generation)))
             contextGenerations.passed(generation)
-            contextUpdated(slot.payload, force: true, into: &actions)
+            renumberContextSlot(into: &actions)
             return
         }
         slot.acknowledgedGeneration = min(generation, slot.generation)

@@ -34,10 +34,10 @@ struct Checker {
         guard !supersededRuns.contains(edit.run) else { return }
         let key = SetKey(run: edit.run, log: edit.log, set: edit.set)
         edits[key, default: []].append(edit)
-        // A watch restored from a backup lost its clock's high-water mark: with its wall clock
-        // behind the stamps it gave before, its edit is stamped older than those (the hybrid clock's
+        // A side restored from a backup lost its clock's high-water mark: with its wall clock behind
+        // the stamps it gave before, its edit is stamped older than those (the hybrid clock's
         // limit, not a loss), so it may give way to them.
-        if edit.side == .watch, let lost = lostWatchClock, wall < lost, let restored = restoredSets[key] {
+        if let lost = lostClocks[edit.side], wall < lost, let restored = restoredSets[key] {
             restoredSets[key] = (restored.atBackup, edits[key]!.count)
         }
     }
@@ -124,20 +124,26 @@ struct Checker {
         restoredPhone = stillRestored
     }
 
-    /// Sets with edits acknowledged between the watch's backup and its restore: how many edits the
-    /// set had at the backup and at the restore. Until another edit is acknowledged, the phone may
-    /// hold any of them, or the one before the backup (the restore took back those not yet sent).
+    /// Sets with edits acknowledged between a side's backup and its restore: how many edits the set
+    /// had at the backup and at the restore. Until another edit is acknowledged, the phone may hold
+    /// any of them, or the one before the backup (a restored watch took back those not yet sent; a
+    /// restored phone's clock mark went back, below (`acknowledged`)).
     private var restoredSets: [SetKey: (atBackup: Int, atRestore: Int)] = [:]
+    /// Per side, the clock high-water mark the last restore of its state took back.
+    private var lostClocks: [Side: Timestamp] = [:]
 
-    /// The watch's state went back to a backup taken when the sets had `editCountsAtBackup` edits:
-    /// the edits acknowledged since may be gone, and its received context is the backup's.
-    /// The watch's clock high-water mark the last restore took back (`acknowledged`).
-    private var lostWatchClock: Timestamp?
-
-    mutating func watchRestored(editCountsAtBackup: [SetKey: Int], lostClock: Timestamp?) {
-        if let lostClock { lostWatchClock = max(lostWatchClock ?? lostClock, lostClock) }
+    /// A side's state went back to a backup taken when the sets had `editCountsAtBackup` edits: the
+    /// watch's edits acknowledged since may be gone, and what it received is the backup's.
+    mutating func stateRestored(_ side: Side, editCountsAtBackup: [SetKey: Int], lostClock: Timestamp?) {
         for (key, list) in edits where list.count > editCountsAtBackup[key] ?? 0 {
             restoredSets[key] = (editCountsAtBackup[key] ?? 0, list.count)
+        }
+        if let lostClock { lostClocks[side] = max(lostClocks[side] ?? lostClock, lostClock) }
+        guard side == .watch else {
+            // The restored outboxes lost the complications queued since the backup that had not
+            // reached the watch (one in flight may still arrive).
+            acknowledgedComplications.formIntersection(receivedComplications.keys)
+            return
         }
         appliedGenerations = [:]
         // Its complication is the backup's: those that reached it before are gone with the restore

@@ -16,7 +16,8 @@ extension Simulator {
         // state with it (a watch is backed up to its phone).
         if world.chance(0.3) {
             phoneBackup = PhoneBackup(
-                instance: phone.instance, queueID: phone.queueID, store: phone.store, disk: phone.disk)
+                instance: phone.instance, queueID: phone.queueID, store: phone.store, disk: phone.disk,
+                editCounts: checker.editCounts)
             watchBackup = WatchBackup(
                 phone: phone.instance, store: watch.store, disk: watch.disk, editCounts: checker.editCounts)
         }
@@ -29,8 +30,10 @@ extension Simulator {
             if side == .phone { phone.clockOffset += step } else { watch.clockOffset += step }
         case 13 where retiredBackup != nil && world.chance(0.5):
             restorePhoneBackup()
-        case 13 where watchBackup?.phone == phone.instance && world.chance(0.3):
+        case 13 where watchBackup.map(isCurrentWatch) == true && world.chance(0.3):
             restoreWatchBackup()
+        case 13 where phoneBackup.map(isCurrentPhone) == true && world.chance(0.3):
+            restorePhoneState()
         case 13 where world.chance(0.3):
             resetPhone()
         case 13 where world.chance(0.3):
@@ -154,7 +157,9 @@ extension Simulator {
         // The wiped phone's latest backup (or its state now, backed up before the wipe) may come back.
         retiredBackup =
             phoneBackup.flatMap { $0.instance == phone.instance ? $0 : nil }
-            ?? PhoneBackup(instance: phone.instance, queueID: phone.queueID, store: phone.store, disk: phone.disk)
+            ?? PhoneBackup(
+                instance: phone.instance, queueID: phone.queueID, store: phone.store, disk: phone.disk,
+                editCounts: checker.editCounts)
         phoneBackup = nil
         phone.instance = Self.instance(UInt8(10 + resets % 200))
         phone.queueID = Self.instance(UInt8(210 + resets % 40))
@@ -213,9 +218,12 @@ extension Simulator {
         guard let backup = watchBackup else { return }
         world.record(.watch, "restored from an older backup")
         watch.crash()
-        checker.watchRestored(editCountsAtBackup: backup.editCounts, lostClock: watch.disk.clock?.time)
+        checker.stateRestored(.watch, editCountsAtBackup: backup.editCounts, lostClock: watch.disk.clock?.time)
         watch.store = backup.store
         watch.disk = backup.disk
+        // Its restored marks never applied what it acknowledged after the backup: a transfer whose
+        // acknowledgement was still on its way is rightly applied again.
+        watch.acknowledged = [:]
         let restart = world.milliseconds(100...2_000)
         world.schedule(after: restart, .step(.restart(.watch)))
         // One time in two the watch is used away from its phone for a while after the restore, so
@@ -224,6 +232,41 @@ extension Simulator {
             world.network.startBlackhole()
             world.schedule(after: restart + world.milliseconds(1_000...6_000), .step(.heal))
         }
+    }
+
+    /// Whether `backup` is of the watch as it is now: paired with this phone, following the same
+    /// phone epoch (a watch restored to an epoch it has since left would follow it again until the
+    /// next push, which the checker's invariant 6 does not model).
+    private func isCurrentWatch(_ backup: WatchBackup) -> Bool {
+        backup.phone == phone.instance && backup.store.epoch == watch.store.epoch
+    }
+
+    /// Whether `backup` is of the phone as it is now: its instance, with its documents' epoch.
+    private func isCurrentPhone(_ backup: PhoneBackup) -> Bool {
+        backup.instance == phone.instance && backup.store.epoch == phone.store.epoch
+    }
+
+    /// The person restores the phone's state directory (not its documents) from its latest backup:
+    /// its link state (context generations, outboxes, transfer marks, clock) and settings go back
+    /// while the watch kept going. The watch holds newer context generations of the same phone and
+    /// has applied transfers the restored outboxes number again (docs/PROTOCOL.md, "Queue marks").
+    func restorePhoneState() {
+        guard let backup = phoneBackup else { return }
+        world.record(.phone, "state directory restored from an older backup (documents kept)")
+        phone.crash()
+        // Answers given before the restore: what they acknowledged the restore may take back.
+        harvestComplicationReplies()
+        checker.stateRestored(.phone, editCountsAtBackup: backup.editCounts, lostClock: phone.disk.clock?.time)
+        var store = phone.store.documentsOnly
+        store.settings = backup.store.settings
+        store.stateEpoch = backup.store.stateEpoch
+        store.complicationBudget = backup.store.complicationBudget
+        phone.store = store
+        phone.disk = backup.disk
+        // The restored marks never applied what was acknowledged after the backup: the watch's
+        // transfers in flight then are rightly applied again.
+        phone.acknowledged = [:]
+        world.schedule(after: world.milliseconds(100...2_000), .step(.restart(.phone)))
     }
 
     /// The person restores the phone a reset replaced from its older backup: the old instance comes
@@ -264,10 +307,12 @@ struct WatchBackup {
     var editCounts: [Checker.SetKey: Int]
 }
 
-/// The phone's state at a backup: its instance and its files.
+/// The phone's state at a backup: its instance, its files, and how many edits each set had
+/// acknowledged then.
 struct PhoneBackup {
     var instance: InstanceID
     var queueID: InstanceID
     var store: PhoneFiles
     var disk: LinkDisk
+    var editCounts: [Checker.SetKey: Int]
 }
