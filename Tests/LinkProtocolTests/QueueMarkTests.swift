@@ -29,6 +29,7 @@ struct QueueMarkTests {
         for sequence in UInt64(1)...600 { wide.apply(sequence: sequence, digest: 0, window: 512) }
         #expect(wide.recent.count == 512, "a larger transfer window keeps more")
         #expect(QueueMark(highest: 9).isDuplicate(sequence: 9, digest: 1), "a mark from before digests")
+        #expect(mark.holds(sequence: 100) && !mark.holds(sequence: 44) && QueueMark(highest: 9).holds(sequence: 3))
     }
 
     @Test("a watch restored from an older backup: its resent transfer is a duplicate, its next one is delivered, once")
@@ -54,6 +55,15 @@ struct QueueMarkTests {
         #expect(pair.recorded[.phone]!.contains(.log(.senderWentBack(key, highest: 3))))
         pair.handle(.phone, .transfersProcessed([key]))
         #expect(pair.marked(.phone, key))
+
+        // Processed again (handed to the app twice across a lost link): its digest stays.
+        pair.handle(.phone, .transfersProcessed([key]))
+        #expect(
+            pair.phone.transferMark(of: LinkPair.watchQueue)?.isDuplicate(
+                sequence: 3, digest: QueueMark.digest(ofPayload: [9])) == true)
+        #expect(
+            pair.phone.transferMark(of: LinkPair.watchQueue)?.isDuplicate(
+                sequence: 3, digest: QueueMark.digest(ofPayload: [3])) == false)
 
         // Its acknowledgement lost, it comes again after a reconnect: acknowledged, not delivered.
         pair.dropAllFramesOfKind = nil

@@ -269,10 +269,16 @@ extension LinkEngine {
         var changed: Set<InstanceID> = []
         for key in keys {
             deliveredToApp.remove(key)
-            // Unknown only for a key the engine never handed to the app (a test feeding the node).
-            let digest = inProcess.removeValue(forKey: key) ?? QueueMark.unknown
+            // No digest: the app processed this key twice (handed to it again after a lost link) and
+            // the first time took the digest, or the engine never handed it (a test feeding the node).
+            let known = inProcess.removeValue(forKey: key)
+            let digest = known ?? QueueMark.unknown
             var mark = transferMarks[key.queue] ?? QueueMark()
-            if mark.isDuplicate(sequence: key.sequence, digest: digest) { continue }
+            if known == nil
+                ? mark.holds(sequence: key.sequence) : mark.isDuplicate(sequence: key.sequence, digest: digest)
+            {
+                continue
+            }
             mark.apply(sequence: key.sequence, digest: digest, window: configuration.transferWindow)
             transferMarks[key.queue] = mark
             changed.insert(key.queue)

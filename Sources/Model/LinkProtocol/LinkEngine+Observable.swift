@@ -33,6 +33,8 @@ extension LinkEngine {
 
     package var currentContextSlot: ContextSlot? { contextSlot }
     package var lastReceivedContext: ReceivedContext? { receivedContext }
+    /// The receiver's mark of `queue` (`QueueMark`), nil when nothing from it was applied.
+    package func transferMark(of queue: InstanceID) -> QueueMark? { transferMarks[queue] }
     package var outstandingTransfers: ArraySlice<OutboundTransfer> { outbox.pending }
     /// The complication transfers not yet acknowledged, oldest first (the last is the current one).
     package var outstandingComplications: ArraySlice<OutboundTransfer> { complications?.pending ?? [] }

@@ -50,6 +50,11 @@ package struct QueueMark: Equatable, Sendable {
         return sequence <= highest && recent.isEmpty
     }
 
+    /// Whether `sequence` was applied, whatever its contents.
+    package func holds(sequence: UInt64) -> Bool {
+        recent.contains { $0.sequence == sequence } || (recent.isEmpty && sequence <= highest)
+    }
+
     /// Records that the transfer was applied, keeping the last `max(keptAtLeast, window)`.
     package mutating func apply(sequence: UInt64, digest: UInt64, window: Int) {
         recent.removeAll { $0.sequence == sequence }
