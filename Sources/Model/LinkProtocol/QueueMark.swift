@@ -11,8 +11,8 @@
 package struct QueueMark: Equatable, Sendable {
     /// The highest sequence applied; 0 when none.
     package private(set) var highest: UInt64
-    /// The last transfers applied, oldest first, at most `keptAtLeast` or the transfer window; a sequence applied again (from a
-    /// sender that went back) replaces its older entry.
+    /// The last transfers applied, oldest first: at most `keptAtLeast`, or the transfer window when
+    /// that is larger. A sequence applied again (from a sender that went back) replaces its entry.
     package private(set) var recent: [Applied]
 
     /// One applied transfer: its sequence and the digest of its contents (`unknown` when the engine
@@ -59,7 +59,8 @@ package struct QueueMark: Equatable, Sendable {
     package mutating func apply(sequence: UInt64, digest: UInt64, window: Int) {
         recent.removeAll { $0.sequence == sequence }
         recent.append(Applied(sequence: sequence, digest: digest))
-        let kept = max(Self.keptAtLeast, window)
+        // The file keeps the count in 16 bits.
+        let kept = min(max(Self.keptAtLeast, window), Int(UInt16.max))
         if recent.count > kept { recent.removeFirst(recent.count - kept) }
         highest = max(highest, sequence)
     }
