@@ -37,8 +37,9 @@ struct Checker {
         // A side restored from a backup lost its clock's high-water mark: with its wall clock behind
         // the stamps it gave before, its edit is stamped older than those (the hybrid clock's
         // limit, not a loss), so it may give way to them.
-        if let lost = lostClocks[edit.side], wall < lost, let restored = restoredSets[key] {
-            restoredSets[key] = (restored.atBackup, edits[key]!.count)
+        let atBackup = restoreBaselines[edit.side]?[key] ?? 0
+        if let lost = lostClocks[edit.side], wall < lost, edits[key]!.count - 1 > atBackup {
+            restoredSets[key] = (atBackup, edits[key]!.count)
         }
     }
 
@@ -124,26 +125,30 @@ struct Checker {
         restoredPhone = stillRestored
     }
 
-    /// Sets with edits acknowledged between a side's backup and its restore: how many edits the set
-    /// had at the backup and at the restore. Until another edit is acknowledged, the phone may hold
-    /// any of them, or the one before the backup (a restored watch took back those not yet sent; a
-    /// restored phone's clock mark went back, below (`acknowledged`)).
+    /// Sets whose phone copy may hold any edit from a restore's backup on, until another edit is
+    /// acknowledged: how many edits the set had at the backup and then. A restored watch took back
+    /// the edits it had not sent; a side whose clock mark a restore took back stamps its edit older
+    /// than its own since the backup while its wall clock is behind (`acknowledged`).
     private var restoredSets: [SetKey: (atBackup: Int, atRestore: Int)] = [:]
-    /// Per side, the clock high-water mark the last restore of its state took back.
+    /// Per side, the clock high-water mark the last restore of its state took back, and how many
+    /// edits each set had at that restore's backup.
     private var lostClocks: [Side: Timestamp] = [:]
+    private var restoreBaselines: [Side: [SetKey: Int]] = [:]
 
     /// A side's state went back to a backup taken when the sets had `editCountsAtBackup` edits: the
-    /// watch's edits acknowledged since may be gone, and what it received is the backup's.
+    /// watch's edits acknowledged since may be gone, and what it received is the backup's; the
+    /// phone's documents stay, so only its clock mark goes back (`acknowledged`).
     mutating func stateRestored(_ side: Side, editCountsAtBackup: [SetKey: Int], lostClock: Timestamp?) {
-        for (key, list) in edits where list.count > editCountsAtBackup[key] ?? 0 {
-            restoredSets[key] = (editCountsAtBackup[key] ?? 0, list.count)
-        }
         if let lostClock { lostClocks[side] = max(lostClocks[side] ?? lostClock, lostClock) }
+        restoreBaselines[side] = editCountsAtBackup
         guard side == .watch else {
             // The restored outboxes lost the complications queued since the backup that had not
             // reached the watch (one in flight may still arrive).
             acknowledgedComplications.formIntersection(receivedComplications.keys)
             return
+        }
+        for (key, list) in edits where list.count > editCountsAtBackup[key] ?? 0 {
+            restoredSets[key] = (editCountsAtBackup[key] ?? 0, list.count)
         }
         appliedGenerations = [:]
         // Its complication is the backup's: those that reached it before are gone with the restore
@@ -376,7 +381,7 @@ struct Checker {
             else { continue }
             var accepted = [last]
             if let restored = restoredSets[key], restored.atRestore == list.count {
-                // Nothing acknowledged since the watch's restore: any edit from the backup on.
+                // Nothing acknowledged since: any edit from the backup on.
                 guard restored.atBackup > 0 else { continue }
                 accepted = Array(list[(restored.atBackup - 1)...])
             } else if let since {
