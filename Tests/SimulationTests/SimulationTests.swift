@@ -107,6 +107,16 @@ struct SimulationTests {
         #expect(result.violations.isEmpty, "seed \(seed): \(result.violations)")
     }
 
+    /// Where `scripts/simulate --mutations` caught the mutants whose catch moved once the workload
+    /// restored phone states and watch backups (1021057): RESTORED (22), OLDER_COPY (93), PRISTINE
+    /// (263), RESET_EPOCH (70), STATE_EPOCH (13), NO_BUDGET (2, already pinned); WENT_BACK (1337)
+    /// is pinned with the defect it stands for.
+    @Test("pinned seeds, the mutants' catches with restored states", arguments: [UInt64(13), 22, 70, 93, 263])
+    func pinnedRestoredStateCatches(seed: UInt64) {
+        let result = Simulation.run(seed: seed)
+        #expect(result.violations.isEmpty, "seed \(seed): \(result.violations)")
+    }
+
     /// Found by the seed soak of the one scheduler's code (seed 85946): a watch edit older than the
     /// phone's newest stamp does not raise the run's version. The watch sent it again under the
     /// phone's version, and the phone took it; another device then put back the copy without it and
