@@ -23,13 +23,16 @@ struct FileTransferTests {
         try await system.watchctl("file", "list", "--json").decode()
     }
 
-    /// Both daemons, watchd dialling through a proxy that slices what it sends (2 KiB every 10 ms,
-    /// about 200 KB/s) so a transfer can be caught half-way, with seconds to spare on a loaded machine.
-    private func throughProxy(_ name: String) async throws -> (SyncSystem, FaultProxy) {
+    /// Both daemons, watchd dialling through a proxy that slices what it sends (2 KiB every `delay`,
+    /// about 200 KB/s at 10 ms) so a transfer can be caught half-way, with seconds to spare on a
+    /// loaded machine.
+    private func throughProxy(
+        _ name: String, delay: Duration = .milliseconds(10)
+    ) async throws -> (SyncSystem, FaultProxy) {
         let system = try SyncSystem(name)
         try await system.startPhoned()
         let proxy = try await FaultProxy(upstreamPort: system.port)
-        try await proxy.setToxics([.slicer(maximumChunkBytes: 2048, delay: .milliseconds(10))], on: [.upstream])
+        try await proxy.setToxics([.slicer(maximumChunkBytes: 2048, delay: delay)], on: [.upstream])
         try system.writeWatchdConfig(["phoneAddress": SyncSystem.json("127.0.0.1:\(proxy.port)")])
         try await system.startWatchd()
         try await system.waitUntilLinked()
@@ -84,7 +87,10 @@ struct FileTransferTests {
         "5 MiB from the watch, watchd kill -9'd at 30% and phoned at 70%: arrives once, intact, resumed (< 1.5× on the wire)"
     )
     func resumesAcrossKills() async throws {
-        let (system, proxy) = try await throughProxy("bigfile")
+        // About 100 KB/s: 20 s from 30% to 70% and 15 s past it, so the polls see each point
+        // even when the whole suite shares the machine's two cores with a soak (at 200 KB/s the
+        // file twice finished before 70% was seen there).
+        let (system, proxy) = try await throughProxy("bigfile", delay: .milliseconds(20))
         let size = 5 << 20
         var generator = SplitMix64(seed: 19)
         let bytes = (0..<size).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
