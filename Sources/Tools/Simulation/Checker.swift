@@ -140,7 +140,16 @@ struct Checker {
     /// phone's documents stay, so only its clock mark goes back (`acknowledged`).
     mutating func stateRestored(_ side: Side, editCountsAtBackup: [SetKey: Int], lostClock: Timestamp?) {
         if let lostClock { lostClocks[side] = max(lostClocks[side] ?? lostClock, lostClock) }
-        restoreBaselines[side] = editCountsAtBackup
+        // Over several restores the earliest backup counts: each may have taken the clock further back
+        // (seed 49120: a backup taken after a first restore held that restore's older mark).
+        // A set missing from a backup's counts had no edit then.
+        if let earlier = restoreBaselines[side] {
+            restoreBaselines[side] = editCountsAtBackup.reduce(into: [:]) {
+                $0[$1.key] = min(earlier[$1.key] ?? 0, $1.value)
+            }
+        } else {
+            restoreBaselines[side] = editCountsAtBackup
+        }
         guard side == .watch else {
             // The restored outboxes lost the complications queued since the backup that had not
             // reached the watch (one in flight may still arrive).
