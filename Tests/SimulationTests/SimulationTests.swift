@@ -147,11 +147,13 @@ struct SimulationTests {
     /// 4057): the restored watch numbered its next queued transfers again from where the backup
     /// stood, and the phone, whose mark was past them, acknowledged them as duplicates without
     /// delivering them; the watch's acknowledged edits were lost. The receiver's mark now keeps the
-    /// digests of the last transfers it applied (`QueueMark`). 49120 found the checker's gap: two
-    /// restores, the second from a backup taken after the first had taken the clock mark back.
+    /// digests of the last transfers it applied (`QueueMark`). 18134, 20479 and 49120 found the
+    /// checker's gaps: a complication a restored phone's outbox lost, a transfer a restored watch
+    /// rightly applied again, and two restores, the second from a backup taken after the first had
+    /// taken the clock mark back.
     @Test(
         "pinned seeds: a watch restored from an older backup loses no edit it queued since",
-        arguments: [UInt64(1_337), 4_057, 49_120])
+        arguments: [UInt64(1_337), 4_057, 18_134, 20_479, 49_120])
     func watchRestoredFromBackup(seed: UInt64) {
         let result = Simulation.run(seed: seed)
         #expect(result.violations.isEmpty, "seed \(seed): \(result.violations)")
