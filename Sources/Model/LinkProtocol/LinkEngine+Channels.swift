@@ -21,26 +21,19 @@ extension LinkEngine {
             actions.append(.notify(.contextQueued(generation: slot.generation)))
             return
         }
+        putInNextSlot(payload, reportingQueued: true, into: &actions)
+    }
+
+    /// `payload` in the slot under the next generation: written, and sent when the watch can take
+    /// it. Sent before its write lands, unless the generations sent would run too far ahead of the
+    /// slots on disk (`ContextGenerations`): the document it carries is durable already.
+    private mutating func putInNextSlot(_ payload: [UInt8], reportingQueued: Bool, into actions: inout [Action]) {
         let (generation, persistFirst) = contextGenerations.next()
         let slot = ContextSlot(
             generation: generation, payload: payload, acknowledgedGeneration: contextSlot?.acknowledgedGeneration ?? 0)
         contextSlot = slot
-        // Sent before its write lands, unless the generations sent would run too far ahead of the
-        // slots on disk (`ContextGenerations`): the document it carries is durable already.
         if persistFirst { actions.append(.persistContextSlot(slot, flushed: true)) }
-        actions.append(.notify(.contextQueued(generation: generation)))
-        sendContextIfUnacknowledged(into: &actions)
-        if !persistFirst { actions.append(.persistContextSlot(slot, flushed: false)) }
-    }
-
-    /// The slot again under the next generation (the app's update was admitted when it was made):
-    /// written, and sent when the watch can take it, as `contextUpdated` does.
-    private mutating func renumberContextSlot(into actions: inout [Action]) {
-        guard var slot = contextSlot else { return }
-        let (generation, persistFirst) = contextGenerations.next()
-        slot.generation = generation
-        contextSlot = slot
-        if persistFirst { actions.append(.persistContextSlot(slot, flushed: true)) }
+        if reportingQueued { actions.append(.notify(.contextQueued(generation: generation))) }
         sendContextIfUnacknowledged(into: &actions)
         if !persistFirst { actions.append(.persistContextSlot(slot, flushed: false)) }
     }
@@ -63,10 +56,11 @@ extension LinkEngine {
         if generation > contextGenerations.used {
             // The watch holds a generation of this phone past any it knows of: this state directory
             // went back (restored from an older backup). What the watch holds is not this slot: the
-            // slot goes again, numbered past it.
+            // slot goes again, numbered past it, by the link itself (the app's update was admitted
+            // when it was made, and a watch unpaired now would refuse it again: seed 9501).
             actions.append(.log(.phoneWentBack(watchHolds: generation, newest: slot.generation)))
             contextGenerations.passed(generation)
-            renumberContextSlot(into: &actions)
+            putInNextSlot(slot.payload, reportingQueued: false, into: &actions)
             return
         }
         slot.acknowledgedGeneration = min(generation, slot.generation)
