@@ -54,21 +54,29 @@ struct ContextGenerationTests {
             ])
     }
 
+    /// A phone whose state went back to a clean stop with slot `phoneSlot` (payload [phoneSlot]), and
+    /// a watch that has since applied generation `watchHolds` (payload [watchHolds]) of it.
+    static func wentBackPair(phoneSlot: UInt64, watchHolds: UInt64) -> LinkPair {
+        LinkPair(
+            phoneRestored: RestoredLinkState(
+                knownPeer: LinkPair.watchInstance,
+                contextSlot: ContextSlot(
+                    generation: phoneSlot, payload: [UInt8(phoneSlot)], acknowledgedGeneration: phoneSlot),
+                outboxQueue: LinkPair.phoneQueue, contextSlotCurrent: true),
+            watchRestored: RestoredLinkState(
+                knownPeer: LinkPair.phoneInstance,
+                receivedContext: ReceivedContext(
+                    sender: LinkPair.phoneInstance, generation: watchHolds, payload: [UInt8(watchHolds)]),
+                outboxQueue: LinkPair.watchQueue))
+    }
+
     @Test(
         "a phone state restored from an older backup: the watch's acknowledgement names what it holds, and the slot goes again past it"
     )
     func wentBack() {
         // The backup's slot is generation 3 (a clean stop: the last one that phone made); since
         // then the watch applied generation 9 of the same phone.
-        let found = ContextSlot(generation: 3, payload: [3], acknowledgedGeneration: 3)
-        var pair = LinkPair(
-            phoneRestored: RestoredLinkState(
-                knownPeer: LinkPair.watchInstance, contextSlot: found, outboxQueue: LinkPair.phoneQueue,
-                contextSlotCurrent: true),
-            watchRestored: RestoredLinkState(
-                knownPeer: LinkPair.phoneInstance,
-                receivedContext: ReceivedContext(sender: LinkPair.phoneInstance, generation: 9, payload: [9]),
-                outboxQueue: LinkPair.watchQueue))
+        var pair = Self.wentBackPair(phoneSlot: 3, watchHolds: 9)
         pair.start()
         pair.handle(.phone, .contextUpdated(payload: [4], now: pair.now))
         #expect(pair.recorded[.phone]!.contains(.log(.phoneWentBack(watchHolds: 9, newest: 4))))
@@ -84,15 +92,7 @@ struct ContextGenerationTests {
     @Test(
         "a phone that learns it went back while the watch is unpaired sends its slot, renumbered, once it pairs again")
     func wentBackWhileUnpaired() throws {
-        let found = ContextSlot(generation: 3, payload: [3], acknowledgedGeneration: 3)
-        var pair = LinkPair(
-            phoneRestored: RestoredLinkState(
-                knownPeer: LinkPair.watchInstance, contextSlot: found, outboxQueue: LinkPair.phoneQueue,
-                contextSlotCurrent: true),
-            watchRestored: RestoredLinkState(
-                knownPeer: LinkPair.phoneInstance,
-                receivedContext: ReceivedContext(sender: LinkPair.phoneInstance, generation: 9, payload: [9]),
-                outboxQueue: LinkPair.watchQueue))
+        var pair = Self.wentBackPair(phoneSlot: 3, watchHolds: 9)
         pair.start()
         // The watch's acknowledgement naming generation 9 arrives after it reported itself unpaired.
         pair.dropAllFramesOfKind = .contextAck
@@ -116,14 +116,7 @@ struct ContextGenerationTests {
 
     @Test("a restored phone whose generation meets the watch's with other contents: the watch takes it as the newest")
     func wentBackToTheSameGeneration() {
-        let found = ContextSlot(generation: 8, payload: [8], acknowledgedGeneration: 8)
-        let held = ReceivedContext(sender: LinkPair.phoneInstance, generation: 9, payload: [9])
-        var pair = LinkPair(
-            phoneRestored: RestoredLinkState(
-                knownPeer: LinkPair.watchInstance, contextSlot: found, outboxQueue: LinkPair.phoneQueue,
-                contextSlotCurrent: true),
-            watchRestored: RestoredLinkState(
-                knownPeer: LinkPair.phoneInstance, receivedContext: held, outboxQueue: LinkPair.watchQueue))
+        var pair = Self.wentBackPair(phoneSlot: 8, watchHolds: 9)
         pair.start()
         pair.handle(.phone, .contextUpdated(payload: [9], now: pair.now))
         #expect(
@@ -135,12 +128,7 @@ struct ContextGenerationTests {
             pair.notifications(.watch).last
                 == .contextReceived(ReceivedContext(sender: LinkPair.phoneInstance, generation: 10, payload: [10])))
         // Generation 9 again with other contents (the phone went back to just before it).
-        var other = LinkPair(
-            phoneRestored: RestoredLinkState(
-                knownPeer: LinkPair.watchInstance, contextSlot: found, outboxQueue: LinkPair.phoneQueue,
-                contextSlotCurrent: true),
-            watchRestored: RestoredLinkState(
-                knownPeer: LinkPair.phoneInstance, receivedContext: held, outboxQueue: LinkPair.watchQueue))
+        var other = Self.wentBackPair(phoneSlot: 8, watchHolds: 9)
         other.start()
         other.handle(.phone, .contextUpdated(payload: [7], now: other.now))
         #expect(other.recorded[.watch]!.contains(.log(.contextGenerationReused(9))))
