@@ -209,6 +209,32 @@ struct NodeRunnerTests {
         }
         #expect(ports.log.last == "resume reading")
     }
+
+    @Test(
+        "link held: its events wait unread and reading pauses while other events go on; let go, they are fed in order"
+    )
+    func linkHeldByTheHost() {
+        runner.holdLink(true)
+        #expect(ports.log == ["pause reading"])
+        runner.linkArrived(.bytesReceived(ConnectionID(7), [1, 2], now: ports.linkNow))
+        runner.post(.inner(.query("status", [Self.reply])))
+        runner.linkArrived(.tick(now: ports.linkNow))
+        #expect(ports.fed == ["feed status"])
+        ports.log = []
+        runner.holdLink(false)
+        #expect(ports.log == ["feed link 2 bytes", "feed link tick", "resume reading"])
+    }
+
+    @Test("link held: an outbox's outcome comes after the link events that came before it, and before the later ones")
+    func outcomeWhileLinkHeld() {
+        runner.holdLink(true)
+        runner.linkArrived(.tick(now: ports.linkNow))
+        runner.postAfterHeld(.inner(.go("outcome", [])))
+        runner.linkArrived(.bytesReceived(ConnectionID(7), [1], now: ports.linkNow))
+        #expect(ports.fed.isEmpty)
+        runner.holdLink(false)
+        #expect(ports.fed == ["feed link tick", "feed outcome", "feed link 1 bytes"])
+    }
 }
 
 /// A node that does what each event tells it (`TurnNode.Event`) and records what it hears.

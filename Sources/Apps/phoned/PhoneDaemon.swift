@@ -77,7 +77,9 @@ final class PhoneDaemon: LaunchedDaemon, DaemonPorts, @unchecked Sendable {
             node: node, daemon: self, loop: loop, link: endpoint, logger: logger, clockFile: clockFile,
             stateDirectory: state, receivedFilesQuotaBytes: configuration.link.receivedFilesQuotaBytes,
             notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment),
-            otherWrittenDirectories: [("documents directory", configuration.documentsDirectory)])
+            otherWrittenDirectories: [("documents directory", configuration.documentsDirectory)],
+            // The watch's edits wait in the state directory while the documents directory is read-only.
+            otherIntakeDirectories: [])
     }
 
     // MARK: The shell's ports

@@ -53,7 +53,8 @@ final class WatchDaemon: LaunchedDaemon, DaemonPorts, @unchecked Sendable {
             node: node, daemon: self, loop: loop, link: endpoint, logger: logger, clockFile: clockFile,
             stateDirectory: state, receivedFilesQuotaBytes: configuration.link.receivedFilesQuotaBytes,
             notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment),
-            otherWrittenDirectories: [("cache directory", configuration.cacheDirectory)])
+            otherWrittenDirectories: [("cache directory", configuration.cacheDirectory)],
+            otherIntakeDirectories: [("cache directory", configuration.cacheDirectory)])
     }
 
     // MARK: The shell's ports

@@ -100,6 +100,11 @@ package final class NodeRunner<Node: ShelledNode> {
     private var draining = false
     private var stopped = false
     private var readingPaused = false
+    /// The host holds the link's events (`holdLink`): they wait, unread, until it lets go.
+    private var linkHeld = false
+    /// The outboxes' outcomes that came while the link was held, each after the link events that
+    /// had come before it (`linkBacklog[..<through]`).
+    private var outcomesHeld: [(through: Int, event: Event)] = []
     /// Durable writes begun and landed so far; the actions waiting for the writes begun before them.
     package private(set) var writesBegun: UInt64 = 0
     package private(set) var writesLanded: UInt64 = 0
@@ -123,8 +128,8 @@ package final class NodeRunner<Node: ShelledNode> {
     /// Whether events wait to be fed.
     package var hasWork: Bool {
         !stopped
-            && (failure != nil || resumeNext || head < queue.count || linkHead < linkBacklog.count || turnEndAsked
-                || !deferred.isEmpty)
+            && (failure != nil || resumeNext || head < queue.count || (!linkHeld && linkHead < linkBacklog.count)
+                || turnEndAsked || !deferred.isEmpty)
     }
 
     /// Whether durable writes are in flight.
@@ -158,6 +163,7 @@ package final class NodeRunner<Node: ShelledNode> {
     @_specialize(exported:true,where Node == WatchNode)
     package func postAfterHeld(_ event: Event) {
         linkBacklog += hold.release()
+        guard !linkHeld else { return outcomesHeld.append((linkBacklog.count, event)) }
         queue += linkBacklog[linkHead...].map { .link($0) }
         linkBacklog = []
         linkHead = 0
@@ -202,6 +208,23 @@ package final class NodeRunner<Node: ShelledNode> {
         drain()
     }
 
+    /// Holds the link's events, or lets them go (the host found a directory that what the link brings
+    /// must be written to read-only, then writable again): while held, none is fed, the host stops
+    /// reading the link, and everything else (admin requests, timers) goes on. The peer sees no
+    /// answer, not even to its heartbeats, so it drops the link; nothing is acknowledged meanwhile.
+    package func holdLink(_ held: Bool) {
+        guard held != linkHeld else { return }
+        linkHeld = held
+        guard !held else { return pauseReadingIfBehind() }
+        for (through, event) in outcomesHeld {
+            queue += linkBacklog[linkHead..<max(linkHead, through)].map { .link($0) }
+            queue.append(event)
+            linkHead = max(linkHead, through)
+        }
+        outcomesHeld = []
+        drain()
+    }
+
     /// The process is gone (the simulator's crash): nothing more is fed or carried out.
     package func stop() { stopped = true }
 
@@ -219,7 +242,7 @@ package final class NodeRunner<Node: ShelledNode> {
             if let failed = failure {
                 failure = nil
                 event = .inner(failed)
-            } else if resumeNext || head < queue.count || linkHead < linkBacklog.count {
+            } else if resumeNext || head < queue.count || (!linkHeld && linkHead < linkBacklog.count) {
                 #if !SIMULATION_MUTATION_NO_BUDGET
                     guard fed < budget.events else {
                         ports.diagnose(.budgetSpent(events: fed))
@@ -278,7 +301,8 @@ package final class NodeRunner<Node: ShelledNode> {
 
     private func pauseReadingIfBehind() {
         let behind =
-            waiting.count > budget.waitingActions || hold.isFull || linkBacklog.count - linkHead > budget.backlog
+            linkHeld || waiting.count > budget.waitingActions || hold.isFull
+            || linkBacklog.count - linkHead > budget.backlog
         guard behind != readingPaused, !stopped else { return }
         readingPaused = behind
         ports.setReadingPaused(behind)

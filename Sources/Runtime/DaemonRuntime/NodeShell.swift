@@ -60,14 +60,18 @@ package final class NodeShell<Node: ShelledNode>: RunnerPorts, @unchecked Sendab
     /// The directories the daemon writes, named (`documents directory`), asked at each admin
     /// request whether their file system is read-only.
     let writtenDirectories: [(name: String, path: String)]
+    /// The directories what the link brings is written to (`NodeShell+Intake`).
+    var intake: IntakeDirectories
 
     package init(
         node: Node, daemon: any DaemonPorts<Node>, loop: EventLoop, link: LinkEndpoint, logger: Logger,
         clockFile: ClockFile, stateDirectory: String, receivedFilesQuotaBytes: Int, notifier: SystemdNotifier,
-        otherWrittenDirectories: [(name: String, path: String)]
+        otherWrittenDirectories: [(name: String, path: String)],
+        otherIntakeDirectories: [(name: String, path: String)]
     ) {
         self.daemon = daemon
         writtenDirectories = [("state directory", stateDirectory)] + otherWrittenDirectories
+        intake = IntakeDirectories([("state directory", stateDirectory)] + otherIntakeDirectories)
         self.receivedFilesQuotaBytes = receivedFilesQuotaBytes
         self.loop = loop
         self.link = link
@@ -87,7 +91,10 @@ package final class NodeShell<Node: ShelledNode>: RunnerPorts, @unchecked Sendab
     private func driveLink() {
         link.drive(
             LinkDriver(
-                event: { [unowned self] in runner.linkArrived($0) },
+                event: { [unowned self] in
+                    if case .bytesReceived = $0 { checkIntakeWritable() }
+                    runner.linkArrived($0)
+                },
                 appendRefused: { [unowned self] in
                     runner.postAfterHeld(.appendRefused(sequence: $0, complication: $1, reason: $2))
                 },
