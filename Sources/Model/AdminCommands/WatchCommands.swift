@@ -91,8 +91,23 @@ package enum WatchCommands {
             CommandSpec(name: "unpair", abstract: "Unpair the watch: the phone's sends fail with deviceNotPaired."),
             CommandSpec(name: "pair", abstract: "Pair the watch again."),
             CommandSpec(
-                name: "app", abstract: "The watch app's installation (isWatchAppInstalled on the phone).",
+                name: "app", abstract: "The watch app: whether it runs, and its installation (isWatchAppInstalled).",
                 subcommands: [
+                    CommandSpec(
+                        name: "terminate",
+                        abstract: "Quit the app: what the phone sends waits on the watch until it launches again.",
+                        discussion: """
+                            The watch (the device) stays linked and keeps its queues; the app is not running,
+                            so the phone cannot reach it (sendMessage fails with notReachable), contexts,
+                            transfers and files from the phone wait undelivered (status: content pending),
+                            and the app's own verbs are refused. A launch request from the phone (phonectl
+                            start, launch) launches it, as startWatchApp does.
+                            """),
+                    CommandSpec(
+                        name: "launch",
+                        abstract: "Launch the app (foreground): it activates and gets what waited, in order."),
+                    CommandSpec(name: "background", abstract: "Move the running app to the background (wrist down)."),
+                    CommandSpec(name: "foreground", abstract: "Bring the running app to the foreground (wrist up)."),
                     CommandSpec(
                         name: "uninstall", abstract: "Remove the app: the phone's sends fail with watchAppNotInstalled."
                     ),
@@ -143,6 +158,8 @@ package enum WatchCommand: AdminCommand {
     case pair(Bool)
     /// `app install` (true) and `app uninstall` (false).
     case installApp(Bool)
+    /// `app launch|terminate|background|foreground`.
+    case app(AppLifecycle)
     /// `complication enable` (true) and `complication disable` (false).
     case enableComplication(Bool)
 
@@ -151,7 +168,7 @@ package enum WatchCommand: AdminCommand {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case status, workouts, splits, show, settings, set, finish, pause, resume, showSession, startSession
         case endSession, clearSession, listQueue, cancelTransfer, live, data, file, trace, metrics, sync
-        case waitSynced, export, wrist, pair, installApp, enableComplication
+        case waitSynced, export, wrist, pair, installApp, app, enableComplication
     }
 
     package static var verbs: [String: [String]] {
@@ -201,6 +218,10 @@ package enum WatchCommand: AdminCommand {
         case ["unpair"]: self = .pair(false)
         case ["app", "install"]: self = .installApp(true)
         case ["app", "uninstall"]: self = .installApp(false)
+        case ["app", "launch"]: self = .app(.launch)
+        case ["app", "terminate"]: self = .app(.terminate)
+        case ["app", "foreground"]: self = .app(.foreground)
+        case ["app", "background"]: self = .app(.background)
         case ["complication", "enable"]: self = .enableComplication(true)
         case ["complication", "disable"]: self = .enableComplication(false)
         case ["complete"], ["undo"], ["skip"], ["reopen"]: self = .set(try SetCommand(command))
@@ -243,6 +264,18 @@ extension WatchCommand {
         }
     }
 
+    /// Whether the command is the app's own, refused while it is not running: the device's (status,
+    /// reads of the cache, the queue, the journal, pairing, installing, launching) are not.
+    package var needsRunningApp: Bool {
+        switch self {
+        case .set, .finish, .pause, .resume, .startSession, .endSession, .clearSession, .live, .export, .sync,
+            .waitSynced, .wrist, .app(.foreground), .app(.background):
+            true
+        case .data(.send), .file(.send), .file(.cancel): true
+        default: false
+        }
+    }
+
     /// Whether the command writes the daemon's files (see `PhoneCommand.writes`); waiting for the
     /// edits to reach the phone writes nothing either.
     package var writes: Bool {
@@ -251,4 +284,14 @@ extension WatchCommand {
         default: !isQuery
         }
     }
+}
+
+/// What `watchctl app` does to the watch app's life (WatchConnectivity's app states).
+package enum AppLifecycle: String, Codable, Equatable, Sendable {
+    /// Launched into the foreground: its session activates and it gets what waited.
+    case launch
+    /// Not running: what arrives waits on the device.
+    case terminate
+    /// Running, in the background or the foreground (`wrist down|up`).
+    case background, foreground
 }

@@ -34,6 +34,10 @@ package enum LinkCommand: Equatable, Sendable {
     /// Move a received file out of the inbox to `<state>/received-files/<name>` (the app took it).
     case keepReceivedFile(TransferKey, name: String)
     case setAppForeground(Bool)
+    /// The app stops running (false) or launches (true): while it is not running, what the link
+    /// delivers to it (contexts, transfers, files) waits in `LinkedNode`, and is delivered in order
+    /// once it launches.
+    case setAppRunning(Bool)
     /// The watch is paired or not, its app installed or not, its complication enabled or not.
     case setWatchState(WatchState)
 }

@@ -19,6 +19,11 @@ package struct LinkedNode<Inner: ShelledNode>: Sendable {
     private var appends: [Slot: Append] = [:]
     /// Files being copied into the file outbox, for the admin request that asked.
     private var fileCopies: [UInt64: AdminRequestID] = [:]
+    /// Whether the app runs (`setAppRunning`). While it does not, what the link delivers to it waits
+    /// in `heldForApp`, in order: the newest context only (latest wins), each transfer and file once
+    /// (the link has not acknowledged them, so after a restart the sender sends them again).
+    package private(set) var isAppRunning = true
+    private var heldForApp: [LinkNotification] = []
 
     package enum Event: Sendable {
         case inner(Inner.Event)
@@ -64,6 +69,17 @@ package struct LinkedNode<Inner: ShelledNode>: Sendable {
     package init(_ inner: Inner, link: LinkEngine) {
         self.inner = inner
         self.link = link
+    }
+
+    /// `WCSession.hasContentPending`: items received for the app that it has not processed yet
+    /// (waiting for its launch, or handed to it and not done).
+    package var hasContentPending: Bool { !heldForApp.isEmpty || link.hasContentPending }
+
+    /// The link's status, as the app's status shows it.
+    package var linkStatus: LinkStatus {
+        var status = link.status
+        status.hasContentPending = hasContentPending
+        return status
     }
 
     /// Whether steps wait for a `.resume`.
@@ -210,6 +226,11 @@ package struct LinkedNode<Inner: ShelledNode>: Sendable {
             absorb(link.handle(.launchRequested(payload: payload)), &step)
         case .setAppForeground(let foreground):
             absorb(link.handle(.localAppStateChanged(foreground: foreground)), &step)
+        case .setAppRunning(let running):
+            isAppRunning = running
+            guard running else { return }
+            waiting += heldForApp.map { .inner(Inner.linkNotified($0)) }
+            heldForApp = []
         case .setWatchState(let state):
             absorb(link.handle(.localWatchStateChanged(state)), &step)
         case .keepReceivedFile:
@@ -237,13 +258,44 @@ package struct LinkedNode<Inner: ShelledNode>: Sendable {
     /// the ones waiting), and is passed out for the journal.
     private mutating func absorb(_ actions: [LinkEngine.Action], _ step: inout Step, run: String? = nil) {
         for action in actions {
-            if case .notify(let notification) = action { waiting.append(.inner(Inner.linkNotified(notification))) }
+            #if SIMULATION_MUTATION_NO_APP_HOLD
+                let held = false
+            #else
+                let held = !isAppRunning && holdForApp(notification: action)
+            #endif
+            if case .notify(let notification) = action, !held {
+                waiting.append(.inner(Inner.linkNotified(notification)))
+            }
             if case .appendTransfer = action {
                 step.out.append(.link(action, run: run))
             } else {
                 step.out.append(.link(action))
             }
         }
+    }
+
+    /// Keeps what the link delivers to an app that is not running until it launches; false for
+    /// anything else (the app's node decides what to do with it).
+    private mutating func holdForApp(notification action: LinkEngine.Action) -> Bool {
+        guard case .notify(let notification) = action, notification.isDeliveryToApp else { return false }
+        switch notification {
+        case .contextReceived:
+            heldForApp.removeAll { if case .contextReceived = $0 { true } else { false } }
+        case .userInfoReceived(let key, _):
+            if heldForApp.contains(where: { if case .userInfoReceived(key, _) = $0 { true } else { false } }) {
+                return true
+            }
+        case .fileReceived(let file):
+            if heldForApp.contains(where: {
+                if case .fileReceived(let held) = $0 { held.key == file.key } else { false }
+            }) {
+                return true
+            }
+        default:
+            break
+        }
+        heldForApp.append(notification)
+        return true
     }
 
     /// What the shell's report of an append or a file copy answers.
@@ -331,5 +383,15 @@ extension LinkCommand {
 extension LinkEngine.Action {
     var enqueuedFile: UInt64? {
         if case .enqueueFile(let sequence, _, _) = self { sequence } else { nil }
+    }
+}
+
+extension LinkNotification {
+    /// What the link delivers to the app: a context, a transfer, a file (held while it is not running).
+    package var isDeliveryToApp: Bool {
+        switch self {
+        case .contextReceived, .userInfoReceived, .fileReceived: true
+        default: false
+        }
     }
 }

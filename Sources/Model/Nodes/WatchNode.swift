@@ -52,6 +52,9 @@ package struct WatchNode: Sendable {
     /// The `queue cancel` requests waiting for the link's answer, by transfer sequence.
     var cancelling: [UInt64: [AdminRequestID]] = [:]
     package internal(set) var syncWaits = SyncWaits()
+    /// Whether the watch app runs (`app terminate`, `app launch`): watchd starts with it running, as
+    /// if the person had opened it.
+    package internal(set) var isAppRunning = true
 
     package enum Event: Sendable {
         /// Start-up: the cache's unreadable files and the last received context with the phone
@@ -233,11 +236,16 @@ package struct WatchNode: Sendable {
             reconcileLive(now: now, into: &out)
         case .launchReceived(let payload):
             launchesReceived += 1
+            // startWatchApp: the only thing but the person that launches a watch app not running.
+            if !isAppRunning { launchApp(by: "the phone's launch request", into: &out) }
             // One way, so off by the link's latency: milliseconds here, and the next answer corrects it.
             if let phoneTime = (try? DocumentCoder.decode(WorkoutLaunchRequest.self, from: payload))?.phoneTime {
                 phoneClock = (phoneTime, linkNow)
             }
             translate(engine.handle(.launchReceived(payload: payload, now: editClock(now))), now: now, into: &out)
+        case .messageReceived(let id, _, _) where !isAppRunning, .messageDataReceived(let id, _, _) where !isAppRunning:
+            // Sent while the phone still counted the app reachable (it is not, once it stops).
+            out.node(.link(.answerMessage(id: id, .failed(.deliveryFailed, reason: "the watch app is not running"))))
         case .messageReceived(let id, let payload, _):
             if LiveDriver.isLiveMessage(payload) {
                 out.node(live.received(payload, now: now))

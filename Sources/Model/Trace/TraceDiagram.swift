@@ -140,6 +140,8 @@ package enum TraceDiagram {
             return event.side == .phone ? note("file written\(run)", over: "SE") : note("cached\(run)", over: "WB")
         case .session:
             return [.arrow(from: "WB", to: "WS", style: .call, label: "session\(detail)")]
+        case .app:
+            return note("app\(detail)")
         case .contextSend, .contextReceive, .contextAckSend, .contextAckReceive, .messageSend, .messageReceive,
             .messageReplySend, .messageReplyReceive, .transferSend, .transferReceive, .transferAckSend,
             .transferAckReceive, .launchSend, .launchReceive:

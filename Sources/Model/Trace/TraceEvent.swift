@@ -90,6 +90,8 @@ package enum TraceEventKind: String, Codable, Sendable, CaseIterable {
     case fileWritten = "file.written"
     /// The watch's workout session changed state (running, ended …).
     case session = "session"
+    /// The app launched (and its session activated: `activationDidComplete`) or stopped running.
+    case app = "app"
 
     /// The step this event is of an exchange across the link, if it is one.
     package var crossing: (family: String, isSend: Bool)? {

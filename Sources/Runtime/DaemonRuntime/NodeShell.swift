@@ -139,7 +139,7 @@ package final class NodeShell<Node: ShelledNode>: RunnerPorts, @unchecked Sendab
     /// What the shell knows that a status reply shows.
     package var facts: ShellFacts {
         ShellFacts(
-            link: node.link.status, uptimeSeconds: Int((ContinuousClock.now - startedAt).components.seconds),
+            link: node.linkStatus, uptimeSeconds: Int((ContinuousClock.now - startedAt).components.seconds),
             journalCounts: link.journal?.counts ?? [:], listenPort: listenPort, starts: link.state.starts,
             fsyncLatency: LatencyRecorder.fsync.snapshot,
             readOnlyDirectories: writtenDirectories.filter { FileSystem.isReadOnly($0.path) }.map {

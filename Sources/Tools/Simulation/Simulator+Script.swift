@@ -103,11 +103,11 @@ extension Simulator {
     package var watchClock: Timestamp { watch.wallNow }
     /// What phoned's shell tells its node with an admin request; nil while phoned is down.
     package var phoneFacts: ShellFacts? {
-        phone.link.map { ShellFacts(link: $0.status, uptimeSeconds: 0, journalCounts: [:]) }
+        phone.runner.map { ShellFacts(link: $0.node.linkStatus, uptimeSeconds: 0, journalCounts: [:]) }
     }
     /// What watchd's shell tells its node with an admin request; nil while watchd is down.
     package var watchFacts: ShellFacts? {
-        watch.link.map { ShellFacts(link: $0.status, uptimeSeconds: 0, journalCounts: [:]) }
+        watch.runner.map { ShellFacts(link: $0.node.linkStatus, uptimeSeconds: 0, journalCounts: [:]) }
     }
     /// When phoned's `timer` is armed to fire, on its wall clock; nil when it is not armed.
     package func phoneTimer(_ timer: NodeTimer) -> Timestamp? {

@@ -149,7 +149,23 @@ extension Simulator {
     }
 
     private func operateWatch() {
-        guard let cache = watch.node?.inner.engine.cache else { return }
+        guard let node = watch.node else { return }
+        // The person quits the watch app now and then and opens it again a few operations later (or
+        // the phone's launch request does); meanwhile the app's verbs are refused, and what the phone
+        // sends waits on the watch (the last heal launches it).
+        if !node.inner.isAppRunning {
+            if world.chance(0.3) {
+                _ = watchctl(.app(.launch))
+            } else if world.chance(0.2), let run = world.pick(node.inner.engine.cache.workouts.keys.sorted()) {
+                _ = watchctl(.finish(run: run))
+            }
+            return
+        }
+        if world.chance(0.05) {
+            _ = watchctl(.app(.terminate))
+            return
+        }
+        let cache = node.inner.engine.cache
         let active = cache.workouts.values.filter(\.status.isActive).map(\.id).sorted()
         // One watch operation in ten edits a run that has ended (a set completed late, or undone):
         // such runs leave the push by the window or the cap while the edit may be in flight.

@@ -124,6 +124,9 @@ package final class Simulator {
     var resets = 0
     /// What the recorded-time checks found (`Simulator+RecordedTimes`).
     var timeViolations: [String] = []
+    /// What the watch app had taken (contexts, complications, the last file) when it stopped
+    /// running: nothing may change it until it launches again.
+    private var takenWhenStopped: (contexts: Int, complications: Int, file: String?)?
     /// How many times the final checks waited for a push still on its way (at most 10).
     var quiesceDeferrals = 0
     /// The phone's push policy for this seed.
@@ -197,6 +200,7 @@ package final class Simulator {
             }
         }
         watch.onEventTaken = { [unowned self] event in
+            checkNothingReachesAStoppedApp()
             if case .inner(.admin) = event, let cache = watch.node?.inner.engine.cache {
                 completedByAdmin = activeAtAdmin.filter { cache.workouts[$0]?.status == .completed }
             }
@@ -340,6 +344,7 @@ package final class Simulator {
             }
             if !phone.isUp { bootPhone() }
             if !watch.isUp { bootWatch() }
+            if watch.node?.inner.isAppRunning == false { _ = watchctl(.app(.launch)) }
             if watch.isUp, let reply = watchctl(.wrist(up: true)) { _ = reply }
             if world.now >= options.activity, let state = watch.link?.status.watchState, state != .installed {
                 if !state.isPaired { _ = watchctl(.pair(true)) }
@@ -428,3 +433,22 @@ protocol SimBudgeted: AnyObject {
 }
 
 extension SimHost: SimBudgeted {}
+
+extension Simulator {
+    /// Nothing the link brings reaches the watch app while it is not running (it waits on the device
+    /// for the next launch).
+    func checkNothingReachesAStoppedApp() {
+        guard let app = watch.node?.inner, !app.isAppRunning else {
+            takenWhenStopped = nil
+            return
+        }
+        let taken = (
+            contexts: app.appliedContexts + app.skippedContexts, complications: app.complicationsReceived,
+            file: app.fileTransfers.received.last?.transfer
+        )
+        if let before = takenWhenStopped, before != taken {
+            timeViolations.append("the watch app took \(taken) from the link while it was not running (had \(before))")
+        }
+        takenWhenStopped = taken
+    }
+}
