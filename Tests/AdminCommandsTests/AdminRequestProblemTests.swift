@@ -22,7 +22,7 @@ struct AdminRequestProblemTests {
         #expect(
             message.hasPrefix(#"malformed admin request: unknown verb "verb" (expected one of: status, "#), "\(message)"
         )
-        #expect(message.contains("createSplit") && message.contains("launch)"), "\(message)")
+        #expect(message.contains("createSplit") && message.contains("launch, app)"), "\(message)")
         #expect(!message.contains("Invalid number of keys"), "\(message)")
         let watch = try #require(Self.problem(#"{"frobnicate":{}}"#, as: WatchCommand.self))
         #expect(watch.hasPrefix(#"malformed admin request: unknown verb "frobnicate" (expected one of: "#), "\(watch)")

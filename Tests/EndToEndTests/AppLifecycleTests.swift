@@ -49,7 +49,9 @@ struct AppLifecycleTests {
         let message = try await system.phonectl("data", "send", "hello")
         #expect(message.exitCode == 1 && message.standardError.contains("notReachable"))
         let edit = try await system.watchctl("complete", run, "1", "2")
-        #expect(edit.exitCode == 1 && edit.standardError.contains(WatchNode.appNotRunning))
+        #expect(
+            edit.exitCode == 1
+                && edit.standardError.contains("the watch app is not running: launch it first (watchctl app launch)"))
         try await system.watchctl("queue", "list").succeeded()
 
         let launched: AdminReply.App = try await system.watchctl("app", "launch", "--json").decode()
@@ -68,6 +70,52 @@ struct AppLifecycleTests {
         }
         let trace = try await system.watchctl("trace").succeeded().standardOutput
         #expect(trace.contains("terminated") && trace.contains("activationDidComplete"))
+    }
+
+    @Test("a file from the watch waits for a terminated phone app; its verbs are refused; a launch delivers it")
+    func phoneAppHeldUntilLaunch() async throws {
+        let system = try SyncSystem("phone-app-terminated")
+        let (_, run) = try await system.startBothWithRun()
+        let terminated: AdminReply.App = try await system.phonectl("app", "terminate", "--json").decode()
+        #expect(terminated.appState == "notRunning")
+        var status: PhoneStatus = try await system.phonectl("status", "--json").decode()
+        #expect(status.phoneAppState == "notRunning" && status.activation == "notActivated")
+
+        try await system.watchctl("export", run).succeeded()
+        try await system.eventually("the watch's file is on the phone, waiting") {
+            let files: [AdminReply.FileProgress] = try await system.watchctl("file", "list", "--json").decode()
+            return files.count == 1 && files[0].acknowledged == files[0].bytes
+        }
+        status = try await system.phonectl("status", "--json").decode()
+        #expect(status.hasContentPending)
+        let none: [AdminReply.FileReceived] = try await system.phonectl("file", "received", "--json").decode()
+        #expect(none.isEmpty)
+        let edit = try await system.phonectl("complete", run, "1", "1")
+        #expect(edit.exitCode == 1)
+        #expect(edit.standardError.contains("the phone app is not running: launch it first (phonectl app launch)"))
+        #expect(try await system.phonectl("show", run).exitCode == 0)
+
+        try await system.phonectl("app", "launch").succeeded()
+        try await system.eventually("the phone app got the file and nothing waits") {
+            let status: PhoneStatus = try await system.phonectl("status", "--json").decode()
+            let files: [AdminReply.FileReceived] = try await system.phonectl("file", "received", "--json").decode()
+            return !status.hasContentPending && files.count == 1
+        }
+        try await system.phonectl("complete", run, "1", "1").succeeded()
+    }
+
+    @Test("a message from the watch launches a terminated phone app in the background, and the edit lands")
+    func watchMessageWakesThePhoneApp() async throws {
+        let system = try SyncSystem("phone-app-woken")
+        let (_, run) = try await system.startBothWithRun()
+        try await system.phonectl("app", "terminate").succeeded()
+        try await system.watchctl("complete", run, "1", "1", "--reps", "4", "--weight", "80").succeeded()
+        try await system.eventually("the phone has the watch's edit") {
+            try await system.phoneRun(run).logs[0].sets[0].isDone
+        }
+        let status: PhoneStatus = try await system.phonectl("status", "--json").decode()
+        #expect(status.phoneAppState == "background" && status.activation == "activated")
+        #expect(system.phonedLog.contains("phone app launched: session activated"))
     }
 
     @Test("the phone's launch request launches a terminated app, which then gets what waited")

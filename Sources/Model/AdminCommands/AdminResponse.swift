@@ -210,13 +210,6 @@ package enum AdminReply {
         package init(foreground: Bool) { self.foreground = foreground }
     }
 
-    /// `app launch|terminate|background|foreground`: the app's state now (`notRunning`,
-    /// `background`, `foreground`).
-    package struct App: Codable, Equatable, Sendable {
-        package var appState: String
-        package init(appState: String) { self.appState = appState }
-    }
-
     /// `complication push`: how the complication went (`complication` through the complication
     /// outbox, `userInfo` once the budget is spent), its sequence in that outbox, and what is left
     /// of today's budget.

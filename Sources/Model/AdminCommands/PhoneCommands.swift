@@ -133,6 +133,11 @@ package enum PhoneCommands {
             CommandSpec(name: "push", abstract: "Send the full state to the watch now, even if unchanged."),
             CommandSpec(
                 name: "launch", abstract: "Ask the watch app to launch for a run (best effort).", arguments: [run]),
+            CommandSpec(
+                name: "app", abstract: "The phone app: whether it runs (phoned, the device, runs on).",
+                subcommands: AppLifecycle.specs(
+                    waitsFor: "watch",
+                    launchedBy: "A message from the watch launches it in the background, as iOS does.")),
         ]
     ).addingToEveryLeaf(json)  // a write verb's JSON: the created ID, or {"ok":true}
         .adding(options: SharedCommands.socketOptions(daemon: "phoned", environment: "PHONED_ADMIN_SOCKET"))
@@ -182,13 +187,15 @@ package enum PhoneCommand: AdminCommand {
     case metrics
     case push
     case launch(run: DocumentID)
+    /// `app launch|terminate|background|foreground`.
+    case app(AppLifecycle)
 
     /// The wire names of the cases, spelt out so an unknown verb is answered with the list
     /// (`verbs`); a case missing here cannot be encoded, which the mapping tests catch.
     enum CodingKeys: String, CodingKey, CaseIterable {
         case status, splits, workouts, show, createSplit, editSplit, deleteSplit, start, set, pause, resume, end
         case discard, clearHistory, showSettings, setSettings, lockWorkout, lockSplit, unlockWorkout, unlockSplit
-        case live, data, file, pushComplication, showComplication, trace, metrics, push, launch
+        case live, data, file, pushComplication, showComplication, trace, metrics, push, launch, app
     }
 
     package static var verbs: [String: [String]] {
@@ -241,6 +248,10 @@ package enum PhoneCommand: AdminCommand {
         case ["unlock", "split"]: self = .unlockSplit
         case ["push"]: self = .push
         case ["launch"]: self = .launch(run: try command.documentID("run"))
+        case ["app", "launch"]: self = .app(.launch)
+        case ["app", "terminate"]: self = .app(.terminate)
+        case ["app", "background"]: self = .app(.background)
+        case ["app", "foreground"]: self = .app(.foreground)
         case ["complete"], ["undo"], ["skip"], ["reopen"]: self = .set(try SetCommand(command))
         case let path where path.first == "live": self = .live(try LiveCommand(command))
         case let path where path.first == "data": self = .data(try DataCommand(command))
@@ -373,6 +384,15 @@ extension PhoneCommand {
 
     /// Whether the command writes the daemon's files (refused while one is on a read-only file
     /// system): any but a query, a data message (never written) and the file queries.
+    /// Whether the command is the app's own, refused while it is not running: reads of the
+    /// documents, the journal, what the device received, and the app's launch are not.
+    package var needsRunningApp: Bool {
+        switch self {
+        case .app(.launch), .app(.terminate), .data(.received), .file(.list), .file(.received): false
+        default: !isQuery
+        }
+    }
+
     package var writes: Bool {
         switch self {
         case .data, .file(.list), .file(.received): false

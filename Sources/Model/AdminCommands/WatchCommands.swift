@@ -92,27 +92,17 @@ package enum WatchCommands {
             CommandSpec(name: "pair", abstract: "Pair the watch again."),
             CommandSpec(
                 name: "app", abstract: "The watch app: whether it runs, and its installation (isWatchAppInstalled).",
-                subcommands: [
-                    CommandSpec(
-                        name: "terminate",
-                        abstract: "Quit the app: what the phone sends waits on the watch until it launches again.",
-                        discussion: """
-                            The watch (the device) stays linked and keeps its queues; the app is not running,
-                            so the phone cannot reach it (sendMessage fails with notReachable), contexts,
-                            transfers and files from the phone wait undelivered (status: content pending),
-                            and the app's own verbs are refused. A launch request from the phone (phonectl
-                            start, launch) launches it, as startWatchApp does.
-                            """),
-                    CommandSpec(
-                        name: "launch",
-                        abstract: "Launch the app (foreground): it activates and gets what waited, in order."),
-                    CommandSpec(name: "background", abstract: "Move the running app to the background (wrist down)."),
-                    CommandSpec(name: "foreground", abstract: "Bring the running app to the foreground (wrist up)."),
-                    CommandSpec(
-                        name: "uninstall", abstract: "Remove the app: the phone's sends fail with watchAppNotInstalled."
-                    ),
-                    CommandSpec(name: "install", abstract: "Install the app again."),
-                ]),
+                subcommands: AppLifecycle.specs(
+                    waitsFor: "phone",
+                    launchedBy: "The phone cannot reach it (notReachable); its launch request (phonectl start, "
+                        + "launch) launches it, as startWatchApp does.")
+                    + [
+                        CommandSpec(
+                            name: "uninstall",
+                            abstract: "Remove the app: the phone's sends fail with watchAppNotInstalled."
+                        ),
+                        CommandSpec(name: "install", abstract: "Install the app again."),
+                    ]),
         ]
     ).addingToEveryLeaf(SharedCommands.json)  // a write verb's JSON: {"ok":true}, or what it reports
         .adding(options: SharedCommands.socketOptions(daemon: "watchd", environment: "WATCHD_ADMIN_SOCKET"))
@@ -284,14 +274,4 @@ extension WatchCommand {
         default: !isQuery
         }
     }
-}
-
-/// What `watchctl app` does to the watch app's life (WatchConnectivity's app states).
-package enum AppLifecycle: String, Codable, Equatable, Sendable {
-    /// Launched into the foreground: its session activates and it gets what waited.
-    case launch
-    /// Not running: what arrives waits on the device.
-    case terminate
-    /// Running, in the background or the foreground (`wrist down|up`).
-    case background, foreground
 }

@@ -12,7 +12,8 @@ extension PhoneNode {
         reads: Reads, into out: inout Output
     ) throws(NeedsReads) {
         lastWatchState = facts.link.watchState
-        if command.writes, let refusal = facts.readOnlyRefusal {
+        let notRunning = command.needsRunningApp && !app.isRunning ? app.notRunning : nil
+        if let refusal = (command.writes ? facts.readOnlyRefusal : nil) ?? notRunning {
             out.log(.notice, "admin", "refused admin request", [("command", "\(command)"), ("reason", refusal)])
             out.node(.reply(request, AdminOutcome.refused(refusal).response))
             return
@@ -187,6 +188,10 @@ extension PhoneNode {
         case .launch(let runID):
             try operate(.launch(runID: runID), now: now, reads: reads, into: &out)
             return .done
+        case .app(let change):
+            let (actions, outcome) = app.serve(change)
+            out.node(actions)
+            return outcome
         }
     }
 

@@ -34,6 +34,8 @@ extension PhoneNode {
             liveFramesSent: live.framesSent, liveFramesReceived: live.framesReceived, watchState: link.watchState,
             hasContentPending: link.hasContentPending, heartbeatRoundTrip: link.heartbeatRoundTripP99Milliseconds)
         status.readOnlyDirectories = facts.readOnlyDirectories
+        status.phoneAppState = app.state
+        if !app.isRunning { status.activation = "notActivated" }
         return status
     }
 

@@ -28,6 +28,7 @@ extension PhoneNode {
         case .messageReceived(let id, let payload, let wantsReply):
             try messageReceived(id: id, payload: payload, wantsReply: wantsReply, now: now, reads: reads, into: &out)
         case .messageDataReceived(let id, let payload, let wantsReply):
+            wakeForMessage(into: &out)
             out.node(dataMessages.received(id: id, payload: payload, wantsReply: wantsReply, now: now))
         case .fileReceived(let file):
             fileReceived(file, now: now, into: &out)
@@ -77,16 +78,24 @@ extension PhoneNode {
         }
     }
 
+    /// A message from the watch launches a phone app that is not running, in the background, as iOS
+    /// does (after any reads: a step that needs them changes nothing before).
+    private mutating func wakeForMessage(into out: inout Output) {
+        if !app.isRunning { out.node(app.launch(foreground: false, by: "a message from the watch")) }
+    }
+
     private mutating func messageReceived(
         id: UInt64, payload: [UInt8], wantsReply: Bool, now: Timestamp, reads: Reads, into out: inout Output
     ) throws(NeedsReads) {
         if LiveDriver.isLiveMessage(payload) {
+            wakeForMessage(into: &out)
             out.node(live.received(payload, now: now))
             out.node(.link(.answerMessage(id: id, .handled)))
             return
         }
         let decoded = decodeWatchMessage(payload, via: "message \(id)", into: &out)
         let loaded = try documentToMerge(decoded, reads: reads, into: &out)
+        wakeForMessage(into: &out)
         switch decoded {
         case .success(.workoutUpdate(let run, let epoch)):
             let cause = TraceEvent.messageCause(sender: peer.map { "\($0)" } ?? "unknown", id: id)

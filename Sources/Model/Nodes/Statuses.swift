@@ -48,6 +48,8 @@ package struct PhoneStatus: Codable, Sendable {
     package var hasContentPending: Bool
     /// The directories found on a read-only file system: commands that write are refused.
     package var readOnlyDirectories: [String] = []
+    /// The phone app's own state (`phonectl app …`): `foreground`, `background`, `notRunning`.
+    package var phoneAppState = "foreground"
 
     /// Every field, as the daemon fills them.
     package init(
@@ -104,7 +106,7 @@ package struct PhoneStatus: Codable, Sendable {
         if heldBackSplits > 0 { push += ", \(heldBackSplits) splits held back to fit (the watch does not show them)" }
         if let pushError { push += "; push NOT SENT: \(pushError) (retrying)" }
         var lines = [
-            "phoned \(instance) up \(uptimeSeconds) s, link port \(listenPort)",
+            "phoned \(instance) up \(uptimeSeconds) s, link port \(listenPort); phone app \(phoneAppState)",
             "activation: \(activation); watch: \(linked ? "linked" : "not linked")\(watchInstance.map { " (\($0))" } ?? ""), reachable: \(reachable ? "yes" : "no"), app \(watchAppForeground ? "foreground" : "background")",
             "watch: \(paired ? "paired" : "NOT PAIRED"), app \(watchAppInstalled ? "installed" : "NOT INSTALLED"), complication \(complicationEnabled ? "enabled" : "disabled")\(hasContentPending ? "; content pending" : "")",
             "context generation sent \(contextGenerationSent), acknowledged \(contextGenerationAcknowledged); \(push)",

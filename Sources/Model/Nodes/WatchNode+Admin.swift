@@ -16,7 +16,7 @@ extension WatchNode {
             return
         }
         if !isAppRunning, command.needsRunningApp {
-            reply(request, "\(command)", .refused(Self.appNotRunning), into: &out)
+            reply(request, "\(command)", .refused(app.notRunning), into: &out)
             return
         }
         switch command {
@@ -200,48 +200,15 @@ extension WatchNode {
             var state = facts.link.watchState
             state.isComplicationEnabled = enabled
             return setWatchState(state, into: &out)
-        case .app(.background), .app(.foreground):
-            let up = command == .app(.foreground)
-            out.node(.link(.setAppForeground(up)))
-            return appOutcome(up ? "foreground" : "background", foreground: up)
         case .app(let change):
-            let run = change == .launch
-            guard run != isAppRunning else {
-                return appOutcome(run ? "already running" : "not running", foreground: facts.link.watchAppForeground)
-            }
-            if run {
-                launchApp(by: "watchctl", into: &out)
-                return appOutcome("launched (foreground), session activated", foreground: true)
-            }
-            isAppRunning = false
-            out.node(.link(.setAppForeground(false)))
-            out.node(.link(.setAppRunning(false)))
-            out.log(.notice, "watchd", "watch app terminated: what the phone sends waits until it launches")
-            out.node(.journal(JournalEntry(.app, detail: "terminated")))
-            return appOutcome("terminated", foreground: false)
+            let (actions, outcome) = app.serve(change)
+            out.node(actions)
+            return outcome
         case .wrist(let up):
-            out.node(.link(.setAppForeground(up)))
+            out.node(app.serve(up ? .foreground : .background).actions)
             let json = AdminOutcome.json(AdminReply.Wrist(foreground: up))
             return .output(text: "watch app \(up ? "foreground" : "background")", json: json)
         }
-    }
-
-    package static let appNotRunning = "the watch app is not running: launch it first (watchctl app launch)"
-
-    /// `watch app <what>`, and the app's state in JSON: not running, else in the foreground or not.
-    private func appOutcome(_ what: String, foreground: Bool) -> AdminOutcome {
-        let state = !isAppRunning ? "notRunning" : foreground ? "foreground" : "background"
-        return .output(text: "watch app \(what)", json: AdminOutcome.json(AdminReply.App(appState: state)))
-    }
-
-    /// The app launches (`app launch`, or the phone's launch request): its session activates
-    /// (`activationDidComplete`), it comes to the foreground, and the link hands it what waited.
-    mutating func launchApp(by cause: String, into out: inout Output) {
-        isAppRunning = true
-        out.log(.notice, "watchd", "watch app launched: session activated", [("by", cause)])
-        out.node(.journal(JournalEntry(.app, detail: "launched; activationDidComplete")))
-        out.node(.link(.setAppRunning(true)))
-        out.node(.link(.setAppForeground(true)))
     }
 
     /// Hands the watch's new pairing, app or complication state to the link (kept durably, reported
@@ -296,7 +263,7 @@ extension WatchNode {
             daemon: "watchd", instance: link.instance, uptimeSeconds: facts.uptimeSeconds,
             activation: link.activated && isAppRunning ? "activated" : "notActivated", reachable: link.reachable,
             linked: link.linked, phoneInstance: link.peer,
-            appState: !isAppRunning ? "notRunning" : link.watchAppForeground ? "foreground" : "background",
+            appState: app.state,
             contextGenerationApplied: link.contextGenerationReceived ?? 0, contextSender: link.contextSender,
             workouts: engine.cache.workouts.count, activeRuns: engine.cache.activeRuns.count,
             splits: engine.cache.splits.count, undeliveredEdits: engine.cache.undeliveredEdits.count,

@@ -52,9 +52,9 @@ package struct WatchNode: Sendable {
     /// The `queue cancel` requests waiting for the link's answer, by transfer sequence.
     var cancelling: [UInt64: [AdminRequestID]] = [:]
     package internal(set) var syncWaits = SyncWaits()
-    /// Whether the watch app runs (`app terminate`, `app launch`): watchd starts with it running, as
-    /// if the person had opened it.
-    package internal(set) var isAppRunning = true
+    /// Whether the watch app runs, and in the foreground (`app …`, `wrist`).
+    package internal(set) var app = AppRun("watch", cli: "watchctl")
+    package var isAppRunning: Bool { app.isRunning }
 
     package enum Event: Sendable {
         /// Start-up: the cache's unreadable files and the last received context with the phone
@@ -237,7 +237,7 @@ package struct WatchNode: Sendable {
         case .launchReceived(let payload):
             launchesReceived += 1
             // startWatchApp: the only thing but the person that launches a watch app not running.
-            if !isAppRunning { launchApp(by: "the phone's launch request", into: &out) }
+            if !isAppRunning { out.node(app.launch(foreground: true, by: "the phone's launch request")) }
             // One way, so off by the link's latency: milliseconds here, and the next answer corrects it.
             if let phoneTime = (try? DocumentCoder.decode(WorkoutLaunchRequest.self, from: payload))?.phoneTime {
                 phoneClock = (phoneTime, linkNow)

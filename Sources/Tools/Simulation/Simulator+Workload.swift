@@ -85,7 +85,18 @@ extension Simulator {
     }
 
     private func operatePhone() {
-        guard let engine = phone.node?.inner.engine else { return }
+        guard let node = phone.node else { return }
+        // The person quits the phone app now and then and opens it again later (a message from the
+        // watch wakes it in the background meanwhile); its verbs are refused while it is not running.
+        if !node.inner.app.isRunning {
+            _ = phonectl(world.chance(0.3) ? .app(.launch) : .push)
+            return
+        }
+        if world.chance(0.03) {
+            _ = phonectl(.app(.terminate))
+            return
+        }
+        let engine = node.inner.engine
         if !engine.splits.isEmpty, world.chance(0.15) {
             operatePhoneRarely(engine)
             return

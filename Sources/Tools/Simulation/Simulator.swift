@@ -127,6 +127,8 @@ package final class Simulator {
     /// What the watch app had taken (contexts, complications, the last file) when it stopped
     /// running: nothing may change it until it launches again.
     private var takenWhenStopped: (contexts: Int, complications: Int, file: String?)?
+    /// The phone app's likewise: the watch updates it ingested, the last file.
+    private var phoneTookWhenStopped: (ingested: Int, file: String?)?
     /// How many times the final checks waited for a push still on its way (at most 10).
     var quiesceDeferrals = 0
     /// The phone's push policy for this seed.
@@ -190,6 +192,7 @@ package final class Simulator {
             if case .inner(.admin) = event { activeAtAdmin = Set(phone.node?.inner.engine.index.activeIDs ?? []) }
         }
         phone.onEventTaken = { [unowned self] event in
+            checkNothingReachesAStoppedPhoneApp()
             guard case .inner(.admin) = event, let engine = phone.node?.inner.engine else { return }
             completedByAdmin = activeAtAdmin.filter { engine.index[$0].map(RunIndex.isCompleted) ?? false }
         }
@@ -345,6 +348,7 @@ package final class Simulator {
             if !phone.isUp { bootPhone() }
             if !watch.isUp { bootWatch() }
             if watch.node?.inner.isAppRunning == false { _ = watchctl(.app(.launch)) }
+            if phone.node?.inner.app.isRunning == false { _ = phonectl(.app(.launch)) }
             if watch.isUp, let reply = watchctl(.wrist(up: true)) { _ = reply }
             if world.now >= options.activity, let state = watch.link?.status.watchState, state != .installed {
                 if !state.isPaired { _ = watchctl(.pair(true)) }
@@ -450,5 +454,20 @@ extension Simulator {
             timeViolations.append("the watch app took \(taken) from the link while it was not running (had \(before))")
         }
         takenWhenStopped = taken
+    }
+
+    /// The same for the phone app (a message from the watch launches it first).
+    func checkNothingReachesAStoppedPhoneApp() {
+        guard let app = phone.node?.inner, !app.app.isRunning else {
+            phoneTookWhenStopped = nil
+            return
+        }
+        let taken = (
+            ingested: app.engine.ingestCounts.values.reduce(0, +), file: app.fileTransfers.received.last?.transfer
+        )
+        if let before = phoneTookWhenStopped, before != taken {
+            timeViolations.append("the phone app took \(taken) from the link while it was not running (had \(before))")
+        }
+        phoneTookWhenStopped = taken
     }
 }
