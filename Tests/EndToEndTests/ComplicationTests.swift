@@ -73,4 +73,46 @@ struct ComplicationTests {
         try await system.waitForPhoneStatus("phoned sees it enabled") { $0.complicationEnabled }
         #expect(try await push(system, "shown").sentAs == "complication")
     }
+
+    @Test(
+        "complication cancel: a queued complication or userInfo one leaves its outbox and never arrives; twice is refused"
+    )
+    func cancel() async throws {
+        let system = try SyncSystem("complication-cancel")
+        try await system.startBoth()
+        try await system.stopWatchd()
+        let first = try await push(system, "first")
+        let second = try await push(system, "second")
+        #expect(first.sentAs == "complication" && second.sentAs == "complication")
+        let cancelled: AdminReply.Cancelled = try await system.phonectl(
+            "complication", "cancel", "\(first.sequence)", "--json"
+        ).decode()
+        #expect(cancelled == AdminReply.Cancelled(cancelled: first.sequence, wasSent: false))
+        let again = try await system.phonectl("complication", "cancel", "\(first.sequence)")
+        #expect(again.exitCode == 1 && again.standardError.contains("no outstanding transfer \(first.sequence)"))
+        #expect(try await show(system).outstanding.map(\.sequence) == [second.sequence])
+
+        try await system.startWatchd()
+        try await system.eventually("the second arrives, alone") {
+            let status: WatchStatus = try await system.watchctl("status", "--json").decode()
+            let outstanding = try await show(system).outstanding
+            return status.complication == "second" && status.complicationsReceived == 1 && outstanding.isEmpty
+        }
+
+        // Off the face the budget reads 0: a push goes as ordinary userInfo, cancelled with --userinfo.
+        try await system.watchctl("complication", "disable").succeeded()
+        try await system.eventually("the phone reads a budget of 0") { try await show(system).remaining == 0 }
+        try await system.stopWatchd()
+        let plain = try await push(system, "third")
+        #expect(plain.sentAs == "userInfo")
+        let wrongQueue = try await system.phonectl("complication", "cancel", "\(plain.sequence + 100)")
+        #expect(wrongQueue.exitCode == 1)
+        try await system.phonectl("complication", "cancel", "\(plain.sequence)", "--userinfo").succeeded()
+        #expect(try await show(system).outstanding.isEmpty)
+        try await system.startWatchd()
+        try await system.waitUntilLinked()
+        let status: WatchStatus = try await system.watchctl("status", "--json").decode()
+        #expect(status.complication == "second" && status.complicationsReceived == 0)
+        #expect(system.phonedLog.contains("complication transfer cancelled"))
+    }
 }

@@ -127,6 +127,16 @@ package enum PhoneCommands {
                     CommandSpec(
                         name: "show", abstract: "Today's remaining budget and the outstanding transfers to the watch.",
                         flags: [json]),
+                    CommandSpec(
+                        name: "cancel", abstract: "Cancel an outstanding complication transfer, sent or not.",
+                        discussion: """
+                            SEQUENCE as complication show lists it: a complication transfer, or with --userinfo
+                            one that went as ordinary userInfo (past the day's budget). It leaves its outbox and
+                            is never sent again; one already sent may have reached the watch, which then keeps
+                            it. The reply says whether it had been sent; one not outstanding exits 1.
+                            """,
+                        arguments: [ArgumentSpec("sequence", help: "The transfer's sequence number.")],
+                        flags: [FlagSpec("userinfo", help: "The sequence is an ordinary userInfo transfer's.")]),
                 ]),
             TraceQuery.spec,
             TraceQuery.metricsSpec,
@@ -183,6 +193,8 @@ package enum PhoneCommand: AdminCommand {
     case file(FileCommand)
     case pushComplication(text: String)
     case showComplication
+    /// `complication cancel SEQUENCE [--userinfo]`.
+    case cancelComplication(sequence: UInt64, userInfo: Bool)
     case trace(TraceQuery)
     case metrics
     case push
@@ -195,7 +207,7 @@ package enum PhoneCommand: AdminCommand {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case status, splits, workouts, show, createSplit, editSplit, deleteSplit, start, set, pause, resume, end
         case discard, clearHistory, showSettings, setSettings, lockWorkout, lockSplit, unlockWorkout, unlockSplit
-        case live, data, file, pushComplication, showComplication, trace, metrics, push, launch, app
+        case live, data, file, pushComplication, showComplication, cancelComplication, trace, metrics, push, launch, app
     }
 
     package static var verbs: [String: [String]] {
@@ -258,6 +270,10 @@ package enum PhoneCommand: AdminCommand {
         case let path where path.first == "file": self = .file(try FileCommand(command))
         case ["complication", "push"]: self = .pushComplication(text: try command.string("text"))
         case ["complication", "show"]: self = .showComplication
+        case ["complication", "cancel"]:
+            let text = try command.string("sequence")
+            guard let sequence = UInt64(text) else { throw UsageError("sequence must be a number, got \(text)") }
+            self = .cancelComplication(sequence: sequence, userInfo: command.flag("userinfo"))
         default: throw UsageError.unknownCommand(command.path)
         }
         try validate()

@@ -302,6 +302,22 @@ extension LinkEngine {
             .notify(.transferCancelled(sequence: sequence, payload: transfer.payload, wasSent: transfer.everSent)))
     }
 
+    /// A complication transfer not acknowledged yet leaves its outbox, sent or not (the watch keeps
+    /// one it already has: its queue mark acknowledges a late copy without delivering it).
+    mutating func cancelComplication(sequence: UInt64, into actions: inout [Action]) {
+        guard var complications, let transfer = complications.remove(sequence: sequence) else {
+            actions.append(.log(.unknownTransferCancelIgnored(sequence: sequence)))
+            actions.append(
+                .notify(.complicationCancelEnded(sequence: sequence, .failure(.unknownTransfer(sequence: sequence)))))
+            return
+        }
+        self.complications = complications
+        if transfer.everSent { actions.append(.log(.transferCancelledAfterSending(sequence: sequence))) }
+        actions.append(.removeComplications(sequences: [sequence]))
+        actions.append(.notify(.complicationCancelEnded(sequence: sequence, .success(transfer.everSent))))
+        sendTransfers(into: &actions)
+    }
+
     /// Why cancelling `sequence` would be refused (it is not outstanding), or nil if it will be cancelled.
     package func cancellationError(sequence: UInt64) -> LinkError? {
         outbox.pending.contains { $0.sequence == sequence } ? nil : .unknownTransfer(sequence: sequence)

@@ -61,6 +61,8 @@ package struct LinkEngine: Sendable {
         /// The app durably processed received transfers (several: one mark write and their acks).
         case transfersProcessed([TransferKey])
         case transferCancelRequested(sequence: UInt64)
+        /// The app cancels a complication transfer (`WCSessionUserInfoTransfer.cancel()`).
+        case complicationCancelRequested(sequence: UInt64)
         /// The phone asks the watch app to launch (best effort).
         case launchRequested(payload: [UInt8])
         /// The watch app went to the foreground (true, wrist up) or background (false, wrist down).
@@ -269,6 +271,9 @@ package struct LinkEngine: Sendable {
         case .transferCancelRequested(let sequence):
             now = nil
             cancelTransfer(sequence: sequence, into: &actions)
+        case .complicationCancelRequested(let sequence):
+            now = nil
+            cancelComplication(sequence: sequence, into: &actions)
         case .launchRequested(let payload):
             now = nil
             launchRequested(payload, into: &actions)

@@ -178,6 +178,9 @@ package enum LinkNotification: Equatable, Sendable {
     case transferCancelled(sequence: UInt64, payload: [UInt8], wasSent: Bool)
     /// A cancel of a transfer that is not outstanding (acknowledged already, or never queued).
     case transferCancelRefused(sequence: UInt64, LinkError)
+    /// A cancel of complication transfer `sequence` ended: it left the complication outbox (whether
+    /// it had been sent: the watch may then have it, and keeps it), or it was not outstanding.
+    case complicationCancelEnded(sequence: UInt64, Result<Bool, LinkError>)
     /// A transfer arrived; process it durably, then send `Event.transfersProcessed`.
     case userInfoReceived(TransferKey, payload: [UInt8])
     /// The peer durably processed this outbound transfer (didFinish), which carried `payload`.

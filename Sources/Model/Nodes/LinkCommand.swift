@@ -30,6 +30,8 @@ package enum LinkCommand: Equatable, Sendable {
     case transfersProcessed([TransferKey])
     /// Admin `queue cancel`: the link answers with `transferCancelled` or `transferCancelRefused`.
     case cancelTransfer(sequence: UInt64)
+    /// Admin `complication cancel`: the link answers with `complicationCancelEnded`.
+    case cancelComplication(sequence: UInt64)
     case launch([UInt8])
     /// Move a received file out of the inbox to `<state>/received-files/<name>` (the app took it).
     case keepReceivedFile(TransferKey, name: String)

@@ -222,6 +222,8 @@ package struct LinkedNode<Inner: ShelledNode>: Sendable {
             absorb(link.handle(.transfersProcessed(keys)), &step)
         case .cancelTransfer(let sequence):
             absorb(link.handle(.transferCancelRequested(sequence: sequence)), &step)
+        case .cancelComplication(let sequence):
+            absorb(link.handle(.complicationCancelRequested(sequence: sequence)), &step)
         case .launch(let payload):
             absorb(link.handle(.launchRequested(payload: payload)), &step)
         case .setAppForeground(let foreground):

@@ -22,6 +22,9 @@ extension PhoneNode {
         case .pushComplication(let text):
             pushComplication(text, request: request, facts: facts, now: now, into: &out)
             return
+        case .cancelComplication(let sequence, let userInfo):
+            cancelComplication(sequence, userInfo: userInfo, request: request, into: &out)
+            return
         case .trace(let query):
             out.node(.replyTrace(request, query))
             return
@@ -158,7 +161,7 @@ extension PhoneNode {
             return status(facts, now: now).metrics(facts)
         case .showComplication:
             return try complicationStatus(facts, now: now, reads: reads)
-        case .trace, .data, .pushComplication, .file:
+        case .trace, .data, .pushComplication, .cancelComplication, .file:
             // Served from the journal by the shell, or with the link's answer (see `admin`).
             return .refused("\(command) is answered by the shell")
         case .live(let command):

@@ -2,6 +2,13 @@ import AdminCommands
 import LinkProtocol
 import WorkoutModel
 
+/// What a `complication cancel` waits for: a complication transfer's sequence, or an ordinary
+/// userInfo transfer's.
+struct ComplicationCancel: Hashable, Sendable {
+    var sequence: UInt64
+    var userInfo: Bool
+}
+
 /// `complication show --json`: today's budget and the outstanding transfers to the watch.
 package struct ComplicationStatus: Codable, Equatable, Sendable {
     /// `remainingComplicationUserInfoTransfers`: 0 while the watch reports its complication off the face.
@@ -74,6 +81,35 @@ extension PhoneNode {
                 + (transfer.sent ? "  (sent, awaiting ack)" : "")
         }
         return .output(text: lines.joined(separator: "\n"), json: AdminOutcome.json(status))
+    }
+
+    /// `complication cancel`: answered when the link says how it went (`complicationCancelEnded`).
+    mutating func cancelComplication(
+        _ sequence: UInt64, userInfo: Bool, request: AdminRequestID, into out: inout Output
+    ) {
+        cancelling.wait(request, for: ComplicationCancel(sequence: sequence, userInfo: userInfo))
+        out.node(.link(userInfo ? .cancelTransfer(sequence: sequence) : .cancelComplication(sequence: sequence)))
+    }
+
+    /// The link's answer to a `complication cancel`.
+    mutating func complicationCancelEnded(
+        _ sequence: UInt64, userInfo: Bool, _ result: Result<Bool, LinkError>, into out: inout Output
+    ) {
+        guard let request = cancelling.answered(ComplicationCancel(sequence: sequence, userInfo: userInfo)) else {
+            return
+        }
+        let outcome: AdminOutcome
+        switch result {
+        case .success(let wasSent):
+            out.log(.notice, "complication", "complication transfer cancelled", [("sequence", "\(sequence)")])
+            outcome = CancelWaits<ComplicationCancel>.cancelled(sequence, wasSent: wasSent, peer: "watch")
+        case .failure(let error):
+            out.log(
+                .notice, "admin", "refused admin request",
+                [("command", "complication cancel \(sequence)"), ("reason", error.description)])
+            outcome = .refused(error.description)
+        }
+        out.node(.reply(request, outcome.response))
     }
 
     private func remainingComplications(_ facts: ShellFacts, now: Timestamp) -> Int {

@@ -70,8 +70,13 @@ extension PhoneNode {
             out.log(.notice, "link", "watch state changed", [("state", state.description)])
         case .contextAcknowledged(let generation):
             translate(engine.handle(.contextAcknowledged(generation: generation, now: now)), now: now, into: &out)
-        case .contextReceived, .messageCompleted, .transferFinished, .complicationFinished, .transferCancelled,
-            .transferCancelRefused,
+        case .complicationCancelEnded(let sequence, let result):
+            complicationCancelEnded(sequence, userInfo: false, result, into: &out)
+        case .transferCancelled(let sequence, _, let wasSent):
+            complicationCancelEnded(sequence, userInfo: true, .success(wasSent), into: &out)
+        case .transferCancelRefused(let sequence, let error):
+            complicationCancelEnded(sequence, userInfo: true, .failure(error), into: &out)
+        case .contextReceived, .messageCompleted, .transferFinished, .complicationFinished,
             .launchReceived,
             .peerAppStateChanged:
             break

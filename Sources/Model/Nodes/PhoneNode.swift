@@ -36,6 +36,8 @@ package struct PhoneNode: Sendable {
     var history = HistoryListing()
     /// Today's spending of the complication budget (`<state>/complication-budget.json`).
     package internal(set) var complicationBudget: ComplicationBudget
+    /// `complication cancel` requests waiting for the link, by sequence and whether it is a userInfo one's.
+    var cancelling = CancelWaits<ComplicationCancel>()
     /// Whether the phone app runs, apart from phoned (the device): `phonectl app …`.
     package internal(set) var app = AppRun("phone", cli: "phonectl")
     /// The runs the last push carried: a live flow of one the next push brings back is sent again.

@@ -25,7 +25,7 @@ extension WatchNode {
             return
         case .cancelTransfer(let sequence):
             // Answered when the link says how it went (`cancelEnded`).
-            cancelling[sequence, default: []].append(request)
+            cancelling.wait(request, for: sequence)
             out.node(.link(.cancelTransfer(sequence: sequence)))
             return
         case .data(let data):

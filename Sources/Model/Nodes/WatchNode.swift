@@ -50,7 +50,7 @@ package struct WatchNode: Sendable {
     /// The messages in flight and why each was sent.
     package internal(set) var messages = MessageLedger()
     /// The `queue cancel` requests waiting for the link's answer, by transfer sequence.
-    var cancelling: [UInt64: [AdminRequestID]] = [:]
+    var cancelling = CancelWaits<UInt64>()
     package internal(set) var syncWaits = SyncWaits()
     /// Whether the watch app runs, and in the foreground (`app …`, `wrist`).
     package internal(set) var app = AppRun("watch", cli: "watchctl")
@@ -293,16 +293,7 @@ package struct WatchNode: Sendable {
             if let message = try? DocumentCoder.decode(WatchToPhoneMessage.self, from: payload) {
                 translate(engine.handle(.transferCancelled(message)), now: now, into: &out)
             }
-            let text =
-                wasSent
-                ? "cancelled \(sequence); it had been sent: if the phone received it, the phone keeps it "
-                    + "(its dedup makes the cancel a no-op there)"
-                : "cancelled \(sequence) before it was sent"
-            cancelEnded(
-                sequence,
-                .output(
-                    text: text, json: AdminOutcome.json(AdminReply.Cancelled(cancelled: sequence, wasSent: wasSent))),
-                into: &out)
+            cancelEnded(sequence, CancelWaits<UInt64>.cancelled(sequence, wasSent: wasSent, peer: "phone"), into: &out)
         case .transferCancelRefused(let sequence, let error):
             cancelEnded(sequence, .refused(error.description), into: &out)
         case .activated:
@@ -312,7 +303,7 @@ package struct WatchNode: Sendable {
                 translate(engine.handle(.transferDelivered(message, now: editClock(now))), now: now, into: &out)
             }
         case .contextQueued, .contextRefused, .contextAcknowledged, .messageCompleted,
-            .complicationFinished, .launchDropped,
+            .complicationFinished, .complicationCancelEnded, .launchDropped,
             .peerAppStateChanged,
             .watchStateChanged:
             break
@@ -340,9 +331,7 @@ package struct WatchNode: Sendable {
 
     /// Answers the oldest `queue cancel` of `sequence` still waiting for the link.
     private mutating func cancelEnded(_ sequence: UInt64, _ outcome: AdminOutcome, into out: inout Output) {
-        guard var waiting = cancelling[sequence], !waiting.isEmpty else { return }
-        let request = waiting.removeFirst()
-        cancelling[sequence] = waiting.isEmpty ? nil : waiting
+        guard let request = cancelling.answered(sequence) else { return }
         reply(request, "queue cancel \(sequence)", outcome, into: &out)
     }
 

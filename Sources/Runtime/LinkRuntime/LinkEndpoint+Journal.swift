@@ -95,6 +95,10 @@ extension LinkEndpoint {
         case .transferCancelled(let sequence, _, _):
             journal.record(.transferCancelled, cause: transferCause(sequence))
             journal.record(.transferFailed, cause: transferCause(sequence), detail: "\(LinkError.transferCancelled)")
+        case .complicationCancelEnded(let sequence, .success):
+            journal.record(.transferCancelled, cause: complicationCause(sequence))
+            journal.record(
+                .transferFailed, cause: complicationCause(sequence), detail: "\(LinkError.transferCancelled)")
         case .launchReceived:
             journal.record(.launchReceive, cause: "launch")
         case .launchDropped:
@@ -106,7 +110,7 @@ extension LinkEndpoint {
         case .reachabilityChanged(let reachable):
             journal.record(.reachability, detail: "\(reachable)")
         case .activated, .peerAppStateChanged, .watchStateChanged, .fileReceived, .fileFinished, .contextQueued,
-            .contextRefused, .transferCancelRefused:
+            .contextRefused, .transferCancelRefused, .complicationCancelEnded(_, .failure):
             break
         }
     }
