@@ -29,6 +29,27 @@ struct LinkErrorTests {
         #expect(answered.contains(#"{"outcome":"pushed","phoneTime":""#), "\(answered)")
     }
 
+    @Test("a transfer phoned cannot decode fails at its sender with payloadUnsupportedTypes; the queue goes on")
+    func undecodableTransfer() async throws {
+        let system = try SyncSystem("xfercode")
+        try await system.startPhoned()
+        // Activated first (a transfer is refused before the first handshake), then linkpeer's
+        // transfers ("transfer-1", …), which are no watch update phoned can read.
+        let first = try linkpeer(system, role: "watch", [])
+        _ = try await first.waitForLine(containing: "linked peer=", timeout: hangGuard)
+        first.send(SIGTERM)
+        _ = try await first.waitForExit()
+        let watch = try linkpeer(system, role: "watch", ["--enqueue", "2"])
+        for sequence in 1...2 {
+            let failed = try await watch.waitForLine(containing: "failed seq=\(sequence)", timeout: hangGuard)
+            #expect(failed.contains("payloadUnsupportedTypes"), "\(failed)")
+        }
+        #expect(!watch.standardOutput.contains("finished seq="))
+        #expect(system.phonedLog.contains("refused a watch update"))
+        let trace = try await system.phonectl("trace").succeeded().standardOutput
+        #expect(trace.contains("transfer.ack.send") && trace.contains("refused"))
+    }
+
     @Test("watchd answers a message it has no handler for with deliveryFailed")
     func noHandler() async throws {
         let system = try SyncSystem("msgnone")

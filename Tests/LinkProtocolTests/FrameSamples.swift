@@ -40,6 +40,7 @@ enum FrameSamples {
         .userInfo(queue: instance(0x40), sequence: 42, payload: Array(repeating: 0x5A, count: 1000)),
         .userInfo(queue: instance(0x41), sequence: 0, payload: []),
         .userInfoAck(queue: instance(0x40), sequence: 42),
+        .userInfoRefused(queue: instance(0x40), sequence: 43, reason: "cannot read it"),
         .launch(payload: Array("workout".utf8)),
         .launch(payload: []),
         .appState(.foreground),

@@ -298,6 +298,25 @@ struct LinkChannelTests {
         #expect(!pair.phone.hasContentPending)
     }
 
+    @Test(
+        "a transfer the receiver's app refuses is marked, refused on the wire, and fails at the sender; a copy is acked"
+    )
+    func refusedTransfer() {
+        var pair = linkedPair()
+        let key = TransferKey(queue: LinkPair.watchQueue, sequence: 1)
+        pair.handle(.watch, .transferPersisted(sequence: 1, payload: [1]))
+        pair.handle(.phone, .transfersRefused([key], reason: "cannot read it"))
+        #expect(pair.marked(.phone, key))
+        #expect(
+            pair.framesSent[.phone]?.contains(.userInfoRefused(queue: key.queue, sequence: 1, reason: "cannot read it"))
+                == true)
+        let failed = LinkNotification.transferFailed(
+            sequence: 1, complication: false, payload: [1], .payloadUnsupportedTypes(reason: "cannot read it"))
+        #expect(pair.notifications(.watch).contains(failed))
+        #expect(!pair.notifications(.watch).contains(.transferFinished(sequence: 1, payload: [1])))
+        #expect(pair.watch.outstandingTransfers.isEmpty && !pair.phone.hasContentPending)
+    }
+
     // MARK: Complications
 
     static let complicationQueue = InstanceID(bytes: [UInt8](repeating: 0xC0, count: 16))!

@@ -151,7 +151,7 @@ struct LinkFrameCodingTests {
 
     @Test(
         "unknown kind bytes are refused",
-        arguments: [UInt8(0x00), 0x08, 0x0F, 0x12, 0x25, 0x32, 0x41, 0x52, 0x65, 0xFF])
+        arguments: [UInt8(0x00), 0x08, 0x0F, 0x12, 0x25, 0x33, 0x41, 0x52, 0x65, 0xFF])
     func unknownKind(kind: UInt8) {
         #expect(throws: FrameError.unknownKind(kind)) { try LinkFrame.decode(kindByte: kind, body: [][...]) }
     }

@@ -36,6 +36,8 @@ package enum FrameKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case userInfo = 0x30
     /// The receiver durably processed a userInfo transfer.
     case userInfoAck = 0x31
+    /// The receiving app could not process a userInfo transfer (it cannot decode it): done, failed.
+    case userInfoRefused = 0x32
     /// Best-effort request to launch the watch app.
     case launch = 0x40
     /// The sender's app moved to the foreground or background.
@@ -72,6 +74,7 @@ package enum FrameKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .messageData: "messageData"
         case .userInfo: "userInfo"
         case .userInfoAck: "userInfoAck"
+        case .userInfoRefused: "userInfoRefused"
         case .launch: "launch"
         case .appState: "appState"
         case .watchState: "watchState"

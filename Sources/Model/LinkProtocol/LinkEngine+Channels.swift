@@ -225,18 +225,33 @@ extension LinkEngine {
         }
     }
 
-    mutating func transferAcknowledged(_ key: TransferKey, into actions: inout [Action]) {
+    /// The receiver is done with transfer `key`: processed, or `refused` (its app could not process
+    /// it). Either way it leaves the outbox; a refusal is reported as the transfer's failure.
+    mutating func transferAcknowledged(_ key: TransferKey, refused: LinkError? = nil, into actions: inout [Action]) {
         if var complications, key.queue == complications.queue {
-            guard complications.remove(sequence: key.sequence) != nil else { return }
+            guard let finished = complications.remove(sequence: key.sequence) else { return }
             self.complications = complications
             actions.append(.removeComplications(sequences: [key.sequence]))
-            actions.append(.notify(.complicationFinished(sequence: key.sequence)))
+            if let refused {
+                actions.append(
+                    .notify(
+                        .transferFailed(
+                            sequence: key.sequence, complication: true, payload: finished.payload, refused)))
+            } else {
+                actions.append(.notify(.complicationFinished(sequence: key.sequence)))
+            }
             sendTransfers(into: &actions)
             return
         }
         guard key.queue == outbox.queue, let finished = outbox.remove(sequence: key.sequence) else { return }
         actions.append(.removeTransfers(sequences: [key.sequence], cancelled: false))
-        actions.append(.notify(.transferFinished(sequence: key.sequence, payload: finished.payload)))
+        if let refused {
+            actions.append(
+                .notify(
+                    .transferFailed(sequence: key.sequence, complication: false, payload: finished.payload, refused)))
+        } else {
+            actions.append(.notify(.transferFinished(sequence: key.sequence, payload: finished.payload)))
+        }
         sendTransfers(into: &actions)
     }
 
@@ -257,8 +272,9 @@ extension LinkEngine {
         actions.append(.notify(.userInfoReceived(key, payload: payload)))
     }
 
-    /// One mark write per queue (after all its keys), then an acknowledgement of each new key.
-    mutating func transfersProcessed(_ keys: [TransferKey], into actions: inout [Action]) {
+    /// One mark write per queue (after all its keys), then an acknowledgement of each new key — or,
+    /// when the app could not process them (`refused`), a refusal, so the sender reports them failed.
+    mutating func transfersProcessed(_ keys: [TransferKey], refused: String? = nil, into actions: inout [Action]) {
         var fresh: [TransferKey] = []
         var changed: Set<InstanceID> = []
         for key in keys {
@@ -283,7 +299,14 @@ extension LinkEngine {
         }
         guard let current = link else { return }
         for key in fresh {
-            actions.append(.send(current.connection, .userInfoAck(queue: key.queue, sequence: key.sequence)))
+            if let refused {
+                actions.append(
+                    .send(
+                        current.connection, .userInfoRefused(queue: key.queue, sequence: key.sequence, reason: refused))
+                )
+            } else {
+                actions.append(.send(current.connection, .userInfoAck(queue: key.queue, sequence: key.sequence)))
+            }
         }
     }
 

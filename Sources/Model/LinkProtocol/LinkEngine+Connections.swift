@@ -311,6 +311,10 @@ extension LinkEngine {
             userInfoReceived(TransferKey(queue: queue, sequence: sequence), payload: payload, into: &actions)
         case .userInfoAck(let queue, let sequence):
             transferAcknowledged(TransferKey(queue: queue, sequence: sequence), into: &actions)
+        case .userInfoRefused(let queue, let sequence, let reason):
+            transferAcknowledged(
+                TransferKey(queue: queue, sequence: sequence), refused: .payloadUnsupportedTypes(reason: reason),
+                into: &actions)
         case .watchState(let state) where role == .phone:
             peerWatchStateReceived(state, into: &actions)
         case .fileOffer(let key, let size, let digest, let metadata):

@@ -60,6 +60,9 @@ package struct LinkEngine: Sendable {
         case fileProcessed(TransferKey)
         /// The app durably processed received transfers (several: one mark write and their acks).
         case transfersProcessed([TransferKey])
+        /// The app could not process these transfers (it cannot decode them): marked as applied, and
+        /// answered with a refusal that names `reason`.
+        case transfersRefused([TransferKey], reason: String)
         case transferCancelRequested(sequence: UInt64)
         /// The app cancels a complication transfer (`WCSessionUserInfoTransfer.cancel()`).
         case complicationCancelRequested(sequence: UInt64)
@@ -268,6 +271,9 @@ package struct LinkEngine: Sendable {
         case .transfersProcessed(let keys):
             now = nil
             transfersProcessed(keys, into: &actions)
+        case .transfersRefused(let keys, let reason):
+            now = nil
+            transfersProcessed(keys, refused: reason, into: &actions)
         case .transferCancelRequested(let sequence):
             now = nil
             cancelTransfer(sequence: sequence, into: &actions)

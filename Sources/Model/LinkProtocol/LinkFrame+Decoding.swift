@@ -78,6 +78,10 @@ extension LinkFrame {
             )
         case .userInfoAck:
             frame = .userInfoAck(queue: try reader.readInstanceID("queue"), sequence: try reader.readUInt64("sequence"))
+        case .userInfoRefused:
+            frame = .userInfoRefused(
+                queue: try reader.readInstanceID("queue"), sequence: try reader.readUInt64("sequence"),
+                reason: try reader.readRestAsUTF8("reason"))
         case .launch:
             frame = .launch(payload: reader.readRest())
         case .appState:

@@ -74,6 +74,10 @@ extension LinkFrame {
         case .userInfoAck(let queue, let sequence):
             writer.write(queue.bytes)
             writer.write(sequence)
+        case .userInfoRefused(let queue, let sequence, let reason):
+            writer.write(queue.bytes)
+            writer.write(sequence)
+            writer.write(Array(reason.utf8))
         case .launch(let payload):
             writer.write(payload)
         case .appState(let state):

@@ -31,6 +31,7 @@
 /// | 0x24 | ``messageData(id:wantsReply:payload:)`` | id u64, flags u8 (bit 0 wantsReply), payload (rest) |
 /// | 0x30 | ``userInfo(queue:sequence:payload:)`` | queue 16, sequence u64, payload (rest) |
 /// | 0x31 | ``userInfoAck(queue:sequence:)`` | queue 16, sequence u64 |
+/// | 0x32 | ``userInfoRefused(queue:sequence:reason:)`` | queue 16, sequence u64, reason UTF-8 (rest) |
 /// | 0x40 | ``launch(payload:)`` | payload (rest) |
 /// | 0x50 | ``appState(_:)`` | state u8 (0 background, 1 foreground) |
 /// | 0x51 | ``watchState(_:)`` | flags u8 (bit 0 paired, bit 1 app installed, bit 2 complication enabled) |
@@ -84,6 +85,9 @@ package enum LinkFrame: Equatable, Sendable {
     case userInfo(queue: InstanceID, sequence: UInt64, payload: [UInt8])
     /// The receiver durably processed transfer `sequence` of `queue`.
     case userInfoAck(queue: InstanceID, sequence: UInt64)
+    /// The receiving app could not process the transfer (`payloadUnsupportedTypes`): it is done,
+    /// and failed, at the sender.
+    case userInfoRefused(queue: InstanceID, sequence: UInt64, reason: String)
     /// Best-effort request to launch the watch app (HealthKit `startWatchApp`), never queued.
     case launch(payload: [UInt8])
     /// The sender's app moved to the foreground or background.
@@ -132,6 +136,7 @@ package enum LinkFrame: Equatable, Sendable {
         case .messageData: .messageData
         case .userInfo: .userInfo
         case .userInfoAck: .userInfoAck
+        case .userInfoRefused: .userInfoRefused
         case .launch: .launch
         case .appState: .appState
         case .watchState: .watchState

@@ -183,6 +183,9 @@ package enum LinkNotification: Equatable, Sendable {
     case complicationCancelEnded(sequence: UInt64, Result<Bool, LinkError>)
     /// A transfer arrived; process it durably, then send `Event.transfersProcessed`.
     case userInfoReceived(TransferKey, payload: [UInt8])
+    /// The peer's app could not process this outbound transfer (`didFinish` with an error,
+    /// `payloadUnsupportedTypes`): it left the outbox, failed.
+    case transferFailed(sequence: UInt64, complication: Bool, payload: [UInt8], LinkError)
     /// The peer durably processed this outbound transfer (didFinish), which carried `payload`.
     case transferFinished(sequence: UInt64, payload: [UInt8])
     /// The watch durably processed this complication transfer (didFinish).

@@ -28,6 +28,9 @@ package enum LinkCommand: Equatable, Sendable {
     case fileProcessed(TransferKey)
     /// The transfers are processed durably: mark and acknowledge them.
     case transfersProcessed([TransferKey])
+    /// The app cannot process these transfers (it cannot decode them): mark them, and tell the
+    /// sender they failed (`payloadUnsupportedTypes`).
+    case transfersRefused([TransferKey], reason: String)
     /// Admin `queue cancel`: the link answers with `transferCancelled` or `transferCancelRefused`.
     case cancelTransfer(sequence: UInt64)
     /// Admin `complication cancel`: the link answers with `complicationCancelEnded`.

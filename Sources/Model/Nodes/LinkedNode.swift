@@ -220,6 +220,8 @@ package struct LinkedNode<Inner: ShelledNode>: Sendable {
             absorb(link.handle(.fileProcessed(key)), &step)
         case .transfersProcessed(let keys):
             absorb(link.handle(.transfersProcessed(keys)), &step)
+        case .transfersRefused(let keys, let reason):
+            absorb(link.handle(.transfersRefused(keys, reason: reason)), &step)
         case .cancelTransfer(let sequence):
             absorb(link.handle(.transferCancelRequested(sequence: sequence)), &step)
         case .cancelComplication(let sequence):

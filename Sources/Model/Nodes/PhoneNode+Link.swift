@@ -49,8 +49,10 @@ extension PhoneNode {
                 ingest(run, epoch: epoch, loaded: loaded, via: .userInfo, cause: cause, now: now, into: &out)
             case .success(.requestSync):
                 translate(engine.handle(.requestSyncReceived(now: now)), now: now, into: &out)
-            case .failure:
-                break
+            case .failure(let error):
+                // Done, and failed at the watch (payloadUnsupportedTypes): it must not block the queue.
+                batch?.refused.append((key, error.description))
+                return
             }
             // Acknowledged at the end of the batch, once its writes are on disk (or refused with a
             // logged reason: either way the transfer is done and must not block the queue).
@@ -76,6 +78,14 @@ extension PhoneNode {
             complicationCancelEnded(sequence, userInfo: true, .success(wasSent), into: &out)
         case .transferCancelRefused(let sequence, let error):
             complicationCancelEnded(sequence, userInfo: true, .failure(error), into: &out)
+        case .transferFailed(let sequence, let complication, _, let error):
+            // A complication the watch could not read (sent by an older or newer phoned).
+            out.log(
+                .warning, "complication", "complication transfer failed at the watch",
+                [
+                    ("sequence", "\(sequence)"), ("queue", complication ? "complication" : "userInfo"),
+                    ("reason", "\(error)"),
+                ])
         case .contextReceived, .messageCompleted, .transferFinished, .complicationFinished,
             .launchReceived,
             .peerAppStateChanged:
@@ -181,6 +191,7 @@ extension PhoneNode {
         for line in ended.lines { out.ingestLine(line) }
         reconcileLive(now: now, into: &out)
         if !ended.keys.isEmpty { out.node(.link(.transfersProcessed(ended.keys))) }
+        for (key, reason) in ended.refused { out.node(.link(.transfersRefused([key], reason: reason))) }
     }
 
     /// Durable repair for the live mirror: every run a flow or cover is on is compared with the

@@ -57,6 +57,8 @@ package struct PhoneNode: Sendable {
 
     struct Batch: Sendable {
         var keys: [TransferKey] = []
+        /// Transfers that could not be decoded, and why: refused to the watch at the batch's end.
+        var refused: [(key: TransferKey, reason: String)] = []
         var lines: [IngestLine] = []
     }
 

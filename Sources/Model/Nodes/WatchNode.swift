@@ -279,7 +279,10 @@ package struct WatchNode: Sendable {
                     .info, "complication", "complication received",
                     [("key", "\(key)"), ("sentAt", "\(arrived.sentAt)")])
             } else {
-                out.log(.notice, "link", "ignored a transfer from the phone it cannot read", [("key", "\(key)")])
+                // Done, and failed at the phone (payloadUnsupportedTypes): it must not block the queue.
+                out.log(.notice, "link", "refused a transfer from the phone it cannot read", [("key", "\(key)")])
+                out.node(.link(.transfersRefused([key], reason: "the watch cannot read this transfer")))
+                return
             }
             out.node(.link(.transfersProcessed([key])))
         case .linkEstablished(let peer):
@@ -296,6 +299,13 @@ package struct WatchNode: Sendable {
             cancelEnded(sequence, CancelWaits<UInt64>.cancelled(sequence, wasSent: wasSent, peer: "phone"), into: &out)
         case .transferCancelRefused(let sequence, let error):
             cancelEnded(sequence, .refused(error.description), into: &out)
+        case .transferFailed(let sequence, _, let payload, let error):
+            // The phone could not read it: the edit gives way to the phone's copy, as a cancelled one does.
+            out.log(
+                .warning, "link", "transfer failed at the phone", [("sequence", "\(sequence)"), ("reason", "\(error)")])
+            if let message = try? DocumentCoder.decode(WatchToPhoneMessage.self, from: payload) {
+                translate(engine.handle(.transferCancelled(message)), now: now, into: &out)
+            }
         case .activated:
             translate(engine.handle(.linkActivated), now: now, into: &out)
         case .transferFinished(_, let payload):

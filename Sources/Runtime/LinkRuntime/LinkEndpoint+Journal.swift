@@ -55,6 +55,10 @@ extension LinkEndpoint {
             journal.record(
                 .transferAckSend, cause: TraceEvent.transferCause(queue: queue.description, sequence: sequence),
                 at: stamp)
+        case .userInfoRefused(let queue, let sequence, _):
+            journal.record(
+                .transferAckSend, cause: TraceEvent.transferCause(queue: queue.description, sequence: sequence),
+                detail: "refused", at: stamp)
         case .launch:
             journal.record(.launchSend, cause: "launch", at: stamp)
         case .error, .hello, .challenge, .proof, .welcome, .ping, .pong, .appState, .watchState, .fileOffer,
@@ -92,6 +96,10 @@ extension LinkEndpoint {
             journal.record(.transferAckReceive, cause: transferCause(sequence))
         case .complicationFinished(let sequence):
             journal.record(.transferAckReceive, cause: complicationCause(sequence))
+        case .transferFailed(let sequence, let complication, _, let error):
+            let cause = complication ? complicationCause(sequence) : transferCause(sequence)
+            journal.record(.transferAckReceive, cause: cause, detail: "refused")
+            journal.record(.transferFailed, cause: cause, detail: "\(error)")
         case .transferCancelled(let sequence, _, _):
             journal.record(.transferCancelled, cause: transferCause(sequence))
             journal.record(.transferFailed, cause: transferCause(sequence), detail: "\(LinkError.transferCancelled)")

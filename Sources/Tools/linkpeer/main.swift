@@ -178,6 +178,8 @@ final class LinkPeer: @unchecked Sendable {
             endpoint.transferProcessed(key)
         case .transferFinished(let sequence, _):
             output("finished seq=\(sequence)")
+        case .transferFailed(let sequence, _, _, let error):
+            output("failed seq=\(sequence) \(error)")
         case .messageReceived(let id, let payload, _), .messageDataReceived(let id, let payload, _):
             endpoint.answerMessage(id: id, .reply(payload))
         case .launchReceived:
