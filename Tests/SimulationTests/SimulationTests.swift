@@ -117,6 +117,18 @@ struct SimulationTests {
         #expect(result.violations.isEmpty, "seed \(seed): \(result.violations)")
     }
 
+    /// The seeds at which the mutants were caught once the workload quit and relaunched both apps
+    /// (25cde3b): STAMP_TIME and QUERY_BYPASS (3), STATE_EPOCH (31), NO_BUDGET (33), RESTORED (91),
+    /// RESET_EPOCH (189), PRISTINE (280), OLDER_COPY (287), PRUNE_HELD (528), WENT_BACK (747),
+    /// STALE_END (909); NO_APP_HOLD, the apps' own (6).
+    @Test(
+        "pinned seeds, the mutants' catches with the apps quit and relaunched",
+        arguments: [UInt64(3), 6, 31, 33, 91, 189, 280, 287, 528, 747, 909])
+    func pinnedAppLifecycleCatches(seed: UInt64) {
+        let result = Simulation.run(seed: seed)
+        #expect(result.violations.isEmpty, "seed \(seed): \(result.violations)")
+    }
+
     /// Found by the seed soak of the one scheduler's code (seed 85946): a watch edit older than the
     /// phone's newest stamp does not raise the run's version. The watch sent it again under the
     /// phone's version, and the phone took it; another device then put back the copy without it and
