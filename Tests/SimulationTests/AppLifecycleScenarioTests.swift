@@ -43,4 +43,16 @@ struct AppLifecycleScenarioTests {
         #expect(pair.phoneRuns[run]?.logs[0].sets[1].isDone == true)
         #expect(pair.invariants().isEmpty, "\(pair.invariants())")
     }
+
+    @Test("a launch request brings a backgrounded watch app to the foreground, and its status says so")
+    func launchBringsToForeground() throws {
+        let (pair, run) = try ScriptedScenarioTests.started()
+        #expect(pair.watch(.wrist(up: false))?.status == .ok)
+        #expect(pair.watchNode?.app.state == "background")
+        let split = try #require(pair.phoneRuns[run]?.splitID)
+        #expect(pair.phone(.start(split: split, endingOthers: false))?.status == .ok)
+        pair.advance(by: .seconds(2))
+        #expect(pair.watchNode?.app.state == "foreground")
+        #expect(pair.watchFacts?.link.watchAppForeground == true)
+    }
 }

@@ -395,7 +395,7 @@ package struct WatchNode: Sendable {
             case .editRefused(_, let refused):
                 refusal = refused
             case .bringAppToForeground:
-                out.node(.link(.setAppForeground(true)))
+                out.node(app.serve(.foreground).actions)
             case .log(let line):
                 out.log(.info, "watch", line.description)
             }
