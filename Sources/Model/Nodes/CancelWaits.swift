@@ -17,7 +17,9 @@ package struct CancelWaits<Key: Hashable & Sendable>: Sendable {
         waiting[key] = requests.isEmpty ? nil : requests
         return request
     }
+}
 
+extension AdminOutcome {
     /// A cancelled transfer's answer; `peer` names the side that may already have it.
     static func cancelled(_ sequence: UInt64, wasSent: Bool, peer: String) -> AdminOutcome {
         let text =

@@ -102,7 +102,7 @@ extension PhoneNode {
         switch result {
         case .success(let wasSent):
             out.log(.notice, "complication", "complication transfer cancelled", [("sequence", "\(sequence)")])
-            outcome = CancelWaits<ComplicationCancel>.cancelled(sequence, wasSent: wasSent, peer: "watch")
+            outcome = AdminOutcome.cancelled(sequence, wasSent: wasSent, peer: "watch")
         case .failure(let error):
             out.log(
                 .notice, "admin", "refused admin request",

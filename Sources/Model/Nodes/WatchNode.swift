@@ -296,7 +296,7 @@ package struct WatchNode: Sendable {
             if let message = try? DocumentCoder.decode(WatchToPhoneMessage.self, from: payload) {
                 translate(engine.handle(.transferCancelled(message)), now: now, into: &out)
             }
-            cancelEnded(sequence, CancelWaits<UInt64>.cancelled(sequence, wasSent: wasSent, peer: "phone"), into: &out)
+            cancelEnded(sequence, AdminOutcome.cancelled(sequence, wasSent: wasSent, peer: "phone"), into: &out)
         case .transferCancelRefused(let sequence, let error):
             cancelEnded(sequence, .refused(error.description), into: &out)
         case .transferFailed(let sequence, _, let payload, let error):

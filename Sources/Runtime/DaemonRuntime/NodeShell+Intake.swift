@@ -13,10 +13,15 @@ struct IntakeDirectories {
 
     /// Looks again; the directories now read-only, named, when that changed.
     mutating func look() -> [String]? {
-        let now = directories.filter { FileSystem.isReadOnly($0.path) }.map { "the \($0.name) \($0.path)" }
+        let now = Self.readOnly(directories)
         guard now != readOnly else { return nil }
         readOnly = now
         return now
+    }
+
+    /// Those of `directories` on a read-only file system now, named (`the cache directory /srv/c`).
+    static func readOnly(_ directories: [(name: String, path: String)]) -> [String] {
+        directories.filter { FileSystem.isReadOnly($0.path) }.map { "the \($0.name) \($0.path)" }
     }
 }
 

@@ -142,9 +142,7 @@ package final class NodeShell<Node: ShelledNode>: RunnerPorts, @unchecked Sendab
             link: node.linkStatus, uptimeSeconds: Int((ContinuousClock.now - startedAt).components.seconds),
             journalCounts: link.journal?.counts ?? [:], listenPort: listenPort, starts: link.state.starts,
             fsyncLatency: LatencyRecorder.fsync.snapshot,
-            readOnlyDirectories: writtenDirectories.filter { FileSystem.isReadOnly($0.path) }.map {
-                "the \($0.name) \($0.path)"
-            })
+            readOnlyDirectories: IntakeDirectories.readOnly(writtenDirectories))
     }
 
     /// Tells systemd the daemon is ready (with `status`), then keeps its watchdog fed while it runs.
