@@ -2,7 +2,7 @@
 /// is authenticated carries a 32-byte tag, the authenticator's MAC under the pairing key of
 ///
 /// ```
-/// "watchsync-frame" (15 ASCII bytes) || session 32 || sender role u8 || counter u64
+/// "watchsync-frame" (15 ASCII bytes) || session key (32 bytes) || sender role u8 || counter u64
 ///   || the frame's bytes as sent, length prefix included, tag excluded
 /// ```
 ///
